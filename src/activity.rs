@@ -1,0 +1,143 @@
+//! Two program snapshots -> per-program activity over the measured window.
+
+use std::collections::HashMap;
+
+use crate::model::Program;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityRow {
+    /// The program as seen at the end of the window.
+    pub prog: Program,
+    pub run_count_delta: u64,
+    pub run_time_ns_delta: u64,
+}
+
+impl ActivityRow {
+    pub fn run_count_total(&self) -> u64 {
+        self.prog.run_count
+    }
+    pub fn run_time_ns_total(&self) -> u64 {
+        self.prog.run_time_ns
+    }
+    pub fn avg_ns(&self) -> u64 {
+        floor_div(self.run_time_ns_delta, self.run_count_delta)
+    }
+    pub fn cumulative_avg_ns(&self) -> u64 {
+        floor_div(self.prog.run_time_ns, self.prog.run_count)
+    }
+    /// Percent of one CPU over a window of `secs` seconds.
+    pub fn cpu_pct(&self, secs: f64) -> f64 {
+        self.run_time_ns_delta as f64 / (secs * 1e9) * 100.0
+    }
+    pub fn execs_per_sec(&self, secs: f64) -> f64 {
+        (self.run_count_delta as f64 / secs).round_ties_even()
+    }
+    pub fn ns_per_sec(&self, secs: f64) -> f64 {
+        (self.run_time_ns_delta as f64 / secs).round_ties_even()
+    }
+}
+
+fn floor_div(a: u64, b: u64) -> u64 {
+    a.checked_div(b).unwrap_or(0)
+}
+
+/// Deltas for every program in `current`: a program new in the window counts
+/// from zero, one gone by the end is dropped. Sorted by time delta, count
+/// delta (both descending) then ID; idle programs kept only with `all`;
+/// `limit` 0 keeps every row.
+pub fn compute(base: &[Program], current: &[Program], all: bool, limit: usize) -> Vec<ActivityRow> {
+    let before: HashMap<u32, &Program> = base.iter().map(|p| (p.id, p)).collect();
+    let mut rows: Vec<ActivityRow> = current
+        .iter()
+        .map(|p| {
+            let (c0, t0) = before
+                .get(&p.id)
+                .map(|b| (b.run_count, b.run_time_ns))
+                .unwrap_or((0, 0));
+            ActivityRow {
+                prog: p.clone(),
+                run_count_delta: p.run_count.saturating_sub(c0),
+                run_time_ns_delta: p.run_time_ns.saturating_sub(t0),
+            }
+        })
+        .filter(|r| all || r.run_count_delta > 0 || r.run_time_ns_delta > 0)
+        .collect();
+    rows.sort_by(|a, b| {
+        b.run_time_ns_delta
+            .cmp(&a.run_time_ns_delta)
+            .then(b.run_count_delta.cmp(&a.run_count_delta))
+            .then(a.prog.id.cmp(&b.prog.id))
+    });
+    if limit > 0 {
+        rows.truncate(limit);
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(id: u32, cnt: u64, ns: u64) -> Program {
+        Program {
+            id,
+            run_count: cnt,
+            run_time_ns: ns,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn deltas_new_and_gone_programs() {
+        let base = [p(1, 10, 1000), p(2, 5, 500), p(3, 7, 70)];
+        let cur = [p(1, 20, 3000), p(3, 7, 70), p(4, 2, 40)];
+        let rows = compute(&base, &cur, false, 0);
+        let got: Vec<(u32, u64, u64)> = rows
+            .iter()
+            .map(|r| (r.prog.id, r.run_count_delta, r.run_time_ns_delta))
+            .collect();
+        assert_eq!(got, vec![(1, 10, 2000), (4, 2, 40)]);
+        let all = compute(&base, &cur, true, 0);
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[2].prog.id, 3);
+        assert_eq!(compute(&base, &cur, true, 1).len(), 1);
+    }
+
+    #[test]
+    fn counters_going_backwards_clamp_to_zero() {
+        let rows = compute(&[p(1, 10, 100)], &[p(1, 5, 50)], true, 0);
+        assert_eq!((rows[0].run_count_delta, rows[0].run_time_ns_delta), (0, 0));
+    }
+
+    #[test]
+    fn ordering_ties() {
+        let cur = [p(5, 3, 100), p(2, 3, 100), p(9, 4, 100), p(1, 1, 200)];
+        let ids: Vec<u32> = compute(&[], &cur, false, 0).iter().map(|r| r.prog.id).collect();
+        assert_eq!(ids, vec![1, 9, 2, 5]);
+    }
+
+    #[test]
+    fn formulas() {
+        let r = ActivityRow {
+            prog: p(1, 35101434, 2807731032),
+            run_count_delta: 3939893,
+            run_time_ns_delta: 486420680,
+        };
+        assert_eq!(format!("{:.4}", r.cpu_pct(2.0)), "24.3210");
+        assert_eq!(r.execs_per_sec(2.0), 1969946.0);
+        assert_eq!(r.avg_ns(), 123);
+        assert_eq!(r.cumulative_avg_ns(), 79);
+        assert_eq!(r.ns_per_sec(2.0), 243210340.0);
+        let half = |n| ActivityRow {
+            prog: p(1, 0, 0),
+            run_count_delta: n,
+            run_time_ns_delta: 0,
+        };
+        // Round half to even: 1/2 -> 0, 3/2 -> 2, 5/2 -> 2.
+        assert_eq!(half(1).execs_per_sec(2.0), 0.0);
+        assert_eq!(half(3).execs_per_sec(2.0), 2.0);
+        assert_eq!(half(5).execs_per_sec(2.0), 2.0);
+        assert_eq!(half(0).avg_ns(), 0);
+        assert_eq!(half(0).cumulative_avg_ns(), 0);
+    }
+}

@@ -1,0 +1,971 @@
+//! Command-line grammar (argparse-compatible messages, see the CLI spec §2).
+//!
+//! A small table-driven parser rather than clap: users' scripts match the
+//! exact `error:` lines of the original, including `brr activity: error:
+//! argument -d/--duration: ...`, and global flags that may appear before or
+//! after the subcommand with root-only "top options".
+
+use std::collections::HashMap;
+
+use crate::error::BrrError;
+use crate::render::Format;
+
+pub const VERSION_TEXT: &str =
+    "brr 0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
+const DESCRIPTION: &str = "eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
+
+/// How an option's value is checked and converted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Flag,
+    PosFloat,
+    PosInt,
+    NonNegInt,
+    Path,
+    Event,
+    CallGraph,
+    InspectMode,
+    PagesProfile,
+    DrainProfile,
+    PagesTop,
+    DrainTop,
+    /// `--devmode [DIR]`: takes the next token if it is not an option.
+    OptionalPath,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Opt {
+    short: Option<&'static str>,
+    long: &'static str,
+    dest: &'static str,
+    kind: Kind,
+    metavar: &'static str,
+    help: &'static str,
+    hidden: bool,
+}
+
+const fn opt(
+    short: Option<&'static str>,
+    long: &'static str,
+    dest: &'static str,
+    kind: Kind,
+    metavar: &'static str,
+    help: &'static str,
+) -> Opt {
+    Opt {
+        short,
+        long,
+        dest,
+        kind,
+        metavar,
+        help,
+        hidden: false,
+    }
+}
+
+const JSON: Opt = opt(None, "--json", "json", Kind::Flag, "", "Print JSON.");
+const CSV: Opt = opt(None, "--csv", "csv", Kind::Flag, "", "Print CSV.");
+const PRETTY: Opt = opt(
+    None,
+    "--pretty",
+    "pretty",
+    Kind::Flag,
+    "",
+    "Indent JSON output (requires --json).",
+);
+const EXTENDED: Opt = opt(
+    Some("-x"),
+    "--extended",
+    "extended",
+    Kind::Flag,
+    "",
+    "Show extra columns such as TAG and PINNED.",
+);
+const EXTENDED_PINNED: Opt = opt(
+    Some("-x"),
+    "--extended",
+    "extended",
+    Kind::Flag,
+    "",
+    "Add the PINNED column.",
+);
+const CUMULATIVE: Opt = opt(
+    Some("-c"),
+    "--cumulative",
+    "cumulative",
+    Kind::Flag,
+    "",
+    "Show cumulative runtime columns and the NS_PER/s rate.",
+);
+const BPFFS: Opt = opt(
+    None,
+    "--bpffs",
+    "bpffs",
+    Kind::Path,
+    "BPFFS",
+    "bpffs root scanned for pinned paths (default /sys/fs/bpf).",
+);
+const VERSION: Opt = opt(
+    Some("-V"),
+    "--version",
+    "version",
+    Kind::Flag,
+    "",
+    "Print the version and exit.",
+);
+const STATS: Opt = opt(
+    None,
+    "--stats",
+    "stats",
+    Kind::Flag,
+    "",
+    "Enable runtime statistics while reading and show the cumulative RUN_CNT and RUN_TIME_NS counters (accumulated whenever statistics were enabled; this does not measure an interval).",
+);
+const DURATION: Opt = opt(
+    Some("-d"),
+    "--duration",
+    "duration",
+    Kind::PosFloat,
+    "SECONDS",
+    "Measurement window in seconds (default 5).",
+);
+const LIMIT: Opt = opt(
+    None,
+    "--limit",
+    "limit",
+    Kind::NonNegInt,
+    "N",
+    "Show at most N rows; 0 shows all (default 20).",
+);
+const ALL: Opt = opt(
+    None,
+    "--all",
+    "all",
+    Kind::Flag,
+    "",
+    "Also show programs that did not run during the window.",
+);
+
+const PROG_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED, STATS];
+const ACTIVITY_OPTS: &[Opt] = &[JSON, CSV, PRETTY, CUMULATIVE, EXTENDED, DURATION, LIMIT, ALL];
+const MAP_LINK_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED_PINNED];
+const BTF_OPTS: &[Opt] = &[JSON, CSV, PRETTY];
+
+/// A subcommand: name, help line, options, positionals.
+struct Sub {
+    name: &'static str,
+    help: &'static str,
+    opts: &'static [Opt],
+    positional: Option<&'static str>,
+}
+
+const SUBCOMMANDS: &[Sub] = &[
+    Sub {
+        name: "prog",
+        help: "List loaded eBPF programs.",
+        opts: PROG_OPTS,
+        positional: None,
+    },
+    Sub {
+        name: "activity",
+        help: "Show eBPF program runtime deltas.",
+        opts: ACTIVITY_OPTS,
+        positional: None,
+    },
+    Sub {
+        name: "map",
+        help: "List loaded eBPF maps.",
+        opts: MAP_LINK_OPTS,
+        positional: None,
+    },
+    Sub {
+        name: "link",
+        help: "List loaded eBPF links.",
+        opts: MAP_LINK_OPTS,
+        positional: None,
+    },
+    Sub {
+        name: "btf",
+        help: "List loaded BTF objects.",
+        opts: BTF_OPTS,
+        positional: None,
+    },
+];
+
+const ROOT_OPTS: &[Opt] = &[BPFFS, JSON, CSV, PRETTY, EXTENDED, CUMULATIVE, VERSION];
+
+/// A parsed value.
+#[derive(Debug, Clone, PartialEq)]
+enum Val {
+    Flag,
+    Float(f64),
+    Int(u64),
+    Str(String),
+}
+
+/// The command to run, with its own options.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Prog {
+        stats: bool,
+    },
+    Activity {
+        duration: f64,
+        limit: usize,
+        all: bool,
+    },
+    Map,
+    Link,
+    Btf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cli {
+    pub bpffs: String,
+    pub format: Format,
+    pub extended: bool,
+    pub cumulative: bool,
+    pub command: Command,
+}
+
+/// What a successful parse asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    Run(Cli),
+    /// Print this text on stdout and exit 0 (`--help`, `--version`).
+    Print(String),
+}
+
+/// Python `repr()` of a string, for `invalid choice: 'x'` style messages.
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+fn parse_int(s: &str) -> Option<i128> {
+    let t = s.trim().replace('_', "");
+    let t = t.strip_prefix('+').unwrap_or(&t);
+    if t.is_empty() || t.starts_with('_') {
+        return None;
+    }
+    t.parse::<i128>().ok()
+}
+
+fn parse_float(s: &str) -> Result<f64, &'static str> {
+    let t = s.trim().replace('_', "");
+    let v: f64 = t.parse().map_err(|_| "must be a number")?;
+    if !v.is_finite() {
+        return Err("must be a number");
+    }
+    Ok(v)
+}
+
+/// Check and convert one option value. Errors are the text after `argument X: `.
+fn convert(kind: Kind, raw: &str) -> Result<Val, String> {
+    let int = |raw: &str| parse_int(raw).ok_or_else(|| "must be an integer".to_string());
+    match kind {
+        Kind::Flag => Ok(Val::Flag),
+        Kind::Path | Kind::OptionalPath => Ok(Val::Str(raw.to_string())),
+        Kind::PosFloat => {
+            let v = parse_float(raw)?;
+            if v <= 0.0 {
+                Err("must be greater than 0".into())
+            } else {
+                Ok(Val::Float(v))
+            }
+        }
+        Kind::PosInt => {
+            let v = int(raw)?;
+            if v <= 0 {
+                Err("must be greater than 0".into())
+            } else {
+                Ok(Val::Int(v.min(u64::MAX as i128) as u64))
+            }
+        }
+        Kind::NonNegInt => {
+            let v = int(raw)?;
+            if v < 0 {
+                Err("must be 0 or greater".into())
+            } else {
+                Ok(Val::Int(v.min(u64::MAX as i128) as u64))
+            }
+        }
+        Kind::Event => {
+            if EVENT_NAMES.contains(&raw) {
+                Ok(Val::Str(raw.to_string()))
+            } else {
+                Err(format!(
+                    "unsupported perf event {}; run 'brr perf-events' to list openable events; expected one of: {}",
+                    py_repr(raw),
+                    EVENT_NAMES.join(", ")
+                ))
+            }
+        }
+        Kind::CallGraph => choice(raw, &["fp", "lbr"]),
+        Kind::InspectMode => choice(raw, &["source", "mixed"]),
+        Kind::PagesProfile => {
+            if raw.trim().eq_ignore_ascii_case("auto") {
+                return Ok(Val::Int(0));
+            }
+            let v = int(raw)?;
+            if v <= 0 {
+                Err("must be greater than 0".into())
+            } else if (v as u128).is_power_of_two() && v <= u32::MAX as i128 {
+                Ok(Val::Int(v as u64))
+            } else {
+                Err("must be 'auto' or a positive power of two".into())
+            }
+        }
+        Kind::DrainProfile => {
+            if raw.trim().eq_ignore_ascii_case("auto") {
+                return Ok(Val::Int(0));
+            }
+            let v = int(raw)?;
+            if v <= 0 {
+                Err("must be greater than 0".into())
+            } else {
+                Ok(Val::Int(v.min(u32::MAX as i128) as u64))
+            }
+        }
+        Kind::PagesTop => {
+            let t = raw.trim();
+            if t.is_empty() || t.eq_ignore_ascii_case("auto") {
+                return Ok(Val::Int(0));
+            }
+            let v = parse_int(t).ok_or("perf buffer pages must be auto or an integer")?;
+            if v > 0 && (v as u128).is_power_of_two() && v <= u32::MAX as i128 {
+                Ok(Val::Int(v as u64))
+            } else {
+                Err("perf buffer pages must be auto or a positive power of two".into())
+            }
+        }
+        Kind::DrainTop => {
+            let t = raw.trim();
+            if t.is_empty() || t.eq_ignore_ascii_case("auto") {
+                return Ok(Val::Int(0));
+            }
+            let v = parse_int(t).ok_or("perf drain milliseconds must be auto or an integer")?;
+            if v <= 0 {
+                Err("perf drain milliseconds must be greater than zero".into())
+            } else {
+                Ok(Val::Int(v.min(u32::MAX as i128) as u64))
+            }
+        }
+    }
+}
+
+fn choice(raw: &str, allowed: &[&str]) -> Result<Val, String> {
+    if allowed.contains(&raw) {
+        Ok(Val::Str(raw.to_string()))
+    } else {
+        let list: Vec<String> = allowed.iter().map(|a| py_repr(a)).collect();
+        Err(format!(
+            "invalid choice: {} (choose from {})",
+            py_repr(raw),
+            list.join(", ")
+        ))
+    }
+}
+
+pub const EVENT_NAMES: &[&str] = &[
+    "auto",
+    "cycles:ppp",
+    "cycles:pp",
+    "cycles:p",
+    "cycles",
+    "cpu-clock",
+    "instructions",
+    "cache-references",
+    "cache-misses",
+    "branches",
+    "branch-misses",
+    "bus-cycles",
+    "stalled-cycles-frontend",
+    "stalled-cycles-backend",
+    "ref-cycles",
+];
+
+fn opt_strings(o: &Opt) -> String {
+    match o.short {
+        Some(s) => format!("{s}/{}", o.long),
+        None => o.long.to_string(),
+    }
+}
+
+fn usage_line(prog: &str, opts: &[Opt], tail: &str) -> String {
+    let mut parts = vec![format!("usage: {prog} [-h]")];
+    for o in opts.iter().filter(|o| !o.hidden) {
+        let name = o.short.unwrap_or(o.long);
+        parts.push(match o.kind {
+            Kind::Flag => format!("[{name}]"),
+            Kind::OptionalPath => format!("[{name} [{}]]", o.metavar),
+            _ => format!("[{name} {}]", o.metavar),
+        });
+    }
+    if !tail.is_empty() {
+        parts.push(tail.to_string());
+    }
+    // Wrap like argparse: continuation lines indented under the program name.
+    let indent = " ".repeat(format!("usage: {prog} ").len());
+    let mut lines = vec![String::new()];
+    for p in parts {
+        let cur = lines.last_mut().unwrap();
+        if !cur.is_empty() && cur.len() + 1 + p.len() > 78 {
+            lines.push(format!("{indent}{p}"));
+        } else {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(&p);
+        }
+    }
+    lines.join("\n")
+}
+
+fn choices_text() -> String {
+    let names: Vec<&str> = SUBCOMMANDS.iter().map(|s| s.name).collect();
+    format!("{{{}}}", names.join(","))
+}
+
+fn root_usage() -> String {
+    usage_line("brr", ROOT_OPTS, &format!("{} ...", choices_text()))
+}
+
+fn sub_usage(sub: &Sub) -> String {
+    usage_line(
+        &format!("brr {}", sub.name),
+        sub.opts,
+        sub.positional.unwrap_or(""),
+    )
+}
+
+fn usage_error(usage: &str, prog: &str, msg: &str) -> BrrError {
+    BrrError::Usage(format!("{usage}\n{prog}: error: {msg}"))
+}
+
+fn root_error(msg: &str) -> BrrError {
+    usage_error(&root_usage(), "brr", msg)
+}
+
+fn options_help(opts: &[Opt]) -> String {
+    let mut out = String::from("options:\n  -h, --help            show this help message and exit");
+    for o in opts.iter().filter(|o| !o.hidden) {
+        let mut names = String::new();
+        if let Some(s) = o.short {
+            names.push_str(s);
+            names.push_str(", ");
+        }
+        names.push_str(o.long);
+        match o.kind {
+            Kind::Flag => {}
+            Kind::OptionalPath => names.push_str(&format!(" [{}]", o.metavar)),
+            _ => names.push_str(&format!(" {}", o.metavar)),
+        }
+        if names.len() <= 20 {
+            out.push_str(&format!("\n  {names:<22}{}", o.help));
+        } else {
+            out.push_str(&format!("\n  {names}\n                        {}", o.help));
+        }
+    }
+    out
+}
+
+fn root_help() -> String {
+    let mut out = format!("{}\n\n{DESCRIPTION}\n\npositional arguments:\n  {}\n", root_usage(), choices_text());
+    for s in SUBCOMMANDS {
+        out.push_str(&format!("    {:<20}{}\n", s.name, s.help));
+    }
+    out.push('\n');
+    out.push_str(&options_help(ROOT_OPTS));
+    out
+}
+
+fn sub_help(sub: &Sub) -> String {
+    let mut out = format!("{}\n\n{}\n\n", sub_usage(sub), sub.help);
+    if let Some(p) = sub.positional {
+        out.push_str(&format!("positional arguments:\n  {p:<22}eBPF program ID\n\n"));
+    }
+    out.push_str(&options_help(sub.opts));
+    out
+}
+
+/// Find the option a token names: exact short, exact long, or a unique prefix
+/// of a long option.
+fn lookup<'a>(opts: &'a [Opt], name: &str) -> Result<Option<&'a Opt>, String> {
+    if let Some(o) = opts
+        .iter()
+        .find(|o| o.long == name || o.short == Some(name))
+    {
+        return Ok(Some(o));
+    }
+    if !name.starts_with("--") || name.len() < 3 {
+        return Ok(None);
+    }
+    let hits: Vec<&Opt> = opts.iter().filter(|o| o.long.starts_with(name)).collect();
+    let mut longs: Vec<&str> = hits.iter().map(|o| o.long).collect();
+    longs.dedup();
+    match longs.len() {
+        0 => Ok(None),
+        1 => Ok(Some(hits[0])),
+        _ => Err(format!(
+            "ambiguous option: {name} could match {}",
+            longs.join(", ")
+        )),
+    }
+}
+
+/// A token argparse treats as a value even though it starts with `-`.
+fn looks_negative_number(tok: &str) -> bool {
+    tok.len() > 1 && tok.starts_with('-') && tok[1..].parse::<f64>().is_ok()
+}
+
+fn is_option_token(tok: &str) -> bool {
+    tok.starts_with('-') && tok != "-" && !looks_negative_number(tok)
+}
+
+/// Outcome of parsing one level's tokens.
+struct Level {
+    values: HashMap<&'static str, Val>,
+    positionals: Vec<String>,
+    unknown: Vec<String>,
+    help: bool,
+    /// Index of the token where parsing stopped (root: the subcommand).
+    stop: usize,
+}
+
+/// Parse `tokens` against `opts`. For the root level (`stop_at_positional`)
+/// parsing stops at the first positional (the subcommand name).
+fn parse_level(
+    tokens: &[String],
+    opts: &[Opt],
+    prog: &str,
+    usage: &str,
+    stop_at_positional: bool,
+) -> Result<Level, BrrError> {
+    let mut lv = Level {
+        values: HashMap::new(),
+        positionals: Vec::new(),
+        unknown: Vec::new(),
+        help: false,
+        stop: tokens.len(),
+    };
+    let mut i = 0;
+    let mut only_positionals = false;
+    while i < tokens.len() {
+        let tok = &tokens[i];
+        if only_positionals || !is_option_token(tok) {
+            if stop_at_positional {
+                lv.stop = i;
+                return Ok(lv);
+            }
+            lv.positionals.push(tok.clone());
+            i += 1;
+            continue;
+        }
+        if tok == "--" {
+            only_positionals = true;
+            i += 1;
+            continue;
+        }
+        let help_prefix = tok.starts_with("--h") && "--help".starts_with(tok.as_str());
+        if tok == "-h" || help_prefix {
+            lv.help = true;
+            i += 1;
+            continue;
+        }
+        // Split `--opt=value` and `-dVALUE`.
+        let (name, inline): (String, Option<String>) = if tok.starts_with("--") {
+            match tok.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (tok.clone(), None),
+            }
+        } else if tok.len() > 2 {
+            (tok[..2].to_string(), Some(tok[2..].to_string()))
+        } else {
+            (tok.clone(), None)
+        };
+        let found = lookup(opts, &name).map_err(|m| usage_error(usage, prog, &m))?;
+        let Some(o) = found else {
+            lv.unknown.push(tok.clone());
+            i += 1;
+            continue;
+        };
+        let label = opt_strings(o);
+        if o.kind == Kind::Flag {
+            if let Some(v) = inline {
+                if tok.starts_with("--") {
+                    return Err(usage_error(
+                        usage,
+                        prog,
+                        &format!("argument {label}: ignored explicit argument {}", py_repr(&v)),
+                    ));
+                }
+                // `-xc`: a cluster of short flags.
+                lv.values.insert(o.dest, Val::Flag);
+                let mut rest = v.as_str();
+                while !rest.is_empty() {
+                    let short = format!("-{}", &rest[..1]);
+                    match lookup(opts, &short).ok().flatten() {
+                        Some(o2) if o2.kind == Kind::Flag => {
+                            lv.values.insert(o2.dest, Val::Flag);
+                            rest = &rest[1..];
+                        }
+                        Some(o2) => {
+                            let val = convert(o2.kind, &rest[1..]).map_err(|m| {
+                                usage_error(usage, prog, &format!("argument {}: {m}", opt_strings(o2)))
+                            })?;
+                            lv.values.insert(o2.dest, val);
+                            rest = "";
+                        }
+                        None => {
+                            lv.unknown.push(tok.clone());
+                            rest = "";
+                        }
+                    }
+                }
+            } else {
+                lv.values.insert(o.dest, Val::Flag);
+            }
+            i += 1;
+            continue;
+        }
+        let raw = if let Some(v) = inline {
+            i += 1;
+            Some(v)
+        } else if o.kind == Kind::OptionalPath {
+            match tokens.get(i + 1) {
+                Some(next) if !is_option_token(next) => {
+                    i += 2;
+                    Some(next.clone())
+                }
+                _ => {
+                    i += 1;
+                    None
+                }
+            }
+        } else {
+            match tokens.get(i + 1) {
+                Some(next) if !is_option_token(next) => {
+                    i += 2;
+                    Some(next.clone())
+                }
+                _ => {
+                    return Err(usage_error(
+                        usage,
+                        prog,
+                        &format!("argument {label}: expected one argument"),
+                    ))
+                }
+            }
+        };
+        let val = match raw {
+            Some(r) => convert(o.kind, &r)
+                .map_err(|m| usage_error(usage, prog, &format!("argument {label}: {m}")))?,
+            None => Val::Str(String::new()),
+        };
+        lv.values.insert(o.dest, val);
+    }
+    Ok(lv)
+}
+
+fn flag(v: &HashMap<&str, Val>, k: &str) -> bool {
+    matches!(v.get(k), Some(Val::Flag))
+}
+
+fn float_or(v: &HashMap<&str, Val>, k: &str, d: f64) -> f64 {
+    match v.get(k) {
+        Some(Val::Float(f)) => *f,
+        _ => d,
+    }
+}
+
+fn int_or(v: &HashMap<&str, Val>, k: &str, d: u64) -> u64 {
+    match v.get(k) {
+        Some(Val::Int(i)) => *i,
+        _ => d,
+    }
+}
+
+/// Parse the arguments after the program name.
+pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
+    let root_usage_text = root_usage();
+    let root = parse_level(args, ROOT_OPTS, "brr", &root_usage_text, true)?;
+    if flag(&root.values, "version") {
+        return Ok(Parsed::Print(VERSION_TEXT.to_string()));
+    }
+    if root.help {
+        return Ok(Parsed::Print(root_help()));
+    }
+    let Some(name) = args.get(root.stop) else {
+        if !root.unknown.is_empty() {
+            return Err(root_error(&format!(
+                "unrecognized arguments: {}",
+                root.unknown.join(" ")
+            )));
+        }
+        if ["json", "csv", "pretty"].iter().any(|k| flag(&root.values, k)) {
+            return Err(root_error("--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"));
+        }
+        return Err(root_error(
+            "the following arguments are required: object_type",
+        ));
+    };
+    let Some(sub) = SUBCOMMANDS.iter().find(|s| s.name == name) else {
+        let list: Vec<String> = SUBCOMMANDS.iter().map(|s| py_repr(s.name)).collect();
+        return Err(root_error(&format!(
+            "argument object_type: invalid choice: {} (choose from {})",
+            py_repr(name),
+            list.join(", ")
+        )));
+    };
+    let prog = format!("brr {}", sub.name);
+    let usage = sub_usage(sub);
+    let rest = &args[root.stop + 1..];
+    let lv = parse_level(rest, sub.opts, &prog, &usage, false)?;
+    if lv.help {
+        return Ok(Parsed::Print(sub_help(sub)));
+    }
+    let mut unknown = root.unknown.clone();
+    unknown.extend(lv.unknown.iter().cloned());
+    let mut positionals = lv.positionals.clone();
+    if sub.positional.is_none() {
+        unknown.append(&mut positionals);
+    }
+    if !unknown.is_empty() {
+        return Err(root_error(&format!(
+            "unrecognized arguments: {}",
+            unknown.join(" ")
+        )));
+    }
+
+    // Root values first, subcommand values override (last one wins).
+    let mut v = root.values.clone();
+    v.extend(lv.values.clone());
+    let json = flag(&v, "json");
+    let csv = flag(&v, "csv");
+    let pretty = flag(&v, "pretty");
+    if json && csv {
+        return Err(root_error("--json and --csv are mutually exclusive"));
+    }
+    if pretty && !json {
+        return Err(root_error("--pretty requires --json"));
+    }
+    let format = if json {
+        Format::Json { pretty }
+    } else if csv {
+        Format::Csv
+    } else {
+        Format::Text
+    };
+    let command = match sub.name {
+        "prog" => Command::Prog {
+            stats: flag(&v, "stats"),
+        },
+        "activity" => Command::Activity {
+            duration: float_or(&v, "duration", 5.0),
+            limit: int_or(&v, "limit", 20).min(usize::MAX as u64) as usize,
+            all: flag(&v, "all"),
+        },
+        "map" => Command::Map,
+        "link" => Command::Link,
+        _ => Command::Btf,
+    };
+    Ok(Parsed::Run(Cli {
+        bpffs: match v.get("bpffs") {
+            Some(Val::Str(s)) => s.clone(),
+            _ => "/sys/fs/bpf".to_string(),
+        },
+        format,
+        extended: flag(&v, "extended"),
+        cumulative: flag(&v, "cumulative"),
+        command,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(s: &str) -> Result<Parsed, BrrError> {
+        let args: Vec<String> = s.split_whitespace().map(String::from).collect();
+        parse(&args)
+    }
+
+    fn cli(s: &str) -> Cli {
+        match run(s) {
+            Ok(Parsed::Run(c)) => c,
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+
+    fn err_line(s: &str) -> String {
+        match run(s) {
+            Err(BrrError::Usage(t)) => t.lines().last().unwrap().to_string(),
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn globals_before_or_after() {
+        assert_eq!(cli("--csv map").format, Format::Csv);
+        assert_eq!(cli("--json prog --pretty").format, Format::Json { pretty: true });
+        assert_eq!(cli("--pretty prog --json").format, Format::Json { pretty: true });
+        assert!(cli("-x prog").extended);
+        assert!(cli("-x btf").extended);
+        assert_eq!(cli("--bpffs /tmp/x prog").bpffs, "/tmp/x");
+        assert_eq!(cli("--bpf=/y prog").bpffs, "/y");
+    }
+
+    #[test]
+    fn activity_values() {
+        let c = cli("activity -d 2.5 --limit 3 --all -cx");
+        assert_eq!(
+            c.command,
+            Command::Activity {
+                duration: 2.5,
+                limit: 3,
+                all: true
+            }
+        );
+        assert!(c.cumulative && c.extended);
+        assert_eq!(
+            cli("activity --dur=1_0").command,
+            Command::Activity {
+                duration: 10.0,
+                limit: 20,
+                all: false
+            }
+        );
+        assert_eq!(
+            cli("activity -d0.5").command,
+            Command::Activity {
+                duration: 0.5,
+                limit: 20,
+                all: false
+            }
+        );
+    }
+
+    #[test]
+    fn value_errors() {
+        assert_eq!(
+            err_line("activity -d 0"),
+            "brr activity: error: argument -d/--duration: must be greater than 0"
+        );
+        assert_eq!(
+            err_line("activity -d -1"),
+            "brr activity: error: argument -d/--duration: must be greater than 0"
+        );
+        for bad in ["nan", "inf", "-inf", "abc", "1e999"] {
+            assert_eq!(
+                err_line(&format!("activity -d {bad}")),
+                "brr activity: error: argument -d/--duration: must be a number",
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            err_line("activity --limit -1"),
+            "brr activity: error: argument --limit: must be 0 or greater"
+        );
+        assert_eq!(
+            err_line("activity --limit 1.5"),
+            "brr activity: error: argument --limit: must be an integer"
+        );
+        assert_eq!(
+            err_line("activity -d"),
+            "brr activity: error: argument -d/--duration: expected one argument"
+        );
+        // Huge values are fine (clamped), not a crash.
+        assert!(matches!(
+            cli("activity --limit 99999999999999999999999").command,
+            Command::Activity { .. }
+        ));
+    }
+
+    #[test]
+    fn post_parse_validation() {
+        assert_eq!(
+            err_line("--json"),
+            "brr: error: --json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"
+        );
+        assert_eq!(err_line("prog --pretty"), "brr: error: --pretty requires --json");
+        assert_eq!(err_line("--pretty prog"), "brr: error: --pretty requires --json");
+        assert_eq!(
+            err_line("prog --json --csv"),
+            "brr: error: --json and --csv are mutually exclusive"
+        );
+        assert_eq!(
+            err_line("--json prog --csv"),
+            "brr: error: --json and --csv are mutually exclusive"
+        );
+        assert_eq!(err_line("prog --csv --pretty"), "brr: error: --pretty requires --json");
+    }
+
+    #[test]
+    fn unknown_things() {
+        assert_eq!(err_line("prog -c"), "brr: error: unrecognized arguments: -c");
+        assert_eq!(
+            err_line("prog --bpffs /x"),
+            "brr: error: unrecognized arguments: --bpffs /x"
+        );
+        assert_eq!(err_line("prog -V"), "brr: error: unrecognized arguments: -V");
+        assert!(err_line("foo").starts_with(
+            "brr: error: argument object_type: invalid choice: 'foo' (choose from 'prog', 'activity'"
+        ));
+        assert!(err_line("list").contains("invalid choice: 'list'"));
+    }
+
+    #[test]
+    fn version_and_help() {
+        assert_eq!(run("-V prog").unwrap(), Parsed::Print(VERSION_TEXT.into()));
+        assert_eq!(run("-V --json").unwrap(), Parsed::Print(VERSION_TEXT.into()));
+        match run("--help").unwrap() {
+            Parsed::Print(t) => {
+                assert!(t.contains("{prog,activity,"));
+                assert!(!t.contains("list"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(run("activity -h").unwrap(), Parsed::Print(t) if t.contains("--duration")));
+    }
+
+    #[test]
+    fn ambiguous_prefix() {
+        assert_eq!(
+            err_line("--c prog"),
+            "brr: error: ambiguous option: --c could match --csv, --cumulative"
+        );
+        assert!(cli("--ext prog").extended);
+        assert!(cli("prog --st").command == Command::Prog { stats: true });
+    }
+
+    #[test]
+    fn repr_quoting() {
+        assert_eq!(py_repr("xyz"), "'xyz'");
+        assert_eq!(py_repr("it's"), "\"it's\"");
+        assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
+    }
+}

@@ -1,0 +1,93 @@
+//! One function per subcommand: collect from the kernel, render to a string.
+
+use std::time::{Duration, Instant};
+
+use crate::activity;
+use crate::cli::{Cli, Command};
+use crate::error::Result;
+use crate::kernel::{bpffs, objects, stats::StatsGuard};
+use crate::model::Program;
+use crate::render::listing::{self, ActivityRun};
+use crate::sys::signal::InterruptGuard;
+
+/// Run a parsed command; returns stdout text (without the final newline)
+/// and the exit status.
+pub fn run(cli: &Cli) -> Result<(String, i32)> {
+    let out = match &cli.command {
+        Command::Prog { stats } => {
+            let mut progs = {
+                let _stats = if *stats {
+                    Some(StatsGuard::enable()?)
+                } else {
+                    None
+                };
+                objects::programs()?
+            };
+            attach_prog_pins(&mut progs, &cli.bpffs);
+            listing::programs(&progs, cli.format, *stats, cli.extended)
+        }
+        Command::Map => {
+            let pins = bpffs::scan(&cli.bpffs);
+            let mut maps = objects::maps()?;
+            for m in &mut maps {
+                m.pinned_paths = pins.for_map(m.id);
+            }
+            listing::maps(&maps, cli.format, cli.extended)
+        }
+        Command::Link => {
+            let pins = bpffs::scan(&cli.bpffs);
+            let mut links = objects::links()?;
+            for l in &mut links {
+                l.pinned_paths = pins.for_link(l.id);
+            }
+            listing::links(&links, cli.format, cli.extended)
+        }
+        Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
+        Command::Activity {
+            duration,
+            limit,
+            all,
+        } => {
+            let (base, mut current, measured) = measure_window(*duration)?;
+            attach_prog_pins(&mut current, &cli.bpffs);
+            let rows = activity::compute(&base, &current, *all, *limit);
+            let run = ActivityRun {
+                duration: *duration,
+                measured,
+                limit: *limit,
+                all: *all,
+            };
+            listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
+        }
+    };
+    Ok((out, 0))
+}
+
+fn attach_prog_pins(progs: &mut [Program], root: &str) {
+    let pins = bpffs::scan(root);
+    for p in progs {
+        p.pinned_paths = pins.for_prog(p.id);
+    }
+}
+
+/// Two program snapshots `duration` seconds apart with statistics enabled
+/// only in between. Returns both and the measured window in seconds: the
+/// time between the starts of the two enumerations. Ctrl-C ends the window
+/// early; the rates then cover the shorter window.
+pub fn measure_window(duration: f64) -> Result<(Vec<Program>, Vec<Program>, f64)> {
+    let interrupt = InterruptGuard::block();
+    let stats = StatsGuard::enable()?;
+    let start = Instant::now();
+    let base = objects::programs()?;
+    let deadline = start + Duration::from_secs_f64(duration.min(1e9));
+    loop {
+        let now = Instant::now();
+        if now >= deadline || interrupt.wait(deadline - now) {
+            break;
+        }
+    }
+    let measured = start.elapsed().as_secs_f64();
+    let current = objects::programs()?;
+    drop(stats);
+    Ok((base, current, measured))
+}

@@ -1,0 +1,89 @@
+//! Expected failures, each with its one-line message and exit status.
+
+use crate::sys::Errno;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrrError {
+    /// Argument error; the text is the whole stderr output (usage + error line).
+    Usage(String),
+    /// EPERM/EACCES: exit 2.
+    Permission(String),
+    /// Kernel or host lacks a feature: exit 3.
+    Unsupported(String),
+    /// Any other expected failure (missing object named by the user, bpftool
+    /// problems, ...): exit 1.
+    Failed(String),
+}
+
+pub type Result<T> = std::result::Result<T, BrrError>;
+
+impl BrrError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            BrrError::Usage(_) | BrrError::Permission(_) => 2,
+            BrrError::Unsupported(_) => 3,
+            BrrError::Failed(_) => 1,
+        }
+    }
+
+    /// What goes to stderr (without the trailing newline).
+    pub fn render(&self) -> String {
+        match self {
+            BrrError::Usage(text) => text.clone(),
+            BrrError::Permission(m) | BrrError::Unsupported(m) | BrrError::Failed(m) => {
+                format!("brr: {m}")
+            }
+        }
+    }
+
+    /// Map a bpf() errno to the catalogue message for `action`.
+    pub fn bpf(action: &str, errno: Errno) -> BrrError {
+        match errno.0 {
+            libc::EPERM | libc::EACCES => BrrError::Permission(format!(
+                "permission denied while trying to {action}; run brr with sudo"
+            )),
+            libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOENT => {
+                BrrError::Unsupported(format!(
+                    "kernel does not support required bpf() features to {action}"
+                ))
+            }
+            _ => BrrError::Failed(format!("failed to {action}: {errno}")),
+        }
+    }
+
+    /// The user named a program ID that does not exist.
+    pub fn no_program(id: u64) -> BrrError {
+        BrrError::Failed(format!("no eBPF program with id {id}"))
+    }
+}
+
+impl std::fmt::Display for BrrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue() {
+        let e = BrrError::bpf("list eBPF object IDs", Errno(libc::EPERM));
+        assert_eq!(
+            e.render(),
+            "brr: permission denied while trying to list eBPF object IDs; run brr with sudo"
+        );
+        assert_eq!(e.exit_code(), 2);
+        let e = BrrError::bpf("enable eBPF runtime statistics", Errno(libc::EINVAL));
+        assert_eq!(e.exit_code(), 3);
+        assert!(e.render().contains("kernel does not support required bpf() features"));
+        let e = BrrError::bpf("open eBPF object id 7", Errno(libc::ENOMEM));
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(
+            e.render(),
+            "brr: failed to open eBPF object id 7: Cannot allocate memory"
+        );
+        assert_eq!(BrrError::no_program(5).exit_code(), 1);
+    }
+}

@@ -1,0 +1,6 @@
+//! Safe, typed views of the kernel's BPF objects.
+
+pub mod bpffs;
+pub mod names;
+pub mod objects;
+pub mod stats;

@@ -1,0 +1,179 @@
+//! A small ordered JSON value and writer with the original's conventions:
+//! ASCII-only escaping, Python float text, compact or 2-space pretty form.
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    Null,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Arr(Vec<Json>),
+    Obj(Vec<(String, Json)>),
+}
+
+impl From<bool> for Json {
+    fn from(v: bool) -> Json {
+        Json::Bool(v)
+    }
+}
+impl From<&str> for Json {
+    fn from(v: &str) -> Json {
+        Json::Str(v.to_string())
+    }
+}
+impl From<String> for Json {
+    fn from(v: String) -> Json {
+        Json::Str(v)
+    }
+}
+impl From<f64> for Json {
+    fn from(v: f64) -> Json {
+        Json::Float(v)
+    }
+}
+macro_rules! int_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Json {
+            fn from(v: $t) -> Json { Json::Int(v as i128) }
+        }
+    )*};
+}
+int_from!(u8, u16, u32, u64, usize, i16, i32, i64);
+
+impl<T: Into<Json>> From<Option<T>> for Json {
+    fn from(v: Option<T>) -> Json {
+        v.map(Into::into).unwrap_or(Json::Null)
+    }
+}
+impl<T: Into<Json> + Clone> From<&[T]> for Json {
+    fn from(v: &[T]) -> Json {
+        Json::Arr(v.iter().cloned().map(Into::into).collect())
+    }
+}
+
+/// Build an object from (key, value) pairs, keeping their order.
+pub fn obj<const N: usize>(pairs: [(&str, Json); N]) -> Json {
+    Json::Obj(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// `{"kind": ..., "items": [...], "metadata": {...}}`.
+pub fn document(kind: &str, items: Vec<Json>, metadata: Json) -> Json {
+    obj([
+        ("kind", kind.into()),
+        ("items", Json::Arr(items)),
+        ("metadata", metadata),
+    ])
+}
+
+fn escape(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
+    let newline = |out: &mut String, d: usize| {
+        if pretty {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', d * 2));
+        }
+    };
+    match v {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Int(i) => out.push_str(&i.to_string()),
+        Json::Float(f) => out.push_str(&super::float(*f)),
+        Json::Str(s) => escape(s, out),
+        Json::Arr(items) if items.is_empty() => out.push_str("[]"),
+        Json::Obj(items) if items.is_empty() => out.push_str("{}"),
+        Json::Arr(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write(item, pretty, depth + 1, out);
+            }
+            newline(out, depth);
+            out.push(']');
+        }
+        Json::Obj(items) => {
+            out.push('{');
+            for (i, (k, item)) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                escape(k, out);
+                out.push_str(if pretty { ": " } else { ":" });
+                write(item, pretty, depth + 1, out);
+            }
+            newline(out, depth);
+            out.push('}');
+        }
+    }
+}
+
+pub fn to_string(v: &Json, pretty: bool) -> String {
+    let mut out = String::new();
+    write(v, pretty, 0, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_and_pretty() {
+        let d = document(
+            "maps",
+            vec![obj([("id", 1u32.into()), ("x", Json::Arr(vec![]))])],
+            obj([]),
+        );
+        assert_eq!(
+            to_string(&d, false),
+            r#"{"kind":"maps","items":[{"id":1,"x":[]}],"metadata":{}}"#
+        );
+        assert_eq!(
+            to_string(&d, true),
+            "{\n  \"kind\": \"maps\",\n  \"items\": [\n    {\n      \"id\": 1,\n      \"x\": []\n    }\n  ],\n  \"metadata\": {}\n}"
+        );
+    }
+
+    #[test]
+    fn ascii_escaping() {
+        let s = to_string(&Json::from("caf\u{e9} \u{2615} \u{1f600} \"q\"\\/\u{7f}\t"), false);
+        assert_eq!(
+            s,
+            r#""caf\u00e9 \u2615 \ud83d\ude00 \"q\"\\/\u007f\t""#
+        );
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(to_string(&Json::from(u64::MAX), false), "18446744073709551615");
+        assert_eq!(to_string(&Json::from(-4i32), false), "-4");
+        assert_eq!(to_string(&Json::from(1.0f64), false), "1.0");
+        assert_eq!(to_string(&Json::from(None::<u32>), false), "null");
+    }
+}

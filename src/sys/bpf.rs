@@ -1,0 +1,490 @@
+//! Raw `bpf()` commands used by brr (read-only: enumeration, info, stats).
+//!
+//! Info structs mirror the UAPI layouts up to the fields brr reads. The kernel
+//! copies `min(our size, its size)` bytes, so an older kernel leaves the tail
+//! zeroed and a newer one simply does not write what we did not ask for.
+
+use std::ffi::CStr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use super::Errno;
+
+const BPF_OBJ_GET: i32 = 7;
+const BPF_PROG_GET_NEXT_ID: i32 = 11;
+const BPF_MAP_GET_NEXT_ID: i32 = 12;
+const BPF_PROG_GET_FD_BY_ID: i32 = 13;
+const BPF_MAP_GET_FD_BY_ID: i32 = 14;
+const BPF_OBJ_GET_INFO_BY_FD: i32 = 15;
+const BPF_BTF_GET_FD_BY_ID: i32 = 19;
+const BPF_BTF_GET_NEXT_ID: i32 = 23;
+const BPF_LINK_GET_FD_BY_ID: i32 = 30;
+const BPF_LINK_GET_NEXT_ID: i32 = 31;
+const BPF_ENABLE_STATS: i32 = 32;
+const BPF_STATS_RUN_TIME: u32 = 0;
+
+/// The four kinds of kernel objects brr enumerates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjKind {
+    Prog,
+    Map,
+    Link,
+    Btf,
+}
+
+impl ObjKind {
+    fn next_id_cmd(self) -> i32 {
+        match self {
+            ObjKind::Prog => BPF_PROG_GET_NEXT_ID,
+            ObjKind::Map => BPF_MAP_GET_NEXT_ID,
+            ObjKind::Link => BPF_LINK_GET_NEXT_ID,
+            ObjKind::Btf => BPF_BTF_GET_NEXT_ID,
+        }
+    }
+    fn fd_by_id_cmd(self) -> i32 {
+        match self {
+            ObjKind::Prog => BPF_PROG_GET_FD_BY_ID,
+            ObjKind::Map => BPF_MAP_GET_FD_BY_ID,
+            ObjKind::Link => BPF_LINK_GET_FD_BY_ID,
+            ObjKind::Btf => BPF_BTF_GET_FD_BY_ID,
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct NextIdAttr {
+    start_id: u32,
+    next_id: u32,
+    open_flags: u32,
+    token_fd: i32,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct FdByIdAttr {
+    id: u32,
+    open_flags: u32,
+    token_fd: i32,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct InfoAttr {
+    bpf_fd: u32,
+    info_len: u32,
+    info: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct ObjGetAttr {
+    pathname: u64,
+    bpf_fd: u32,
+    file_flags: u32,
+    path_fd: i32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct EnableStatsAttr {
+    kind: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<NextIdAttr>() == 16);
+const _: () = assert!(std::mem::size_of::<FdByIdAttr>() == 12);
+const _: () = assert!(std::mem::size_of::<InfoAttr>() == 16);
+const _: () = assert!(std::mem::size_of::<ObjGetAttr>() == 24);
+
+/// Issue one bpf() command with `attr`; returns the non-negative result.
+fn bpf<T>(cmd: i32, attr: &mut T) -> Result<i64, Errno> {
+    // SAFETY: `attr` is a live, initialised #[repr(C)] value of exactly
+    // size_of::<T>() bytes; the kernel reads/writes at most that many bytes.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd as libc::c_long,
+            attr as *mut T as *mut libc::c_void,
+            std::mem::size_of::<T>() as libc::c_uint,
+        )
+    };
+    if rc < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn owned_fd(rc: i64) -> OwnedFd {
+    // SAFETY: a successful fd-returning bpf() command hands us a fresh fd that
+    // nothing else owns.
+    unsafe { OwnedFd::from_raw_fd(rc as RawFd) }
+}
+
+/// The next ID after `start` of this kind, or `None` when the walk is over.
+pub fn next_id(kind: ObjKind, start: u32) -> Result<Option<u32>, Errno> {
+    let mut attr = NextIdAttr {
+        start_id: start,
+        ..Default::default()
+    };
+    match bpf(kind.next_id_cmd(), &mut attr) {
+        Ok(_) if attr.next_id == 0 => Ok(None),
+        Ok(_) => Ok(Some(attr.next_id)),
+        Err(Errno(libc::ENOENT)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Open the object with this ID. ENOENT means it does not exist (any more).
+pub fn fd_by_id(kind: ObjKind, id: u32) -> Result<OwnedFd, Errno> {
+    let mut attr = FdByIdAttr {
+        id,
+        ..Default::default()
+    };
+    bpf(kind.fd_by_id_cmd(), &mut attr).map(owned_fd)
+}
+
+/// Open a pinned bpffs path (any object type).
+pub fn obj_get(path: &CStr) -> Result<OwnedFd, Errno> {
+    let mut attr = ObjGetAttr {
+        pathname: path.as_ptr() as u64,
+        ..Default::default()
+    };
+    bpf(BPF_OBJ_GET, &mut attr).map(owned_fd)
+}
+
+/// Turn on run-time statistics for as long as the returned fd stays open.
+pub fn enable_stats() -> Result<OwnedFd, Errno> {
+    let mut attr = EnableStatsAttr {
+        kind: BPF_STATS_RUN_TIME,
+    };
+    bpf(BPF_ENABLE_STATS, &mut attr).map(owned_fd)
+}
+
+/// Marker for the plain-old-data info structs: all-zero is a valid value and
+/// any bytes the kernel writes form a valid value.
+///
+/// # Safety
+/// Implementors must be #[repr(C)] and consist only of integer fields/arrays.
+unsafe trait InfoStruct: Sized {
+    fn zeroed() -> Self {
+        // SAFETY: guaranteed by the trait contract (integers only).
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+fn get_info<T: InfoStruct>(fd: &OwnedFd, info: &mut T) -> Result<(), Errno> {
+    let mut attr = InfoAttr {
+        bpf_fd: fd.as_raw_fd() as u32,
+        info_len: std::mem::size_of::<T>() as u32,
+        info: info as *mut T as u64,
+    };
+    bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr).map(|_| ())
+}
+
+/// `struct bpf_prog_info` through `attach_btf_id` (232 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ProgInfo {
+    pub prog_type: u32,
+    pub id: u32,
+    pub tag: [u8; 8],
+    pub jited_prog_len: u32,
+    pub xlated_prog_len: u32,
+    pub jited_prog_insns: u64,
+    pub xlated_prog_insns: u64,
+    pub load_time: u64,
+    pub created_by_uid: u32,
+    pub nr_map_ids: u32,
+    pub map_ids: u64,
+    pub name: [u8; 16],
+    pub ifindex: u32,
+    pub gpl_compatible: u32,
+    pub netns_dev: u64,
+    pub netns_ino: u64,
+    pub nr_jited_ksyms: u32,
+    pub nr_jited_func_lens: u32,
+    pub jited_ksyms: u64,
+    pub jited_func_lens: u64,
+    pub btf_id: u32,
+    pub func_info_rec_size: u32,
+    pub func_info: u64,
+    pub nr_func_info: u32,
+    pub nr_line_info: u32,
+    pub line_info: u64,
+    pub jited_line_info: u64,
+    pub nr_jited_line_info: u32,
+    pub line_info_rec_size: u32,
+    pub jited_line_info_rec_size: u32,
+    pub nr_prog_tags: u32,
+    pub prog_tags: u64,
+    pub run_time_ns: u64,
+    pub run_cnt: u64,
+    pub recursion_misses: u64,
+    pub verified_insns: u32,
+    pub attach_btf_obj_id: u32,
+    pub attach_btf_id: u32,
+    _pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<ProgInfo>() == 232);
+// SAFETY: #[repr(C)], integer fields only.
+unsafe impl InfoStruct for ProgInfo {}
+
+/// `struct bpf_map_info` through `map_extra` (88 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MapInfo {
+    pub map_type: u32,
+    pub id: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub map_flags: u32,
+    pub name: [u8; 16],
+    pub ifindex: u32,
+    pub btf_vmlinux_value_type_id: u32,
+    pub netns_dev: u64,
+    pub netns_ino: u64,
+    pub btf_id: u32,
+    pub btf_key_type_id: u32,
+    pub btf_value_type_id: u32,
+    pub btf_vmlinux_id: u32,
+    pub map_extra: u64,
+}
+const _: () = assert!(std::mem::size_of::<MapInfo>() == 88);
+// SAFETY: #[repr(C)], integer fields only.
+unsafe impl InfoStruct for MapInfo {}
+
+/// `struct bpf_link_info`: header plus the 96-byte type-specific union.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LinkInfo {
+    pub link_type: u32,
+    pub id: u32,
+    pub prog_id: u32,
+    _pad: u32,
+    pub union: [u8; 96],
+}
+const _: () = assert!(std::mem::size_of::<LinkInfo>() == 112);
+// SAFETY: #[repr(C)], integer fields only.
+unsafe impl InfoStruct for LinkInfo {}
+
+impl LinkInfo {
+    pub fn new(link_type: u32, id: u32, prog_id: u32, union: [u8; 96]) -> LinkInfo {
+        LinkInfo {
+            link_type,
+            id,
+            prog_id,
+            _pad: 0,
+            union,
+        }
+    }
+
+    /// A little-endian-native u32 at byte `off` of the union.
+    pub fn union_u32(&self, off: usize) -> u32 {
+        let b = &self.union[off..off + 4];
+        u32::from_ne_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+/// `struct bpf_btf_info` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BtfInfo {
+    pub btf: u64,
+    pub btf_size: u32,
+    pub id: u32,
+    pub name: u64,
+    pub name_len: u32,
+    pub kernel_btf: u32,
+}
+const _: () = assert!(std::mem::size_of::<BtfInfo>() == 32);
+// SAFETY: #[repr(C)], integer fields only.
+unsafe impl InfoStruct for BtfInfo {}
+
+/// Which variable-length arrays to fetch with a program's info.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProgWant {
+    pub map_ids: bool,
+    pub xlated: bool,
+    pub jit_ranges: bool,
+    pub line_info: bool,
+    pub func_info: bool,
+}
+
+/// A program's info struct plus the arrays that were asked for.
+#[derive(Debug, Clone)]
+pub struct ProgDetail {
+    pub info: ProgInfo,
+    pub map_ids: Vec<u32>,
+    pub xlated: Vec<u8>,
+    pub jited_ksyms: Vec<u64>,
+    pub jited_func_lens: Vec<u32>,
+    /// Raw line_info records, `line_info_rec_size` bytes each.
+    pub line_info: Vec<u8>,
+    pub line_info_rec_size: u32,
+    pub jited_line_info: Vec<u64>,
+    /// Raw func_info records, `func_info_rec_size` bytes each.
+    pub func_info: Vec<u8>,
+    pub func_info_rec_size: u32,
+}
+
+/// Maximum number of map IDs reported per program (as the original).
+pub const MAX_MAP_IDS: u32 = 256;
+
+/// Read a program's info. Map IDs alone take one call with a fixed buffer;
+/// the other arrays need a first call to learn their sizes.
+pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
+    let needs_sizes = want.xlated || want.jit_ranges || want.line_info || want.func_info;
+    let sizes = if needs_sizes {
+        let mut first = ProgInfo::zeroed();
+        get_info(fd, &mut first)?;
+        Some(first)
+    } else {
+        None
+    };
+
+    let mut info = ProgInfo::zeroed();
+    let mut map_ids = vec![0u32; if want.map_ids { MAX_MAP_IDS as usize } else { 0 }];
+    let mut xlated = Vec::new();
+    let mut ksyms = Vec::new();
+    let mut func_lens = Vec::new();
+    let mut line_info = Vec::new();
+    let mut jited_line_info = Vec::new();
+    let mut func_info = Vec::new();
+    let mut line_rec = 0u32;
+    let mut func_rec = 0u32;
+    if want.map_ids {
+        info.nr_map_ids = MAX_MAP_IDS;
+        info.map_ids = map_ids.as_mut_ptr() as u64;
+    }
+    if let Some(s) = &sizes {
+        if want.xlated && s.xlated_prog_len > 0 {
+            xlated = vec![0u8; s.xlated_prog_len as usize];
+            info.xlated_prog_len = s.xlated_prog_len;
+            info.xlated_prog_insns = xlated.as_mut_ptr() as u64;
+        }
+        if want.jit_ranges {
+            ksyms = vec![0u64; s.nr_jited_ksyms as usize];
+            func_lens = vec![0u32; s.nr_jited_func_lens as usize];
+            info.nr_jited_ksyms = s.nr_jited_ksyms;
+            info.jited_ksyms = ksyms.as_mut_ptr() as u64;
+            info.nr_jited_func_lens = s.nr_jited_func_lens;
+            info.jited_func_lens = func_lens.as_mut_ptr() as u64;
+        }
+        if want.line_info && s.nr_line_info > 0 {
+            line_rec = if s.line_info_rec_size == 0 {
+                16
+            } else {
+                s.line_info_rec_size
+            };
+            line_info = vec![0u8; (s.nr_line_info * line_rec) as usize];
+            info.nr_line_info = s.nr_line_info;
+            info.line_info_rec_size = line_rec;
+            info.line_info = line_info.as_mut_ptr() as u64;
+            if s.nr_jited_line_info > 0 {
+                jited_line_info = vec![0u64; s.nr_jited_line_info as usize];
+                info.nr_jited_line_info = s.nr_jited_line_info;
+                info.jited_line_info_rec_size = 8;
+                info.jited_line_info = jited_line_info.as_mut_ptr() as u64;
+            }
+        }
+        if want.func_info && s.nr_func_info > 0 {
+            func_rec = if s.func_info_rec_size == 0 {
+                8
+            } else {
+                s.func_info_rec_size
+            };
+            func_info = vec![0u8; (s.nr_func_info * func_rec) as usize];
+            info.nr_func_info = s.nr_func_info;
+            info.func_info_rec_size = func_rec;
+            info.func_info = func_info.as_mut_ptr() as u64;
+        }
+    }
+    // Every pointer above refers to a Vec that lives until the end of this
+    // function and whose length matches the count handed to the kernel.
+    get_info(fd, &mut info)?;
+
+    // The kernel reports its own counts; never trust them past our buffers.
+    map_ids.truncate(info.nr_map_ids.min(map_ids.len() as u32) as usize);
+    xlated.truncate((info.xlated_prog_len as usize).min(xlated.len()));
+    ksyms.truncate((info.nr_jited_ksyms as usize).min(ksyms.len()));
+    func_lens.truncate((info.nr_jited_func_lens as usize).min(func_lens.len()));
+    if line_rec > 0 {
+        let n = (info.nr_line_info as usize).min(line_info.len() / line_rec as usize);
+        line_info.truncate(n * line_rec as usize);
+    }
+    jited_line_info.truncate((info.nr_jited_line_info as usize).min(jited_line_info.len()));
+    if func_rec > 0 {
+        let n = (info.nr_func_info as usize).min(func_info.len() / func_rec as usize);
+        func_info.truncate(n * func_rec as usize);
+    }
+    // Pointers in the returned struct would dangle; clear them.
+    info.map_ids = 0;
+    info.xlated_prog_insns = 0;
+    info.jited_ksyms = 0;
+    info.jited_func_lens = 0;
+    info.line_info = 0;
+    info.jited_line_info = 0;
+    info.func_info = 0;
+    Ok(ProgDetail {
+        info,
+        map_ids,
+        xlated,
+        jited_ksyms: ksyms,
+        jited_func_lens: func_lens,
+        line_info,
+        line_info_rec_size: line_rec,
+        jited_line_info,
+        func_info,
+        func_info_rec_size: func_rec,
+    })
+}
+
+pub fn map_info(fd: &OwnedFd) -> Result<MapInfo, Errno> {
+    let mut info = MapInfo::zeroed();
+    get_info(fd, &mut info)?;
+    Ok(info)
+}
+
+pub fn link_info(fd: &OwnedFd) -> Result<LinkInfo, Errno> {
+    let mut info = LinkInfo::zeroed();
+    get_info(fd, &mut info)?;
+    Ok(info)
+}
+
+/// A BTF object's info, its name, and optionally its raw bytes.
+pub fn btf_info(fd: &OwnedFd, with_data: bool) -> Result<(BtfInfo, String, Vec<u8>), Errno> {
+    let mut name = vec![0u8; 512];
+    let mut info = BtfInfo::zeroed();
+    info.name = name.as_mut_ptr() as u64;
+    info.name_len = name.len() as u32;
+    get_info(fd, &mut info)?;
+    let mut data = Vec::new();
+    if with_data && info.btf_size > 0 {
+        data = vec![0u8; info.btf_size as usize];
+        let mut again = BtfInfo::zeroed();
+        again.btf = data.as_mut_ptr() as u64;
+        again.btf_size = info.btf_size;
+        get_info(fd, &mut again)?;
+        data.truncate((again.btf_size as usize).min(data.len()));
+    }
+    info.name = 0;
+    info.btf = 0;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Ok((info, String::from_utf8_lossy(&name[..end]).into_owned(), data))
+}
+
+/// What kind of BPF object an fd refers to, from the fd's anon-inode name.
+/// (GET_INFO_BY_FD dispatches on the fd's type, so probing with a program
+/// info struct "succeeds" for maps and links as well.)
+pub fn fd_object_kind(fd: &OwnedFd) -> Option<ObjKind> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    match link.to_str()? {
+        "anon_inode:bpf-prog" => Some(ObjKind::Prog),
+        "anon_inode:bpf-map" => Some(ObjKind::Map),
+        "anon_inode:bpf_link" | "anon_inode:bpf-link" => Some(ObjKind::Link),
+        "anon_inode:btf" => Some(ObjKind::Btf),
+        _ => None,
+    }
+}
