@@ -146,8 +146,144 @@ const ALL: Opt = opt(
     "Also show programs that did not run during the window.",
 );
 
+const FREQUENCY: Opt = opt(
+    Some("-F"),
+    "--frequency",
+    "frequency",
+    Kind::PosInt,
+    "HZ",
+    "Sample frequency in Hz (default 997).",
+);
+const PROFILE_DURATION: Opt = opt(
+    Some("-d"),
+    "--duration",
+    "duration",
+    Kind::PosFloat,
+    "SECONDS",
+    "Capture length in seconds (default 5).",
+);
+const EVENT: Opt = opt(
+    None,
+    "--event",
+    "event",
+    Kind::Event,
+    "EVENT",
+    "Perf event: auto (hardware cycles when openable, else cpu-clock) or a name from 'brr perf-events'.",
+);
+const PROFILE_LIMIT: Opt = opt(
+    None,
+    "--limit",
+    "limit",
+    Kind::NonNegInt,
+    "N",
+    "Show at most N programs; 0 shows all (default 20).",
+);
+const LINE_LIMIT: Opt = opt(
+    None,
+    "--line-limit",
+    "line_limit",
+    Kind::NonNegInt,
+    "N",
+    "Show at most N hotspot rows per program and list; 0 shows all (default 10).",
+);
+const PROGRAM_ID: Opt = opt(
+    None,
+    "--program-id",
+    "program_id",
+    Kind::PosInt,
+    "PROG_ID",
+    "Report only this program.",
+);
+const KERNEL_SAMPLES: Opt = opt(
+    None,
+    "--kernel-samples",
+    "kernel_samples",
+    Kind::Flag,
+    "",
+    "Capture callchains and attribute helper/kernel samples to the calling BPF line.",
+);
+const KERNEL_IP_DETAIL: Opt = opt(
+    None,
+    "--kernel-ip-detail",
+    "kernel_ip_detail",
+    Kind::Flag,
+    "",
+    "Show exact kernel IPs instead of per-function groups (requires --kernel-samples).",
+);
+const CALL_GRAPH: Opt = opt(
+    None,
+    "--call-graph",
+    "call_graph",
+    Kind::CallGraph,
+    "{fp,lbr}",
+    "Callchain source for --kernel-samples (default fp; lbr requires --kernel-samples).",
+);
+const WIDE: Opt = opt(
+    Some("-w"),
+    "--wide",
+    "wide",
+    Kind::Flag,
+    "",
+    "Show addresses, full source paths and the SAMPLES column.",
+);
+const PERF_BUFFER_PAGES: Opt = opt(
+    None,
+    "--perf-buffer-pages",
+    "perf_buffer_pages",
+    Kind::PagesProfile,
+    "auto|PAGES",
+    "Data pages per CPU ring: auto or a power of two (default auto).",
+);
+const PERF_DRAIN_MS: Opt = opt(
+    None,
+    "--perf-drain-ms",
+    "perf_drain_ms",
+    Kind::DrainProfile,
+    "auto|MS",
+    "Longest interval between ring sweeps: auto or whole milliseconds (default auto).",
+);
+const FAIL_ON_LOSS: Opt = opt(
+    None,
+    "--fail-on-loss",
+    "fail_on_loss",
+    Kind::Flag,
+    "",
+    "Exit 1 (after printing the profile) if the capture is incomplete.",
+);
+const DEVMODE: Opt = opt(
+    None,
+    "--devmode",
+    "devmode",
+    Kind::OptionalPath,
+    "DIR",
+    "Resolve BTF source files under DIR (default: current directory) for source context.",
+);
+
 const PROG_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED, STATS];
-const ACTIVITY_OPTS: &[Opt] = &[JSON, CSV, PRETTY, CUMULATIVE, EXTENDED, DURATION, LIMIT, ALL];
+const PERF_EVENTS_OPTS: &[Opt] = &[JSON, CSV, PRETTY, FREQUENCY];
+const PROFILE_OPTS: &[Opt] = &[
+    JSON,
+    CSV,
+    PRETTY,
+    EXTENDED,
+    DEVMODE,
+    PROFILE_DURATION,
+    FREQUENCY,
+    EVENT,
+    PROFILE_LIMIT,
+    LINE_LIMIT,
+    PROGRAM_ID,
+    KERNEL_SAMPLES,
+    KERNEL_IP_DETAIL,
+    CALL_GRAPH,
+    WIDE,
+    PERF_BUFFER_PAGES,
+    PERF_DRAIN_MS,
+    FAIL_ON_LOSS,
+];
+const ACTIVITY_OPTS: &[Opt] = &[
+    JSON, CSV, PRETTY, CUMULATIVE, EXTENDED, DURATION, LIMIT, ALL,
+];
 const MAP_LINK_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED_PINNED];
 const BTF_OPTS: &[Opt] = &[JSON, CSV, PRETTY];
 
@@ -190,6 +326,18 @@ const SUBCOMMANDS: &[Sub] = &[
         opts: BTF_OPTS,
         positional: None,
     },
+    Sub {
+        name: "perf-events",
+        help: "List brr-supported perf events openable on this host.",
+        opts: PERF_EVENTS_OPTS,
+        positional: None,
+    },
+    Sub {
+        name: "profile",
+        help: "Profile BPF JIT execution with native perf_event_open sampling.",
+        opts: PROFILE_OPTS,
+        positional: None,
+    },
 ];
 
 const ROOT_OPTS: &[Opt] = &[BPFFS, JSON, CSV, PRETTY, EXTENDED, CUMULATIVE, VERSION];
@@ -217,6 +365,33 @@ pub enum Command {
     Map,
     Link,
     Btf,
+    PerfEvents {
+        frequency: u64,
+    },
+    Profile(ProfileArgs),
+}
+
+/// `brr profile` options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileArgs {
+    pub duration: f64,
+    pub frequency: u64,
+    pub event: String,
+    pub limit: usize,
+    pub line_limit: usize,
+    pub program_id: Option<u64>,
+    pub kernel_samples: bool,
+    pub kernel_ip_detail: bool,
+    /// `fp` or `lbr`.
+    pub call_graph: &'static str,
+    pub wide: bool,
+    /// None = auto.
+    pub perf_buffer_pages: Option<u64>,
+    /// None = auto.
+    pub perf_drain_ms: Option<u64>,
+    pub fail_on_loss: bool,
+    /// `--devmode [DIR]`: Some("") when given without a directory.
+    pub devmode: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -494,7 +669,11 @@ fn options_help(opts: &[Opt]) -> String {
 }
 
 fn root_help() -> String {
-    let mut out = format!("{}\n\n{DESCRIPTION}\n\npositional arguments:\n  {}\n", root_usage(), choices_text());
+    let mut out = format!(
+        "{}\n\n{DESCRIPTION}\n\npositional arguments:\n  {}\n",
+        root_usage(),
+        choices_text()
+    );
     for s in SUBCOMMANDS {
         out.push_str(&format!("    {:<20}{}\n", s.name, s.help));
     }
@@ -506,7 +685,9 @@ fn root_help() -> String {
 fn sub_help(sub: &Sub) -> String {
     let mut out = format!("{}\n\n{}\n\n", sub_usage(sub), sub.help);
     if let Some(p) = sub.positional {
-        out.push_str(&format!("positional arguments:\n  {p:<22}eBPF program ID\n\n"));
+        out.push_str(&format!(
+            "positional arguments:\n  {p:<22}eBPF program ID\n\n"
+        ));
     }
     out.push_str(&options_help(sub.opts));
     out
@@ -620,7 +801,10 @@ fn parse_level(
                     return Err(usage_error(
                         usage,
                         prog,
-                        &format!("argument {label}: ignored explicit argument {}", py_repr(&v)),
+                        &format!(
+                            "argument {label}: ignored explicit argument {}",
+                            py_repr(&v)
+                        ),
                     ));
                 }
                 // `-xc`: a cluster of short flags.
@@ -635,7 +819,11 @@ fn parse_level(
                         }
                         Some(o2) => {
                             let val = convert(o2.kind, &rest[1..]).map_err(|m| {
-                                usage_error(usage, prog, &format!("argument {}: {m}", opt_strings(o2)))
+                                usage_error(
+                                    usage,
+                                    prog,
+                                    &format!("argument {}: {m}", opt_strings(o2)),
+                                )
                             })?;
                             lv.values.insert(o2.dest, val);
                             rest = "";
@@ -726,7 +914,10 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
                 root.unknown.join(" ")
             )));
         }
-        if ["json", "csv", "pretty"].iter().any(|k| flag(&root.values, k)) {
+        if ["json", "csv", "pretty"]
+            .iter()
+            .any(|k| flag(&root.values, k))
+        {
             return Err(root_error("--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"));
         }
         return Err(root_error(
@@ -773,6 +964,13 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
     if pretty && !json {
         return Err(root_error("--pretty requires --json"));
     }
+    let kernel_samples = flag(&v, "kernel_samples");
+    if matches!(v.get("call_graph"), Some(Val::Str(c)) if c == "lbr") && !kernel_samples {
+        return Err(root_error("--call-graph lbr requires --kernel-samples"));
+    }
+    if flag(&v, "kernel_ip_detail") && !kernel_samples {
+        return Err(root_error("--kernel-ip-detail requires --kernel-samples"));
+    }
     let format = if json {
         Format::Json { pretty }
     } else if csv {
@@ -791,6 +989,37 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
         },
         "map" => Command::Map,
         "link" => Command::Link,
+        "perf-events" => Command::PerfEvents {
+            frequency: int_or(&v, "frequency", 997),
+        },
+        "profile" => Command::Profile(ProfileArgs {
+            duration: float_or(&v, "duration", 5.0),
+            frequency: int_or(&v, "frequency", 997),
+            event: match v.get("event") {
+                Some(Val::Str(e)) => e.clone(),
+                _ => "auto".into(),
+            },
+            limit: int_or(&v, "limit", 20).min(usize::MAX as u64) as usize,
+            line_limit: int_or(&v, "line_limit", 10).min(usize::MAX as u64) as usize,
+            program_id: match v.get("program_id") {
+                Some(Val::Int(i)) => Some(*i),
+                _ => None,
+            },
+            kernel_samples,
+            kernel_ip_detail: flag(&v, "kernel_ip_detail"),
+            call_graph: match v.get("call_graph") {
+                Some(Val::Str(c)) if c == "lbr" => "lbr",
+                _ => "fp",
+            },
+            wide: flag(&v, "wide"),
+            perf_buffer_pages: Some(int_or(&v, "perf_buffer_pages", 0)).filter(|&p| p > 0),
+            perf_drain_ms: Some(int_or(&v, "perf_drain_ms", 0)).filter(|&p| p > 0),
+            fail_on_loss: flag(&v, "fail_on_loss"),
+            devmode: match v.get("devmode") {
+                Some(Val::Str(d)) => Some(d.clone()),
+                _ => None,
+            },
+        }),
         _ => Command::Btf,
     };
     Ok(Parsed::Run(Cli {
@@ -831,8 +1060,14 @@ mod tests {
     #[test]
     fn globals_before_or_after() {
         assert_eq!(cli("--csv map").format, Format::Csv);
-        assert_eq!(cli("--json prog --pretty").format, Format::Json { pretty: true });
-        assert_eq!(cli("--pretty prog --json").format, Format::Json { pretty: true });
+        assert_eq!(
+            cli("--json prog --pretty").format,
+            Format::Json { pretty: true }
+        );
+        assert_eq!(
+            cli("--pretty prog --json").format,
+            Format::Json { pretty: true }
+        );
         assert!(cli("-x prog").extended);
         assert!(cli("-x btf").extended);
         assert_eq!(cli("--bpffs /tmp/x prog").bpffs, "/tmp/x");
@@ -911,8 +1146,14 @@ mod tests {
             err_line("--json"),
             "brr: error: --json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"
         );
-        assert_eq!(err_line("prog --pretty"), "brr: error: --pretty requires --json");
-        assert_eq!(err_line("--pretty prog"), "brr: error: --pretty requires --json");
+        assert_eq!(
+            err_line("prog --pretty"),
+            "brr: error: --pretty requires --json"
+        );
+        assert_eq!(
+            err_line("--pretty prog"),
+            "brr: error: --pretty requires --json"
+        );
         assert_eq!(
             err_line("prog --json --csv"),
             "brr: error: --json and --csv are mutually exclusive"
@@ -921,17 +1162,26 @@ mod tests {
             err_line("--json prog --csv"),
             "brr: error: --json and --csv are mutually exclusive"
         );
-        assert_eq!(err_line("prog --csv --pretty"), "brr: error: --pretty requires --json");
+        assert_eq!(
+            err_line("prog --csv --pretty"),
+            "brr: error: --pretty requires --json"
+        );
     }
 
     #[test]
     fn unknown_things() {
-        assert_eq!(err_line("prog -c"), "brr: error: unrecognized arguments: -c");
+        assert_eq!(
+            err_line("prog -c"),
+            "brr: error: unrecognized arguments: -c"
+        );
         assert_eq!(
             err_line("prog --bpffs /x"),
             "brr: error: unrecognized arguments: --bpffs /x"
         );
-        assert_eq!(err_line("prog -V"), "brr: error: unrecognized arguments: -V");
+        assert_eq!(
+            err_line("prog -V"),
+            "brr: error: unrecognized arguments: -V"
+        );
         assert!(err_line("foo").starts_with(
             "brr: error: argument object_type: invalid choice: 'foo' (choose from 'prog', 'activity'"
         ));
@@ -941,7 +1191,10 @@ mod tests {
     #[test]
     fn version_and_help() {
         assert_eq!(run("-V prog").unwrap(), Parsed::Print(VERSION_TEXT.into()));
-        assert_eq!(run("-V --json").unwrap(), Parsed::Print(VERSION_TEXT.into()));
+        assert_eq!(
+            run("-V --json").unwrap(),
+            Parsed::Print(VERSION_TEXT.into())
+        );
         match run("--help").unwrap() {
             Parsed::Print(t) => {
                 assert!(t.contains("{prog,activity,"));
@@ -949,7 +1202,9 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(run("activity -h").unwrap(), Parsed::Print(t) if t.contains("--duration")));
+        assert!(
+            matches!(run("activity -h").unwrap(), Parsed::Print(t) if t.contains("--duration"))
+        );
     }
 
     #[test]

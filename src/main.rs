@@ -6,6 +6,7 @@ mod commands;
 mod error;
 mod kernel;
 mod model;
+mod profile;
 mod render;
 mod sys;
 

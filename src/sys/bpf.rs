@@ -230,6 +230,12 @@ const _: () = assert!(std::mem::size_of::<ProgInfo>() == 232);
 // SAFETY: #[repr(C)], integer fields only.
 unsafe impl InfoStruct for ProgInfo {}
 
+impl Default for ProgInfo {
+    fn default() -> ProgInfo {
+        ProgInfo::zeroed()
+    }
+}
+
 /// `struct bpf_map_info` through `map_extra` (88 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -345,7 +351,14 @@ pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
     };
 
     let mut info = ProgInfo::zeroed();
-    let mut map_ids = vec![0u32; if want.map_ids { MAX_MAP_IDS as usize } else { 0 }];
+    let mut map_ids = vec![
+        0u32;
+        if want.map_ids {
+            MAX_MAP_IDS as usize
+        } else {
+            0
+        }
+    ];
     let mut xlated = Vec::new();
     let mut ksyms = Vec::new();
     let mut func_lens = Vec::new();
@@ -472,7 +485,11 @@ pub fn btf_info(fd: &OwnedFd, with_data: bool) -> Result<(BtfInfo, String, Vec<u
     info.name = 0;
     info.btf = 0;
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-    Ok((info, String::from_utf8_lossy(&name[..end]).into_owned(), data))
+    Ok((
+        info,
+        String::from_utf8_lossy(&name[..end]).into_owned(),
+        data,
+    ))
 }
 
 /// What kind of BPF object an fd refers to, from the fd's anon-inode name.

@@ -1,6 +1,7 @@
 //! The only place with `unsafe`: raw syscalls and the kernel ABI structs they use.
 
 pub mod bpf;
+pub mod perf;
 pub mod signal;
 
 use std::io;
@@ -11,7 +12,11 @@ pub struct Errno(pub i32);
 
 impl Errno {
     pub fn last() -> Errno {
-        Errno(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+        Errno(
+            io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        )
     }
 
     /// The C library's text for this errno, e.g. "No such file or directory".
