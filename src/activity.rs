@@ -112,7 +112,10 @@ mod tests {
     #[test]
     fn ordering_ties() {
         let cur = [p(5, 3, 100), p(2, 3, 100), p(9, 4, 100), p(1, 1, 200)];
-        let ids: Vec<u32> = compute(&[], &cur, false, 0).iter().map(|r| r.prog.id).collect();
+        let ids: Vec<u32> = compute(&[], &cur, false, 0)
+            .iter()
+            .map(|r| r.prog.id)
+            .collect();
         assert_eq!(ids, vec![1, 9, 2, 5]);
     }
 

@@ -16,6 +16,7 @@ const DESCRIPTION: &str = "eBPF Runtime Reporter and Profiler by Tanel Poder (ta
 
 /// How an option's value is checked and converted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // the profile/top/dump grammars use the rest
 enum Kind {
     Flag,
     PosFloat,
@@ -147,7 +148,9 @@ const ALL: Opt = opt(
 );
 
 const PROG_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED, STATS];
-const ACTIVITY_OPTS: &[Opt] = &[JSON, CSV, PRETTY, CUMULATIVE, EXTENDED, DURATION, LIMIT, ALL];
+const ACTIVITY_OPTS: &[Opt] = &[
+    JSON, CSV, PRETTY, CUMULATIVE, EXTENDED, DURATION, LIMIT, ALL,
+];
 const MAP_LINK_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED_PINNED];
 const BTF_OPTS: &[Opt] = &[JSON, CSV, PRETTY];
 
@@ -494,7 +497,11 @@ fn options_help(opts: &[Opt]) -> String {
 }
 
 fn root_help() -> String {
-    let mut out = format!("{}\n\n{DESCRIPTION}\n\npositional arguments:\n  {}\n", root_usage(), choices_text());
+    let mut out = format!(
+        "{}\n\n{DESCRIPTION}\n\npositional arguments:\n  {}\n",
+        root_usage(),
+        choices_text()
+    );
     for s in SUBCOMMANDS {
         out.push_str(&format!("    {:<20}{}\n", s.name, s.help));
     }
@@ -506,7 +513,9 @@ fn root_help() -> String {
 fn sub_help(sub: &Sub) -> String {
     let mut out = format!("{}\n\n{}\n\n", sub_usage(sub), sub.help);
     if let Some(p) = sub.positional {
-        out.push_str(&format!("positional arguments:\n  {p:<22}eBPF program ID\n\n"));
+        out.push_str(&format!(
+            "positional arguments:\n  {p:<22}eBPF program ID\n\n"
+        ));
     }
     out.push_str(&options_help(sub.opts));
     out
@@ -620,7 +629,10 @@ fn parse_level(
                     return Err(usage_error(
                         usage,
                         prog,
-                        &format!("argument {label}: ignored explicit argument {}", py_repr(&v)),
+                        &format!(
+                            "argument {label}: ignored explicit argument {}",
+                            py_repr(&v)
+                        ),
                     ));
                 }
                 // `-xc`: a cluster of short flags.
@@ -635,7 +647,11 @@ fn parse_level(
                         }
                         Some(o2) => {
                             let val = convert(o2.kind, &rest[1..]).map_err(|m| {
-                                usage_error(usage, prog, &format!("argument {}: {m}", opt_strings(o2)))
+                                usage_error(
+                                    usage,
+                                    prog,
+                                    &format!("argument {}: {m}", opt_strings(o2)),
+                                )
                             })?;
                             lv.values.insert(o2.dest, val);
                             rest = "";
@@ -726,7 +742,10 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
                 root.unknown.join(" ")
             )));
         }
-        if ["json", "csv", "pretty"].iter().any(|k| flag(&root.values, k)) {
+        if ["json", "csv", "pretty"]
+            .iter()
+            .any(|k| flag(&root.values, k))
+        {
             return Err(root_error("--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"));
         }
         return Err(root_error(
@@ -831,8 +850,14 @@ mod tests {
     #[test]
     fn globals_before_or_after() {
         assert_eq!(cli("--csv map").format, Format::Csv);
-        assert_eq!(cli("--json prog --pretty").format, Format::Json { pretty: true });
-        assert_eq!(cli("--pretty prog --json").format, Format::Json { pretty: true });
+        assert_eq!(
+            cli("--json prog --pretty").format,
+            Format::Json { pretty: true }
+        );
+        assert_eq!(
+            cli("--pretty prog --json").format,
+            Format::Json { pretty: true }
+        );
         assert!(cli("-x prog").extended);
         assert!(cli("-x btf").extended);
         assert_eq!(cli("--bpffs /tmp/x prog").bpffs, "/tmp/x");
@@ -911,8 +936,14 @@ mod tests {
             err_line("--json"),
             "brr: error: --json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"
         );
-        assert_eq!(err_line("prog --pretty"), "brr: error: --pretty requires --json");
-        assert_eq!(err_line("--pretty prog"), "brr: error: --pretty requires --json");
+        assert_eq!(
+            err_line("prog --pretty"),
+            "brr: error: --pretty requires --json"
+        );
+        assert_eq!(
+            err_line("--pretty prog"),
+            "brr: error: --pretty requires --json"
+        );
         assert_eq!(
             err_line("prog --json --csv"),
             "brr: error: --json and --csv are mutually exclusive"
@@ -921,17 +952,26 @@ mod tests {
             err_line("--json prog --csv"),
             "brr: error: --json and --csv are mutually exclusive"
         );
-        assert_eq!(err_line("prog --csv --pretty"), "brr: error: --pretty requires --json");
+        assert_eq!(
+            err_line("prog --csv --pretty"),
+            "brr: error: --pretty requires --json"
+        );
     }
 
     #[test]
     fn unknown_things() {
-        assert_eq!(err_line("prog -c"), "brr: error: unrecognized arguments: -c");
+        assert_eq!(
+            err_line("prog -c"),
+            "brr: error: unrecognized arguments: -c"
+        );
         assert_eq!(
             err_line("prog --bpffs /x"),
             "brr: error: unrecognized arguments: --bpffs /x"
         );
-        assert_eq!(err_line("prog -V"), "brr: error: unrecognized arguments: -V");
+        assert_eq!(
+            err_line("prog -V"),
+            "brr: error: unrecognized arguments: -V"
+        );
         assert!(err_line("foo").starts_with(
             "brr: error: argument object_type: invalid choice: 'foo' (choose from 'prog', 'activity'"
         ));
@@ -941,7 +981,10 @@ mod tests {
     #[test]
     fn version_and_help() {
         assert_eq!(run("-V prog").unwrap(), Parsed::Print(VERSION_TEXT.into()));
-        assert_eq!(run("-V --json").unwrap(), Parsed::Print(VERSION_TEXT.into()));
+        assert_eq!(
+            run("-V --json").unwrap(),
+            Parsed::Print(VERSION_TEXT.into())
+        );
         match run("--help").unwrap() {
             Parsed::Print(t) => {
                 assert!(t.contains("{prog,activity,"));
@@ -949,7 +992,9 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(run("activity -h").unwrap(), Parsed::Print(t) if t.contains("--duration")));
+        assert!(
+            matches!(run("activity -h").unwrap(), Parsed::Print(t) if t.contains("--duration"))
+        );
     }
 
     #[test]

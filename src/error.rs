@@ -42,11 +42,9 @@ impl BrrError {
             libc::EPERM | libc::EACCES => BrrError::Permission(format!(
                 "permission denied while trying to {action}; run brr with sudo"
             )),
-            libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOENT => {
-                BrrError::Unsupported(format!(
-                    "kernel does not support required bpf() features to {action}"
-                ))
-            }
+            libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOENT => BrrError::Unsupported(
+                format!("kernel does not support required bpf() features to {action}"),
+            ),
             _ => BrrError::Failed(format!("failed to {action}: {errno}")),
         }
     }
@@ -77,7 +75,9 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         let e = BrrError::bpf("enable eBPF runtime statistics", Errno(libc::EINVAL));
         assert_eq!(e.exit_code(), 3);
-        assert!(e.render().contains("kernel does not support required bpf() features"));
+        assert!(e
+            .render()
+            .contains("kernel does not support required bpf() features"));
         let e = BrrError::bpf("open eBPF object id 7", Errno(libc::ENOMEM));
         assert_eq!(e.exit_code(), 1);
         assert_eq!(

@@ -30,7 +30,10 @@ impl Pins {
 /// Join and normalise lexically: no repeated or trailing `/`, symlinks kept.
 pub fn normalise(path: &str) -> String {
     let absolute = path.starts_with('/');
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
     let joined = parts.join("/");
     match (absolute, joined.is_empty()) {
         (true, _) => format!("/{joined}"),

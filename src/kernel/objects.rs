@@ -128,7 +128,9 @@ pub fn link_from_info(i: &bpf::LinkInfo) -> Link {
 }
 
 pub fn links() -> Result<Vec<Link>> {
-    walk_kind(ObjKind::Link, |_, fd| Ok(link_from_info(&bpf::link_info(fd)?)))
+    walk_kind(ObjKind::Link, |_, fd| {
+        Ok(link_from_info(&bpf::link_info(fd)?))
+    })
 }
 
 pub fn btfs() -> Result<Vec<Btf>> {
@@ -189,7 +191,9 @@ mod tests {
         );
         let err = walk(ids(&[3]), |_| Err::<u32, _>(Errno(libc::EIO))).unwrap_err();
         assert_eq!(err.exit_code(), 1);
-        assert!(err.render().starts_with("brr: failed to open eBPF object id 3: "));
+        assert!(err
+            .render()
+            .starts_with("brr: failed to open eBPF object id 3: "));
     }
 
     #[test]

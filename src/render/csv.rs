@@ -35,6 +35,9 @@ mod tests {
         assert_eq!(field("say \"q\""), "\"say \"\"q\"\"\"");
         assert_eq!(field("x\ny"), "\"x\ny\"");
         assert_eq!(field("caf\u{e9}\r"), "caf\u{e9}\r");
-        assert_eq!(render(&["a", "b"], &[vec!["1".into(), "".into()]]), "a,b\n1,");
+        assert_eq!(
+            render(&["a", "b"], &[vec!["1".into(), "".into()]]),
+            "a,b\n1,"
+        );
     }
 }

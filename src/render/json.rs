@@ -162,16 +162,19 @@ mod tests {
 
     #[test]
     fn ascii_escaping() {
-        let s = to_string(&Json::from("caf\u{e9} \u{2615} \u{1f600} \"q\"\\/\u{7f}\t"), false);
-        assert_eq!(
-            s,
-            r#""caf\u00e9 \u2615 \ud83d\ude00 \"q\"\\/\u007f\t""#
+        let s = to_string(
+            &Json::from("caf\u{e9} \u{2615} \u{1f600} \"q\"\\/\u{7f}\t"),
+            false,
         );
+        assert_eq!(s, r#""caf\u00e9 \u2615 \ud83d\ude00 \"q\"\\/\u007f\t""#);
     }
 
     #[test]
     fn numbers() {
-        assert_eq!(to_string(&Json::from(u64::MAX), false), "18446744073709551615");
+        assert_eq!(
+            to_string(&Json::from(u64::MAX), false),
+            "18446744073709551615"
+        );
         assert_eq!(to_string(&Json::from(-4i32), false), "-4");
         assert_eq!(to_string(&Json::from(1.0f64), false), "1.0");
         assert_eq!(to_string(&Json::from(None::<u32>), false), "null");

@@ -92,7 +92,11 @@ pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -
                 r.push(p.run_time_ns.to_string());
             }
             if extended {
-                r.push(if p.tag.is_empty() { "-".into() } else { p.tag.clone() });
+                r.push(if p.tag.is_empty() {
+                    "-".into()
+                } else {
+                    p.tag.clone()
+                });
                 r.push(dash_join(&p.pinned_paths, ","));
             }
             r
@@ -128,7 +132,15 @@ pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -
 }
 
 pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
-    let mut headers = vec!["ID", "TYPE", "NAME", "KEY", "VALUE", "MAX_ENTRIES", "BTF_ID"];
+    let mut headers = vec![
+        "ID",
+        "TYPE",
+        "NAME",
+        "KEY",
+        "VALUE",
+        "MAX_ENTRIES",
+        "BTF_ID",
+    ];
     if extended {
         headers.push("PINNED");
     }
@@ -376,7 +388,11 @@ pub fn activity(
             }
             c.extend([p.xlated_size.to_string(), p.jited_size.to_string()]);
             if extended {
-                c.push(if p.tag.is_empty() { "-".into() } else { p.tag.clone() });
+                c.push(if p.tag.is_empty() {
+                    "-".into()
+                } else {
+                    p.tag.clone()
+                });
                 c.push(dash_join(&p.pinned_paths, ","));
             }
             c
@@ -504,7 +520,10 @@ mod tests {
         let x = programs(&list, Format::Text, true, true);
         assert!(x.starts_with(" ID  TYPE        NAME           XLATED_BYTES  JITED_BYTES  RUN_CNT  RUN_TIME_NS  TAG               PINNED"));
         assert!(x.ends_with("0            0  d812b1a3dc0f9a8c  /sys/fs/bpf/a,/sys/fs/bpf/b,c"));
-        assert_eq!(programs(&[], Format::Text, false, false), "No eBPF programs found.");
+        assert_eq!(
+            programs(&[], Format::Text, false, false),
+            "No eBPF programs found."
+        );
         assert_eq!(
             programs(&[], Format::Json { pretty: true }, false, false),
             "{\n  \"kind\": \"programs\",\n  \"items\": [],\n  \"metadata\": {}\n}"
@@ -558,7 +577,10 @@ mod tests {
             btfs(std::slice::from_ref(&b), Format::Text),
             "ID  NAME     SIZE   \n 1  vmlinux  5515646"
         );
-        assert_eq!(btfs(&[b], Format::Csv), "id,name,size,pinned_paths\n1,vmlinux,5515646,");
+        assert_eq!(
+            btfs(&[b], Format::Csv),
+            "id,name,size,pinned_paths\n1,vmlinux,5515646,"
+        );
         assert_eq!(links(&[], Format::Text, false), "No eBPF links found.");
         assert_eq!(maps(&[], Format::Text, false), "No eBPF maps found.");
         assert_eq!(btfs(&[], Format::Text), "No BTF objects found.");
@@ -592,11 +614,18 @@ mod tests {
             "2.0,3,false,689,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,3939893,486420680,123,35101434,2807731032,79,,2.0"
         );
         let j = activity(&rows, run, Format::Json { pretty: false }, false, false);
-        assert!(j.ends_with(r#""metadata":{"duration":2.0,"limit":3,"include_all":false,"measured_duration":2.0}}"#));
+        assert!(j.ends_with(
+            r#""metadata":{"duration":2.0,"limit":3,"include_all":false,"measured_duration":2.0}}"#
+        ));
         assert_eq!(
             activity(&[], run, Format::Text, false, false),
             "No active eBPF program runtime deltas observed."
         );
-        assert_eq!(activity(&[], run, Format::Csv, false, false).lines().count(), 1);
+        assert_eq!(
+            activity(&[], run, Format::Csv, false, false)
+                .lines()
+                .count(),
+            1
+        );
     }
 }

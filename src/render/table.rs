@@ -92,7 +92,12 @@ mod tests {
     fn layout_matches_listing_rules() {
         let rows = vec![
             vec!["632".into(), "cgroup_skb".into(), "144".into(), "-".into()],
-            vec!["18729".into(), "flow_dissector".into(), "16".into(), "/a,/b".into()],
+            vec![
+                "18729".into(),
+                "flow_dissector".into(),
+                "16".into(),
+                "/a,/b".into(),
+            ],
         ];
         let t = render(&["ID", "TYPE", "XLATED_BYTES", "PINNED"], &rows);
         let lines: Vec<&str> = t.lines().collect();

@@ -270,6 +270,7 @@ const _: () = assert!(std::mem::size_of::<LinkInfo>() == 112);
 unsafe impl InfoStruct for LinkInfo {}
 
 impl LinkInfo {
+    #[cfg(test)]
     pub fn new(link_type: u32, id: u32, prog_id: u32, union: [u8; 96]) -> LinkInfo {
         LinkInfo {
             link_type,
@@ -345,7 +346,14 @@ pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
     };
 
     let mut info = ProgInfo::zeroed();
-    let mut map_ids = vec![0u32; if want.map_ids { MAX_MAP_IDS as usize } else { 0 }];
+    let mut map_ids = vec![
+        0u32;
+        if want.map_ids {
+            MAX_MAP_IDS as usize
+        } else {
+            0
+        }
+    ];
     let mut xlated = Vec::new();
     let mut ksyms = Vec::new();
     let mut func_lens = Vec::new();
@@ -472,7 +480,11 @@ pub fn btf_info(fd: &OwnedFd, with_data: bool) -> Result<(BtfInfo, String, Vec<u
     info.name = 0;
     info.btf = 0;
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-    Ok((info, String::from_utf8_lossy(&name[..end]).into_owned(), data))
+    Ok((
+        info,
+        String::from_utf8_lossy(&name[..end]).into_owned(),
+        data,
+    ))
 }
 
 /// What kind of BPF object an fd refers to, from the fd's anon-inode name.

@@ -11,7 +11,11 @@ pub struct Errno(pub i32);
 
 impl Errno {
     pub fn last() -> Errno {
-        Errno(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+        Errno(
+            io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        )
     }
 
     /// The C library's text for this errno, e.g. "No such file or directory".
