@@ -295,6 +295,11 @@ fn emit_hot_steps(b: &mut ProgBuilder, reg: u8) {
 }
 
 /// (a) Socket filter with map lookup/increment, BTF, func_info, line_info.
+///
+/// 16 instructions are loaded (`prog.insn_cnt`); the kernel's xlated image
+/// is longer (22 on 6.18) because the ARRAY lookup helper call is inlined,
+/// and the kernel-reported line_info insn offsets shift accordingly, so
+/// compare xlated offsets only through the kernel's own line_info.
 #[derive(Debug)]
 pub struct SocketFilterFixture {
     pub prog: LoadedProg,
@@ -564,6 +569,10 @@ fn load_return_zero(prog_type: u32, name: &str) -> io::Result<LoadedProg> {
 }
 
 /// (e) Raw-tracepoint program attached to `sched_switch` via a bpf_link.
+///
+/// On drop the link id disappears at once, but the kernel releases the
+/// program only after an RCU grace period (deferred link dealloc), so a
+/// test checking the prog id is gone should poll with [`wait_until`].
 #[derive(Debug)]
 pub struct RawTpLinkFixture {
     pub prog: LoadedProg,
