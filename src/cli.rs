@@ -16,6 +16,7 @@ const DESCRIPTION: &str = "eBPF Runtime Reporter and Profiler by Tanel Poder (ta
 
 /// How an option's value is checked and converted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // the profile/top/dump grammars use the rest
 enum Kind {
     Flag,
     PosFloat,

@@ -276,6 +276,7 @@ const _: () = assert!(std::mem::size_of::<LinkInfo>() == 112);
 unsafe impl InfoStruct for LinkInfo {}
 
 impl LinkInfo {
+    #[cfg(test)]
     pub fn new(link_type: u32, id: u32, prog_id: u32, union: [u8; 96]) -> LinkInfo {
         LinkInfo {
             link_type,

@@ -41,11 +41,6 @@ impl InterruptGuard {
         let rc = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
         rc == libc::SIGINT
     }
-
-    /// True if Ctrl-C is pending (consumes it).
-    pub fn poll(&self) -> bool {
-        self.wait(Duration::ZERO)
-    }
 }
 
 impl Drop for InterruptGuard {

@@ -1,0 +1,234 @@
+//! A program's translated image with its source metadata: line records from
+//! `line_info` + BTF strings, their JIT addresses, and the address range and
+//! BTF name of every JITed (sub)function.
+
+use std::os::fd::OwnedFd;
+
+use crate::error::{BrrError, Result};
+use crate::kernel::btf::Btf;
+use crate::kernel::objects::{self, open_action, program_from_info};
+use crate::model::Program;
+use crate::sys::bpf::{self, ObjKind, ProgDetail, ProgWant};
+use crate::sys::Errno;
+
+/// One `line_info` record resolved through the BTF string table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineRecord {
+    /// Index into the xlated instruction stream (8-byte units).
+    pub insn_off: u32,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub source: Option<String>,
+    /// Where this record's code starts in the JIT image (None if hidden/absent).
+    pub jited_addr: Option<u64>,
+}
+
+/// One JITed function: index 0 is the main program, then subprograms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JitRange {
+    pub start: u64,
+    pub len: u32,
+    pub func_index: usize,
+    /// Full name from BTF `func_info` (kernel names stop at 15 bytes).
+    pub func_name: Option<String>,
+}
+
+impl JitRange {
+    pub fn end(&self) -> u64 {
+        self.start + self.len as u64
+    }
+}
+
+/// A subprogram entry from `func_info`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FuncRecord {
+    pub insn_off: u32,
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProgramImage {
+    pub program: Program,
+    pub xlated: Vec<u8>,
+    pub lines: Vec<LineRecord>,
+    pub jit_ranges: Vec<JitRange>,
+    pub funcs: Vec<FuncRecord>,
+}
+
+impl ProgramImage {
+    /// The program's full BTF name (falls back to the kernel's 15-byte name).
+    pub fn display_name(&self) -> String {
+        self.funcs
+            .first()
+            .and_then(|f| f.name.clone())
+            .unwrap_or_else(|| self.program.name.clone())
+    }
+}
+
+fn u32s(rec: &[u8]) -> [u32; 4] {
+    let mut out = [0u32; 4];
+    for (i, v) in out.iter_mut().enumerate() {
+        if let Some(b) = rec.get(i * 4..i * 4 + 4) {
+            *v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+    }
+    out
+}
+
+/// Decode raw `line_info` records (first 16 bytes of each `rec_size` slot;
+/// smaller records are ignored) and pair them with JIT addresses by index.
+pub fn parse_lines(raw: &[u8], rec_size: u32, jited: &[u64], btf: &Btf) -> Vec<LineRecord> {
+    if rec_size < 16 {
+        return Vec::new();
+    }
+    raw.chunks_exact(rec_size as usize)
+        .enumerate()
+        .map(|(i, rec)| {
+            let [insn_off, file_off, line_off, line_col] = u32s(rec);
+            let line = line_col >> 10;
+            let col = line_col & 0x3ff;
+            LineRecord {
+                insn_off,
+                file: btf.string(file_off),
+                line: (line != 0).then_some(line),
+                column: (col != 0).then_some(col),
+                source: btf.string(line_off),
+                jited_addr: jited.get(i).copied().filter(|&a| a != 0),
+            }
+        })
+        .collect()
+}
+
+/// Decode `func_info` records {insn_off, type_id}.
+pub fn parse_funcs(raw: &[u8], rec_size: u32, btf: &Btf) -> Vec<FuncRecord> {
+    if rec_size < 8 {
+        return Vec::new();
+    }
+    raw.chunks_exact(rec_size as usize)
+        .map(|rec| {
+            let [insn_off, type_id, ..] = u32s(rec);
+            FuncRecord {
+                insn_off,
+                name: btf.func_name(type_id),
+            }
+        })
+        .collect()
+}
+
+/// Pair `jited_ksyms[i]` with `jited_func_lens[i]`; zero entries are dropped
+/// (kernels hiding addresses give none). func_info is in the same order.
+pub fn jit_ranges(ksyms: &[u64], lens: &[u32], funcs: &[FuncRecord]) -> Vec<JitRange> {
+    ksyms
+        .iter()
+        .zip(lens)
+        .enumerate()
+        .filter(|(_, (&s, &l))| s != 0 && l != 0)
+        .map(|(i, (&start, &len))| JitRange {
+            start,
+            len,
+            func_index: i,
+            func_name: funcs.get(i).and_then(|f| f.name.clone()),
+        })
+        .collect()
+}
+
+/// Fetch a program's BTF; a BTF object that vanished means no source metadata.
+fn program_btf(btf_id: u32) -> Btf {
+    if btf_id == 0 {
+        return Btf::default();
+    }
+    bpf::fd_by_id(ObjKind::Btf, btf_id)
+        .and_then(|fd| bpf::btf_info(&fd, true))
+        .map(|(_, _, data)| Btf::parse(&data))
+        .unwrap_or_default()
+}
+
+pub fn image_from_detail(d: ProgDetail) -> ProgramImage {
+    let btf = program_btf(d.info.btf_id);
+    let lines = parse_lines(&d.line_info, d.line_info_rec_size, &d.jited_line_info, &btf);
+    let funcs = parse_funcs(&d.func_info, d.func_info_rec_size, &btf);
+    let jit = jit_ranges(&d.jited_ksyms, &d.jited_func_lens, &funcs);
+    ProgramImage {
+        program: program_from_info(&d.info, d.map_ids),
+        xlated: d.xlated,
+        lines,
+        jit_ranges: jit,
+        funcs,
+    }
+}
+
+const FULL: ProgWant = ProgWant {
+    map_ids: true,
+    xlated: true,
+    jit_ranges: true,
+    line_info: true,
+    func_info: true,
+};
+
+pub fn image_from_fd(fd: &OwnedFd) -> std::result::Result<ProgramImage, Errno> {
+    bpf::prog_detail(fd, FULL).map(image_from_detail)
+}
+
+/// The image of a program the user named by ID.
+pub fn image_by_id(id: u64) -> Result<ProgramImage> {
+    let fd = objects::open_program(id)?;
+    image_from_fd(&fd).map_err(|e| match e.0 {
+        libc::ENOENT => BrrError::no_program(id),
+        _ => BrrError::bpf(&open_action(id as u32), e),
+    })
+}
+
+/// Images of every loaded program (vanished ones skipped), by ID.
+pub fn all_images() -> Result<Vec<ProgramImage>> {
+    objects::walk(
+        |start| bpf::next_id(ObjKind::Prog, start),
+        |id| {
+            let fd = bpf::fd_by_id(ObjKind::Prog, id)?;
+            image_from_fd(&fd)
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::btf::tests::blob;
+
+    fn rec(v: [u32; 4]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn line_records() {
+        let (data, offs) = blob("main_func", &["/src/p.c", "    x = 1;"]);
+        let btf = Btf::parse(&data);
+        let mut raw = rec([0, offs[0], offs[1], (12 << 10) | 5]);
+        raw.extend(rec([3, offs[0], 0, 0]));
+        raw.extend([0u8; 4]); // trailing partial record
+        let lines = parse_lines(&raw, 16, &[0xffff_0000, 0], &btf);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].file.as_deref(), Some("/src/p.c"));
+        assert_eq!((lines[0].line, lines[0].column), (Some(12), Some(5)));
+        assert_eq!(lines[0].source.as_deref(), Some("    x = 1;"));
+        assert_eq!(lines[0].jited_addr, Some(0xffff_0000));
+        assert_eq!(
+            (lines[1].line, lines[1].column, lines[1].source.clone()),
+            (None, None, None)
+        );
+        assert_eq!(lines[1].jited_addr, None);
+        assert!(parse_lines(&raw, 8, &[], &btf).is_empty());
+    }
+
+    #[test]
+    fn ranges_and_names() {
+        let (data, _) = blob("a_long_subprogram_name", &[]);
+        let btf = Btf::parse(&data);
+        let funcs = parse_funcs(&rec([0, 3, 0, 0])[..8], 8, &btf);
+        assert_eq!(funcs[0].name.as_deref(), Some("a_long_subprogram_name"));
+        let r = jit_ranges(&[100, 0, 300], &[10, 5, 0], &funcs);
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].start, r[0].end(), r[0].func_index), (100, 110, 0));
+        assert_eq!(r[0].func_name.as_deref(), Some("a_long_subprogram_name"));
+    }
+}
