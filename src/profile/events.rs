@@ -232,20 +232,18 @@ pub fn select(requested: &str, freq: u64, shape: Shape, cpu: u32) -> Result<&'st
             .map(|_| ev)
             .map_err(|e| open_error(ev.name, e));
     }
-    for name in AUTO_CANDIDATES {
-        let ev = lookup(name).expect("auto candidates are catalogue events");
+    let unable = || BrrError::Unsupported("unable to select a supported perf event".into());
+    for ev in AUTO_CANDIDATES.iter().filter_map(|n| lookup(n)) {
         if probe(ev, freq, shape, cpu).is_ok() {
             return Ok(ev);
         }
     }
     // Report cpu-clock's real error; if it opens now after all, give up
     // rather than guess.
-    let clock = lookup("cpu-clock").expect("cpu-clock is in the catalogue");
+    let clock = lookup("cpu-clock").ok_or_else(unable)?;
     match probe(clock, freq, shape, cpu) {
         Err(e) => Err(open_error(clock.name, e)),
-        Ok(()) => Err(BrrError::Unsupported(
-            "unable to select a supported perf event".into(),
-        )),
+        Ok(()) => Err(unable()),
     }
 }
 
