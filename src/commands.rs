@@ -4,10 +4,15 @@ use std::time::{Duration, Instant};
 
 use crate::activity;
 use crate::cli::{Cli, Command};
-use crate::error::Result;
-use crate::kernel::{bpffs, objects, stats::StatsGuard};
+use crate::error::{BrrError, Result};
+use crate::inspect::compare::{self, ToolRow};
+use crate::inspect::drilldown::DEVMODE_NOTHING;
+use crate::inspect::insn;
+use crate::inspect::source::{self, SourceTree};
+use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
 use crate::model::Program;
 use crate::render::listing::{self, ActivityRun};
+use crate::render::{dump, Format};
 use crate::sys::signal::InterruptGuard;
 
 /// Run a parsed command; returns stdout text (without the final newline)
@@ -59,11 +64,85 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             };
             listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
         }
+        Command::Dump { prog_id, devmode } => {
+            let mut image = lines::image_by_id(*prog_id)?;
+            image.program.pinned_paths = bpffs::scan(&cli.bpffs).for_prog(image.program.id);
+            match devmode.as_deref().filter(|_| cli.format != Format::Csv) {
+                None => dump::dump(&image, cli.format, None),
+                Some(dir) => {
+                    let (mut tree, bare) = devmode_tree(dir);
+                    let slots = insn::slots(&image.xlated);
+                    let rec = insn::match_lines(slots.len(), &image.lines);
+                    let ctx = source::dump_context(
+                        rec.iter().map(|r| {
+                            let r = r.map(|i| &image.lines[i]);
+                            (
+                                r.and_then(|r| r.file.as_deref()),
+                                r.and_then(|r| r.line),
+                                r.and_then(|r| r.source.as_deref()),
+                            )
+                        }),
+                        &mut tree,
+                    );
+                    if bare && !ctx.any_resolved {
+                        return Err(BrrError::Failed(DEVMODE_NOTHING.to_string()));
+                    }
+                    let dev = dump::Devmode {
+                        devdir: tree.dir().to_string_lossy().into_owned(),
+                        context: &ctx,
+                    };
+                    dump::dump(&image, cli.format, Some(&dev))
+                }
+            }
+        }
+        Command::DumpCompare { prog_id } => {
+            let image = lines::image_by_id(*prog_id)?;
+            let json = crate::bpftool::dump_json(*prog_id)?;
+            let text = crate::bpftool::dump_text(*prog_id)?;
+            if json.len() != text.len() {
+                return Err(BrrError::Failed(format!(
+                    "bpftool dump returned inconsistent text and JSON instruction counts ({} text, {} JSON)",
+                    text.len(),
+                    json.len()
+                )));
+            }
+            let rows: Vec<ToolRow> = text
+                .into_iter()
+                .zip(json)
+                .map(|(index, e)| ToolRow {
+                    index,
+                    file: e.file,
+                    line: e.line_num,
+                    column: e.line_col,
+                    source: e.src,
+                })
+                .collect();
+            let c = compare::compare(
+                image.program.id,
+                &insn::slots(&image.xlated),
+                &image.lines,
+                &rows,
+            );
+            let code = if c.passed() { 0 } else { 1 };
+            return Ok((dump::compare(&c, cli.format), code));
+        }
+        Command::Top(t) => return crate::top::run(cli, t),
     };
     Ok((out, 0))
 }
 
-fn attach_prog_pins(progs: &mut [Program], root: &str) {
+/// The `--devmode` tree: DIR (normalised) or, for a bare flag, the current
+/// directory. Returns the tree and whether the flag was bare.
+pub fn devmode_tree(dir: &str) -> (SourceTree, bool) {
+    if dir.is_empty() {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+        (SourceTree::new(cwd), true)
+    } else {
+        (SourceTree::new(bpffs::normalise(dir)), false)
+    }
+}
+
+pub fn attach_prog_pins(progs: &mut [Program], root: &str) {
     let pins = bpffs::scan(root);
     for p in progs {
         p.pinned_paths = pins.for_prog(p.id);
