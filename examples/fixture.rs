@@ -1,0 +1,158 @@
+//! Fixture driver for manual runs, benchmarks and process-level tests.
+//!
+//! ```text
+//! fixture hold --progs N --maps M
+//! fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper]
+//! fixture churn --seconds S --count N
+//! ```
+//! Needs root (CAP_BPF/CAP_SYS_ADMIN).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::io::{Read, Write};
+use std::os::fd::BorrowedFd;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+const USAGE: &str = "usage:
+  fixture hold --progs N --maps M
+      load N minimal programs and M array maps, print `ready`, hold them
+      until stdin reaches EOF
+  fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper]
+      load the fixture, print `prog_id=<id>`, drive it with
+      BPF_PROG_TEST_RUN on T threads for S seconds (default 10, 1), then
+      print `runs=<total>`
+  fixture churn --seconds S --count N
+      load and drop batches of N minimal programs and N maps for S seconds";
+
+/// Parsed `--flag value` pairs, each allowed flag at most once.
+struct Flags(Vec<(String, String)>);
+
+impl Flags {
+    fn parse(args: &[String], allowed: &[&str]) -> Result<Flags, String> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let name = a
+                .strip_prefix("--")
+                .filter(|n| allowed.contains(n))
+                .ok_or_else(|| format!("unexpected argument {a:?}"))?;
+            let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
+            if out.iter().any(|(n, _)| n == name) {
+                return Err(format!("--{name} given twice"));
+            }
+            out.push((name.to_string(), value.clone()));
+        }
+        Ok(Flags(out))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn num(&self, name: &str, default: Option<u64>) -> Result<u64, String> {
+        match (self.get(name), default) {
+            (Some(v), _) => v
+                .parse()
+                .map_err(|_| format!("--{name}: not a number: {v:?}")),
+            (None, Some(d)) => Ok(d),
+            (None, None) => Err(format!("--{name} is required")),
+        }
+    }
+}
+
+fn hold(args: &[String]) -> Result<(), String> {
+    let f = Flags::parse(args, &["progs", "maps"])?;
+    let progs = f.num("progs", None)? as usize;
+    let maps = f.num("maps", None)? as usize;
+    let fds = support::try_load_many(progs, maps).map_err(|e| format!("loading: {e}"))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready")
+        .and_then(|_| out.flush())
+        .map_err(|e| e.to_string())?;
+    let mut sink = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut sink)
+        .map_err(|e| format!("reading stdin: {e}"))?;
+    drop(fds);
+    Ok(())
+}
+
+fn hot(args: &[String]) -> Result<(), String> {
+    let f = Flags::parse(args, &["seconds", "threads", "kind"])?;
+    let seconds = f.num("seconds", Some(10))?;
+    let threads = f.num("threads", Some(1))? as usize;
+    let kind = f.get("kind").unwrap_or("hot");
+    let err = |e: std::io::Error| format!("loading {kind} fixture: {e}");
+
+    // Keep the fixture alive for the whole run; only its fd is needed here.
+    let run = |id: u32, fd: BorrowedFd<'_>, repeat: u32| -> Result<u64, String> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "prog_id={id}")
+            .and_then(|_| out.flush())
+            .map_err(|e| e.to_string())?;
+        support::run_load(fd, threads, repeat, Duration::from_secs(seconds))
+            .map_err(|e| format!("BPF_PROG_TEST_RUN: {e}"))
+    };
+    let runs = match kind {
+        "hot" => {
+            let fx = support::HotFixture::load().map_err(err)?;
+            run(fx.prog.id, fx.prog.fd(), support::HOT_REPEAT)?
+        }
+        "subprog" => {
+            let fx = support::SubprogFixture::load().map_err(err)?;
+            run(fx.prog.id, fx.prog.fd(), support::HOT_REPEAT)?
+        }
+        "helper" => {
+            let fx = support::HelperFixture::load().map_err(err)?;
+            run(fx.prog.id, fx.prog.fd(), support::HelperFixture::REPEAT)?
+        }
+        other => {
+            return Err(format!(
+                "--kind: expected hot|subprog|helper, got {other:?}"
+            ))
+        }
+    };
+    println!("runs={runs}");
+    Ok(())
+}
+
+fn churn(args: &[String]) -> Result<(), String> {
+    let f = Flags::parse(args, &["seconds", "count"])?;
+    let seconds = f.num("seconds", None)?;
+    let count = f.num("count", None)? as usize;
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let mut batches = 0u64;
+    while Instant::now() < deadline {
+        let fds = support::try_load_many(count, count).map_err(|e| format!("loading: {e}"))?;
+        drop(fds);
+        batches += 1;
+    }
+    println!("batches={batches}");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("hold") => hold(&args[1..]),
+        Some("hot") => hot(&args[1..]),
+        Some("churn") => churn(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => Err(format!("missing or unknown subcommand\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fixture: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
