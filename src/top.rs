@@ -79,7 +79,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
                 Vec::new()
             },
             call_names: if t.mixed {
-                helper_syms::for_slots(&slots)
+                helper_syms::for_program(&slots, &image.jit_ranges)
             } else {
                 Default::default()
             },

@@ -243,6 +243,9 @@ pub struct CallNames {
     pub base: Option<u64>,
     /// Symbol name by exact address.
     pub names: HashMap<u64, String>,
+    /// Kernel symbol of each JITed subprogram, by function index (the
+    /// `imm` of a bpf-to-bpf call in a JITed image).
+    pub subprogs: HashMap<i32, String>,
 }
 
 impl CallNames {
@@ -341,7 +344,10 @@ fn atomic(s: &Slot) -> String {
 
 fn call(s: &Slot, names: &CallNames) -> String {
     match s.src {
-        1 => format!("call pc{:+}", s.imm),
+        1 => match names.subprogs.get(&s.imm) {
+            Some(sym) => format!("call pc{:+}#{sym}", s.off),
+            None => format!("call pc{:+}", s.off),
+        },
         2 => format!("call kfunc#{}", s.imm),
         _ => match names.resolve(s.imm) {
             Some(sym) => format!("call {sym}#{}", s.imm),
@@ -515,12 +521,17 @@ mod tests {
     fn calls_and_maps() {
         assert_eq!(t(ins(0x85, 0, 0, 0, 1)), "call bpf_map_lookup_elem#1");
         assert_eq!(t(ins(0x85, 0, 0, 0, 269712)), "call #269712");
-        assert_eq!(t(ins(0x85, 0, 1, 0, 5)), "call pc+5");
+        assert_eq!(t(ins(0x85, 0, 1, 2, 1)), "call pc+2");
         let mut names = CallNames {
             base: Some(0x1000),
             ..Default::default()
         };
         names.names.insert(0x1010, "bpf_get_current_uid_gid".into());
+        names.subprogs.insert(1, "bpf_prog_75_sub".into());
+        assert_eq!(
+            text(&ins(0x85, 0, 1, 2, 1), None, &names),
+            "call pc+2#bpf_prog_75_sub"
+        );
         let call = ins(0x85, 0, 0, 0, 0x10);
         assert_eq!(CallNames::targets(&[call], 0x1000), vec![0x1010]);
         assert_eq!(text(&call, None, &names), "call bpf_get_current_uid_gid#16");
