@@ -47,8 +47,7 @@ fn expected_per_slot(p: &LoadedProg, slots: usize) -> Vec<Option<ExpectedLine>> 
         .map(|i| {
             recs.iter()
                 .zip(&p.lines)
-                .filter(|(r, _)| r[0] as usize <= i)
-                .next_back()
+                .rfind(|(r, _)| r[0] as usize <= i)
                 .map(|(_, e)| e.clone())
         })
         .collect()
