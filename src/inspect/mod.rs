@@ -8,3 +8,6 @@ pub mod drilldown;
 pub mod insn;
 pub mod profile;
 pub mod source;
+
+#[cfg(test)]
+mod drilldown_tests;
