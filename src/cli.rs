@@ -1399,6 +1399,154 @@ mod tests {
         assert!(cli("prog --st").command == Command::Prog { stats: true });
     }
 
+    fn top(s: &str) -> TopOptions {
+        match cli(s).command {
+            Command::Top(t) => t,
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dump_grammar() {
+        assert_eq!(
+            cli("dump 632").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: None
+            }
+        );
+        assert_eq!(
+            cli("dump 632 --devmode").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: Some(String::new())
+            }
+        );
+        assert_eq!(
+            cli("dump --devmode=/src 632 --json").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: Some("/src".into())
+            }
+        );
+        assert_eq!(
+            err_line("dump --devmode 632"),
+            "brr dump: error: the following arguments are required: PROG_ID"
+        );
+        assert_eq!(
+            err_line("dump"),
+            "brr dump: error: the following arguments are required: PROG_ID"
+        );
+        assert_eq!(
+            err_line("dump abc"),
+            "brr dump: error: argument PROG_ID: must be an integer"
+        );
+        assert_eq!(
+            err_line("dump -5"),
+            "brr dump: error: argument PROG_ID: must be greater than 0"
+        );
+        assert_eq!(
+            err_line("dump 5 6"),
+            "brr: error: unrecognized arguments: 6"
+        );
+        // IDs past 32 bits are kept, not truncated.
+        assert_eq!(
+            cli("dump-compare 4294967296 --csv").command,
+            Command::DumpCompare {
+                prog_id: 4294967296
+            }
+        );
+        assert!(cli("-x dump 5").extended);
+        assert_eq!(
+            err_line("--program-id 5 dump 632"),
+            "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+        );
+    }
+
+    #[test]
+    fn top_grammar() {
+        let t = top("");
+        assert_eq!(
+            (t.delay, t.limit, t.line_limit, t.textmode),
+            (1.0, 20, None, false)
+        );
+        assert_eq!(top("-d 10").delay, 10.0);
+        assert_eq!(top("-d 4 top -d 9").delay, 9.0);
+        assert_eq!(top("-d 4 top").delay, 4.0);
+        let t = top("top --textmode --profile-top --collapse-samples --program-id 7 --inspect-mode mixed --line-limit 0 --source-limit 5 --kernel-samples --kernel-ip-detail --fail-on-loss --perf-buffer-pages auto --perf-drain-ms 50 -F 99 --event cpu-clock --call-graph lbr");
+        assert!(t.textmode && t.profile_top && t.collapse_samples && t.mixed);
+        assert_eq!(t.program_id, Some(7));
+        assert_eq!((t.line_limit, t.source_limit), (Some(0), 5));
+        assert_eq!(
+            (t.perf_buffer_pages, t.perf_drain_ms, t.frequency),
+            (0, 50, 99)
+        );
+        assert!(t.kernel_ip_detail && t.fail_on_loss);
+        assert_eq!(
+            (t.event.as_str(), t.call_graph.as_str()),
+            ("cpu-clock", "lbr")
+        );
+        assert!(cli("top -xc").extended && cli("-c top").cumulative);
+        assert_eq!(
+            err_line("-d 10 activity"),
+            "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+        );
+        assert_eq!(
+            err_line("--kernel-ip-detail prog"),
+            "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+        );
+        for s in ["--json top", "--csv top --textmode", "--pretty top"] {
+            assert_eq!(
+                err_line(s),
+                "brr: error: --json, --csv, and --pretty are not supported by top",
+                "{s}"
+            );
+        }
+        assert_eq!(
+            err_line("top --json"),
+            "brr: error: unrecognized arguments: --json"
+        );
+        assert_eq!(
+            err_line("--json --textmode"),
+            "brr: error: --json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"
+        );
+        assert_eq!(
+            err_line("--collapse-samples"),
+            "brr: error: --collapse-samples requires --textmode and --profile-top"
+        );
+        assert_eq!(
+            err_line("top --textmode --kernel-ip-detail"),
+            "brr: error: --kernel-ip-detail requires --kernel-samples"
+        );
+        assert_eq!(
+            err_line("--call-graph lbr"),
+            "brr: error: --call-graph lbr requires --kernel-samples"
+        );
+        assert_eq!(
+            err_line("top -d 0"),
+            "brr top: error: argument -d/--delay: must be greater than 0"
+        );
+        assert_eq!(
+            err_line("-d nan"),
+            "brr: error: argument -d/--delay: must be a number"
+        );
+        assert_eq!(
+            err_line("top --inspect-mode x"),
+            "brr top: error: argument --inspect-mode: invalid choice: 'x' (choose from 'source', 'mixed')"
+        );
+        assert_eq!(
+            err_line("top --perf-buffer-pages 3"),
+            "brr top: error: argument --perf-buffer-pages: perf buffer pages must be auto or a positive power of two"
+        );
+        assert_eq!(
+            err_line("--p"),
+            "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms"
+        );
+        assert!(
+            matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))
+        );
+    }
+
     #[test]
     fn repr_quoting() {
         assert_eq!(py_repr("xyz"), "'xyz'");
