@@ -599,3 +599,20 @@ fn textmode_columns_are_padded() {
         "{out}"
     );
 }
+
+#[test]
+fn child_row_texts() {
+    let mut k = kernel(3, "memcmp", "kernel", 5, 0x5d, L15);
+    assert_eq!(child_text(&k, false), "  -> kernel memcmp (5 IPs)");
+    assert_eq!(child_text(&k, true), "  -> kernel memcmp+0x5d");
+    k.ip_count = 1;
+    k.module = Some("nf_tables".into());
+    assert_eq!(child_text(&k, false), "  -> kernel memcmp [nf_tables]");
+    k.symbol_offset = Some(0);
+    assert_eq!(child_text(&k, true), "  -> kernel memcmp [nf_tables]");
+    k.symbol = None;
+    k.module = None;
+    k.kind = "unknown".into();
+    k.ip = 0xffffffffa0001234;
+    assert_eq!(child_text(&k, true), "  -> unknown 0xffffffffa0001234");
+}
