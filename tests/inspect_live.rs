@@ -22,6 +22,24 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `brr top --textmode -d 0.1 --program-id ID` plus `extra`, with bpftool
+/// hidden from PATH unless `bpftool`; returns (activity, inspect) sections.
+fn textmode(id: &str, extra: &[&str], bpftool: bool) -> (String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_brr"));
+    if !bpftool {
+        cmd.env("PATH", "/nonexistent");
+    }
+    let out = cmd
+        .args(["top", "--textmode", "-d", "0.1", "--program-id", id])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (a, i) = text.split_once("\n\n").expect(&text);
+    (a.to_string(), i.to_string())
+}
+
 /// Whether bpftool is runnable; without it the bpftool checks skip, unless
 /// BRR_REQUIRE_LIVE=1 (CI installs it).
 fn bpftool() -> bool {
@@ -208,8 +226,12 @@ fn dump_compare_agrees_with_bpftool() {
     }
     let out = brr(&["dump-compare", &sock.prog.id.to_string(), "--csv"]);
     let row = stdout(&out).lines().nth(1).unwrap().to_string();
-    assert!(row.contains(",true,"), "{row}");
-    assert!(row.ends_with(",1,0,0,0") || row.contains(",1,"), "{row}");
+    let f: Vec<&str> = row.split(',').collect();
+    assert_eq!(f[0], sock.prog.id.to_string());
+    assert_eq!(f[1], "true", "{row}");
+    assert_eq!(f[5], "1", "one ld_imm64 second slot: {row}");
+    assert_eq!(f[6], sock.prog.lines.len().to_string(), "{row}");
+    assert_eq!(&f[7..], ["0", "0"], "{row}");
 }
 
 #[test]
@@ -285,19 +307,7 @@ fn mixed_mode_keeps_instructions_aligned_after_ld_imm64() {
     }
     let fx = SocketFilterFixture::load().expect("load");
     let id = fx.prog.id.to_string();
-    let out = brr(&[
-        "top",
-        "--textmode",
-        "-d",
-        "0.1",
-        "--program-id",
-        &id,
-        "--inspect-mode",
-        "mixed",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    let inspect = text.split_once("\n\n").unwrap().1;
+    let (_, inspect) = textmode(&id, &["--inspect-mode", "mixed"], true);
     let head = inspect.lines().next().unwrap();
     let uses_bpftool = head.ends_with("instructions=bpftool");
     let idx: Vec<usize> = inspect
@@ -346,18 +356,11 @@ fn root_output_flags_are_rejected_for_top() {
 /// slot index: brr's own disassembly (bpftool hidden from PATH) or bpftool's
 /// (its `(op) ` prefix removed).
 fn mixed_texts(id: &str, with_bpftool: bool) -> Vec<(usize, String)> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_brr"));
-    if !with_bpftool {
-        cmd.env("PATH", "/nonexistent");
-    }
-    let out = cmd
-        .args(["top", "--textmode", "-d", "0.05", "--limit", "1"])
-        .args(["--program-id", id, "--inspect-mode", "mixed"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    let inspect = text.split_once("\n\n").unwrap().1;
+    let (_, inspect) = textmode(
+        id,
+        &["--limit", "1", "--inspect-mode", "mixed"],
+        with_bpftool,
+    );
     let marker = if with_bpftool { "bpftool" } else { "internal" };
     assert!(
         inspect.lines().next().unwrap().ends_with(marker),

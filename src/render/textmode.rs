@@ -3,7 +3,7 @@
 
 use crate::activity::ActivityRow;
 use crate::inspect::drilldown::{Drilldown, ViewState};
-use crate::render::dash_join;
+use crate::render::listing::activity_table;
 
 /// Python `format(x, "g")`: 6 significant digits, fixed notation for
 /// decimal exponents in [-4, 6), trailing zeros dropped.
@@ -100,61 +100,12 @@ pub fn activity(
     if rows.is_empty() {
         return format!("{head}\nNo active eBPF program runtime deltas observed.");
     }
-    let mut headers = vec!["ID", "TYPE", "NAME", "CPU%", "EXECS/s", "AVG_NS"];
-    if cumulative {
-        headers.extend([
-            "CUMUL_AVG_NS",
-            "NS_PER/s",
-            "EXECS_DELTA",
-            "TOTAL_NS",
-            "EXECS_TOTAL",
-            "CUMUL_NS",
-        ]);
-    }
-    headers.extend(["XLAT_B", "JIT_B"]);
-    if extended {
-        headers.extend(["TAG", "PINNED"]);
-    }
+    let (headers, cells) = activity_table(rows, measured, cumulative, extended, commas);
     let align: Vec<(bool, bool)> = headers
         .iter()
         .map(|h| {
             let right = !matches!(*h, "TYPE" | "NAME" | "TAG" | "PINNED");
             (right, right)
-        })
-        .collect();
-    let d = measured;
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let p = &r.prog;
-            let mut c = vec![
-                p.id.to_string(),
-                p.prog_type.clone(),
-                p.name.clone(),
-                format!("{:.4}", r.cpu_pct(d)),
-                commas(r.execs_per_sec(d) as u64),
-                commas(r.avg_ns()),
-            ];
-            if cumulative {
-                c.extend([
-                    commas(r.cumulative_avg_ns()),
-                    commas(r.ns_per_sec(d) as u64),
-                    commas(r.run_count_delta),
-                    commas(r.run_time_ns_delta),
-                    commas(r.run_count_total()),
-                    commas(r.run_time_ns_total()),
-                ]);
-            }
-            c.extend([commas(p.xlated_size as u64), commas(p.jited_size as u64)]);
-            if extended {
-                c.push(if p.tag.is_empty() {
-                    "-".into()
-                } else {
-                    p.tag.clone()
-                });
-                c.push(dash_join(&p.pinned_paths, ","));
-            }
-            c
         })
         .collect();
     format!("{head}\n{}", grid(&headers, &align, &cells))
