@@ -16,7 +16,6 @@ const DESCRIPTION: &str = "eBPF Runtime Reporter and Profiler by Tanel Poder (ta
 
 /// How an option's value is checked and converted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)] // the profile grammar uses the rest
 enum Kind {
     Flag,
     PosFloat,
@@ -313,6 +312,84 @@ const FAIL_ON_LOSS: Opt = opt(
 );
 const ALL_HIDDEN: Opt = hidden(ALL);
 
+const CAPTURE_DURATION: Opt = opt(
+    Some("-d"),
+    "--duration",
+    "duration",
+    Kind::PosFloat,
+    "SECONDS",
+    "Capture length in seconds (default 5).",
+);
+const PROFILE_LIMIT: Opt = opt(
+    None,
+    "--limit",
+    "limit",
+    Kind::NonNegInt,
+    "N",
+    "Show at most N programs; 0 shows all (default 20).",
+);
+const PROFILE_LINE_LIMIT: Opt = opt(
+    None,
+    "--line-limit",
+    "line_limit",
+    Kind::NonNegInt,
+    "N",
+    "Show at most N hotspot rows per program and list; 0 shows all (default 10).",
+);
+const PROFILE_PROGRAM_ID: Opt = opt(
+    None,
+    "--program-id",
+    "program_id",
+    Kind::PosInt,
+    "PROG_ID",
+    "Report only this program.",
+);
+const WIDE: Opt = opt(
+    Some("-w"),
+    "--wide",
+    "wide",
+    Kind::Flag,
+    "",
+    "Show addresses, full source paths and the SAMPLES column.",
+);
+const PERF_BUFFER_PAGES: Opt = opt(
+    None,
+    "--perf-buffer-pages",
+    "perf_buffer_pages",
+    Kind::PagesProfile,
+    "auto|PAGES",
+    "Data pages per CPU ring: auto or a power of two (default auto).",
+);
+const PERF_DRAIN_MS: Opt = opt(
+    None,
+    "--perf-drain-ms",
+    "perf_drain_ms",
+    Kind::DrainProfile,
+    "auto|MS",
+    "Longest interval between ring sweeps: auto or whole milliseconds (default auto).",
+);
+const PERF_EVENTS_OPTS: &[Opt] = &[JSON, CSV, PRETTY, FREQUENCY];
+const PROFILE_OPTS: &[Opt] = &[
+    JSON,
+    CSV,
+    PRETTY,
+    EXTENDED,
+    DEVMODE,
+    CAPTURE_DURATION,
+    FREQUENCY,
+    EVENT,
+    PROFILE_LIMIT,
+    PROFILE_LINE_LIMIT,
+    PROFILE_PROGRAM_ID,
+    KERNEL_SAMPLES,
+    KERNEL_IP_DETAIL,
+    CALL_GRAPH,
+    WIDE,
+    PERF_BUFFER_PAGES,
+    PERF_DRAIN_MS,
+    FAIL_ON_LOSS,
+];
+
 /// `top` options in their documented order; `-x`/`-c` sit after
 /// `--collapse-samples` in the subcommand and are general root options.
 const TOP_OPTS: &[Opt] = &[
@@ -396,6 +473,12 @@ const SUBCOMMANDS: &[Sub] = &[
         positional: None,
     },
     Sub {
+        name: "perf-events",
+        help: "List brr-supported perf events openable on this host.",
+        opts: PERF_EVENTS_OPTS,
+        positional: None,
+    },
+    Sub {
         name: "dump",
         help: "Dump translated instructions and source-line metadata for a program.",
         opts: DUMP_OPTS,
@@ -406,6 +489,12 @@ const SUBCOMMANDS: &[Sub] = &[
         help: "Compare brr dump output with bpftool source-line metadata.",
         opts: DUMP_COMPARE_OPTS,
         positional: Some("PROG_ID"),
+    },
+    Sub {
+        name: "profile",
+        help: "Profile BPF JIT execution with native perf_event_open sampling.",
+        opts: PROFILE_OPTS,
+        positional: None,
     },
 ];
 
@@ -509,6 +598,33 @@ pub enum Command {
         prog_id: u64,
     },
     Top(TopOptions),
+    PerfEvents {
+        frequency: u64,
+    },
+    Profile(ProfileArgs),
+}
+
+/// `brr profile` options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileArgs {
+    pub duration: f64,
+    pub frequency: u64,
+    pub event: String,
+    pub limit: usize,
+    pub line_limit: usize,
+    pub program_id: Option<u64>,
+    pub kernel_samples: bool,
+    pub kernel_ip_detail: bool,
+    /// `fp` or `lbr`.
+    pub call_graph: &'static str,
+    pub wide: bool,
+    /// None = auto.
+    pub perf_buffer_pages: Option<u64>,
+    /// None = auto.
+    pub perf_drain_ms: Option<u64>,
+    pub fail_on_loss: bool,
+    /// `--devmode [DIR]`: Some("") when given without a directory.
+    pub devmode: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1143,6 +1259,13 @@ fn finish(
     } else {
         Format::Text
     };
+    let kernel_samples = flag(&v, "kernel_samples");
+    if str_or(&v, "call_graph", "fp") == "lbr" && !kernel_samples {
+        return Err(root_error("--call-graph lbr requires --kernel-samples"));
+    }
+    if flag(&v, "kernel_ip_detail") && !kernel_samples {
+        return Err(root_error("--kernel-ip-detail requires --kernel-samples"));
+    }
     let prog_id = prog_id.unwrap_or(0);
     let command = match name {
         "prog" => Command::Prog {
@@ -1161,6 +1284,32 @@ fn finish(
             devmode: v.contains_key("devmode").then(|| str_or(&v, "devmode", "")),
         },
         "dump-compare" => Command::DumpCompare { prog_id },
+        "perf-events" => Command::PerfEvents {
+            frequency: int_or(&v, "frequency", 997),
+        },
+        "profile" => Command::Profile(ProfileArgs {
+            duration: float_or(&v, "duration", 5.0),
+            frequency: int_or(&v, "frequency", 997),
+            event: str_or(&v, "event", "auto"),
+            limit: usize_of(int_or(&v, "limit", 20)),
+            line_limit: usize_of(int_or(&v, "line_limit", 10)),
+            program_id: match v.get("program_id") {
+                Some(Val::Int(i)) => Some(*i),
+                _ => None,
+            },
+            kernel_samples,
+            kernel_ip_detail: flag(&v, "kernel_ip_detail"),
+            call_graph: if str_or(&v, "call_graph", "fp") == "lbr" {
+                "lbr"
+            } else {
+                "fp"
+            },
+            wide: flag(&v, "wide"),
+            perf_buffer_pages: Some(int_or(&v, "perf_buffer_pages", 0)).filter(|&p| p > 0),
+            perf_drain_ms: Some(int_or(&v, "perf_drain_ms", 0)).filter(|&p| p > 0),
+            fail_on_loss: flag(&v, "fail_on_loss"),
+            devmode: v.contains_key("devmode").then(|| str_or(&v, "devmode", "")),
+        }),
         _ => {
             let t = TopOptions {
                 delay: float_or(&v, "delay", 1.0),
@@ -1190,12 +1339,6 @@ fn finish(
                 perf_drain_ms: int_or(&v, "perf_drain_ms", 0),
                 fail_on_loss: flag(&v, "fail_on_loss"),
             };
-            if t.call_graph == "lbr" && !t.kernel_samples {
-                return Err(root_error("--call-graph lbr requires --kernel-samples"));
-            }
-            if t.kernel_ip_detail && !t.kernel_samples {
-                return Err(root_error("--kernel-ip-detail requires --kernel-samples"));
-            }
             if t.collapse_samples && !(t.textmode && t.profile_top) {
                 return Err(root_error(
                     "--collapse-samples requires --textmode and --profile-top",

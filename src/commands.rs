@@ -1,9 +1,10 @@
 //! One function per subcommand: collect from the kernel, render to a string.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::activity;
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
 use crate::inspect::compare::{self, ToolRow};
 use crate::inspect::drilldown::DEVMODE_NOTHING;
@@ -11,6 +12,7 @@ use crate::inspect::insn;
 use crate::inspect::source::{self, SourceTree};
 use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
 use crate::model::Program;
+use crate::profile::{self, capture::StopSignal, events, report};
 use crate::render::listing::{self, ActivityRun};
 use crate::render::{dump, Format};
 use crate::sys::signal::InterruptGuard;
@@ -48,6 +50,8 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             listing::links(&links, cli.format, cli.extended)
         }
         Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
+        Command::PerfEvents { frequency } => events::perf_events(*frequency, cli.format)?,
+        Command::Profile(args) => return run_profile(cli, args),
         Command::Activity {
             duration,
             limit,
@@ -140,6 +144,61 @@ pub fn devmode_tree(dir: &str) -> (SourceTree, bool) {
     } else {
         (SourceTree::new(bpffs::normalise(dir)), false)
     }
+}
+
+/// `brr profile`: capture, render, and exit 1 with `--fail-on-loss` when
+/// the capture was incomplete. The first Ctrl-C ends the capture early and
+/// the partial profile is printed as usual; a second one exits with 130.
+fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
+    let req = profile::Request {
+        event: a.event.clone(),
+        duration: a.duration,
+        frequency: a.frequency,
+        kernel_samples: a.kernel_samples,
+        call_graph: a.call_graph,
+        pages: a.perf_buffer_pages,
+        drain_ms: a.perf_drain_ms,
+        program_id: a.program_id,
+        bpffs: cli.bpffs.clone(),
+    };
+    let profile = capture(&req)?;
+    let view = report::View {
+        limit: a.limit,
+        line_limit: a.line_limit,
+        wide: a.wide,
+        extended: cli.extended,
+        kernel_ip_detail: a.kernel_ip_detail,
+        format: cli.format,
+    };
+    let code = if a.fail_on_loss && profile.telemetry.incomplete {
+        1
+    } else {
+        0
+    };
+    Ok((report::render(&profile, &view), code))
+}
+
+/// One capture in which the first Ctrl-C ends sampling early (the partial
+/// profile is reported as usual) and a second one exits with 130.
+pub fn capture(req: &profile::Request) -> Result<profile::data::Profile> {
+    // Blocked here, before any capture thread exists, so every thread
+    // inherits the mask and only the watcher below ever receives SIGINT.
+    let _blocked = InterruptGuard::block();
+    let stop = Arc::new(StopSignal::new());
+    let watcher_stop = Arc::clone(&stop);
+    // Detached: it lives until the process exits.
+    std::thread::spawn(move || {
+        let guard = InterruptGuard::block();
+        loop {
+            if guard.wait(Duration::from_secs(3600)) {
+                if watcher_stop.is_cancelled() {
+                    std::process::exit(130);
+                }
+                watcher_stop.cancel();
+            }
+        }
+    });
+    profile::run(req, &stop, &mut |_| {})
 }
 
 pub fn attach_prog_pins(progs: &mut [Program], root: &str) {

@@ -8,6 +8,7 @@ mod error;
 mod inspect;
 mod kernel;
 mod model;
+mod profile;
 mod render;
 mod sys;
 mod top;

@@ -230,6 +230,12 @@ const _: () = assert!(std::mem::size_of::<ProgInfo>() == 232);
 // SAFETY: #[repr(C)], integer fields only.
 unsafe impl InfoStruct for ProgInfo {}
 
+impl Default for ProgInfo {
+    fn default() -> ProgInfo {
+        ProgInfo::zeroed()
+    }
+}
+
 /// `struct bpf_map_info` through `map_extra` (88 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -1,6 +1,7 @@
 //! The only place with `unsafe`: raw syscalls and the kernel ABI structs they use.
 
 pub mod bpf;
+pub mod perf;
 pub mod signal;
 
 use std::io;

@@ -1,0 +1,149 @@
+//! The kernel symbol table from `/proc/kallsyms`, parsed once per capture.
+//!
+//! Every symbol type is kept. Symbols are ordered by address (stably, so
+//! aliases keep file order); an address resolves to the last symbol starting
+//! at or below it. With `kernel.kptr_restrict` hiding addresses every line
+//! reads as address 0; such lines are skipped and `hidden` is set.
+
+#[derive(Debug, Clone, Copy)]
+struct Sym {
+    addr: u64,
+    name_off: u32,
+    name_len: u32,
+    /// Index into `modules` + 1; 0 = no module.
+    module: u32,
+}
+
+#[derive(Debug, Default)]
+pub struct Kallsyms {
+    syms: Vec<Sym>,
+    names: String,
+    modules: Vec<String>,
+    /// Lines were present but every address was zero.
+    pub hidden: bool,
+}
+
+/// A resolved address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Symbol<'a> {
+    pub name: &'a str,
+    pub module: Option<&'a str>,
+    pub start: u64,
+}
+
+impl Kallsyms {
+    /// Read `/proc/kallsyms`; an unreadable file gives an empty table.
+    pub fn load() -> Kallsyms {
+        match std::fs::read("/proc/kallsyms") {
+            Ok(bytes) => Kallsyms::parse(&String::from_utf8_lossy(&bytes)),
+            Err(_) => Kallsyms::default(),
+        }
+    }
+
+    pub fn parse(text: &str) -> Kallsyms {
+        let mut k = Kallsyms::default();
+        let mut module_index: std::collections::HashMap<&str, u32> = Default::default();
+        let mut lines = 0usize;
+        for line in text.lines() {
+            let mut f = line.split_whitespace();
+            let (Some(addr), Some(_kind), Some(name)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            lines += 1;
+            let Ok(addr) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            if addr == 0 {
+                continue;
+            }
+            let module = match f
+                .next()
+                .and_then(|m| m.strip_prefix('['))
+                .map(|m| m.trim_end_matches(']'))
+            {
+                Some(m) if !m.is_empty() => {
+                    let next = module_index.len() as u32 + 1;
+                    let idx = *module_index.entry(m).or_insert(next);
+                    if idx == next {
+                        k.modules.push(m.to_string());
+                    }
+                    idx
+                }
+                _ => 0,
+            };
+            k.syms.push(Sym {
+                addr,
+                name_off: k.names.len() as u32,
+                name_len: name.len() as u32,
+                module,
+            });
+            k.names.push_str(name);
+        }
+        k.syms.sort_by_key(|s| s.addr);
+        k.hidden = lines > 0 && k.syms.is_empty();
+        k
+    }
+
+    fn symbol(&self, s: &Sym) -> Symbol<'_> {
+        let start = s.name_off as usize;
+        Symbol {
+            name: self
+                .names
+                .get(start..start + s.name_len as usize)
+                .unwrap_or(""),
+            module: (s.module > 0).then(|| self.modules[s.module as usize - 1].as_str()),
+            start: s.addr,
+        }
+    }
+
+    /// The symbol containing `ip`: the last one starting at or below it.
+    pub fn resolve(&self, ip: u64) -> Option<Symbol<'_>> {
+        let i = self.syms.partition_point(|s| s.addr <= ip);
+        let s = self.syms.get(i.checked_sub(1)?)?;
+        Some(self.symbol(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "\
+ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000100 t helper_a
+ffffffff81000200 T bpf_ktime_get_ns
+ffffffffc0001000 t bpf_prog_0123456789abcdef_x\t[bpf]
+ffffffffc0002000 t mod_fn\t[ext4]
+ffffffff81000180 W weak_between
+garbage line
+";
+
+    #[test]
+    fn resolves_greatest_start_with_aliases_in_file_order() {
+        let k = Kallsyms::parse(TEXT);
+        assert!(!k.hidden);
+        assert_eq!(k.syms.len(), 7);
+        assert_eq!(k.resolve(0xffffffff80ffffff), None);
+        let s = k.resolve(0xffffffff81000010).unwrap();
+        assert_eq!((s.name, s.start), ("_text", 0xffffffff81000000));
+        assert_eq!(k.resolve(0xffffffff81000190).unwrap().name, "weak_between");
+        let s = k.resolve(0xffffffff8100020a).unwrap();
+        assert_eq!((s.name, s.module), ("bpf_ktime_get_ns", None));
+        let s = k.resolve(0xffffffffc0001010).unwrap();
+        assert_eq!(
+            (s.name, s.module),
+            ("bpf_prog_0123456789abcdef_x", Some("bpf"))
+        );
+        assert_eq!(k.resolve(u64::MAX).unwrap().module, Some("ext4"));
+    }
+
+    #[test]
+    fn hidden_addresses() {
+        let k = Kallsyms::parse("0000000000000000 T _text\n0000000000000000 t foo [m]\n");
+        assert!(k.hidden && k.syms.is_empty());
+        assert_eq!(k.resolve(0xffffffff81000000), None);
+        let empty = Kallsyms::parse("");
+        assert!(!empty.hidden);
+    }
+}

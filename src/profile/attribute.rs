@@ -1,0 +1,707 @@
+//! Sample attribution: IP -> program -> line record -> source, and for
+//! kernel samples, the nearest BPF caller frame in the callchain.
+//!
+//! Runs once per sample in the drain loop, so the hot path does no heap
+//! allocation: counts live in per-line-record slots, and kernel samples in
+//! one hash map entry per distinct (IP, call site).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::data::{Counters, Hotspot, KernelHotspot, ProgramProfile};
+use super::events::Shape;
+use super::image::ProgMeta;
+use super::records::Sample;
+use crate::kernel::kallsyms::Kallsyms;
+
+/// A small multiplicative hasher for integer keys (the default SipHash is
+/// several times slower and DoS resistance is irrelevant here).
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Hit {
+    count: u64,
+    /// When the row was first seen (ties in the report keep this order).
+    seq: u64,
+}
+
+const NO_LINE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct KernelKey {
+    ip: u64,
+    /// Caller line record index, or NO_LINE.
+    line: u32,
+    /// The raw caller address when there is no line record, else 0.
+    raw_caller: u64,
+}
+
+struct Slot {
+    meta: ProgMeta,
+    direct: u64,
+    direct_unmapped: u64,
+    kernel: u64,
+    under_mapped: u64,
+    under_unmapped: u64,
+    lines: Vec<Hit>,
+    unmapped: Hit,
+    kernel_hits: IntMap<KernelKey, Hit>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    start: u64,
+    end: u64,
+    slot: u32,
+}
+
+/// The live JIT range table plus every program's counters.
+pub struct Attributor {
+    slots: Vec<Slot>,
+    by_id: HashMap<u32, usize>,
+    /// Sorted by start, non-overlapping.
+    ranges: Vec<Range>,
+    /// Bounds of all ranges, for a two-compare reject of kernel IPs.
+    lo: u64,
+    hi: u64,
+    seq: u64,
+    shape: Shape,
+    pub counters: Counters,
+}
+
+impl Attributor {
+    pub fn new(shape: Shape) -> Attributor {
+        Attributor {
+            slots: Vec::new(),
+            by_id: HashMap::new(),
+            ranges: Vec::new(),
+            lo: u64::MAX,
+            hi: 0,
+            seq: 0,
+            shape,
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn knows(&self, id: u32) -> bool {
+        self.by_id.contains_key(&id)
+    }
+
+    /// Start matching a program's JIT ranges. A program seen before keeps
+    /// its counters. Ranges it overlaps belong to unloaded programs whose
+    /// memory was reused, so they are dropped.
+    pub fn register(&mut self, meta: ProgMeta) {
+        let slot = match self.by_id.get(&meta.id) {
+            Some(&s) => {
+                if self.ranges.iter().any(|r| r.slot as usize == s) {
+                    return;
+                }
+                s
+            }
+            None => {
+                let s = self.slots.len();
+                self.by_id.insert(meta.id, s);
+                self.slots.push(Slot {
+                    lines: vec![Hit::default(); meta.lines.len()],
+                    meta,
+                    direct: 0,
+                    direct_unmapped: 0,
+                    kernel: 0,
+                    under_mapped: 0,
+                    under_unmapped: 0,
+                    unmapped: Hit::default(),
+                    kernel_hits: IntMap::default(),
+                });
+                s
+            }
+        };
+        let new: Vec<Range> = self.slots[slot]
+            .meta
+            .funcs
+            .iter()
+            .map(|f| Range {
+                start: f.start,
+                end: f.end(),
+                slot: slot as u32,
+            })
+            .collect();
+        self.ranges
+            .retain(|r| !new.iter().any(|n| r.start < n.end && n.start < r.end));
+        self.ranges.extend(new);
+        self.reindex();
+    }
+
+    /// Stop matching a program (unloaded).
+    pub fn unregister_prog(&mut self, id: u32) {
+        if let Some(&s) = self.by_id.get(&id) {
+            self.ranges.retain(|r| r.slot as usize != s);
+            self.reindex();
+        }
+    }
+
+    /// Stop matching the JIT function starting at `addr` (unregistered symbol).
+    pub fn unregister_addr(&mut self, addr: u64) {
+        let before = self.ranges.len();
+        self.ranges.retain(|r| r.start != addr);
+        if self.ranges.len() != before {
+            self.reindex();
+        }
+    }
+
+    fn reindex(&mut self) {
+        self.ranges.sort_by_key(|r| r.start);
+        self.lo = self.ranges.first().map_or(u64::MAX, |r| r.start);
+        self.hi = self.ranges.iter().map(|r| r.end).max().unwrap_or(0);
+    }
+
+    #[inline]
+    fn find(&self, addr: u64) -> Option<usize> {
+        if addr < self.lo || addr >= self.hi {
+            return None;
+        }
+        let i = self.ranges.partition_point(|r| r.start <= addr);
+        let r = self.ranges.get(i.checked_sub(1)?)?;
+        (addr < r.end).then_some(r.slot as usize)
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Account one sample.
+    #[inline]
+    pub fn sample(&mut self, s: &Sample<'_>) {
+        self.counters.total_samples += 1;
+        if !s.callchain.is_empty() || !s.branches.is_empty() {
+            self.counters.callchain_samples += 1;
+        }
+        if let Some(slot) = self.find(s.ip) {
+            self.direct(slot, s.ip);
+            return;
+        }
+        self.counters.non_bpf_samples += 1;
+        let caller = match self.shape {
+            Shape::Direct => return,
+            // Return addresses: look up the call instruction's line (addr − 1).
+            Shape::Callchain => s
+                .callchain
+                .addresses()
+                .find_map(|a| self.find(a).map(|slot| (slot, a, a.wrapping_sub(1)))),
+            Shape::Lbr => s.branches.pairs().find_map(|(from, to)| {
+                [from, to]
+                    .into_iter()
+                    .find_map(|a| self.find(a).map(|slot| (slot, a, a)))
+            }),
+        };
+        match caller {
+            Some((slot, addr, lookup)) => self.under(slot, s.ip, addr, lookup),
+            None => self.counters.kernel_unattributed_samples += 1,
+        }
+    }
+
+    fn direct(&mut self, slot: usize, ip: u64) {
+        self.counters.bpf_jit_samples += 1;
+        let seq = self.seq + 1;
+        let sl = &mut self.slots[slot];
+        sl.direct += 1;
+        let hit = match sl.meta.line_index(ip) {
+            Some(i) => &mut sl.lines[i],
+            None => {
+                sl.direct_unmapped += 1;
+                &mut sl.unmapped
+            }
+        };
+        if hit.count == 0 {
+            hit.seq = seq;
+            self.seq = seq;
+        }
+        hit.count += 1;
+    }
+
+    fn under(&mut self, slot: usize, ip: u64, caller: u64, lookup: u64) {
+        self.counters.kernel_attributed_samples += 1;
+        let seq = self.next_seq();
+        let sl = &mut self.slots[slot];
+        sl.kernel += 1;
+        let key = match sl.meta.line_index(lookup) {
+            Some(i) => {
+                sl.under_mapped += 1;
+                KernelKey {
+                    ip,
+                    line: i as u32,
+                    raw_caller: 0,
+                }
+            }
+            None => {
+                sl.under_unmapped += 1;
+                KernelKey {
+                    ip,
+                    line: NO_LINE,
+                    raw_caller: caller,
+                }
+            }
+        };
+        let hit = sl.kernel_hits.entry(key).or_insert(Hit { count: 0, seq });
+        hit.count += 1;
+    }
+
+    /// Turn the counters into rows. `ksyms` resolves kernel IPs (empty when
+    /// not loaded); `pinned` gives a program's pinned paths.
+    pub fn finish(
+        self,
+        ksyms: &Kallsyms,
+        mut pinned: impl FnMut(u32) -> Vec<String>,
+    ) -> (Vec<ProgramProfile>, Counters) {
+        let mut counters = self.counters;
+        let mut out = Vec::new();
+        for sl in self.slots {
+            if sl.direct == 0 && sl.kernel == 0 {
+                continue;
+            }
+            let m = &sl.meta;
+            let mut rows: Vec<(u64, Hotspot)> = sl
+                .lines
+                .iter()
+                .zip(&m.lines)
+                .filter(|(h, _)| h.count > 0)
+                .map(|(h, l)| {
+                    (
+                        h.seq,
+                        Hotspot {
+                            samples: h.count,
+                            jited_address: Some(l.jit),
+                            instruction_offset: Some(l.insn_off as u64 * 8),
+                            file: l.file.as_deref().map(String::from),
+                            line: l.line,
+                            column: l.column,
+                            source: l.source.as_deref().map(String::from),
+                            function: m
+                                .func_at(l.jit)
+                                .and_then(|f| f.name.as_deref())
+                                .map(String::from),
+                        },
+                    )
+                })
+                .collect();
+            if sl.unmapped.count > 0 {
+                rows.push((
+                    sl.unmapped.seq,
+                    Hotspot {
+                        samples: sl.unmapped.count,
+                        ..Default::default()
+                    },
+                ));
+            }
+            rows.sort_by_key(|(seq, _)| *seq);
+
+            let mut krows: Vec<(u64, KernelHotspot)> = sl
+                .kernel_hits
+                .iter()
+                .map(|(k, h)| {
+                    let sym = ksyms.resolve(k.ip);
+                    if sym.is_some() {
+                        counters.kernel_symbolized_samples += h.count;
+                    }
+                    let line = (k.line != NO_LINE).then(|| &m.lines[k.line as usize]);
+                    let name = sym.map(|s| s.name).filter(|n| !n.is_empty());
+                    let row = KernelHotspot {
+                        samples: h.count,
+                        ip: k.ip,
+                        symbol: name.map(String::from),
+                        module: sym.and_then(|s| s.module).map(String::from),
+                        symbol_offset: sym.map(|s| k.ip - s.start),
+                        kind: classify(name, sym.and_then(|s| s.module)),
+                        bpf_jited_address: Some(line.map_or(k.raw_caller, |l| l.jit)),
+                        bpf_instruction_offset: line.map(|l| l.insn_off as u64 * 8),
+                        bpf_file: line.and_then(|l| l.file.as_deref()).map(String::from),
+                        bpf_line: line.and_then(|l| l.line),
+                        bpf_column: line.and_then(|l| l.column),
+                        bpf_source: line.and_then(|l| l.source.as_deref()).map(String::from),
+                        bpf_function: m
+                            .func_at(line.map_or(k.raw_caller, |l| l.jit))
+                            .and_then(|f| f.name.as_deref())
+                            .map(String::from),
+                        caller_mapped: line.is_some(),
+                    };
+                    (h.seq, row)
+                })
+                .collect();
+            krows.sort_by_key(|(seq, _)| *seq);
+
+            out.push(ProgramProfile {
+                id: m.id,
+                prog_type: m.prog_type.clone(),
+                name: m.name.clone(),
+                tag: m.tag.clone(),
+                full_name: m.full_name().map(String::from),
+                function_count: m.funcs.len(),
+                pinned_paths: pinned(m.id),
+                samples: sl.direct,
+                kernel_samples: sl.kernel,
+                direct_source_mapped_samples: sl.direct - sl.direct_unmapped,
+                direct_source_unmapped_samples: sl.direct_unmapped,
+                under_bpf_caller_source_mapped_samples: sl.under_mapped,
+                under_bpf_caller_source_unmapped_samples: sl.under_unmapped,
+                hotspots: rows.into_iter().map(|(_, r)| r).collect(),
+                kernel_hotspots: krows.into_iter().map(|(_, r)| r).collect(),
+            });
+        }
+        out.sort_by_key(|p| (std::cmp::Reverse(p.inclusive_samples()), p.id));
+        (out, counters)
+    }
+}
+
+/// Prefixes of the kernel's map implementations (kernel/bpf/*map*.c,
+/// hashtab.c, lpm_trie.c, ...) and their private helpers.
+const MAP_IMPL_PREFIXES: &[&str] = &[
+    "bpf_map_",
+    "htab_",
+    "__htab_",
+    "array_map_",
+    "percpu_array_map_",
+    "prog_array_map_",
+    "fd_array_map_",
+    "bpf_fd_array_map_",
+    "bpf_fd_htab_map_",
+    "array_of_map_",
+    "htab_of_map_",
+    "perf_event_fd_array_",
+    "cgroup_fd_array_",
+    "stack_map_",
+    "queue_stack_map_",
+    "bloom_map_",
+    "ringbuf_map_",
+    "user_ringbuf_map_",
+    "trie_",
+    "dev_map_",
+    "cpu_map_",
+    "xsk_map_",
+    "sock_map_",
+    "sock_hash_",
+    "reuseport_array_",
+    "arena_map_",
+    "cgroup_storage_",
+    "bpf_local_storage_",
+    "bpf_lru_",
+    "pcpu_freelist_",
+    "__pcpu_freelist_",
+    "lookup_nulls_elem_raw",
+    "lookup_elem_raw",
+    "alloc_htab_elem",
+    "free_htab_elem",
+    "prealloc_lru_pop",
+];
+
+/// Generic map operation names (`<type>_map_<op>`) regardless of prefix.
+const MAP_OP_SUFFIXES: &[&str] = &["_map_lookup_elem", "_map_update_elem", "_map_delete_elem"];
+
+/// KIND of a kernel symbol: `unknown`, `bpf_map`, `bpf_helper` or `kernel`.
+///
+/// Decided by whole-name prefixes and suffixes, never by a substring in the
+/// middle of a name: the original's `_map_` substring rule called
+/// `filemap_map_pages` a map function and missed hash-table internals such
+/// as `lookup_nulls_elem_raw`; BPF program symbols (`bpf_prog_<tag>_...`),
+/// trampolines and dispatchers are not helpers.
+pub fn classify(name: Option<&str>, module: Option<&str>) -> &'static str {
+    let Some(name) = name.filter(|n| !n.is_empty()) else {
+        return "unknown";
+    };
+    let lower = name.to_ascii_lowercase();
+    // Compiler clones (`foo.cold`, `foo.isra.0`) belong to `foo`.
+    let base = lower.split('.').next().unwrap_or(&lower);
+    if MAP_IMPL_PREFIXES.iter().any(|p| base.starts_with(p))
+        || MAP_OP_SUFFIXES.iter().any(|s| base.ends_with(s))
+    {
+        return "bpf_map";
+    }
+    let helper = ["bpf_", "__bpf_", "____bpf_"]
+        .iter()
+        .find_map(|p| base.strip_prefix(p));
+    let is_bpf_text = module == Some("bpf")
+        || base.starts_with("bpf_prog_")
+        || base.starts_with("bpf_trampoline_")
+        || base.starts_with("bpf_dispatcher_");
+    if helper.is_some() && !is_bpf_text {
+        return "bpf_helper";
+    }
+    "kernel"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::image::{JitFunc, LineRec};
+    use crate::profile::records::{build, walk_bytes, ParseStats, Record};
+    use std::sync::Arc;
+
+    pub fn line(jit: u64, insn: u32, file: &str, line: u32, src: &str) -> LineRec {
+        LineRec {
+            jit,
+            insn_off: insn,
+            file: Some(Arc::from(file)),
+            line: Some(line),
+            column: Some(1),
+            source: Some(Arc::from(src)),
+        }
+    }
+
+    /// Program 7: main at 0x1000..0x1100 ("main"), subprog at 0x2000..0x2080
+    /// ("sub"); lines at 0x1000 (l10), 0x1040 (l11), 0x2000 (l20), 0x2010 (l21).
+    pub fn prog7() -> ProgMeta {
+        ProgMeta {
+            id: 7,
+            prog_type: "socket_filter".into(),
+            name: "p7".into(),
+            tag: "00".into(),
+            funcs: vec![
+                JitFunc {
+                    start: 0x1000,
+                    len: 0x100,
+                    name: Some(Arc::from("main")),
+                },
+                JitFunc {
+                    start: 0x2000,
+                    len: 0x80,
+                    name: Some(Arc::from("sub")),
+                },
+            ],
+            lines: vec![
+                line(0x1000, 0, "a.c", 10, "x = 1;"),
+                line(0x1040, 4, "a.c", 11, "call();"),
+                line(0x2000, 9, "a.c", 20, "y = 2;"),
+                line(0x2010, 11, "a.c", 21, "return y;"),
+            ],
+        }
+    }
+
+    fn feed(a: &mut Attributor, bytes: &[u8]) {
+        let mut st = ParseStats::default();
+        walk_bytes(bytes, a.shape.sample_type(), &mut st, |r| {
+            if let Record::Sample(s) = r {
+                a.sample(&s)
+            }
+        });
+        assert_eq!(st.malformed_records, 0);
+    }
+
+    #[test]
+    fn direct_samples_follow_ranges_and_lines() {
+        let mut a = Attributor::new(Shape::Direct);
+        a.register(prog7());
+        let mut s = Vec::new();
+        for ip in [
+            0x1041,
+            0x1041,
+            0x1000,
+            0x2011,
+            0x20ff,
+            0x0fff,
+            0xffff_ffff_8100_0000,
+            0x10ff,
+        ] {
+            s.extend(build::sample(ip, 0, None));
+        }
+        feed(&mut a, &s);
+        assert_eq!(a.counters.total_samples, 8);
+        assert_eq!(a.counters.bpf_jit_samples, 5);
+        assert_eq!(a.counters.non_bpf_samples, 3);
+        let (progs, c) = a.finish(&Kallsyms::default(), |_| vec![]);
+        assert_eq!(c.kernel_attributed_samples, 0);
+        let p = &progs[0];
+        assert_eq!((p.samples, p.kernel_samples), (5, 0));
+        assert_eq!(p.full_name.as_deref(), Some("main"));
+        let rows: Vec<(u64, Option<u32>, Option<&str>)> = p
+            .hotspots
+            .iter()
+            .map(|h| (h.samples, h.line, h.function.as_deref()))
+            .collect();
+        // First-seen order; 0x10ff is still line 11 (no upper bound).
+        assert_eq!(
+            rows,
+            vec![
+                (3, Some(11), Some("main")),
+                (1, Some(10), Some("main")),
+                (1, Some(21), Some("sub"))
+            ]
+        );
+        assert_eq!(p.hotspots[0].instruction_offset, Some(32));
+        assert_eq!(p.hotspots[0].jited_address, Some(0x1040));
+        assert_eq!(p.direct_source_mapped_samples, 5);
+    }
+
+    #[test]
+    fn unmapped_program_and_ranges_lifecycle() {
+        let mut a = Attributor::new(Shape::Direct);
+        let mut m = prog7();
+        m.lines.clear();
+        a.register(m);
+        feed(&mut a, &build::sample(0x1010, 0, None));
+        // Unloaded: no longer matches.
+        a.unregister_prog(7);
+        feed(&mut a, &build::sample(0x1010, 0, None));
+        // A new program reusing the memory takes over.
+        let mut n = prog7();
+        n.id = 8;
+        n.funcs.truncate(1);
+        a.register(n);
+        feed(&mut a, &build::sample(0x1010, 0, None));
+        // Re-registering a known program is harmless.
+        a.register(prog7());
+        a.unregister_addr(0x2000);
+        feed(&mut a, &build::sample(0x2001, 0, None));
+        let (progs, c) = a.finish(&Kallsyms::default(), |id| vec![format!("/pin/{id}")]);
+        assert_eq!(c.total_samples, 4);
+        assert_eq!(c.bpf_jit_samples, 2);
+        let p7 = progs.iter().find(|p| p.id == 7).unwrap();
+        assert_eq!(p7.samples, 1);
+        assert_eq!(p7.direct_source_unmapped_samples, 1);
+        assert!(p7.hotspots[0].is_unmapped());
+        assert_eq!(p7.pinned_paths, vec!["/pin/7".to_string()]);
+        assert_eq!(progs.iter().find(|p| p.id == 8).unwrap().samples, 1);
+    }
+
+    const KSYMS: &str = "\
+ffffffff81000000 T _text
+ffffffff81520040 T bpf_ktime_get_ns
+ffffffff81520080 T ktime_get_mono_fast_ns
+ffffffff81600000 t lookup_nulls_elem_raw
+";
+
+    #[test]
+    fn callchains_credit_the_nearest_bpf_caller_line() {
+        let mut a = Attributor::new(Shape::Callchain);
+        a.register(prog7());
+        let ctx_kernel = 0xffff_ffff_ffff_ff80;
+        let mut s = Vec::new();
+        // helper called from line 11 (call insn at 0x1050, returns to 0x1055)
+        s.extend(build::sample(
+            0xffffffff81520044,
+            0,
+            Some(&[ctx_kernel, 0xffffffff81520044, 0x1055, 0xffffffff81000100]),
+        ));
+        // deeper chain, return address equals the start of the next line
+        // record (0x2010): must be credited to line 20, not 21.
+        s.extend(build::sample(
+            0xffffffff81520090,
+            0,
+            Some(&[
+                ctx_kernel,
+                0xffffffff81520090,
+                0xffffffff81520050,
+                0x2010,
+                0x1055,
+            ]),
+        ));
+        // no BPF frame at all
+        s.extend(build::sample(
+            0xffffffff81000010,
+            0,
+            Some(&[ctx_kernel, 0xffffffff81000010, 0xffffffff81000200]),
+        ));
+        // direct sample with a chain is still direct
+        s.extend(build::sample(0x1001, 0, Some(&[ctx_kernel, 0x1001])));
+        feed(&mut a, &s);
+        let k = Kallsyms::parse(KSYMS);
+        let (progs, c) = a.finish(&k, |_| vec![]);
+        assert_eq!(c.total_samples, 4);
+        assert_eq!(c.callchain_samples, 4);
+        assert_eq!(c.kernel_attributed_samples, 2);
+        assert_eq!(c.kernel_unattributed_samples, 1);
+        assert_eq!(c.kernel_symbolized_samples, 2);
+        let p = &progs[0];
+        assert_eq!(
+            (p.samples, p.kernel_samples, p.inclusive_samples()),
+            (1, 2, 3)
+        );
+        let k0 = &p.kernel_hotspots[0];
+        assert_eq!(k0.symbol.as_deref(), Some("bpf_ktime_get_ns"));
+        assert_eq!((k0.symbol_offset, k0.kind), (Some(4), "bpf_helper"));
+        assert_eq!(
+            (k0.bpf_line, k0.bpf_jited_address),
+            (Some(11), Some(0x1040))
+        );
+        assert_eq!(k0.bpf_function.as_deref(), Some("main"));
+        let k1 = &p.kernel_hotspots[1];
+        assert_eq!(k1.symbol.as_deref(), Some("ktime_get_mono_fast_ns"));
+        assert_eq!((k1.kind, k1.bpf_line), ("kernel", Some(20)));
+        assert_eq!(k1.bpf_function.as_deref(), Some("sub"));
+        assert_eq!(p.under_bpf_caller_source_mapped_samples, 2);
+    }
+
+    #[test]
+    fn unmapped_callers_keep_the_raw_address_and_lbr_uses_branches() {
+        let mut a = Attributor::new(Shape::Lbr);
+        let mut m = prog7();
+        m.lines.clear();
+        a.register(m);
+        let mut p = build::sample(0xffffffff81600010, 0, None)[8..].to_vec();
+        p.extend(build::u64s(&[
+            2,
+            0xffffffff81000000,
+            0xffffffff81600000,
+            0,
+            0x1055,
+            0xffffffff81600000,
+            0,
+        ]));
+        let rec = build::record(crate::profile::records::RECORD_SAMPLE, &p);
+        feed(&mut a, &rec);
+        let (progs, c) = a.finish(&Kallsyms::default(), |_| vec![]);
+        assert_eq!(c.kernel_attributed_samples, 1);
+        let k = &progs[0].kernel_hotspots[0];
+        assert_eq!(
+            k.bpf_jited_address,
+            Some(0x1055),
+            "raw caller address, LBR not adjusted"
+        );
+        assert_eq!((k.bpf_line, k.caller_mapped), (None, false));
+        assert_eq!((k.symbol.as_deref(), k.kind), (None, "unknown"));
+        assert_eq!(progs[0].under_bpf_caller_source_unmapped_samples, 1);
+    }
+
+    #[test]
+    fn kinds_without_substring_misclassification() {
+        let k = |n: &str| classify(Some(n), None);
+        assert_eq!(classify(None, None), "unknown");
+        assert_eq!(k(""), "unknown");
+        assert_eq!(k("bpf_map_lookup_elem"), "bpf_map");
+        assert_eq!(k("htab_map_hash"), "bpf_map");
+        assert_eq!(k("__htab_map_lookup_elem"), "bpf_map");
+        assert_eq!(k("lookup_nulls_elem_raw"), "bpf_map");
+        assert_eq!(k("array_map_lookup_elem"), "bpf_map");
+        assert_eq!(k("foo_map_update_elem"), "bpf_map");
+        assert_eq!(k("cpu_map_update_elem.cold"), "bpf_map");
+        assert_eq!(k("__pte_offset_map_lock"), "kernel");
+        assert_eq!(k("filemap_map_pages"), "kernel");
+        assert_eq!(k("kvm_irq_map_gsi"), "kernel");
+        assert_eq!(k("bpf_ktime_get_ns"), "bpf_helper");
+        assert_eq!(k("____bpf_probe_read_kernel"), "bpf_helper");
+        assert_eq!(k("__bpf_get_stack"), "bpf_helper");
+        assert_eq!(k("BPF_Get_Current_Pid_Tgid"), "bpf_helper");
+        assert_eq!(k("bpf_prog_0123456789abcdef_sys_exit"), "kernel");
+        assert_eq!(classify(Some("bpf_trampoline_6442"), Some("bpf")), "kernel");
+        assert_eq!(k("ktime_get_mono_fast_ns"), "kernel");
+        assert_eq!(k("my_bpf_helper_thing"), "kernel");
+    }
+}

@@ -1,0 +1,577 @@
+//! Ring sizing, the drain loop, and stopping on time.
+//!
+//! One thread drains: it wakes when a ring's watermark fires and sweeps
+//! every ring at least every `drain_ms`. A second thread owns the clock: at
+//! the deadline (or on cancel) it disables every event at once, so a long
+//! drain can never stretch the capture, then wakes the drain thread for the
+//! final sweep.
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::attribute::Attributor;
+use super::events::Shape;
+use super::image::ProgMeta;
+use super::records::{self, ParseStats, Record};
+use crate::error::{BrrError, Result};
+use crate::sys::perf::{self, Ring, Waker};
+
+// ---------------------------------------------------------------------------
+// Ring planning (§4)
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanInput {
+    pub frequency: u64,
+    pub shape: Shape,
+    /// `--perf-buffer-pages` (None = auto).
+    pub pages: Option<u64>,
+    /// `--perf-drain-ms` (None = auto).
+    pub drain_ms: Option<u64>,
+    pub page_size: u64,
+    /// `kernel.perf_event_mlock_kb`, `perf_event_max_stack`,
+    /// `perf_event_max_contexts_per_stack` as read (None = unreadable).
+    pub mlock_kb: Option<i64>,
+    pub max_stack: Option<i64>,
+    pub max_contexts: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub record_bytes: u64,
+    pub pages: u64,
+    pub bytes_per_cpu: u64,
+    pub drain_ms: u64,
+    pub watermark: u64,
+    pub mlock_kb: i64,
+    pub warnings: Vec<String>,
+}
+
+/// Estimated bytes per sample record for a shape.
+pub fn record_bytes(shape: Shape, max_stack: Option<i64>, max_contexts: Option<i64>) -> u64 {
+    let positive = |v: Option<i64>, d: u64| v.filter(|&v| v > 0).map_or(d, |v| v as u64);
+    match shape {
+        Shape::Direct => 48,
+        Shape::Callchain => 48 + 8 + (positive(max_stack, 127) + positive(max_contexts, 8)) * 8,
+        Shape::Lbr => 48 + 8 + 64 * 24,
+    }
+}
+
+fn largest_pow2_le(v: u64) -> u64 {
+    if v == 0 {
+        0
+    } else {
+        1 << (63 - v.leading_zeros())
+    }
+}
+
+pub fn plan(i: &PlanInput) -> Plan {
+    let record = record_bytes(i.shape, i.max_stack, i.max_contexts);
+    let page = i.page_size.max(1);
+    let f = i.frequency as f64;
+    let mlock_kb = i
+        .mlock_kb
+        .filter(|&k| k > 0)
+        .unwrap_or((128 * page / 1024) as i64);
+    let mut warnings = Vec::new();
+    let pages = match i.pages {
+        Some(p) => p,
+        None => {
+            let target_ms = i.drain_ms.unwrap_or(100) as f64;
+            let target_bytes = ((f * (target_ms / 1000.0)) * record as f64 * 4.0).ceil();
+            let needed = ((target_bytes / page as f64).ceil() as u64).max(8);
+            let auto = needed.checked_next_power_of_two().unwrap_or(1 << 63);
+            let allowance = ((mlock_kb as u64).saturating_mul(1024).saturating_sub(page)) / page;
+            let cap = if allowance == 0 {
+                128
+            } else {
+                largest_pow2_le(allowance)
+            };
+            let pages = auto.min(cap);
+            if pages < auto {
+                warnings.push(format!(
+                    "automatic perf buffer was capped at {pages} pages per CPU by kernel.perf_event_mlock_kb={mlock_kb}"
+                ));
+            }
+            pages
+        }
+    };
+    let bytes_per_cpu = pages.saturating_mul(page);
+    let byte_rate = (i.frequency.saturating_mul(record).saturating_mul(4)).max(1);
+    let safe = ((bytes_per_cpu as f64 / byte_rate as f64 * 1000.0).floor() as u64).max(1);
+    let drain_ms = i.drain_ms.unwrap_or_else(|| safe.min(100));
+    let watermark = bytes_per_cpu.min(record.max(bytes_per_cpu / 4));
+    if drain_ms > safe {
+        warnings.push(format!(
+            "configured perf drain interval {drain_ms}ms exceeds the estimated safe interval {safe}ms; watermark polling will drain earlier"
+        ));
+    }
+    if drain_ms < 5 {
+        warnings.push(format!(
+            "perf sampling requires a {drain_ms}ms drain interval at this frequency; profiling overhead may be high"
+        ));
+    }
+    Plan {
+        record_bytes: record,
+        pages,
+        bytes_per_cpu,
+        drain_ms,
+        watermark,
+        mlock_kb,
+        warnings,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Stopping
+// ---------------------------------------------------------------------------
+
+/// Ends a capture early: from a Ctrl-C watcher, a UI, or an internal error.
+/// One signal serves one capture.
+#[derive(Debug, Default)]
+pub struct StopSignal {
+    cancelled: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl StopSignal {
+    pub fn new() -> StopSignal {
+        StopSignal::default()
+    }
+
+    pub fn cancel(&self) {
+        *self.cancelled.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.cv.notify_all();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        *self.cancelled.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleep until `deadline` or a cancel; true if cancelled.
+    pub fn wait_until(&self, deadline: Instant) -> bool {
+        let mut c = self.cancelled.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if *c {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            c = self
+                .cv
+                .wait_timeout(c, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The capture loop
+// ---------------------------------------------------------------------------
+
+/// One CPU's event and ring.
+pub struct CpuRing {
+    pub cpu: u32,
+    pub fd: OwnedFd,
+    pub ring: Ring,
+}
+
+/// Where programs loaded during the capture are read from.
+pub trait ProgSource {
+    /// The program with this ID, if it still exists.
+    fn by_id(&mut self, id: u32) -> Option<ProgMeta>;
+    /// Every loaded program (after side-band records were lost).
+    fn all(&mut self) -> Vec<ProgMeta>;
+}
+
+/// Reported while capturing (after each sweep).
+#[derive(Debug, Clone, Copy, Default)]
+#[allow(dead_code)] // `profile` ignores progress; `top` shows it
+pub struct Progress {
+    pub elapsed: Duration,
+    pub samples: u64,
+    pub lost: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoopOutcome {
+    pub started: Option<Instant>,
+    /// Seconds between the last enable and the disable.
+    pub actual_duration: f64,
+    pub drain_count: u64,
+    pub max_occupancy: f64,
+    /// Sample-ring records (lost/throttle/malformed... counters).
+    pub stats: ParseStats,
+    /// When the first sample was seen by a drain.
+    pub first_sample: Option<Instant>,
+    pub cancelled: bool,
+}
+
+/// A change to apply once the samples read alongside it are accounted for.
+enum Unreg {
+    Addr(u64),
+    Prog(u32),
+}
+
+struct Loop<'a> {
+    rings: &'a mut [CpuRing],
+    side: &'a mut [CpuRing],
+    sample_type: u64,
+    attr: &'a mut Attributor,
+    source: &'a mut dyn ProgSource,
+    scratch: Vec<u8>,
+    side_stats: ParseStats,
+    out: LoopOutcome,
+}
+
+impl Loop<'_> {
+    /// Apply side-band records: loads now, unloads after the caller has
+    /// read the samples that may predate them.
+    fn drain_side(&mut self, unregs: &mut Vec<Unreg>) {
+        let mut loads = Vec::new();
+        let mut resync = false;
+        let lost_before = self.side_stats.lost_samples;
+        for sb in self.side.iter_mut() {
+            let (scratch, stats) = (&mut self.scratch, &mut self.side_stats);
+            sb.ring.consume(|d| {
+                resync |= d.overrun > 0;
+                records::walk(d.first, d.second, 0, scratch, stats, |r| match r {
+                    Record::Ksymbol {
+                        addr,
+                        ksym_type: records::KSYMBOL_TYPE_BPF,
+                        flags,
+                        ..
+                    } if flags & records::KSYMBOL_FLAG_UNREGISTER != 0 => {
+                        unregs.push(Unreg::Addr(addr))
+                    }
+                    Record::BpfEvent { kind, id, .. } if kind == records::BPF_EVENT_PROG_LOAD => {
+                        loads.push(id)
+                    }
+                    Record::BpfEvent { kind, id, .. } if kind == records::BPF_EVENT_PROG_UNLOAD => {
+                        unregs.push(Unreg::Prog(id))
+                    }
+                    _ => {}
+                });
+            });
+        }
+        for id in loads {
+            if !self.attr.knows(id) {
+                if let Some(m) = self.source.by_id(id) {
+                    self.attr.register(m);
+                }
+            }
+        }
+        if resync || self.side_stats.lost_samples > lost_before {
+            for m in self.source.all() {
+                if !self.attr.knows(m.id) {
+                    self.attr.register(m);
+                }
+            }
+        }
+    }
+
+    /// Drain the listed sample rings. Their heads are read first and the
+    /// side band second, so every program that ran in those samples is
+    /// registered before they are attributed.
+    fn drain(&mut self, which: &[usize]) {
+        let heads: Vec<(usize, u64)> = which
+            .iter()
+            .map(|&i| (i, self.rings[i].ring.head()))
+            .collect();
+        let mut unregs = Vec::new();
+        self.drain_side(&mut unregs);
+        let sample_type = self.sample_type;
+        for (i, head) in heads {
+            let ring = &mut self.rings[i].ring;
+            let size = ring.data_size() as f64;
+            let scratch = &mut self.scratch;
+            let attr = &mut *self.attr;
+            let out = &mut self.out;
+            let samples_before = attr.counters.total_samples;
+            ring.consume_to(head, |d| {
+                out.drain_count += 1;
+                let occupancy = d.available as f64 / size * 100.0;
+                if occupancy > out.max_occupancy {
+                    out.max_occupancy = occupancy;
+                }
+                out.stats.discarded_bytes += d.overrun;
+                records::walk(
+                    d.first,
+                    d.second,
+                    sample_type,
+                    scratch,
+                    &mut out.stats,
+                    |rec| {
+                        if let Record::Sample(s) = rec {
+                            attr.sample(&s);
+                        }
+                    },
+                );
+            });
+            if out.first_sample.is_none() && attr.counters.total_samples > samples_before {
+                out.first_sample = Some(Instant::now());
+            }
+        }
+        for u in unregs {
+            match u {
+                Unreg::Addr(a) => self.attr.unregister_addr(a),
+                Unreg::Prog(id) => self.attr.unregister_prog(id),
+            }
+        }
+    }
+}
+
+fn ceil_ms(d: Duration) -> i32 {
+    let ms = d.as_nanos().div_ceil(1_000_000);
+    ms.min(i32::MAX as u128) as i32
+}
+
+/// Enable every sample event, drain until `duration` passes or `stop` is
+/// cancelled, disable, drain once more. Events must be open, mapped and
+/// disabled; side-band events already enabled.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    rings: &mut [CpuRing],
+    side: &mut [CpuRing],
+    sample_type: u64,
+    drain_ms: u64,
+    duration: Duration,
+    stop: &StopSignal,
+    attr: &mut Attributor,
+    source: &mut dyn ProgSource,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<LoopOutcome> {
+    let raw: Vec<RawFd> = rings.iter().map(|r| r.fd.as_raw_fd()).collect();
+    let cpus: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
+    let waker = Waker::new()
+        .map_err(|e| BrrError::Failed(format!("failed to create a wakeup descriptor: {e}")))?;
+    let disable_all = || {
+        for &fd in &raw {
+            let _ = perf::disable(fd);
+        }
+    };
+    for (&fd, &cpu) in raw.iter().zip(&cpus) {
+        if let Err(e) = perf::enable(fd) {
+            disable_all();
+            return Err(BrrError::Failed(format!(
+                "failed to enable perf event on CPU {cpu}: {e}"
+            )));
+        }
+    }
+    let start = Instant::now();
+    let deadline = start
+        .checked_add(duration)
+        .unwrap_or(start + Duration::from_secs(1 << 32));
+    let stopped_at: Mutex<Option<(Instant, bool)>> = Mutex::new(None);
+    let drain = Duration::from_millis(drain_ms.max(1));
+
+    let mut lp = Loop {
+        rings,
+        side,
+        sample_type,
+        attr,
+        source,
+        scratch: Vec::new(),
+        side_stats: ParseStats::default(),
+        out: LoopOutcome {
+            started: Some(start),
+            ..Default::default()
+        },
+    };
+    let result = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let cancelled = stop.wait_until(deadline);
+            disable_all();
+            *stopped_at.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some((Instant::now(), cancelled));
+            waker.wake();
+        });
+        let r = poll_loop(&mut lp, &cpus, &raw, &waker, start, drain, progress);
+        if r.is_err() {
+            stop.cancel();
+        }
+        r
+    });
+    let (stop_time, cancelled) = stopped_at
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or((Instant::now(), false));
+    result?;
+    let all: Vec<usize> = (0..lp.rings.len()).collect();
+    lp.drain(&all);
+    lp.out.actual_duration = stop_time.saturating_duration_since(start).as_secs_f64();
+    lp.out.cancelled = cancelled;
+    // Side-band parsing problems are capture problems too.
+    lp.out.stats.malformed_records += lp.side_stats.malformed_records;
+    lp.out.stats.discarded_bytes += lp.side_stats.discarded_bytes;
+    Ok(lp.out)
+}
+
+fn poll_loop(
+    lp: &mut Loop<'_>,
+    cpus: &[u32],
+    raw: &[RawFd],
+    waker: &Waker,
+    start: Instant,
+    drain: Duration,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<()> {
+    let mut pfds: Vec<libc::pollfd> = raw
+        .iter()
+        .chain(std::iter::once(&waker.raw()))
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let n = raw.len();
+    let all: Vec<usize> = (0..n).collect();
+    // Sweep early and often at first so the first samples show up at once,
+    // then settle at the drain interval.
+    let mut interval = Duration::from_millis(1).min(drain);
+    let mut next_sweep = start + interval;
+    let mut ready = Vec::with_capacity(n);
+    loop {
+        let timeout = ceil_ms(next_sweep.saturating_duration_since(Instant::now()));
+        for p in pfds.iter_mut() {
+            p.revents = 0;
+        }
+        perf::poll(&mut pfds, timeout)
+            .map_err(|e| BrrError::Failed(format!("perf polling failed: {e}")))?;
+        if pfds[n].revents != 0 {
+            waker.clear();
+            return Ok(());
+        }
+        ready.clear();
+        for (i, p) in pfds[..n].iter().enumerate() {
+            let bad = p.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL);
+            if bad != 0 {
+                return Err(BrrError::Failed(format!(
+                    "perf polling failed on CPU {}: poll flags 0x{:x}",
+                    cpus[i], p.revents
+                )));
+            }
+            if p.revents & libc::POLLIN != 0 {
+                ready.push(i);
+            }
+        }
+        let now = Instant::now();
+        if now >= next_sweep {
+            lp.drain(&all);
+            interval = (interval * 2).min(drain);
+            next_sweep = Instant::now() + interval;
+            progress(Progress {
+                elapsed: now.saturating_duration_since(start),
+                samples: lp.attr.counters.total_samples,
+                lost: lp.out.stats.lost_samples,
+            });
+        } else if !ready.is_empty() {
+            lp.drain(&ready);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(f: u64, shape: Shape) -> PlanInput {
+        PlanInput {
+            frequency: f,
+            shape,
+            pages: None,
+            drain_ms: None,
+            page_size: 4096,
+            mlock_kb: Some(516),
+            max_stack: Some(127),
+            max_contexts: Some(8),
+        }
+    }
+
+    fn row(p: &Plan) -> (u64, u64, u64, usize) {
+        (p.pages, p.drain_ms, p.watermark, p.warnings.len())
+    }
+
+    /// The reference table of §4.3.
+    #[test]
+    fn reference_sizes() {
+        use Shape::*;
+        assert_eq!(row(&plan(&input(997, Direct))), (8, 100, 8192, 0));
+        assert_eq!(row(&plan(&input(4999, Direct))), (32, 100, 32768, 0));
+        assert_eq!(row(&plan(&input(9997, Direct))), (64, 100, 65536, 0));
+        assert_eq!(row(&plan(&input(19997, Direct))), (128, 100, 131072, 0));
+        assert_eq!(row(&plan(&input(49999, Direct))), (128, 54, 131072, 1));
+        let p = plan(&input(100000, Direct));
+        assert_eq!(row(&p), (128, 27, 131072, 1));
+        assert_eq!(
+            p.warnings[0],
+            "automatic perf buffer was capped at 128 pages per CPU by kernel.perf_event_mlock_kb=516"
+        );
+        assert_eq!(row(&plan(&input(997, Callchain))), (128, 100, 131072, 0));
+        assert_eq!(row(&plan(&input(4999, Callchain))), (128, 23, 131072, 1));
+        let p = plan(&input(100000, Callchain));
+        assert_eq!(row(&p), (128, 1, 131072, 2));
+        assert_eq!(
+            p.warnings[1],
+            "perf sampling requires a 1ms drain interval at this frequency; profiling overhead may be high"
+        );
+        assert_eq!(row(&plan(&input(997, Lbr))), (128, 82, 131072, 1));
+        let mut i = input(997, Direct);
+        i.drain_ms = Some(500);
+        assert_eq!(row(&plan(&i)), (32, 500, 32768, 0));
+        let mut i = input(10000, Direct);
+        i.pages = Some(8);
+        i.drain_ms = Some(500);
+        let p = plan(&i);
+        assert_eq!(row(&p), (8, 500, 8192, 1));
+        assert_eq!(
+            p.warnings[0],
+            "configured perf drain interval 500ms exceeds the estimated safe interval 17ms; watermark polling will drain earlier"
+        );
+        assert_eq!(p.bytes_per_cpu, 32768);
+    }
+
+    #[test]
+    fn record_estimates_and_fallbacks() {
+        assert_eq!(record_bytes(Shape::Direct, None, None), 48);
+        assert_eq!(record_bytes(Shape::Callchain, None, None), 1136);
+        assert_eq!(record_bytes(Shape::Callchain, Some(-1), Some(0)), 1136);
+        assert_eq!(record_bytes(Shape::Callchain, Some(10), Some(2)), 152);
+        assert_eq!(record_bytes(Shape::Lbr, None, None), 1592);
+        // Unreadable mlock_kb: 128 pages' worth, i.e. a 127-page allowance -> 64.
+        let mut i = input(100000, Shape::Direct);
+        i.mlock_kb = None;
+        let p = plan(&i);
+        assert_eq!((p.pages, p.mlock_kb), (64, 512));
+        // A tiny allowance still gives a power of two; zero falls back to 128.
+        i.mlock_kb = Some(4);
+        assert_eq!(plan(&i).pages, 128);
+        i.mlock_kb = Some(12);
+        assert_eq!(plan(&i).pages, 2);
+        // Explicit pages: no cap, no warning.
+        i.pages = Some(4096);
+        let p = plan(&i);
+        assert_eq!((p.pages, p.warnings.len()), (4096, 0));
+    }
+
+    #[test]
+    fn stop_signal() {
+        let s = StopSignal::new();
+        let t = Instant::now();
+        assert!(!s.wait_until(t + Duration::from_millis(20)));
+        assert!(t.elapsed() >= Duration::from_millis(20));
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::sleep(Duration::from_millis(10));
+                s.cancel();
+            });
+            assert!(s.wait_until(Instant::now() + Duration::from_secs(30)));
+        });
+        assert!(s.is_cancelled());
+    }
+}

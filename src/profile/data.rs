@@ -1,0 +1,217 @@
+//! The plain-data result of one capture: what `profile` renders and what
+//! `top` drilldowns consume. No limits are applied here; every sample is in
+//! some row.
+
+/// Global sample counters (§10.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub total_samples: u64,
+    pub bpf_jit_samples: u64,
+    /// Samples outside every JIT range (also reported as `unresolved_samples`).
+    pub non_bpf_samples: u64,
+    pub callchain_samples: u64,
+    pub kernel_attributed_samples: u64,
+    pub kernel_unattributed_samples: u64,
+    pub kernel_symbolized_samples: u64,
+}
+
+/// Capture telemetry (§7.5).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Telemetry {
+    pub actual_duration: f64,
+    pub cpus: Vec<u32>,
+    pub pages_per_cpu: u64,
+    pub bytes_per_cpu: u64,
+    pub bytes_total: u64,
+    pub drain_interval_ms: u64,
+    pub drain_count: u64,
+    /// Raw peak (not rounded), percent of a ring's data size.
+    pub max_ring_occupancy: f64,
+    pub lost_samples: u64,
+    pub throttle_events: u64,
+    pub unthrottle_events: u64,
+    pub malformed_records: u64,
+    pub unknown_records: u64,
+    pub discarded_bytes: u64,
+    pub time_enabled_ns: u64,
+    pub time_running_ns: u64,
+    pub warnings: Vec<String>,
+    pub incomplete: bool,
+}
+
+impl Telemetry {
+    /// `round(running / enabled × 100, 4)`, or 100.0 when nothing was enabled.
+    pub fn running_percent(&self) -> f64 {
+        if self.time_enabled_ns == 0 {
+            100.0
+        } else {
+            round(
+                self.time_running_ns as f64 / self.time_enabled_ns as f64 * 100.0,
+                4,
+            )
+        }
+    }
+}
+
+/// Python's `round(x, n)` as the double whose text is `x` with `n` decimals.
+pub fn round(x: f64, n: usize) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    format!("{x:.n$}").parse().unwrap_or(x)
+}
+
+/// A direct hotspot: samples whose IP fell in one line record's JIT code,
+/// or the unmapped row (all location fields `None`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hotspot {
+    pub samples: u64,
+    pub jited_address: Option<u64>,
+    /// Byte offset of the line record's first xlated instruction.
+    pub instruction_offset: Option<u64>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub source: Option<String>,
+    /// BTF name of the (sub)program holding the line's JIT code.
+    pub function: Option<String>,
+}
+
+impl Hotspot {
+    pub fn is_unmapped(&self) -> bool {
+        self.jited_address.is_none()
+    }
+}
+
+/// Samples in one kernel IP under one BPF call site (exact-IP row).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelHotspot {
+    pub samples: u64,
+    pub ip: u64,
+    pub symbol: Option<String>,
+    pub module: Option<String>,
+    pub symbol_offset: Option<u64>,
+    pub kind: &'static str,
+    /// The caller line record's JIT address, or the raw caller address
+    /// when there is no record.
+    pub bpf_jited_address: Option<u64>,
+    pub bpf_instruction_offset: Option<u64>,
+    pub bpf_file: Option<String>,
+    pub bpf_line: Option<u32>,
+    pub bpf_column: Option<u32>,
+    pub bpf_source: Option<String>,
+    pub bpf_function: Option<String>,
+    /// The caller had a line record (mapped) or not.
+    pub caller_mapped: bool,
+}
+
+/// One program that received direct or kernel samples.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgramProfile {
+    pub id: u32,
+    pub prog_type: String,
+    pub name: String,
+    pub tag: String,
+    /// BTF name of the main function (may be longer than `name`).
+    pub full_name: Option<String>,
+    /// JITed functions: 1 + the number of BPF-to-BPF subprograms.
+    pub function_count: usize,
+    pub pinned_paths: Vec<String>,
+    pub samples: u64,
+    pub kernel_samples: u64,
+    pub direct_source_mapped_samples: u64,
+    pub direct_source_unmapped_samples: u64,
+    pub under_bpf_caller_source_mapped_samples: u64,
+    pub under_bpf_caller_source_unmapped_samples: u64,
+    /// Every direct row, in the order each was first seen.
+    pub hotspots: Vec<Hotspot>,
+    /// Every exact-IP kernel row, in the order each was first seen.
+    pub kernel_hotspots: Vec<KernelHotspot>,
+}
+
+impl ProgramProfile {
+    pub fn inclusive_samples(&self) -> u64 {
+        self.samples + self.kernel_samples
+    }
+}
+
+/// A finished capture.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Profile {
+    pub requested_event: String,
+    pub selected_event: String,
+    /// Requested seconds.
+    pub duration: f64,
+    pub frequency: u64,
+    pub kernel_samples: bool,
+    /// `fp` or `lbr`.
+    pub call_graph: &'static str,
+    pub program_id: Option<u32>,
+    pub counters: Counters,
+    pub telemetry: Telemetry,
+    /// Programs with samples, by descending inclusive samples then ID.
+    pub programs: Vec<ProgramProfile>,
+}
+
+impl Profile {
+    /// `D`: the measured duration, else the requested one.
+    pub fn seconds(&self) -> f64 {
+        if self.telemetry.actual_duration > 0.0 {
+            self.telemetry.actual_duration
+        } else {
+            self.duration
+        }
+    }
+
+    /// `round(samples / (D × F) × 100, 4)`: 100 % is one CPU.
+    pub fn cpu_percent(&self, samples: u64) -> f64 {
+        let denom = self.seconds() * self.frequency as f64;
+        if denom <= 0.0 {
+            0.0
+        } else {
+            round(samples as f64 / denom * 100.0, 4)
+        }
+    }
+
+    pub fn program(&self, id: u32) -> Option<&ProgramProfile> {
+        self.programs.iter().find(|p| p.id == id)
+    }
+}
+
+/// `round(part / whole × 100, 2)`, 0.0 for an empty whole.
+pub fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        round(part as f64 / whole as f64 * 100.0, 2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_rounding() {
+        assert_eq!(round(2.675, 2), 2.67); // binary value is below .675
+        assert_eq!(round(0.125, 2), 0.12); // exact tie: half-even
+        assert_eq!(round(5.35789, 4), 5.3579);
+        assert_eq!(round(100.0, 4), 100.0);
+        assert_eq!(share(1, 3), 33.33);
+        assert_eq!(share(1, 0), 0.0);
+    }
+
+    #[test]
+    fn cpu_percent_uses_measured_duration() {
+        let mut p = Profile {
+            duration: 5.0,
+            frequency: 1000,
+            ..Default::default()
+        };
+        assert_eq!(p.cpu_percent(50), 1.0);
+        p.telemetry.actual_duration = 2.0;
+        assert_eq!(p.cpu_percent(50), 2.5);
+        p.frequency = 0;
+        assert_eq!(p.cpu_percent(50), 0.0);
+    }
+}

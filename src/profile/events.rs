@@ -1,0 +1,484 @@
+//! The perf event catalogue, `--event auto`, frequency checks, attribute
+//! blocks, online CPUs, and the `brr perf-events` listing.
+
+use crate::error::{BrrError, Result};
+use crate::render::json::{self, obj};
+use crate::render::{csv, table, Format};
+use crate::sys::perf::{self, flag, PerfEventAttr};
+use crate::sys::Errno;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventSpec {
+    pub name: &'static str,
+    pub type_: u32,
+    pub config: u64,
+    pub precise_ip: u8,
+}
+
+const fn hw(name: &'static str, config: u64, precise_ip: u8) -> EventSpec {
+    EventSpec {
+        name,
+        type_: perf::PERF_TYPE_HARDWARE,
+        config,
+        precise_ip,
+    }
+}
+
+/// Canonical order: the `perf-events` listing and the "expected one of" list.
+pub const EVENTS: &[EventSpec] = &[
+    hw("cycles:ppp", 0, 3),
+    hw("cycles:pp", 0, 2),
+    hw("cycles:p", 0, 1),
+    hw("cycles", 0, 0),
+    EventSpec {
+        name: "cpu-clock",
+        type_: perf::PERF_TYPE_SOFTWARE,
+        config: 0,
+        precise_ip: 0,
+    },
+    hw("instructions", 1, 0),
+    hw("cache-references", 2, 0),
+    hw("cache-misses", 3, 0),
+    hw("branches", 4, 0),
+    hw("branch-misses", 5, 0),
+    hw("bus-cycles", 6, 0),
+    hw("stalled-cycles-frontend", 7, 0),
+    hw("stalled-cycles-backend", 8, 0),
+    hw("ref-cycles", 9, 0),
+];
+
+/// What `auto` tries, in order.
+pub const AUTO_CANDIDATES: &[&str] =
+    &["cycles:ppp", "cycles:pp", "cycles:p", "cycles", "cpu-clock"];
+
+pub fn lookup(name: &str) -> Option<&'static EventSpec> {
+    EVENTS.iter().find(|e| e.name == name)
+}
+
+impl EventSpec {
+    pub fn type_name(&self) -> &'static str {
+        if self.type_ == perf::PERF_TYPE_HARDWARE {
+            "hardware"
+        } else {
+            "software"
+        }
+    }
+}
+
+/// The record shape a capture asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Direct,
+    /// `--kernel-samples --call-graph fp`
+    Callchain,
+    /// `--kernel-samples --call-graph lbr`
+    Lbr,
+}
+
+pub const SAMPLE_DIRECT: u64 =
+    perf::SAMPLE_IP | perf::SAMPLE_TID | perf::SAMPLE_TIME | perf::SAMPLE_CPU | perf::SAMPLE_PERIOD;
+
+impl Shape {
+    pub fn sample_type(self) -> u64 {
+        match self {
+            Shape::Direct => SAMPLE_DIRECT,
+            Shape::Callchain => SAMPLE_DIRECT | perf::SAMPLE_CALLCHAIN,
+            Shape::Lbr => SAMPLE_DIRECT | perf::SAMPLE_BRANCH_STACK,
+        }
+    }
+}
+
+/// The attribute block of a sampling event. `watermark` is the wakeup
+/// watermark in bytes for a capture; `None` for a probe (`wakeup_events = 1`).
+pub fn sample_attr(
+    ev: &EventSpec,
+    freq: u64,
+    shape: Shape,
+    watermark: Option<u32>,
+) -> PerfEventAttr {
+    let mut flags = flag::DISABLED
+        | flag::EXCLUDE_USER
+        | flag::EXCLUDE_HV
+        | flag::FREQ
+        | ((ev.precise_ip as u64 & 3) << flag::PRECISE_SHIFT);
+    if shape != Shape::Direct {
+        // User-space frames are never used; asking for them only makes the
+        // records bigger. (The ring-size estimate still assumes them.)
+        flags |= flag::EXCLUDE_CALLCHAIN_USER;
+    }
+    let mut attr = PerfEventAttr {
+        type_: ev.type_,
+        size: perf::ATTR_SIZE_VER0,
+        config: ev.config,
+        sample_freq: freq,
+        sample_type: shape.sample_type(),
+        read_format: perf::FORMAT_TOTAL_TIME_ENABLED | perf::FORMAT_TOTAL_TIME_RUNNING,
+        flags,
+        wakeup: 1,
+        ..Default::default()
+    };
+    if let Some(w) = watermark {
+        attr.flags |= flag::WATERMARK;
+        attr.wakeup = w;
+    }
+    if shape == Shape::Lbr {
+        attr.size = perf::ATTR_SIZE_VER2;
+        attr.branch_sample_type = perf::BRANCH_USER | perf::BRANCH_KERNEL | perf::BRANCH_CALL_STACK;
+    }
+    attr
+}
+
+/// A software dummy event that only reports BPF program loads/unloads and
+/// JIT symbol (un)registration on its CPU.
+pub fn side_band_attr() -> PerfEventAttr {
+    PerfEventAttr {
+        type_: perf::PERF_TYPE_SOFTWARE,
+        size: perf::ATTR_SIZE_VER0,
+        config: perf::PERF_COUNT_SW_DUMMY,
+        flags: flag::EXCLUDE_USER | flag::EXCLUDE_HV | flag::KSYMBOL | flag::BPF_EVENT,
+        ..Default::default()
+    }
+}
+
+/// The catalogue message for a failed perf_event_open.
+pub fn open_error(name: &str, e: Errno) -> BrrError {
+    match e.0 {
+        libc::EPERM | libc::EACCES => BrrError::Permission(format!(
+            "permission denied while opening perf event {name}; run brr with sudo or check perf_event_paranoid"
+        )),
+        libc::EINVAL | libc::ENODEV | libc::EOPNOTSUPP | libc::ENOENT => {
+            BrrError::Unsupported(format!("perf event {name} is not supported on this host"))
+        }
+        _ => BrrError::Failed(format!("failed to open perf event {name}: {e}")),
+    }
+}
+
+/// An integer sysctl under /proc/sys/kernel.
+pub fn kernel_sysctl(name: &str) -> Option<i64> {
+    std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+pub fn max_sample_rate() -> Option<i64> {
+    kernel_sysctl("perf_event_max_sample_rate")
+}
+
+/// `F` must not exceed a readable, positive `kernel.perf_event_max_sample_rate`.
+/// Returns the limit that was read.
+pub fn check_frequency(freq: u64) -> Result<Option<i64>> {
+    let max = max_sample_rate();
+    check_frequency_against(freq, max)?;
+    Ok(max)
+}
+
+pub fn check_frequency_against(freq: u64, max: Option<i64>) -> Result<()> {
+    match max {
+        Some(m) if m > 0 && freq > m as u64 => Err(BrrError::Unsupported(format!(
+            "requested perf sample frequency {freq} Hz exceeds current kernel.perf_event_max_sample_rate {m} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Parse a sysfs CPU list such as `0-3,5,7-8`.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for item in s.trim().split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        match item.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if b < a || b - a > 1 << 16 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(item.parse().ok()?),
+        }
+    }
+    Some(out)
+}
+
+/// Online CPUs, else the process affinity set.
+pub fn online_cpus() -> Vec<u32> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| parse_cpu_list(&s))
+        .unwrap_or_else(perf::affinity_cpus)
+}
+
+/// The CPU probes run on: the first online CPU, else 0.
+pub fn probe_cpu() -> u32 {
+    online_cpus().first().copied().unwrap_or(0)
+}
+
+/// Open and immediately close the event on `cpu`.
+pub fn probe(ev: &EventSpec, freq: u64, shape: Shape, cpu: u32) -> std::result::Result<(), Errno> {
+    perf::open_cpu_event(&sample_attr(ev, freq, shape, None), cpu).map(drop)
+}
+
+/// Resolve `--event` (`auto` or a name) to an event that opens with the
+/// attributes the capture will use, so failures surface here.
+pub fn select(requested: &str, freq: u64, shape: Shape, cpu: u32) -> Result<&'static EventSpec> {
+    if requested != "auto" {
+        let ev = lookup(requested).ok_or_else(|| {
+            BrrError::Unsupported(format!(
+                "perf event {requested} is not supported on this host"
+            ))
+        })?;
+        return probe(ev, freq, shape, cpu)
+            .map(|_| ev)
+            .map_err(|e| open_error(ev.name, e));
+    }
+    for name in AUTO_CANDIDATES {
+        let ev = lookup(name).expect("auto candidates are catalogue events");
+        if probe(ev, freq, shape, cpu).is_ok() {
+            return Ok(ev);
+        }
+    }
+    // Report cpu-clock's real error; if it opens now after all, give up
+    // rather than guess.
+    let clock = lookup("cpu-clock").expect("cpu-clock is in the catalogue");
+    match probe(clock, freq, shape, cpu) {
+        Err(e) => Err(open_error(clock.name, e)),
+        Ok(()) => Err(BrrError::Unsupported(
+            "unable to select a supported perf event".into(),
+        )),
+    }
+}
+
+/// One row of `brr perf-events`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub event: EventSpec,
+    pub selected_by_auto: bool,
+}
+
+/// Given each catalogue event's probe result, the openable events and who
+/// `auto` would pick. With nothing openable, a permission failure is an
+/// error instead of an empty list.
+pub fn listing_from_probes(
+    results: &[(EventSpec, std::result::Result<(), Errno>)],
+) -> Result<Vec<Listed>> {
+    let auto = AUTO_CANDIDATES
+        .iter()
+        .find(|n| results.iter().any(|(e, r)| e.name == **n && r.is_ok()));
+    let out: Vec<Listed> = results
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(e, _)| Listed {
+            event: *e,
+            selected_by_auto: auto == Some(&e.name),
+        })
+        .collect();
+    if out.is_empty() {
+        let denied = results
+            .iter()
+            .find(|(_, r)| matches!(r, Err(Errno(libc::EPERM | libc::EACCES))));
+        if let Some((e, Err(errno))) = denied {
+            return Err(open_error(e.name, *errno));
+        }
+    }
+    Ok(out)
+}
+
+/// `brr perf-events`.
+pub fn perf_events(freq: u64, format: Format) -> Result<String> {
+    check_frequency(freq)?;
+    let cpu = probe_cpu();
+    let results: Vec<_> = EVENTS
+        .iter()
+        .map(|e| (*e, probe(e, freq, Shape::Direct, cpu)))
+        .collect();
+    Ok(render_listing(&listing_from_probes(&results)?, format))
+}
+
+pub fn render_listing(items: &[Listed], format: Format) -> String {
+    match format {
+        Format::Text if items.is_empty() => "No openable brr perf events found.".into(),
+        Format::Text => {
+            let rows: Vec<Vec<String>> = items
+                .iter()
+                .map(|l| {
+                    vec![
+                        l.event.name.to_string(),
+                        l.event.type_name().to_string(),
+                        l.event.config.to_string(),
+                        l.event.precise_ip.to_string(),
+                        if l.selected_by_auto { "yes" } else { "" }.to_string(),
+                    ]
+                })
+                .collect();
+            // CONFIG and PRECISE are not numeric columns: left-aligned.
+            table::render(&["NAME", "TYPE", "CONFIG", "PRECISE", "AUTO"], &rows)
+        }
+        Format::Json { pretty } => {
+            let items = items
+                .iter()
+                .map(|l| {
+                    obj([
+                        ("name", l.event.name.into()),
+                        ("type", l.event.type_name().into()),
+                        ("config", l.event.config.into()),
+                        ("precise_ip", l.event.precise_ip.into()),
+                        ("selected_by_auto", l.selected_by_auto.into()),
+                    ])
+                })
+                .collect();
+            json::to_string(&json::document("perf_events", items, obj([])), pretty)
+        }
+        Format::Csv => {
+            let rows: Vec<Vec<String>> = items
+                .iter()
+                .map(|l| {
+                    vec![
+                        l.event.name.to_string(),
+                        l.event.type_name().to_string(),
+                        l.event.config.to_string(),
+                        l.event.precise_ip.to_string(),
+                        l.selected_by_auto.to_string(),
+                    ]
+                })
+                .collect();
+            csv::render(
+                &["name", "type", "config", "precise_ip", "selected_by_auto"],
+                &rows,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_order_matches_cli() {
+        let names: Vec<&str> = EVENTS.iter().map(|e| e.name).collect();
+        assert_eq!(&crate::cli::EVENT_NAMES[1..], names.as_slice());
+    }
+
+    #[test]
+    fn attribute_blocks() {
+        let clock = lookup("cpu-clock").unwrap();
+        let a = sample_attr(clock, 997, Shape::Direct, None);
+        assert_eq!((a.type_, a.config, a.size), (1, 0, 64));
+        assert_eq!(a.sample_type, 0x187);
+        assert_eq!(a.read_format, 3);
+        assert_eq!(a.flags, 1 | 1 << 4 | 1 << 6 | 1 << 10);
+        assert_eq!(a.wakeup, 1);
+        let ppp = lookup("cycles:ppp").unwrap();
+        let a = sample_attr(ppp, 99, Shape::Callchain, Some(8192));
+        assert_eq!(a.sample_type, 0x1a7);
+        assert_eq!(
+            a.flags,
+            1 | 1 << 4 | 1 << 6 | 1 << 10 | 1 << 14 | 3 << 15 | 1 << 22
+        );
+        assert_eq!(a.wakeup, 8192);
+        let a = sample_attr(clock, 99, Shape::Lbr, Some(4096));
+        assert_eq!(
+            (a.sample_type, a.size, a.branch_sample_type),
+            (0x987, 80, 0x803)
+        );
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(
+            parse_cpu_list("0-3,5,7-8\n"),
+            Some(vec![0, 1, 2, 3, 5, 7, 8])
+        );
+        assert_eq!(parse_cpu_list("0"), Some(vec![0]));
+        assert_eq!(parse_cpu_list(""), Some(vec![]));
+        assert_eq!(parse_cpu_list("x"), None);
+        assert_eq!(parse_cpu_list("3-1"), None);
+    }
+
+    #[test]
+    fn frequency_limit() {
+        assert!(check_frequency_against(100_000, Some(100_000)).is_ok());
+        assert!(check_frequency_against(5, None).is_ok());
+        assert!(check_frequency_against(5, Some(0)).is_ok());
+        let e = check_frequency_against(100_001, Some(100_000)).unwrap_err();
+        assert_eq!(e.exit_code(), 3);
+        assert_eq!(
+            e.render(),
+            "brr: requested perf sample frequency 100001 Hz exceeds current kernel.perf_event_max_sample_rate 100000 Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+        );
+    }
+
+    #[test]
+    fn open_errors() {
+        assert_eq!(open_error("cycles", Errno(libc::EACCES)).exit_code(), 2);
+        assert_eq!(
+            open_error("cycles", Errno(libc::ENOENT)).render(),
+            "brr: perf event cycles is not supported on this host"
+        );
+        let e = open_error("cpu-clock", Errno(libc::EMFILE));
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(
+            e.render(),
+            "brr: failed to open perf event cpu-clock: Too many open files"
+        );
+    }
+
+    fn results(ok: &[&str], err: Errno) -> Vec<(EventSpec, std::result::Result<(), Errno>)> {
+        EVENTS
+            .iter()
+            .map(|e| {
+                (
+                    *e,
+                    if ok.contains(&e.name) {
+                        Ok(())
+                    } else {
+                        Err(err)
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn listing_and_auto() {
+        let l = listing_from_probes(&results(&["cpu-clock"], Errno(libc::ENOENT))).unwrap();
+        assert_eq!(l.len(), 1);
+        assert!(l[0].selected_by_auto);
+        assert_eq!(
+            render_listing(&l, Format::Text),
+            "NAME       TYPE      CONFIG  PRECISE  AUTO\ncpu-clock  software  0       0        yes "
+        );
+        assert_eq!(
+            render_listing(&l, Format::Json { pretty: false }),
+            r#"{"kind":"perf_events","items":[{"name":"cpu-clock","type":"software","config":0,"precise_ip":0,"selected_by_auto":true}],"metadata":{}}"#
+        );
+        assert_eq!(
+            render_listing(&l, Format::Csv),
+            "name,type,config,precise_ip,selected_by_auto\ncpu-clock,software,0,0,true"
+        );
+        let l = listing_from_probes(&results(
+            &["cycles", "cpu-clock", "instructions"],
+            Errno(libc::ENOENT),
+        ))
+        .unwrap();
+        let auto: Vec<&str> = l
+            .iter()
+            .filter(|x| x.selected_by_auto)
+            .map(|x| x.event.name)
+            .collect();
+        assert_eq!(auto, vec!["cycles"]);
+        // Nothing openable: empty listing, unless privilege was the reason.
+        let l = listing_from_probes(&results(&[], Errno(libc::ENOENT))).unwrap();
+        assert_eq!(
+            render_listing(&l, Format::Text),
+            "No openable brr perf events found."
+        );
+        let e = listing_from_probes(&results(&[], Errno(libc::EACCES))).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.render(),
+            "brr: permission denied while opening perf event cycles:ppp; run brr with sudo or check perf_event_paranoid"
+        );
+    }
+}

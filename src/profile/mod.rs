@@ -1,0 +1,430 @@
+//! The sampling profiler: `brr profile`, `brr perf-events`, and the engine
+//! `top` reuses.
+//!
+//! [`run`] performs one capture and returns a plain-data [`Profile`];
+//! [`report::render`] turns it into text, JSON or CSV.
+
+pub mod attribute;
+pub mod capture;
+pub mod data;
+pub mod events;
+pub mod image;
+pub mod records;
+pub mod report;
+
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+use crate::error::{BrrError, Result};
+use crate::kernel::kallsyms::Kallsyms;
+use crate::kernel::{bpffs, objects};
+use crate::sys::bpf::{self, ObjKind};
+use crate::sys::perf::{self, Ring};
+use crate::sys::Errno;
+use attribute::Attributor;
+use capture::{CpuRing, PlanInput, ProgSource, Progress, StopSignal};
+use data::{Profile, Telemetry};
+use events::Shape;
+use image::{BtfCache, ProgMeta};
+
+/// What to capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// `auto` or a catalogue name.
+    pub event: String,
+    /// Seconds.
+    pub duration: f64,
+    pub frequency: u64,
+    pub kernel_samples: bool,
+    /// `fp` or `lbr` (used only with `kernel_samples`).
+    pub call_graph: &'static str,
+    /// `--perf-buffer-pages` (None = auto).
+    pub pages: Option<u64>,
+    /// `--perf-drain-ms` (None = auto).
+    pub drain_ms: Option<u64>,
+    /// Report only this program (checked to exist before capturing).
+    pub program_id: Option<u64>,
+    /// bpffs root for pinned paths.
+    pub bpffs: String,
+}
+
+impl Request {
+    pub fn shape(&self) -> Shape {
+        match (self.kernel_samples, self.call_graph) {
+            (false, _) => Shape::Direct,
+            (true, "lbr") => Shape::Lbr,
+            (true, _) => Shape::Callchain,
+        }
+    }
+}
+
+/// Side-band ring size: load/unload records are rare and small; a lost
+/// side-band record only triggers a re-enumeration.
+const SIDE_BAND_PAGES: usize = 2;
+
+/// Reads programs from the kernel for the capture loop.
+struct KernelPrograms {
+    btf: BtfCache,
+}
+
+impl ProgSource for KernelPrograms {
+    fn by_id(&mut self, id: u32) -> Option<ProgMeta> {
+        image::read_meta_by_id(id, &mut self.btf).ok().flatten()
+    }
+    fn all(&mut self) -> Vec<ProgMeta> {
+        enumerate(&mut self.btf).unwrap_or_default()
+    }
+}
+
+/// Every loaded program; one that vanishes meanwhile is skipped.
+fn enumerate(btf: &mut BtfCache) -> Result<Vec<ProgMeta>> {
+    objects::walk(
+        |start| bpf::next_id(ObjKind::Prog, start),
+        |id| {
+            let fd = bpf::fd_by_id(ObjKind::Prog, id)?;
+            image::read_meta(&fd, btf)
+        },
+    )
+}
+
+fn open_fds() -> Option<u64> {
+    std::fs::read_dir("/proc/self/fd")
+        .ok()
+        .map(|d| d.count() as u64)
+}
+
+fn limit_text(v: Option<u64>) -> String {
+    v.map_or_else(|| "unlimited".into(), |v| v.to_string())
+}
+
+fn alloc_error(cpu: u32, plan: &capture::Plan, ncpus: usize, page: u64, e: Errno) -> BrrError {
+    let (soft, hard) = perf::rlimit(libc::RLIMIT_MEMLOCK);
+    BrrError::Failed(format!(
+        "failed to allocate perf ring for CPU {cpu}: {} data pages ({} bytes per CPU, {} bytes total): {e}; kernel.perf_event_mlock_kb={}, RLIMIT_MEMLOCK={}/{}; lower --perf-buffer-pages or sampling frequency, or raise the perf/memlock allowance",
+        plan.pages,
+        plan.bytes_per_cpu,
+        ncpus as u64 * (plan.bytes_per_cpu + page),
+        plan.mlock_kb,
+        limit_text(soft),
+        limit_text(hard),
+    ))
+}
+
+/// Open and map one sampling event per CPU (disabled). A CPU that went
+/// offline meanwhile is skipped with a warning.
+fn open_rings(
+    cpus: &[u32],
+    attr: &perf::PerfEventAttr,
+    event: &str,
+    plan: &capture::Plan,
+    page: u64,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<CpuRing>> {
+    let mut fds: Vec<(u32, OwnedFd)> = Vec::new();
+    for &cpu in cpus {
+        match perf::open_cpu_event(attr, cpu) {
+            Ok(fd) => fds.push((cpu, fd)),
+            Err(Errno(libc::ENODEV)) if !events::online_cpus().contains(&cpu) => {
+                warnings.push(format!(
+                    "CPU {cpu} went offline before perf sampling and was skipped"
+                ));
+            }
+            Err(e) => return Err(events::open_error(event, e)),
+        }
+    }
+    if fds.is_empty() {
+        return Err(BrrError::Unsupported(
+            "no online CPUs remained for perf sampling".into(),
+        ));
+    }
+    let n = fds.len();
+    fds.into_iter()
+        .map(|(cpu, fd)| {
+            let ring = Ring::map(&fd, plan.pages as usize, page as usize)
+                .map_err(|e| alloc_error(cpu, plan, n, page, e))?;
+            Ok(CpuRing { cpu, fd, ring })
+        })
+        .collect()
+}
+
+/// Best effort: a dummy event per CPU reporting BPF loads/unloads. Without
+/// it, programs loaded during the capture are not attributed.
+fn open_side_band(cpus: &[u32], page: u64) -> Vec<CpuRing> {
+    let attr = events::side_band_attr();
+    let mut out = Vec::new();
+    for &cpu in cpus {
+        let Ok(fd) = perf::open_cpu_event(&attr, cpu) else {
+            return Vec::new();
+        };
+        let Ok(ring) = Ring::map(&fd, SIDE_BAND_PAGES, page as usize) else {
+            return Vec::new();
+        };
+        out.push(CpuRing { cpu, fd, ring });
+    }
+    out
+}
+
+/// Environment switch for the benchmark script: report start-up timing on
+/// stderr.
+const TRACE_ENV: &str = "BRR_TRACE_STARTUP";
+
+fn unix_ns_at(t: Instant) -> u128 {
+    let now_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    now_unix.saturating_sub(t.elapsed()).as_nanos()
+}
+
+/// Run one capture. `stop` ends it early (the result then covers the time
+/// actually measured); `progress` is called after every sweep.
+pub fn run(
+    req: &Request,
+    stop: &StopSignal,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Profile> {
+    let rate_at_start = events::check_frequency(req.frequency)?;
+    let program_id = match req.program_id {
+        Some(id) => {
+            drop(objects::open_program(id)?);
+            Some(id as u32)
+        }
+        None => None,
+    };
+    let shape = req.shape();
+    let cpus = events::online_cpus();
+    if cpus.is_empty() {
+        return Err(BrrError::Unsupported(
+            "no online CPUs available for perf sampling".into(),
+        ));
+    }
+    let event = events::select(&req.event, req.frequency, shape, cpus[0])?;
+    // /proc/kallsyms takes tens of milliseconds of kernel time to read;
+    // do it while the capture runs.
+    let ksyms = req
+        .kernel_samples
+        .then(|| std::thread::spawn(Kallsyms::load));
+
+    let page = perf::page_size() as u64;
+    let plan = capture::plan(&PlanInput {
+        frequency: req.frequency,
+        shape,
+        pages: req.pages,
+        drain_ms: req.drain_ms,
+        page_size: page,
+        mlock_kb: events::kernel_sysctl("perf_event_mlock_kb"),
+        max_stack: events::kernel_sysctl("perf_event_max_stack"),
+        max_contexts: events::kernel_sysctl("perf_event_max_contexts_per_stack"),
+    });
+    let mut warnings = plan.warnings.clone();
+
+    if let (Some(soft), Some(open)) = (perf::rlimit(libc::RLIMIT_NOFILE).0, open_fds()) {
+        let n = cpus.len() as u64;
+        if open + n > soft {
+            return Err(BrrError::Failed(format!(
+                "perf sampling needs {n} additional file descriptors for {n} CPUs, but RLIMIT_NOFILE={soft} and approximately {open} descriptors are already open; raise the file-descriptor limit"
+            )));
+        }
+    }
+    let attr = events::sample_attr(
+        event,
+        req.frequency,
+        shape,
+        Some(plan.watermark.min(u32::MAX as u64) as u32),
+    );
+    let mut offline = Vec::new();
+    let mut rings = open_rings(&cpus, &attr, event.name, &plan, page, &mut offline)?;
+    let kept: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
+    // Side band before the enumeration: a program loaded in between is seen
+    // by both, which is harmless.
+    let mut side = open_side_band(&kept, page);
+
+    let mut source = KernelPrograms {
+        btf: BtfCache::default(),
+    };
+    let metas = enumerate(&mut source.btf)?;
+    if !metas.is_empty() && metas.iter().all(|m| m.funcs.is_empty()) {
+        warnings.push(
+            "BPF JIT addresses are hidden by the kernel (kernel.kptr_restrict); samples cannot be attributed to eBPF programs"
+                .into(),
+        );
+    }
+    let mut attributor = Attributor::new(shape);
+    for m in metas {
+        attributor.register(m);
+    }
+    warnings.extend(offline);
+
+    let outcome = capture::run(
+        &mut rings,
+        &mut side,
+        shape.sample_type(),
+        plan.drain_ms,
+        Duration::from_secs_f64(req.duration.clamp(0.0, 1e9)),
+        stop,
+        &mut attributor,
+        &mut source,
+        progress,
+    )?;
+    drop(side);
+
+    if std::env::var_os(TRACE_ENV).is_some() {
+        eprintln!(
+            "brr-trace: enabled_unix_ns={} first_sample_unix_ns={}",
+            outcome.started.map_or(0, unix_ns_at),
+            outcome.first_sample.map_or(0, unix_ns_at)
+        );
+    }
+
+    let mut tel = Telemetry {
+        actual_duration: outcome.actual_duration,
+        cpus: kept,
+        pages_per_cpu: plan.pages,
+        bytes_per_cpu: plan.bytes_per_cpu,
+        bytes_total: rings.len() as u64 * (plan.bytes_per_cpu + page),
+        drain_interval_ms: plan.drain_ms,
+        drain_count: outcome.drain_count,
+        max_ring_occupancy: outcome.max_occupancy,
+        lost_samples: outcome.stats.lost_samples,
+        throttle_events: outcome.stats.throttle_events,
+        unthrottle_events: outcome.stats.unthrottle_events,
+        malformed_records: outcome.stats.malformed_records,
+        unknown_records: outcome.stats.unknown_records,
+        discarded_bytes: outcome.stats.discarded_bytes,
+        ..Default::default()
+    };
+    let mut timing_incomplete = false;
+    for r in &rings {
+        match perf::read_times(&r.fd) {
+            Ok(Some((_, enabled, running))) => {
+                tel.time_enabled_ns += enabled;
+                tel.time_running_ns += running;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                timing_incomplete = true;
+                warnings.push(format!(
+                    "perf timing metadata is incomplete for CPU {}: {e}",
+                    r.cpu
+                ));
+            }
+        }
+    }
+    drop(rings);
+
+    let mut rate_lowered = false;
+    if let Some(now) = events::max_sample_rate() {
+        if rate_was_lowered(rate_at_start, now, req.frequency) {
+            rate_lowered = true;
+            warnings.push(format!(
+                "kernel.perf_event_max_sample_rate was lowered below requested perf sample frequency during sampling ({now} Hz < {} Hz); sampled dataset may be inconsistent, rerun with a lower -F/--frequency",
+                req.frequency
+            ));
+        }
+    }
+    let running = tel.running_percent();
+    if tel.lost_samples > 0 {
+        warnings.push(format!(
+            "perf dropped {} samples; CPU percentages are lower bounds",
+            tel.lost_samples
+        ));
+    }
+    if tel.throttle_events > 0 {
+        warnings.push(format!(
+            "perf throttled sampling {} times; profile is incomplete",
+            tel.throttle_events
+        ));
+    }
+    if tel.malformed_records > 0 || tel.discarded_bytes > 0 {
+        warnings.push(format!(
+            "perf ring parsing discarded {} bytes across {} malformed records; profile is incomplete",
+            tel.discarded_bytes, tel.malformed_records
+        ));
+    }
+    if running < 99.0 {
+        warnings.push(format!(
+            "perf events ran for {running:.2}% of enabled time; profile is incomplete due to multiplexing"
+        ));
+    }
+    if tel.max_ring_occupancy >= 75.0 {
+        warnings.push(format!(
+            "perf ring occupancy reached {:.1}%; consider increasing --perf-buffer-pages or reducing --perf-drain-ms",
+            tel.max_ring_occupancy
+        ));
+    }
+    tel.incomplete = tel.lost_samples > 0
+        || tel.throttle_events > 0
+        || tel.malformed_records > 0
+        || tel.discarded_bytes > 0
+        || running < 99.0
+        || rate_lowered
+        || timing_incomplete;
+
+    let ksyms = match ksyms {
+        Some(h) => h.join().unwrap_or_default(),
+        None => Kallsyms::default(),
+    };
+    if req.kernel_samples && ksyms.hidden {
+        warnings.insert(
+            plan.warnings.len(),
+            "kernel symbol addresses are hidden by the kernel (kernel.kptr_restrict); kernel/helper samples are reported without symbols"
+                .into(),
+        );
+    }
+    tel.warnings = warnings;
+    let pins = bpffs::scan(&req.bpffs);
+    let (programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
+
+    Ok(Profile {
+        requested_event: req.event.clone(),
+        selected_event: event.name.to_string(),
+        duration: req.duration,
+        frequency: req.frequency,
+        kernel_samples: req.kernel_samples,
+        call_graph: req.call_graph,
+        program_id,
+        counters,
+        telemetry: tel,
+        programs,
+    })
+}
+
+/// The limit is below `F` now and was higher (or unreadable) at the start.
+fn rate_was_lowered(start: Option<i64>, now: i64, freq: u64) -> bool {
+    now < freq.min(i64::MAX as u64) as i64 && start.map_or(true, |s| now < s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowered_sample_rate() {
+        assert!(rate_was_lowered(Some(100_000), 50_000, 99_997));
+        assert!(rate_was_lowered(None, 50_000, 99_997));
+        assert!(
+            !rate_was_lowered(Some(50_000), 50_000, 99_997),
+            "already low at the start"
+        );
+        assert!(!rate_was_lowered(Some(100_000), 99_997, 99_997));
+    }
+
+    #[test]
+    fn request_shapes() {
+        let mut r = Request {
+            event: "auto".into(),
+            duration: 1.0,
+            frequency: 997,
+            kernel_samples: false,
+            call_graph: "lbr",
+            pages: None,
+            drain_ms: None,
+            program_id: None,
+            bpffs: "/sys/fs/bpf".into(),
+        };
+        assert_eq!(r.shape(), Shape::Direct);
+        r.kernel_samples = true;
+        assert_eq!(r.shape(), Shape::Lbr);
+        r.call_graph = "fp";
+        assert_eq!(r.shape(), Shape::Callchain);
+    }
+}

@@ -1,0 +1,1318 @@
+//! From a [`Profile`] to `brr profile` output: ordering, `--limit`,
+//! `--line-limit` with "Other" rows that keep every sample, function groups,
+//! and the text, JSON and CSV forms (§10–§13).
+
+use std::collections::{HashMap, HashSet};
+
+use super::data::{round, share, Hotspot, KernelHotspot, Profile, ProgramProfile};
+use crate::render::json::{self, Json};
+use crate::render::{csv, table, Format};
+
+/// How to present a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    /// Program rows; 0 = all.
+    pub limit: usize,
+    /// Detail rows per program and list; 0 = all.
+    pub line_limit: usize,
+    pub wide: bool,
+    pub extended: bool,
+    pub kernel_ip_detail: bool,
+    pub format: Format,
+}
+
+/// Exact-IP kernel rows merged per function and caller line (§9.4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelGroup {
+    pub samples: u64,
+    pub ip: u64,
+    pub ip_count: usize,
+    pub symbol: Option<String>,
+    pub module: Option<String>,
+    pub kind: &'static str,
+    pub bpf_jited_address: Option<u64>,
+    pub bpf_instruction_offset: Option<u64>,
+    pub bpf_file: Option<String>,
+    pub bpf_line: Option<u32>,
+    pub bpf_column: Option<u32>,
+    pub bpf_source: Option<String>,
+    pub caller_mapped: bool,
+}
+
+fn min_opt<T: Ord + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// Group exact-IP rows (given in first-seen order) by function and caller
+/// line; groups keep first-seen order until sorted.
+pub fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
+    type Key<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        &'static str,
+        Option<u64>,
+        Option<&'a str>,
+        Option<u32>,
+        Option<&'a str>,
+    );
+    let mut index: HashMap<Key<'_>, usize> = HashMap::new();
+    let mut groups: Vec<(KernelGroup, HashSet<u64>)> = Vec::new();
+    for r in rows {
+        let key: Key<'_> = (
+            r.symbol.as_deref(),
+            r.module.as_deref(),
+            r.kind,
+            r.symbol.is_none().then_some(r.ip),
+            r.bpf_file.as_deref(),
+            r.bpf_line,
+            r.bpf_source.as_deref(),
+        );
+        let i = *index.entry(key).or_insert_with(|| {
+            groups.push((
+                KernelGroup {
+                    samples: 0,
+                    ip: r.ip,
+                    ip_count: 0,
+                    symbol: r.symbol.clone(),
+                    module: r.module.clone(),
+                    kind: r.kind,
+                    bpf_jited_address: None,
+                    bpf_instruction_offset: None,
+                    bpf_file: r.bpf_file.clone(),
+                    bpf_line: r.bpf_line,
+                    bpf_column: None,
+                    bpf_source: r.bpf_source.clone(),
+                    caller_mapped: r.caller_mapped,
+                },
+                HashSet::new(),
+            ));
+            groups.len() - 1
+        });
+        let (g, ips) = &mut groups[i];
+        g.samples += r.samples;
+        g.ip = g.ip.min(r.ip);
+        ips.insert(r.ip);
+        g.bpf_jited_address = min_opt(g.bpf_jited_address, r.bpf_jited_address);
+        g.bpf_instruction_offset = min_opt(g.bpf_instruction_offset, r.bpf_instruction_offset);
+        g.bpf_column = min_opt(g.bpf_column, r.bpf_column);
+        g.caller_mapped |= r.caller_mapped;
+    }
+    groups
+        .into_iter()
+        .map(|(mut g, ips)| {
+            g.ip_count = ips.len();
+            g
+        })
+        .collect()
+}
+
+/// Direct rows by `(-samples, file, line)`, stable.
+pub fn sort_hotspots(rows: &mut [Hotspot]) {
+    rows.sort_by(|a, b| {
+        b.samples
+            .cmp(&a.samples)
+            .then_with(|| {
+                a.file
+                    .as_deref()
+                    .unwrap_or("")
+                    .cmp(b.file.as_deref().unwrap_or(""))
+            })
+            .then_with(|| a.line.unwrap_or(0).cmp(&b.line.unwrap_or(0)))
+    });
+}
+
+/// Exact-IP rows by `(-samples, symbol, ip, bpf_file, bpf_line)`, stable.
+pub fn sort_kernel(rows: &mut [KernelHotspot]) {
+    rows.sort_by(|a, b| {
+        b.samples
+            .cmp(&a.samples)
+            .then_with(|| {
+                a.symbol
+                    .as_deref()
+                    .unwrap_or("")
+                    .cmp(b.symbol.as_deref().unwrap_or(""))
+            })
+            .then_with(|| a.ip.cmp(&b.ip))
+            .then_with(|| {
+                a.bpf_file
+                    .as_deref()
+                    .unwrap_or("")
+                    .cmp(b.bpf_file.as_deref().unwrap_or(""))
+            })
+            .then_with(|| a.bpf_line.unwrap_or(0).cmp(&b.bpf_line.unwrap_or(0)))
+    });
+}
+
+/// Groups by `(-samples, symbol, module, unresolved ip, bpf_file, bpf_line)`, stable.
+pub fn sort_groups(rows: &mut [KernelGroup]) {
+    rows.sort_by(|a, b| {
+        b.samples
+            .cmp(&a.samples)
+            .then_with(|| {
+                a.symbol
+                    .as_deref()
+                    .unwrap_or("")
+                    .cmp(b.symbol.as_deref().unwrap_or(""))
+            })
+            .then_with(|| {
+                a.module
+                    .as_deref()
+                    .unwrap_or("")
+                    .cmp(b.module.as_deref().unwrap_or(""))
+            })
+            .then_with(|| {
+                let u = |g: &KernelGroup| if g.symbol.is_none() { g.ip } else { 0 };
+                u(a).cmp(&u(b))
+            })
+            .then_with(|| {
+                a.bpf_file
+                    .as_deref()
+                    .unwrap_or("")
+                    .cmp(b.bpf_file.as_deref().unwrap_or(""))
+            })
+            .then_with(|| a.bpf_line.unwrap_or(0).cmp(&b.bpf_line.unwrap_or(0)))
+    });
+}
+
+fn keep<T>(mut rows: Vec<T>, limit: usize) -> Vec<T> {
+    if limit > 0 {
+        rows.truncate(limit);
+    }
+    rows
+}
+
+/// One program with its lists sorted and cut by `--line-limit`.
+#[derive(Debug, Clone)]
+pub struct ProgramView<'a> {
+    pub p: &'a ProgramProfile,
+    pub hotspots: Vec<Hotspot>,
+    pub kernel: Vec<KernelHotspot>,
+    pub groups: Vec<KernelGroup>,
+    pub direct_omitted: u64,
+    pub kernel_omitted: u64,
+    pub groups_omitted: u64,
+}
+
+impl<'a> ProgramView<'a> {
+    pub fn new(p: &'a ProgramProfile, line_limit: usize) -> ProgramView<'a> {
+        let mut hotspots = p.hotspots.clone();
+        sort_hotspots(&mut hotspots);
+        let mut kernel = p.kernel_hotspots.clone();
+        sort_kernel(&mut kernel);
+        let mut groups = function_groups(&p.kernel_hotspots);
+        sort_groups(&mut groups);
+        let hotspots = keep(hotspots, line_limit);
+        let kernel = keep(kernel, line_limit);
+        let groups = keep(groups, line_limit);
+        let sum = |it: &mut dyn Iterator<Item = u64>| it.sum::<u64>();
+        ProgramView {
+            direct_omitted: p
+                .samples
+                .saturating_sub(sum(&mut hotspots.iter().map(|h| h.samples))),
+            kernel_omitted: p
+                .kernel_samples
+                .saturating_sub(sum(&mut kernel.iter().map(|h| h.samples))),
+            groups_omitted: p
+                .kernel_samples
+                .saturating_sub(sum(&mut groups.iter().map(|h| h.samples))),
+            p,
+            hotspots,
+            kernel,
+            groups,
+        }
+    }
+}
+
+/// The programs a report lists: the selected one in program mode, else the
+/// first `limit`.
+pub fn listed(profile: &Profile, limit: usize) -> Vec<&ProgramProfile> {
+    match profile.program_id {
+        Some(id) => profile.program(id).into_iter().collect(),
+        None => keep(profile.programs.iter().collect(), limit),
+    }
+}
+
+pub fn render(profile: &Profile, view: &View) -> String {
+    let progs: Vec<ProgramView<'_>> = listed(profile, view.limit)
+        .into_iter()
+        .map(|p| ProgramView::new(p, view.line_limit))
+        .collect();
+    match view.format {
+        Format::Text => text(profile, &progs, view),
+        Format::Json { pretty } => json::to_string(&to_json(profile, &progs, view), pretty),
+        Format::Csv => to_csv(profile, &progs, view),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Text
+// ---------------------------------------------------------------------------
+
+fn dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+fn hex(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("0x{v:x}"))
+}
+
+fn file_cell(f: Option<&str>, wide: bool) -> String {
+    match f {
+        None => "-".into(),
+        Some(f) if wide => f.into(),
+        Some(f) => f.rsplit('/').next().unwrap_or(f).into(),
+    }
+}
+
+fn capture_lines(profile: &Profile) -> [String; 2] {
+    let t = &profile.telemetry;
+    [
+        format!(
+            "Perf capture: actual={:.3}s cpus={} buffer={}pages/cpu total={}B drain={}ms occupancy={:.1}% running={:.2}%",
+            t.actual_duration,
+            t.cpus.len(),
+            t.pages_per_cpu,
+            t.bytes_total,
+            t.drain_interval_ms,
+            round(t.max_ring_occupancy, 2),
+            t.running_percent()
+        ),
+        format!(
+            "Perf records: drains={} lost={} throttle={} unthrottle={} malformed={} unknown={} discarded_bytes={} incomplete={}",
+            t.drain_count,
+            t.lost_samples,
+            t.throttle_events,
+            t.unthrottle_events,
+            t.malformed_records,
+            t.unknown_records,
+            t.discarded_bytes,
+            if t.incomplete { "yes" } else { "no" }
+        ),
+    ]
+}
+
+fn text(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
+    let t = &profile.telemetry;
+    let mut sections: Vec<String> = Vec::new();
+    if t.pages_per_cpu > 0 {
+        sections.extend(capture_lines(profile));
+    }
+    sections.extend(t.warnings.iter().map(|w| format!("Warning: {w}")));
+    if progs.is_empty() {
+        sections.push("No BPF JIT samples captured.".into());
+        return sections.join("\n");
+    }
+    sections.push(program_table(profile, progs, view));
+    for pv in progs {
+        let p = pv.p;
+        if !pv.hotspots.is_empty() || pv.direct_omitted > 0 {
+            sections.push(format!("Breakdown of program {} ({}):", p.id, p.name));
+            sections.push(direct_table(profile, pv, view));
+        }
+        let (rows, omitted) = if view.kernel_ip_detail {
+            (pv.kernel.len(), pv.kernel_omitted)
+        } else {
+            (pv.groups.len(), pv.groups_omitted)
+        };
+        if rows > 0 || omitted > 0 {
+            sections.push(format!(
+                "Kernel/helper samples for program {} ({}):",
+                p.id, p.name
+            ));
+            sections.push(kernel_table(profile, pv, view));
+        }
+    }
+    sections.join("\n\n")
+}
+
+fn program_table(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
+    let kernel = progs.iter().any(|pv| pv.p.kernel_samples > 0);
+    let mut headers = vec!["ID", "TYPE", "NAME"];
+    if view.wide {
+        headers.push("SAMPLES");
+    }
+    if kernel {
+        headers.extend(["KERNEL_SAMPLES", "INCL_SAMPLES"]);
+    }
+    headers.push("CPU%");
+    if kernel {
+        headers.extend(["KERNEL_CPU%", "INCL_CPU%"]);
+    }
+    if view.extended {
+        headers.extend(["TAG", "PINNED"]);
+    }
+    let rows: Vec<Vec<String>> = progs
+        .iter()
+        .map(|pv| {
+            let p = pv.p;
+            let mut r = vec![p.id.to_string(), p.prog_type.clone(), p.name.clone()];
+            if view.wide {
+                r.push(p.samples.to_string());
+            }
+            if kernel {
+                r.push(p.kernel_samples.to_string());
+                r.push(p.inclusive_samples().to_string());
+            }
+            r.push(format!("{:.4}", profile.cpu_percent(p.samples)));
+            if kernel {
+                r.push(format!("{:.4}", profile.cpu_percent(p.kernel_samples)));
+                r.push(format!("{:.4}", profile.cpu_percent(p.inclusive_samples())));
+            }
+            if view.extended {
+                r.push(if p.tag.is_empty() {
+                    "-".into()
+                } else {
+                    p.tag.clone()
+                });
+                r.push(crate::render::dash_join(&p.pinned_paths, ","));
+            }
+            r
+        })
+        .collect();
+    table::render(&headers, &rows)
+}
+
+/// `round(whole_cpu × part / whole, 4)` for an "Other" row.
+fn other_cpu(whole_cpu: f64, part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        round(whole_cpu * part as f64 / whole as f64, 4)
+    }
+}
+
+fn direct_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String {
+    let p = pv.p;
+    // Subprogram names are new, optional output: a FUNCTION column appears
+    // only for programs that have BPF-to-BPF subprograms.
+    let functions = p.function_count > 1;
+    let mut headers = vec!["SAMPLES", "CPU%"];
+    if view.wide {
+        headers.push("JIT_ADDR");
+    }
+    if functions {
+        headers.push("FUNCTION");
+    }
+    headers.extend(["FILE", "LINE", "SOURCE"]);
+    let mut rows: Vec<Vec<String>> = pv
+        .hotspots
+        .iter()
+        .map(|h| {
+            let mut r = vec![
+                h.samples.to_string(),
+                format!("{:.4}", profile.cpu_percent(h.samples)),
+            ];
+            if view.wide {
+                r.push(hex(h.jited_address));
+            }
+            if functions {
+                r.push(dash(h.function.as_deref()));
+            }
+            r.push(file_cell(h.file.as_deref(), view.wide));
+            r.push(dash(h.line));
+            r.push(match (&h.source, h.is_unmapped()) {
+                (Some(s), _) => s.clone(),
+                (None, true) => "[no BTF/JIT source metadata]".into(),
+                (None, false) => "-".into(),
+            });
+            r
+        })
+        .collect();
+    if pv.direct_omitted > 0 {
+        let mut r = vec![
+            pv.direct_omitted.to_string(),
+            format!(
+                "{:.4}",
+                other_cpu(profile.cpu_percent(p.samples), pv.direct_omitted, p.samples)
+            ),
+        ];
+        if view.wide {
+            r.push("-".into());
+        }
+        if functions {
+            r.push("-".into());
+        }
+        r.extend([
+            "-".into(),
+            "-".into(),
+            format!(
+                "Other eBPF samples not shown (--line-limit={})",
+                view.line_limit
+            ),
+        ]);
+        rows.push(r);
+    }
+    table::render(&headers, &rows)
+}
+
+fn bpf_source_cell(source: Option<&str>, mapped: bool) -> String {
+    match (source, mapped) {
+        (Some(s), _) => s.into(),
+        (None, false) => "[no BPF caller source metadata]".into(),
+        (None, true) => "-".into(),
+    }
+}
+
+fn kernel_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String {
+    let p = pv.p;
+    let mut headers = vec!["SAMPLES", "CPU%", "KIND", "SYMBOL", "MODULE"];
+    if view.wide {
+        headers.extend(["IP", "SYMBOL_OFF", "BPF_JIT_ADDR"]);
+    }
+    headers.extend(["BPF_FILE", "BPF_LINE", "BPF_SOURCE"]);
+    let cpu = |n: u64| format!("{:.4}", profile.cpu_percent(n));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let omitted = if view.kernel_ip_detail {
+        for k in &pv.kernel {
+            let mut sym = dash(k.symbol.as_deref());
+            if let (Some(_), Some(off)) = (&k.symbol, k.symbol_offset.filter(|&o| o != 0)) {
+                sym.push_str(&format!("+0x{off:x}"));
+            }
+            let mut r = vec![
+                k.samples.to_string(),
+                cpu(k.samples),
+                k.kind.into(),
+                sym,
+                dash(k.module.as_deref()),
+            ];
+            if view.wide {
+                r.extend([
+                    hex(Some(k.ip)),
+                    hex(k.symbol_offset),
+                    hex(k.bpf_jited_address),
+                ]);
+            }
+            r.extend([
+                file_cell(k.bpf_file.as_deref(), view.wide),
+                dash(k.bpf_line),
+                bpf_source_cell(k.bpf_source.as_deref(), k.caller_mapped),
+            ]);
+            rows.push(r);
+        }
+        pv.kernel_omitted
+    } else {
+        for g in &pv.groups {
+            let mut sym = dash(g.symbol.as_deref());
+            if g.ip_count > 1 {
+                sym.push_str(&format!(" ({} IPs)", g.ip_count));
+            }
+            let mut r = vec![
+                g.samples.to_string(),
+                cpu(g.samples),
+                g.kind.into(),
+                sym,
+                dash(g.module.as_deref()),
+            ];
+            if view.wide {
+                r.extend(["-".into(), "-".into(), "-".into()]);
+            }
+            r.extend([
+                file_cell(g.bpf_file.as_deref(), view.wide),
+                dash(g.bpf_line),
+                bpf_source_cell(g.bpf_source.as_deref(), g.caller_mapped),
+            ]);
+            rows.push(r);
+        }
+        pv.groups_omitted
+    };
+    if omitted > 0 {
+        let mut r = vec![
+            omitted.to_string(),
+            format!(
+                "{:.4}",
+                other_cpu(
+                    profile.cpu_percent(p.kernel_samples),
+                    omitted,
+                    p.kernel_samples
+                )
+            ),
+            "other".into(),
+            format!(
+                "Other under-eBPF samples not shown (--line-limit={})",
+                view.line_limit
+            ),
+            "-".into(),
+        ];
+        if view.wide {
+            r.extend(["-".into(), "-".into(), "-".into()]);
+        }
+        r.extend(["-".into(), "-".into(), "-".into()]);
+        rows.push(r);
+    }
+    table::render(&headers, &rows)
+}
+
+// ---------------------------------------------------------------------------
+// Metadata shared by JSON and CSV
+// ---------------------------------------------------------------------------
+
+/// Metadata keys and values in spec order.
+fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
+    let c = &profile.counters;
+    let t = &profile.telemetry;
+    let (mapped, unmapped, selected, other) = match profile.program_id {
+        Some(id) => {
+            let sel = profile.program(id);
+            let direct = sel.map_or(0, |p| p.samples);
+            (
+                sel.map_or(0, |p| p.direct_source_mapped_samples),
+                sel.map_or(0, |p| p.direct_source_unmapped_samples),
+                direct,
+                c.bpf_jit_samples.saturating_sub(direct),
+            )
+        }
+        None => (
+            profile
+                .programs
+                .iter()
+                .map(|p| p.direct_source_mapped_samples)
+                .sum(),
+            profile
+                .programs
+                .iter()
+                .map(|p| p.direct_source_unmapped_samples)
+                .sum(),
+            0,
+            0,
+        ),
+    };
+    let limit = if profile.program_id.is_some() {
+        1
+    } else {
+        view.limit
+    };
+    vec![
+        ("requested_event", profile.requested_event.as_str().into()),
+        ("selected_event", profile.selected_event.as_str().into()),
+        ("duration", profile.duration.into()),
+        ("frequency", profile.frequency.into()),
+        ("limit", limit.into()),
+        ("line_limit", view.line_limit.into()),
+        ("total_samples", c.total_samples.into()),
+        ("lost_samples", t.lost_samples.into()),
+        ("unresolved_samples", c.non_bpf_samples.into()),
+        ("bpf_jit_samples", c.bpf_jit_samples.into()),
+        ("non_bpf_samples", c.non_bpf_samples.into()),
+        ("selected_program_samples", selected.into()),
+        ("other_bpf_samples", other.into()),
+        ("source_mapped_samples", mapped.into()),
+        ("source_unmapped_samples", unmapped.into()),
+        ("callchain_samples", c.callchain_samples.into()),
+        (
+            "kernel_attributed_samples",
+            c.kernel_attributed_samples.into(),
+        ),
+        (
+            "kernel_unattributed_samples",
+            c.kernel_unattributed_samples.into(),
+        ),
+        (
+            "kernel_symbolized_samples",
+            c.kernel_symbolized_samples.into(),
+        ),
+        ("call_graph", profile.call_graph.into()),
+        ("actual_duration", t.actual_duration.into()),
+        ("perf_cpus", t.cpus.as_slice().into()),
+        ("perf_buffer_pages_per_cpu", t.pages_per_cpu.into()),
+        ("perf_buffer_bytes_per_cpu", t.bytes_per_cpu.into()),
+        ("perf_buffer_bytes_total", t.bytes_total.into()),
+        ("perf_drain_interval_ms", t.drain_interval_ms.into()),
+        ("perf_drain_count", t.drain_count.into()),
+        (
+            "perf_max_ring_occupancy_percent",
+            round(t.max_ring_occupancy, 2).into(),
+        ),
+        ("perf_throttle_events", t.throttle_events.into()),
+        ("perf_unthrottle_events", t.unthrottle_events.into()),
+        ("perf_malformed_records", t.malformed_records.into()),
+        ("perf_unknown_records", t.unknown_records.into()),
+        ("perf_discarded_bytes", t.discarded_bytes.into()),
+        ("perf_time_enabled_ns", t.time_enabled_ns.into()),
+        ("perf_time_running_ns", t.time_running_ns.into()),
+        ("perf_running_percent", t.running_percent().into()),
+        ("incomplete", t.incomplete.into()),
+        (
+            "warnings",
+            Json::Arr(t.warnings.iter().map(|w| Json::from(w.as_str())).collect()),
+        ),
+    ]
+}
+
+/// Program fields in spec order, with the given hotspot lists spliced in.
+fn program_fields(profile: &Profile, pv: &ProgramView<'_>) -> Vec<(&'static str, Json)> {
+    let p = pv.p;
+    vec![
+        ("id", p.id.into()),
+        ("type", p.prog_type.as_str().into()),
+        ("name", p.name.as_str().into()),
+        ("tag", p.tag.as_str().into()),
+        ("samples", p.samples.into()),
+        (
+            "sample_percent",
+            share(p.samples, profile.counters.total_samples).into(),
+        ),
+        ("cpu_percent", profile.cpu_percent(p.samples).into()),
+        ("inclusive_samples", p.inclusive_samples().into()),
+        (
+            "inclusive_cpu_percent",
+            profile.cpu_percent(p.inclusive_samples()).into(),
+        ),
+        (
+            "direct_source_mapped_samples",
+            p.direct_source_mapped_samples.into(),
+        ),
+        (
+            "direct_source_unmapped_samples",
+            p.direct_source_unmapped_samples.into(),
+        ),
+        (
+            "under_bpf_caller_source_mapped_samples",
+            p.under_bpf_caller_source_mapped_samples.into(),
+        ),
+        (
+            "under_bpf_caller_source_unmapped_samples",
+            p.under_bpf_caller_source_unmapped_samples.into(),
+        ),
+        (
+            "direct_hotspot_samples_omitted_by_limit",
+            pv.direct_omitted.into(),
+        ),
+        (
+            "under_bpf_hotspot_samples_omitted_by_limit",
+            pv.kernel_omitted.into(),
+        ),
+        ("unaccounted_samples", 0u64.into()),
+        (
+            "pinned_paths",
+            Json::Arr(
+                p.pinned_paths
+                    .iter()
+                    .map(|s| Json::from(s.as_str()))
+                    .collect(),
+            ),
+        ),
+    ]
+}
+
+fn opt_str(s: &Option<String>) -> Json {
+    s.as_deref().map_or(Json::Null, Json::from)
+}
+
+fn hotspot_fields(profile: &Profile, p: &ProgramProfile, h: &Hotspot) -> Vec<(&'static str, Json)> {
+    vec![
+        ("samples", h.samples.into()),
+        ("sample_percent", share(h.samples, p.samples).into()),
+        ("cpu_percent", profile.cpu_percent(h.samples).into()),
+        ("jited_address", h.jited_address.into()),
+        ("instruction_offset", h.instruction_offset.into()),
+        ("file", opt_str(&h.file)),
+        ("line", h.line.into()),
+        ("column", h.column.into()),
+        ("source", opt_str(&h.source)),
+    ]
+}
+
+fn kernel_fields(
+    profile: &Profile,
+    p: &ProgramProfile,
+    k: &KernelHotspot,
+) -> Vec<(&'static str, Json)> {
+    vec![
+        ("samples", k.samples.into()),
+        ("sample_percent", share(k.samples, p.kernel_samples).into()),
+        ("cpu_percent", profile.cpu_percent(k.samples).into()),
+        ("ip", k.ip.into()),
+        ("symbol", opt_str(&k.symbol)),
+        ("module", opt_str(&k.module)),
+        ("symbol_offset", k.symbol_offset.into()),
+        ("symbol_kind", k.kind.into()),
+        ("bpf_jited_address", k.bpf_jited_address.into()),
+        ("bpf_instruction_offset", k.bpf_instruction_offset.into()),
+        ("bpf_file", opt_str(&k.bpf_file)),
+        ("bpf_line", k.bpf_line.into()),
+        ("bpf_column", k.bpf_column.into()),
+        ("bpf_source", opt_str(&k.bpf_source)),
+    ]
+}
+
+fn to_obj(fields: Vec<(&'static str, Json)>) -> Json {
+    Json::Obj(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+fn to_json(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> Json {
+    let items = progs
+        .iter()
+        .map(|pv| {
+            let p = pv.p;
+            let mut f = program_fields(profile, pv);
+            f.push((
+                "hotspots",
+                Json::Arr(
+                    pv.hotspots
+                        .iter()
+                        .map(|h| {
+                            let mut o = hotspot_fields(profile, p, h);
+                            // New, optional: the (sub)program holding the line.
+                            o.push(("function", opt_str(&h.function)));
+                            to_obj(o)
+                        })
+                        .collect(),
+                ),
+            ));
+            f.push(("kernel_samples", p.kernel_samples.into()));
+            f.push((
+                "kernel_cpu_percent",
+                profile.cpu_percent(p.kernel_samples).into(),
+            ));
+            f.push((
+                "kernel_hotspots",
+                Json::Arr(
+                    pv.kernel
+                        .iter()
+                        .map(|k| {
+                            let mut o = kernel_fields(profile, p, k);
+                            o.push(("bpf_function", opt_str(&k.bpf_function)));
+                            to_obj(o)
+                        })
+                        .collect(),
+                ),
+            ));
+            to_obj(f)
+        })
+        .collect();
+    json::document("profile", items, to_obj(metadata(profile, view)))
+}
+
+// ---------------------------------------------------------------------------
+// CSV
+// ---------------------------------------------------------------------------
+
+pub const CSV_HEADER: &[&str] = &[
+    "requested_event",
+    "selected_event",
+    "duration",
+    "frequency",
+    "limit",
+    "line_limit",
+    "total_samples",
+    "lost_samples",
+    "unresolved_samples",
+    "bpf_jit_samples",
+    "non_bpf_samples",
+    "selected_program_samples",
+    "other_bpf_samples",
+    "source_mapped_samples",
+    "source_unmapped_samples",
+    "callchain_samples",
+    "kernel_attributed_samples",
+    "kernel_unattributed_samples",
+    "kernel_symbolized_samples",
+    "call_graph",
+    "actual_duration",
+    "perf_cpus",
+    "perf_buffer_pages_per_cpu",
+    "perf_buffer_bytes_per_cpu",
+    "perf_buffer_bytes_total",
+    "perf_drain_interval_ms",
+    "perf_drain_count",
+    "perf_max_ring_occupancy_percent",
+    "perf_throttle_events",
+    "perf_unthrottle_events",
+    "perf_malformed_records",
+    "perf_unknown_records",
+    "perf_discarded_bytes",
+    "perf_time_enabled_ns",
+    "perf_time_running_ns",
+    "perf_running_percent",
+    "incomplete",
+    "warnings",
+    "program_id",
+    "program_type",
+    "program_name",
+    "program_tag",
+    "program_samples",
+    "program_sample_percent",
+    "program_cpu_percent",
+    "program_inclusive_samples",
+    "program_inclusive_cpu_percent",
+    "program_kernel_samples",
+    "program_kernel_cpu_percent",
+    "program_direct_source_mapped_samples",
+    "program_direct_source_unmapped_samples",
+    "program_under_bpf_caller_source_mapped_samples",
+    "program_under_bpf_caller_source_unmapped_samples",
+    "program_direct_hotspot_samples_omitted_by_limit",
+    "program_under_bpf_hotspot_samples_omitted_by_limit",
+    "program_unaccounted_samples",
+    "pinned_paths",
+    "hotspot_kind",
+    "hotspot_rank",
+    "hotspot_samples",
+    "hotspot_sample_percent",
+    "hotspot_cpu_percent",
+    "jited_address",
+    "instruction_offset",
+    "file",
+    "line",
+    "column",
+    "source",
+    "kernel_ip",
+    "kernel_symbol",
+    "kernel_module",
+    "kernel_symbol_offset",
+    "kernel_symbol_kind",
+    "bpf_jited_address",
+    "bpf_instruction_offset",
+    "bpf_file",
+    "bpf_line",
+    "bpf_column",
+    "bpf_source",
+];
+
+/// A JSON scalar as a CSV cell: null empty, lists `;`-joined.
+fn cell(v: &Json) -> String {
+    match v {
+        Json::Null => String::new(),
+        Json::Bool(b) => b.to_string(),
+        Json::Int(i) => i.to_string(),
+        Json::Float(f) => crate::render::float(*f),
+        Json::Str(s) => s.clone(),
+        Json::Arr(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
+        Json::Obj(_) => String::new(),
+    }
+}
+
+fn cells(fields: &[(&'static str, Json)]) -> Vec<String> {
+    fields.iter().map(|(_, v)| cell(v)).collect()
+}
+
+/// CSV cells per part of a row after the metadata.
+const PROGRAM_CELLS: usize = 19;
+const DIRECT_CELLS: usize = 9;
+const KERNEL_CELLS: usize = 11;
+/// kind + rank + direct + kernel
+const HOTSPOT_CELLS: usize = 2 + DIRECT_CELLS + KERNEL_CELLS;
+
+fn to_csv(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
+    let meta = cells(&metadata(profile, view));
+    let blank = |n: usize| vec![String::new(); n];
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    if progs.is_empty() {
+        // Keep the telemetry even when no program was sampled.
+        let mut r = meta.clone();
+        r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS));
+        rows.push(r);
+    }
+    for pv in progs {
+        let p = pv.p;
+        let f = program_fields(profile, pv);
+        // CSV program columns: the JSON program fields, with kernel samples
+        // moved next to the inclusive ones.
+        let get = |k: &str| {
+            f.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| cell(v))
+                .unwrap_or_default()
+        };
+        let mut prog = meta.clone();
+        prog.extend(
+            [
+                "id",
+                "type",
+                "name",
+                "tag",
+                "samples",
+                "sample_percent",
+                "cpu_percent",
+                "inclusive_samples",
+                "inclusive_cpu_percent",
+            ]
+            .iter()
+            .map(|k| get(k)),
+        );
+        prog.push(p.kernel_samples.to_string());
+        prog.push(crate::render::float(profile.cpu_percent(p.kernel_samples)));
+        prog.extend(
+            [
+                "direct_source_mapped_samples",
+                "direct_source_unmapped_samples",
+                "under_bpf_caller_source_mapped_samples",
+                "under_bpf_caller_source_unmapped_samples",
+                "direct_hotspot_samples_omitted_by_limit",
+                "under_bpf_hotspot_samples_omitted_by_limit",
+                "unaccounted_samples",
+                "pinned_paths",
+            ]
+            .iter()
+            .map(|k| get(k)),
+        );
+        if pv.hotspots.is_empty() && pv.kernel.is_empty() {
+            let mut r = prog.clone();
+            r.extend(blank(HOTSPOT_CELLS));
+            rows.push(r);
+            continue;
+        }
+        for (i, h) in pv.hotspots.iter().enumerate() {
+            let mut r = prog.clone();
+            r.push("bpf".into());
+            r.push((i + 1).to_string());
+            r.extend(cells(&hotspot_fields(profile, p, h)));
+            r.extend(blank(KERNEL_CELLS));
+            rows.push(r);
+        }
+        for (i, k) in pv.kernel.iter().enumerate() {
+            let mut r = prog.clone();
+            r.push("kernel".into());
+            r.push((i + 1).to_string());
+            let kc = cells(&kernel_fields(profile, p, k));
+            r.extend(kc[..3].iter().cloned());
+            r.extend(blank(DIRECT_CELLS - 3));
+            r.extend(kc[3..].iter().cloned());
+            rows.push(r);
+        }
+    }
+    debug_assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()));
+    csv::render(CSV_HEADER, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::data::{Counters, Telemetry};
+
+    fn hs(samples: u64, file: &str, line: u32, src: &str, jit: u64) -> Hotspot {
+        Hotspot {
+            samples,
+            jited_address: Some(jit),
+            instruction_offset: Some(8 * line as u64),
+            file: Some(file.into()),
+            line: Some(line),
+            column: Some(3),
+            source: Some(src.into()),
+            function: Some("main_fn".into()),
+        }
+    }
+
+    fn kh(samples: u64, ip: u64, sym: Option<&str>, off: u64, line: Option<u32>) -> KernelHotspot {
+        KernelHotspot {
+            samples,
+            ip,
+            symbol: sym.map(String::from),
+            module: None,
+            symbol_offset: sym.map(|_| off),
+            kind: crate::profile::attribute::classify(sym, None),
+            bpf_jited_address: Some(0xffffffffc0001000 + line.unwrap_or(0) as u64),
+            bpf_instruction_offset: line.map(|l| l as u64 * 8),
+            bpf_file: line.map(|_| "/src/dir/x.bpf.c".into()),
+            bpf_line: line,
+            bpf_column: line.map(|_| 9),
+            bpf_source: line.map(|l| format!("\tline_{l}();")),
+            bpf_function: None,
+            caller_mapped: line.is_some(),
+        }
+    }
+
+    fn profile() -> Profile {
+        let p98 = ProgramProfile {
+            id: 98,
+            prog_type: "tracepoint".into(),
+            name: "sys_exit".into(),
+            tag: "fc3eb0ef05553d4b".into(),
+            full_name: Some("sys_exit".into()),
+            function_count: 1,
+            pinned_paths: vec![],
+            samples: 10,
+            kernel_samples: 9,
+            direct_source_mapped_samples: 9,
+            direct_source_unmapped_samples: 1,
+            under_bpf_caller_source_mapped_samples: 8,
+            under_bpf_caller_source_unmapped_samples: 1,
+            hotspots: vec![
+                hs(2, "/src/dir/x.bpf.c", 77, "\tu64 id = f();", 0x10),
+                hs(5, "/src/dir/x.bpf.c", 107, "\t\tif (c)", 0x20),
+                Hotspot {
+                    samples: 1,
+                    ..Default::default()
+                },
+                hs(2, "/src/dir/maps.bpf.h", 16, "\tif (val)", 0x30),
+            ],
+            kernel_hotspots: vec![
+                kh(
+                    3,
+                    0xffffffff81600010,
+                    Some("lookup_nulls_elem_raw"),
+                    0x10,
+                    Some(15),
+                ),
+                kh(
+                    1,
+                    0xffffffff81600020,
+                    Some("lookup_nulls_elem_raw"),
+                    0x20,
+                    Some(15),
+                ),
+                kh(
+                    2,
+                    0xffffffff81520040,
+                    Some("bpf_get_current_pid_tgid"),
+                    0,
+                    Some(77),
+                ),
+                kh(
+                    2,
+                    0xffffffff81600030,
+                    Some("lookup_nulls_elem_raw"),
+                    0x30,
+                    Some(15),
+                ),
+                kh(1, 0xffff_ffff_9000_0000, None, 0, None),
+            ],
+        };
+        let p7 = ProgramProfile {
+            id: 7,
+            prog_type: "xdp".into(),
+            name: "small".into(),
+            tag: "aa".into(),
+            function_count: 2,
+            samples: 1,
+            direct_source_mapped_samples: 1,
+            hotspots: vec![hs(1, "/a/b.c", 3, "x;", 0x99)],
+            pinned_paths: vec!["/sys/fs/bpf/p".into(), "/sys/fs/bpf/q".into()],
+            ..Default::default()
+        };
+        Profile {
+            requested_event: "auto".into(),
+            selected_event: "cpu-clock".into(),
+            duration: 1.0,
+            frequency: 1000,
+            kernel_samples: true,
+            call_graph: "fp",
+            program_id: None,
+            counters: Counters {
+                total_samples: 200,
+                bpf_jit_samples: 11,
+                non_bpf_samples: 189,
+                callchain_samples: 200,
+                kernel_attributed_samples: 9,
+                kernel_unattributed_samples: 180,
+                kernel_symbolized_samples: 8,
+            },
+            telemetry: Telemetry {
+                actual_duration: 1.0,
+                cpus: vec![0, 1],
+                pages_per_cpu: 128,
+                bytes_per_cpu: 524288,
+                bytes_total: 1056768,
+                drain_interval_ms: 100,
+                drain_count: 20,
+                max_ring_occupancy: 2.6449,
+                time_enabled_ns: 2000,
+                time_running_ns: 2000,
+                ..Default::default()
+            },
+            programs: vec![p98, p7],
+        }
+    }
+
+    fn view(format: Format) -> View {
+        View {
+            limit: 20,
+            line_limit: 2,
+            wide: false,
+            extended: false,
+            kernel_ip_detail: false,
+            format,
+        }
+    }
+
+    #[test]
+    fn groups_merge_call_sites_and_count_ips() {
+        let p = profile();
+        let mut g = function_groups(&p.programs[0].kernel_hotspots);
+        sort_groups(&mut g);
+        let summary: Vec<(u64, Option<&str>, usize, u64)> = g
+            .iter()
+            .map(|g| (g.samples, g.symbol.as_deref(), g.ip_count, g.ip))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (6, Some("lookup_nulls_elem_raw"), 3, 0xffffffff81600010),
+                (2, Some("bpf_get_current_pid_tgid"), 1, 0xffffffff81520040),
+                (1, None, 1, 0xffff_ffff_9000_0000),
+            ]
+        );
+        assert_eq!(g[0].bpf_column, Some(9));
+        assert_eq!(g[0].kind, "bpf_map");
+    }
+
+    #[test]
+    fn other_rows_keep_every_sample() {
+        let p = profile();
+        for limit in 0..6 {
+            let pv = ProgramView::new(&p.programs[0], limit);
+            let direct: u64 =
+                pv.hotspots.iter().map(|h| h.samples).sum::<u64>() + pv.direct_omitted;
+            let exact: u64 = pv.kernel.iter().map(|h| h.samples).sum::<u64>() + pv.kernel_omitted;
+            let grouped: u64 = pv.groups.iter().map(|h| h.samples).sum::<u64>() + pv.groups_omitted;
+            assert_eq!((direct, exact, grouped), (10, 9, 9), "limit {limit}");
+        }
+        let pv = ProgramView::new(&p.programs[0], 2);
+        assert_eq!(
+            (pv.direct_omitted, pv.kernel_omitted, pv.groups_omitted),
+            (3, 4, 1)
+        );
+        // Ties keep first-seen order after (-count, file, line).
+        let pv = ProgramView::new(&p.programs[0], 0);
+        let lines: Vec<Option<u32>> = pv.hotspots.iter().map(|h| h.line).collect();
+        assert_eq!(lines, vec![Some(107), Some(16), Some(77), None]);
+    }
+
+    #[test]
+    fn text_layout() {
+        let p = profile();
+        let out = render(&p, &view(Format::Text));
+        let expected = [
+            "Perf capture: actual=1.000s cpus=2 buffer=128pages/cpu total=1056768B drain=100ms occupancy=2.6% running=100.00%",
+            "",
+            "Perf records: drains=20 lost=0 throttle=0 unthrottle=0 malformed=0 unknown=0 discarded_bytes=0 incomplete=no",
+            "",
+            "ID  TYPE        NAME      KERNEL_SAMPLES  INCL_SAMPLES  CPU%    KERNEL_CPU%  INCL_CPU%",
+            "98  tracepoint  sys_exit               9  19            1.0000       0.9000  1.9000   ",
+            " 7  xdp         small                  0  1             0.1000       0.0000  0.1000   ",
+            "",
+            "Breakdown of program 98 (sys_exit):",
+            "",
+            "SAMPLES  CPU%    FILE        LINE  SOURCE                                       ",
+            "      5  0.5000  x.bpf.c      107  \t\tif (c)                                     ",
+            "      2  0.2000  maps.bpf.h    16  \tif (val)                                    ",
+            "      3  0.3000  -              -  Other eBPF samples not shown (--line-limit=2)",
+            "",
+            "Kernel/helper samples for program 98 (sys_exit):",
+            "",
+            "SAMPLES  CPU%    KIND        SYMBOL                                               MODULE  BPF_FILE  BPF_LINE  BPF_SOURCE ",
+            "      6  0.6000  bpf_map     lookup_nulls_elem_raw (3 IPs)                        -       x.bpf.c         15  \tline_15();",
+            "      2  0.2000  bpf_helper  bpf_get_current_pid_tgid                             -       x.bpf.c         77  \tline_77();",
+            "      1  0.1000  other       Other under-eBPF samples not shown (--line-limit=2)  -       -                -  -          ",
+            "",
+            "Breakdown of program 7 (small):",
+            "",
+            "SAMPLES  CPU%    FUNCTION  FILE  LINE  SOURCE",
+            "      1  0.1000  main_fn   b.c      3  x;    ",
+        ]
+        .join("\n");
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn text_wide_extended_ip_detail() {
+        let p = profile();
+        let v = View {
+            wide: true,
+            extended: true,
+            kernel_ip_detail: true,
+            limit: 1,
+            line_limit: 4,
+            format: Format::Text,
+        };
+        let out = render(&p, &v);
+        assert!(out.contains(
+            "ID  TYPE        NAME      SAMPLES  KERNEL_SAMPLES  INCL_SAMPLES  CPU%    KERNEL_CPU%  INCL_CPU%  TAG               PINNED"
+        ));
+        assert!(!out.contains("program 7"));
+        assert!(out.contains("SAMPLES  CPU%    JIT_ADDR  FILE                 LINE  SOURCE"));
+        assert!(!out.contains("Other eBPF samples"));
+        assert!(out.contains(
+            "      1  0.1000  -         -                       -  [no BTF/JIT source metadata]"
+        ));
+        assert!(out.contains("lookup_nulls_elem_raw+0x10"));
+        assert!(out.contains("0xffffffff81600010        0x10  0xffffffffc000100f"));
+        assert!(out.contains("[no BPF caller source metadata]"));
+        assert!(out.contains("Other under-eBPF samples not shown (--line-limit=4)"));
+    }
+
+    #[test]
+    fn empty_profile_text_and_csv_keep_telemetry() {
+        let mut p = profile();
+        p.programs.clear();
+        p.telemetry.warnings =
+            vec!["perf dropped 3 samples; CPU percentages are lower bounds".into()];
+        assert_eq!(
+            render(&p, &view(Format::Text)),
+            "Perf capture: actual=1.000s cpus=2 buffer=128pages/cpu total=1056768B drain=100ms occupancy=2.6% running=100.00%\n\
+Perf records: drains=20 lost=0 throttle=0 unthrottle=0 malformed=0 unknown=0 discarded_bytes=0 incomplete=no\n\
+Warning: perf dropped 3 samples; CPU percentages are lower bounds\n\
+No BPF JIT samples captured."
+        );
+        let csv = render(&p, &view(Format::Csv));
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0], CSV_HEADER.join(","));
+        assert!(lines[1].starts_with(
+            "auto,cpu-clock,1.0,1000,20,2,200,0,189,11,189,0,0,0,0,200,9,180,8,fp,1.0,0;1,128,524288,1056768,100,20,2.64,0,0,0,0,0,2000,2000,100.0,false,perf dropped 3 samples; CPU percentages are lower bounds,"
+        ));
+        assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
+    }
+
+    #[test]
+    fn json_keys_and_values() {
+        let p = profile();
+        let out = render(&p, &view(Format::Json { pretty: false }));
+        assert!(out.starts_with(
+            r#"{"kind":"profile","items":[{"id":98,"type":"tracepoint","name":"sys_exit","tag":"fc3eb0ef05553d4b","samples":10,"sample_percent":5.0,"cpu_percent":1.0,"inclusive_samples":19,"inclusive_cpu_percent":1.9,"direct_source_mapped_samples":9,"direct_source_unmapped_samples":1,"under_bpf_caller_source_mapped_samples":8,"under_bpf_caller_source_unmapped_samples":1,"direct_hotspot_samples_omitted_by_limit":3,"under_bpf_hotspot_samples_omitted_by_limit":4,"unaccounted_samples":0,"pinned_paths":[],"hotspots":[{"samples":5,"sample_percent":50.0,"cpu_percent":0.5,"jited_address":32,"instruction_offset":856,"file":"/src/dir/x.bpf.c","line":107,"column":3,"source":"\t\tif (c)","function":"main_fn"},"#
+        ));
+        assert!(out.contains(
+            r#""kernel_samples":9,"kernel_cpu_percent":0.9,"kernel_hotspots":[{"samples":3,"sample_percent":33.33,"cpu_percent":0.3,"ip":18446744071585136656,"symbol":"lookup_nulls_elem_raw","module":null,"symbol_offset":16,"symbol_kind":"bpf_map","bpf_jited_address":18446744072635813903,"bpf_instruction_offset":120,"bpf_file":"/src/dir/x.bpf.c","bpf_line":15,"bpf_column":9,"bpf_source":"\tline_15();","bpf_function":null},"#
+        ));
+        assert!(out.ends_with(
+            r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[]}}"#
+        ));
+    }
+
+    #[test]
+    fn program_mode_selects_one_and_counts_others() {
+        let mut p = profile();
+        p.program_id = Some(7);
+        let out = render(&p, &view(Format::Json { pretty: false }));
+        assert!(out.contains(r#""items":[{"id":7,"#));
+        assert!(!out.contains(r#""id":98"#));
+        assert!(out.contains(
+            r#""limit":1,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":1,"other_bpf_samples":10,"source_mapped_samples":1,"source_unmapped_samples":0,"#
+        ));
+        p.program_id = Some(12345);
+        assert!(render(&p, &view(Format::Text)).ends_with("No BPF JIT samples captured."));
+    }
+
+    #[test]
+    fn csv_rows() {
+        let p = profile();
+        let csv = render(&p, &view(Format::Csv));
+        let rows: Vec<&str> = csv.lines().skip(1).collect();
+        // program 98: 2 direct + 2 kernel rows; program 7: 1 direct row.
+        assert_eq!(rows.len(), 5);
+        let tail = |r: &str| r.split(',').skip(38).collect::<Vec<_>>().join(",");
+        assert_eq!(
+            tail(rows[0]),
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,"
+        );
+        assert_eq!(
+            tail(rows[2]),
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();"
+        );
+        assert!(tail(rows[4]).starts_with(
+            "7,xdp,small,aa,1,0.5,0.1,1,0.1,0,0.0,1,0,0,0,0,0,0,/sys/fs/bpf/p;/sys/fs/bpf/q,bpf,1,"
+        ));
+        for r in &rows {
+            assert_eq!(r.split(',').count(), CSV_HEADER.len(), "{r}");
+        }
+    }
+}
