@@ -390,7 +390,7 @@ pub fn run(
 
 /// The limit is below `F` now and was higher (or unreadable) at the start.
 fn rate_was_lowered(start: Option<i64>, now: i64, freq: u64) -> bool {
-    now < freq.min(i64::MAX as u64) as i64 && start.map_or(true, |s| now < s)
+    now < freq.min(i64::MAX as u64) as i64 && start.is_none_or(|s| now < s)
 }
 
 #[cfg(test)]

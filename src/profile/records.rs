@@ -395,7 +395,7 @@ pub mod build {
         p.extend_from_slice(&flags.to_ne_bytes());
         p.extend_from_slice(name.as_bytes());
         p.push(0);
-        while (p.len() + HEADER) % 8 != 0 {
+        while !(p.len() + HEADER).is_multiple_of(8) {
             p.push(0);
         }
         record(RECORD_KSYMBOL, &p)

@@ -254,7 +254,7 @@ impl Ring {
         if ring
             .data_offset
             .checked_add(ring.data_size)
-            .map_or(true, |end| end > len)
+            .is_none_or(|end| end > len)
         {
             // A header we cannot trust; treat the ring as empty.
             ring.data_size = 0;
