@@ -3,23 +3,111 @@
 
 use crate::activity;
 use crate::cli::{Cli, TopOptions};
-use crate::commands::{attach_prog_pins, devmode_tree, measure_window};
+use crate::commands::{attach_prog_pins, capture, devmode_tree, measure_window};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
 use crate::inspect::insn;
-use crate::inspect::profile::ProfileInput;
+use crate::inspect::profile::{DirectHotspot, KernelHotspot, ProfileInput, ProgramProfile};
 use crate::kernel::{helper_syms, lines};
+use crate::profile::{self, data, report};
 use crate::render::textmode;
 
 /// Line limit when `--line-limit` is not given: 10 in textmode.
 const TEXTMODE_LINE_LIMIT: usize = 10;
 
-/// Run a profile of program `id` with the top options. The capture engine
-/// lives in `src/profile`; this is the seam it plugs into.
-fn profile_program(_t: &TopOptions, _id: u32, _line_limit: usize) -> Result<ProfileInput> {
-    Err(BrrError::Failed(
-        "perf profiling is not available in this build yet".to_string(),
-    ))
+/// Profile program `id` with the top options (selected-program mode).
+fn profile_program(
+    t: &TopOptions,
+    bpffs: &str,
+    id: u32,
+    line_limit: usize,
+) -> Result<ProfileInput> {
+    let req = profile::Request {
+        event: t.event.clone(),
+        duration: t.profile_duration,
+        frequency: t.frequency,
+        kernel_samples: t.kernel_samples,
+        call_graph: if t.call_graph == "lbr" { "lbr" } else { "fp" },
+        pages: Some(t.perf_buffer_pages).filter(|&p| p > 0),
+        drain_ms: Some(t.perf_drain_ms).filter(|&p| p > 0),
+        program_id: Some(id as u64),
+        bpffs: bpffs.to_string(),
+    };
+    Ok(drilldown_input(&capture(&req)?, id, line_limit))
+}
+
+/// The engine's result for one program, cut by `--line-limit` in the
+/// profiler's order, as the drilldown's plain input.
+pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> ProfileInput {
+    let program = prof.program(id).map(|p| {
+        let view = report::ProgramView::new(p, line_limit);
+        let kernel = |k: &data::KernelHotspot| KernelHotspot {
+            samples: k.samples,
+            ip: k.ip,
+            symbol: k.symbol.clone(),
+            module: k.module.clone(),
+            symbol_offset: k.symbol_offset,
+            kind: k.kind.to_string(),
+            ip_count: 1,
+            bpf_jited_address: k.bpf_jited_address,
+            bpf_instruction_offset: k.bpf_instruction_offset,
+            bpf_file: k.bpf_file.clone(),
+            bpf_line: k.bpf_line,
+            bpf_column: k.bpf_column,
+            bpf_source: k.bpf_source.clone(),
+        };
+        ProgramProfile {
+            samples: p.samples,
+            kernel_samples: p.kernel_samples,
+            inclusive_samples: p.inclusive_samples(),
+            inclusive_cpu_percent: prof.cpu_percent(p.inclusive_samples()),
+            direct_source_unmapped_samples: p.direct_source_unmapped_samples,
+            under_bpf_caller_source_unmapped_samples: p.under_bpf_caller_source_unmapped_samples,
+            direct_hotspot_samples_omitted_by_limit: view.direct_omitted,
+            under_bpf_hotspot_samples_omitted_by_limit: view.kernel_omitted,
+            under_bpf_function_samples_omitted_by_limit: view.groups_omitted,
+            unaccounted_samples: 0,
+            hotspots: view
+                .hotspots
+                .iter()
+                .map(|h| DirectHotspot {
+                    samples: h.samples,
+                    jited_address: h.jited_address,
+                    instruction_offset: h.instruction_offset,
+                    file: h.file.clone(),
+                    line: h.line,
+                    column: h.column,
+                    source: h.source.clone(),
+                })
+                .collect(),
+            kernel_ips: view.kernel.iter().map(kernel).collect(),
+            kernel_functions: view
+                .groups
+                .iter()
+                .map(|g| KernelHotspot {
+                    samples: g.samples,
+                    ip: g.ip,
+                    symbol: g.symbol.clone(),
+                    module: g.module.clone(),
+                    symbol_offset: None,
+                    kind: g.kind.to_string(),
+                    ip_count: g.ip_count,
+                    bpf_jited_address: g.bpf_jited_address,
+                    bpf_instruction_offset: g.bpf_instruction_offset,
+                    bpf_file: g.bpf_file.clone(),
+                    bpf_line: g.bpf_line,
+                    bpf_column: g.bpf_column,
+                    bpf_source: g.bpf_source.clone(),
+                })
+                .collect(),
+        }
+    });
+    ProfileInput {
+        program,
+        line_limit,
+        warnings: prof.telemetry.warnings.clone(),
+        incomplete: prof.telemetry.incomplete,
+    }
 }
 
 pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
@@ -61,7 +149,12 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     if let Some(image) = image {
         let line_limit = t.line_limit.unwrap_or(TEXTMODE_LINE_LIMIT);
         let profile = if t.profile_top {
-            Some(profile_program(t, image.program.id, line_limit)?)
+            Some(profile_program(
+                t,
+                &cli.bpffs,
+                image.program.id,
+                line_limit,
+            )?)
         } else {
             None
         };
@@ -105,4 +198,75 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         sections.push(textmode::inspect(&dd, t.collapse_samples));
     }
     Ok((sections.join("\n\n"), code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kh(samples: u64, sym: &str, off: u64, line: u32) -> data::KernelHotspot {
+        data::KernelHotspot {
+            samples,
+            ip: 0x1000 + off,
+            symbol: Some(sym.into()),
+            symbol_offset: Some(off),
+            kind: "kernel",
+            bpf_file: Some("/p.c".into()),
+            bpf_line: Some(line),
+            caller_mapped: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn engine_result_to_drilldown_input() {
+        let hs = |samples, line| data::Hotspot {
+            samples,
+            jited_address: Some(0x10),
+            instruction_offset: Some(8),
+            file: Some("/p.c".into()),
+            line: Some(line),
+            ..Default::default()
+        };
+        let prof = data::Profile {
+            duration: 2.0,
+            frequency: 100,
+            programs: vec![data::ProgramProfile {
+                id: 9,
+                samples: 10,
+                kernel_samples: 6,
+                hotspots: vec![hs(1, 3), hs(7, 4), hs(2, 5)],
+                kernel_hotspots: vec![
+                    kh(3, "memcmp", 4, 4),
+                    kh(2, "memcmp", 8, 4),
+                    kh(1, "a", 0, 5),
+                ],
+                ..Default::default()
+            }],
+            telemetry: data::Telemetry {
+                warnings: vec!["w".into()],
+                incomplete: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let input = drilldown_input(&prof, 9, 1);
+        let p = input.program.unwrap();
+        assert_eq!(
+            (p.samples, p.kernel_samples, p.inclusive_samples),
+            (10, 6, 16)
+        );
+        assert_eq!(p.inclusive_cpu_percent, 8.0);
+        // The line limit keeps the hottest row of each list.
+        assert_eq!(p.hotspots.len(), 1);
+        assert_eq!(p.hotspots[0].samples, 7);
+        assert_eq!(p.direct_hotspot_samples_omitted_by_limit, 3);
+        assert_eq!(p.kernel_ips.len(), 1);
+        assert_eq!(p.under_bpf_hotspot_samples_omitted_by_limit, 3);
+        assert_eq!(p.kernel_functions[0].ip_count, 2);
+        assert_eq!(p.kernel_functions[0].samples, 5);
+        assert_eq!(p.under_bpf_function_samples_omitted_by_limit, 1);
+        assert_eq!((input.line_limit, input.incomplete), (1, true));
+        assert!(drilldown_input(&prof, 8, 1).program.is_none());
+    }
 }

@@ -430,3 +430,94 @@ fn closed_stdout_is_quiet() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
+
+/// (%THIS basis points, CODE) of each inspect row; columns are found from
+/// the header line.
+fn inspect_rows(inspect: &str) -> Vec<(u64, String)> {
+    let mut lines = inspect.lines().skip_while(|l| !l.starts_with("%THIS"));
+    let header = lines.next().expect("table header");
+    let samples_at = header.find("SAMPLES").unwrap();
+    let code_at = header.find("CODE").unwrap();
+    lines
+        .map(|l| {
+            let bp = l
+                .get(..samples_at)
+                .and_then(|c| c.trim().split_once('.'))
+                .and_then(|(a, b)| Some(a.parse::<u64>().ok()? * 100 + b.parse::<u64>().ok()?))
+                .unwrap_or(0);
+            (bp, l.get(code_at..).unwrap_or("").trim_end().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn profile_top_puts_the_hot_line_first() {
+    if !live() {
+        return;
+    }
+    let fx = HotFixture::load().expect("load");
+    let load = fx.spawn_load(std::time::Duration::from_secs(4));
+    let id = fx.prog.id.to_string();
+    let (activity, inspect) = textmode(
+        &id,
+        &["--profile-top", "--profile-duration", "1.5", "--limit", "5"],
+        false,
+    );
+    let _ = load.join();
+    assert!(activity.contains(&id), "{activity}");
+    assert!(
+        inspect.starts_with(&format!(
+            "BRR INSPECT program={id} name={} mode=source profiled=yes instructions=internal\nCPU: ",
+            fx.prog.name
+        )),
+        "{inspect}"
+    );
+    let rows = inspect_rows(&inspect);
+    let total: u64 = rows.iter().map(|r| r.0).sum();
+    assert_eq!(total, 10_000, "{inspect}");
+    let hottest = rows.iter().max_by_key(|r| r.0).unwrap();
+    assert!(hottest.0 > 0, "{inspect}");
+    assert!(
+        hottest
+            .1
+            .starts_with(&format!("hot.c:{}: {}", fx.hot_line, fx.hot_text)),
+        "{inspect}"
+    );
+}
+
+#[test]
+fn profile_top_shows_helper_time_under_its_line() {
+    if !live() {
+        return;
+    }
+    let fx = HelperFixture::load().expect("load");
+    let load = fx.spawn_load(std::time::Duration::from_secs(4));
+    let id = fx.prog.id.to_string();
+    let args = [
+        "--profile-top",
+        "--profile-duration",
+        "1.5",
+        "--kernel-samples",
+    ];
+    let (_, inspect) = textmode(&id, &args, false);
+    let mut collapsed_args = args.to_vec();
+    collapsed_args.push("--collapse-samples");
+    let (_, collapsed) = textmode(&id, &collapsed_args, false);
+    let _ = load.join();
+    let rows = inspect_rows(&inspect);
+    assert_eq!(rows.iter().map(|r| r.0).sum::<u64>(), 10_000, "{inspect}");
+    let parent = rows
+        .iter()
+        .position(|r| r.1.starts_with(&format!("- helper.c:{}: ", fx.hot_line)))
+        .unwrap_or_else(|| panic!("{inspect}"));
+    assert!(rows[parent + 1].1.starts_with("  -> "), "{inspect}");
+    assert!(inspect.contains(" under eBPF + "), "{inspect}");
+    let rows = inspect_rows(&collapsed);
+    assert_eq!(rows.iter().map(|r| r.0).sum::<u64>(), 10_000, "{collapsed}");
+    assert!(!collapsed.contains("  -> "), "{collapsed}");
+    assert!(
+        rows.iter()
+            .any(|r| r.0 > 0 && r.1.starts_with(&format!("+ helper.c:{}: ", fx.hot_line))),
+        "{collapsed}"
+    );
+}

@@ -212,11 +212,11 @@ fn profile() -> ProfileInput {
 
 /// Sum of the `%THIS` column in basis points.
 fn this_total(out: &str) -> u64 {
-    out.lines()
-        .skip_while(|l| !l.starts_with("%THIS"))
-        .skip(1)
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("%THIS"));
+    let width = lines.next().and_then(|h| h.find("SAMPLES")).unwrap_or(0);
+    lines
         .filter_map(|l| {
-            let cell = l.get(..5)?.trim();
+            let cell = l.get(..width)?.trim();
             let (a, b) = cell.split_once('.')?;
             Some(a.parse::<u64>().ok()? * 100 + b.parse::<u64>().ok()?)
         })
