@@ -10,7 +10,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::data::{Counters, Hotspot, KernelHotspot, ProgramProfile};
 use super::events::Shape;
-use super::image::ProgMeta;
+use super::image::{jit, ProgMeta};
 use super::records::Sample;
 use crate::kernel::kallsyms::Kallsyms;
 
@@ -290,16 +290,13 @@ impl Attributor {
                         h.seq,
                         Hotspot {
                             samples: h.count,
-                            jited_address: Some(l.jit),
+                            jited_address: l.jited_addr,
                             instruction_offset: Some(l.insn_off as u64 * 8),
-                            file: l.file.as_deref().map(String::from),
+                            file: l.file.clone(),
                             line: l.line,
                             column: l.column,
-                            source: l.source.as_deref().map(String::from),
-                            function: m
-                                .func_at(l.jit)
-                                .and_then(|f| f.name.as_deref())
-                                .map(String::from),
+                            source: l.source.clone(),
+                            function: m.func_at(jit(l)).and_then(|f| f.func_name.clone()),
                         },
                     )
                 })
@@ -332,16 +329,15 @@ impl Attributor {
                         module: sym.and_then(|s| s.module).map(String::from),
                         symbol_offset: sym.map(|s| k.ip - s.start),
                         kind: classify(name, sym.and_then(|s| s.module)),
-                        bpf_jited_address: Some(line.map_or(k.raw_caller, |l| l.jit)),
+                        bpf_jited_address: Some(line.map_or(k.raw_caller, jit)),
                         bpf_instruction_offset: line.map(|l| l.insn_off as u64 * 8),
-                        bpf_file: line.and_then(|l| l.file.as_deref()).map(String::from),
+                        bpf_file: line.and_then(|l| l.file.clone()),
                         bpf_line: line.and_then(|l| l.line),
                         bpf_column: line.and_then(|l| l.column),
-                        bpf_source: line.and_then(|l| l.source.as_deref()).map(String::from),
+                        bpf_source: line.and_then(|l| l.source.clone()),
                         bpf_function: m
-                            .func_at(line.map_or(k.raw_caller, |l| l.jit))
-                            .and_then(|f| f.name.as_deref())
-                            .map(String::from),
+                            .func_at(line.map_or(k.raw_caller, jit))
+                            .and_then(|f| f.func_name.clone()),
                         caller_mapped: line.is_some(),
                     };
                     (h.seq, row)
@@ -451,20 +447,8 @@ pub fn classify(name: Option<&str>, module: Option<&str>) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::image::{JitFunc, LineRec};
+    use crate::profile::image::tests::{line, range};
     use crate::profile::records::{build, walk_bytes, ParseStats, Record};
-    use std::sync::Arc;
-
-    pub fn line(jit: u64, insn: u32, file: &str, line: u32, src: &str) -> LineRec {
-        LineRec {
-            jit,
-            insn_off: insn,
-            file: Some(Arc::from(file)),
-            line: Some(line),
-            column: Some(1),
-            source: Some(Arc::from(src)),
-        }
-    }
 
     /// Program 7: main at 0x1000..0x1100 ("main"), subprog at 0x2000..0x2080
     /// ("sub"); lines at 0x1000 (l10), 0x1040 (l11), 0x2000 (l20), 0x2010 (l21).
@@ -475,16 +459,8 @@ mod tests {
             name: "p7".into(),
             tag: "00".into(),
             funcs: vec![
-                JitFunc {
-                    start: 0x1000,
-                    len: 0x100,
-                    name: Some(Arc::from("main")),
-                },
-                JitFunc {
-                    start: 0x2000,
-                    len: 0x80,
-                    name: Some(Arc::from("sub")),
-                },
+                range(0x1000, 0x100, 0, "main"),
+                range(0x2000, 0x80, 1, "sub"),
             ],
             lines: vec![
                 line(0x1000, 0, "a.c", 10, "x = 1;"),

@@ -1,0 +1,539 @@
+//! Live tests of `brr profile` (root, real kernel): fixture programs driven
+//! with BPF_PROG_TEST_RUN while the real binary samples them.
+//!
+//! Only the fixtures' own programs are asserted on; the host may run other
+//! BPF programs. The tests share two CPUs, so they run one at a time.
+
+mod support;
+
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use support::*;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn brr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run brr")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Run `brr profile --json ...` and parse the document.
+fn profile_json(args: &[&str]) -> Json {
+    let mut all = vec!["profile", "--json"];
+    all.extend_from_slice(args);
+    let o = brr(&all);
+    assert!(o.status.success(), "brr {all:?}: {}", stderr(&o));
+    Json::parse(&stdout(&o)).expect("valid JSON")
+}
+
+fn program(doc: &Json, id: u32) -> Option<&Json> {
+    doc.get("items")?
+        .array()
+        .iter()
+        .find(|p| p.get("id").and_then(Json::u64) == Some(id as u64))
+}
+
+fn num(v: &Json, key: &str) -> u64 {
+    v.get(key)
+        .and_then(Json::u64)
+        .unwrap_or_else(|| panic!("{key} in {v:?}"))
+}
+
+fn text<'a>(v: &'a Json, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Json::str)
+}
+
+#[test]
+fn hot_line_ranks_first_with_file_line_and_text() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let fx = HotFixture::load().expect("load hot fixture");
+    let load = fx.spawn_load(Duration::from_millis(2500));
+    let doc = profile_json(&["-d", "2", "--limit", "0", "--line-limit", "0"]);
+    load.join().expect("load thread");
+    let meta = doc.get("metadata").unwrap();
+    assert_eq!(
+        meta.get("incomplete").and_then(Json::bool),
+        Some(false),
+        "{meta:?}"
+    );
+    let p = program(&doc, fx.prog.id).expect("hot fixture profiled");
+    let bpf = num(meta, "bpf_jit_samples");
+    let mine = num(p, "samples");
+    assert!(
+        mine * 2 > bpf,
+        "fixture has most in-BPF samples: {mine} of {bpf}"
+    );
+    assert!(mine >= 100, "enough samples to judge: {mine}");
+    assert_eq!(text(p, "name"), Some(HotFixture::PROG_NAME));
+    let top = &p.get("hotspots").unwrap().array()[0];
+    assert_eq!(text(top, "file"), Some(HotFixture::FILE));
+    assert_eq!(
+        top.get("line").and_then(Json::u64),
+        Some(HotFixture::HOT_LINE as u64)
+    );
+    assert_eq!(text(top, "source"), Some(HotFixture::HOT_TEXT));
+    assert!(
+        num(top, "samples") * 10 >= mine * 9,
+        "hot line holds ≥ 90 %: {top:?}"
+    );
+    // Every sample is in some row (no limits here).
+    let rows: u64 = p
+        .get("hotspots")
+        .unwrap()
+        .array()
+        .iter()
+        .map(|h| num(h, "samples"))
+        .sum();
+    assert_eq!(rows, mine);
+}
+
+#[test]
+fn subprogram_name_is_shown() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let fx = SubprogFixture::load().expect("load subprog fixture");
+    let load = fx.spawn_load(Duration::from_millis(3500));
+    let doc = profile_json(&["-d", "1.5", "--limit", "0"]);
+    let o = brr(&["profile", "-d", "1", "--limit", "0"]);
+    load.join().expect("load thread");
+    let p = program(&doc, fx.prog.id).expect("subprog fixture profiled");
+    let top = &p.get("hotspots").unwrap().array()[0];
+    assert_eq!(
+        top.get("line").and_then(Json::u64),
+        Some(SubprogFixture::HOT_LINE as u64)
+    );
+    assert_eq!(text(top, "function"), Some(SubprogFixture::SUB_FUNC));
+    // The 15-byte kernel name stays in the NAME field.
+    assert_eq!(text(p, "name"), Some(SubprogFixture::PROG_NAME));
+    let out = stdout(&o);
+    let row = out
+        .lines()
+        .find(|l| l.contains(SubprogFixture::HOT_TEXT.trim()))
+        .unwrap_or_else(|| panic!("hot line in text output:\n{out}"));
+    assert!(row.contains(SubprogFixture::SUB_FUNC), "{row}");
+    assert!(out.contains("FUNCTION"), "{out}");
+}
+
+#[test]
+fn helper_samples_sit_under_the_hot_line() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let fx = HelperFixture::load().expect("load helper fixture");
+    let load = fx.spawn_load(Duration::from_millis(2500));
+    let doc = profile_json(&[
+        "-d",
+        "2",
+        "--kernel-samples",
+        "--limit",
+        "0",
+        "--line-limit",
+        "0",
+    ]);
+    load.join().expect("load thread");
+    let p = program(&doc, fx.prog.id).expect("helper fixture profiled");
+    let under = num(p, "kernel_samples");
+    assert!(under >= 100, "kernel samples under the program: {under}");
+    let rows = p.get("kernel_hotspots").unwrap().array();
+    let on_hot: u64 = rows
+        .iter()
+        .filter(|k| {
+            k.get("bpf_line").and_then(Json::u64) == Some(HelperFixture::HOT_LINE as u64)
+                && text(k, "bpf_source") == Some(HelperFixture::HOT_TEXT)
+                && text(k, "bpf_file") == Some(HelperFixture::FILE)
+        })
+        .map(|k| num(k, "samples"))
+        .sum();
+    assert!(
+        on_hot * 10 >= under * 9,
+        "{on_hot} of {under} under the hot line"
+    );
+    let helper: Vec<&Json> = rows
+        .iter()
+        .filter(|k| text(k, "symbol") == Some("bpf_ktime_get_ns"))
+        .collect();
+    assert!(!helper.is_empty(), "bpf_ktime_get_ns sampled: {rows:?}");
+    for k in helper {
+        assert_eq!(text(k, "symbol_kind"), Some("bpf_helper"));
+        assert_eq!(
+            k.get("bpf_line").and_then(Json::u64),
+            Some(HelperFixture::HOT_LINE as u64)
+        );
+    }
+    let meta = doc.get("metadata").unwrap();
+    assert!(num(meta, "kernel_symbolized_samples") >= under);
+}
+
+#[test]
+fn program_loaded_during_the_capture_is_attributed() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let child = Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(["profile", "--json", "-d", "3", "--limit", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start brr");
+    std::thread::sleep(Duration::from_millis(800));
+    let fx = HotFixture::load().expect("load hot fixture");
+    let runs = fx
+        .spawn_load(Duration::from_millis(1500))
+        .join()
+        .expect("load thread");
+    assert!(runs > 0);
+    let o = child.wait_with_output().expect("brr finished");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = Json::parse(&stdout(&o)).expect("valid JSON");
+    let p = program(&doc, fx.prog.id).expect("program loaded mid-capture is in the report");
+    assert!(num(p, "samples") >= 100, "{p:?}");
+    let top = &p.get("hotspots").unwrap().array()[0];
+    assert_eq!(
+        top.get("line").and_then(Json::u64),
+        Some(HotFixture::HOT_LINE as u64)
+    );
+}
+
+#[test]
+fn ctrl_c_stops_early_and_reports() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let child = Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(["profile", "--json", "-d", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start brr");
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: signalling our own child by its pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let o = child.wait_with_output().expect("brr finished");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = Json::parse(&stdout(&o)).expect("partial profile printed");
+    let meta = doc.get("metadata").unwrap();
+    let actual = meta.get("actual_duration").and_then(Json::f64).unwrap();
+    assert!(actual > 0.3 && actual < 5.0, "actual_duration {actual}");
+    assert_eq!(meta.get("duration").and_then(Json::f64), Some(30.0));
+}
+
+#[test]
+fn missing_program_id_is_an_error() {
+    if !live() {
+        return;
+    }
+    let o = brr(&["profile", "-d", "0.1", "--program-id", "4000000000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "brr: no eBPF program with id 4000000000\n");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn selected_program_without_samples_keeps_csv_telemetry() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let fx = HotFixture::load().expect("load hot fixture");
+    let id = fx.prog.id.to_string();
+    let o = brr(&["profile", "--csv", "-d", "0.3", "--program-id", &id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("requested_event,selected_event,duration,"));
+    assert!(lines[1].starts_with("auto,"), "{}", lines[1]);
+    assert_eq!(lines[1].split(',').count(), lines[0].split(',').count());
+    let o = brr(&["profile", "-d", "0.3", "--program-id", &id]);
+    assert!(
+        stdout(&o).ends_with("No BPF JIT samples captured.\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn perf_events_lists_an_auto_event() {
+    if !live() {
+        return;
+    }
+    let o = brr(&["perf-events", "--csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("name,type,config,precise_ip,selected_by_auto\n"));
+    assert_eq!(out.matches(",true").count(), 1, "{out}");
+}
+
+#[test]
+fn argument_errors() {
+    for (args, code, line) in [
+        (
+            vec!["profile", "--kernel-ip-detail"],
+            2,
+            "brr: error: --kernel-ip-detail requires --kernel-samples",
+        ),
+        (
+            vec!["profile", "--call-graph", "lbr"],
+            2,
+            "brr: error: --call-graph lbr requires --kernel-samples",
+        ),
+        (
+            vec!["profile", "--perf-buffer-pages", "3"],
+            2,
+            "brr profile: error: argument --perf-buffer-pages: must be 'auto' or a positive power of two",
+        ),
+        (
+            vec!["profile", "--perf-drain-ms", "2.5"],
+            2,
+            "brr profile: error: argument --perf-drain-ms: must be an integer",
+        ),
+        (
+            vec!["profile", "--event", "bogus"],
+            2,
+            "brr profile: error: argument --event: unsupported perf event 'bogus'; run 'brr perf-events' to list openable events; expected one of: auto, cycles:ppp, cycles:pp, cycles:p, cycles, cpu-clock, instructions, cache-references, cache-misses, branches, branch-misses, bus-cycles, stalled-cycles-frontend, stalled-cycles-backend, ref-cycles",
+        ),
+        (
+            vec!["perf-events", "-F", "0"],
+            2,
+            "brr perf-events: error: argument -F/--frequency: must be greater than 0",
+        ),
+    ] {
+        let o = brr(&args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+        assert_eq!(stderr(&o).lines().last(), Some(line), "{args:?}");
+    }
+    // Above the kernel's limit (when it can be read).
+    if let Some(max) = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    {
+        let f = (max + 1).to_string();
+        let o = brr(&["profile", "-F", &f, "-d", "0.1"]);
+        assert_eq!(o.status.code(), Some(3));
+        assert_eq!(
+            stderr(&o),
+            format!("brr: requested perf sample frequency {f} Hz exceeds current kernel.perf_event_max_sample_rate {max} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate\n")
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A small JSON reader (enough for brr's own output).
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+enum Json {
+    Null,
+    Bool(bool),
+    /// The number's text, so 64-bit addresses stay exact.
+    Num(String),
+    Str(String),
+    Arr(Vec<Json>),
+    Obj(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn parse(s: &str) -> Result<Json, String> {
+        let b = s.trim().as_bytes();
+        let mut pos = 0;
+        let v = value(b, &mut pos)?;
+        if pos != b.len() {
+            return Err(format!("trailing data at {pos}"));
+        }
+        Ok(v)
+    }
+    fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Obj(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    fn array(&self) -> &[Json] {
+        match self {
+            Json::Arr(a) => a,
+            _ => &[],
+        }
+    }
+    fn u64(&self) -> Option<u64> {
+        match self {
+            Json::Num(n) => n.parse().ok(),
+            _ => None,
+        }
+    }
+    fn f64(&self) -> Option<f64> {
+        match self {
+            Json::Num(n) => n.parse().ok(),
+            _ => None,
+        }
+    }
+    fn bool(&self) -> Option<bool> {
+        match self {
+            Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    fn str(&self) -> Option<&str> {
+        match self {
+            Json::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+fn ws(b: &[u8], pos: &mut usize) {
+    while *pos < b.len() && b[*pos].is_ascii_whitespace() {
+        *pos += 1;
+    }
+}
+
+fn value(b: &[u8], pos: &mut usize) -> Result<Json, String> {
+    ws(b, pos);
+    let lit = |pos: &mut usize, word: &str, v: Json| {
+        if b[*pos..].starts_with(word.as_bytes()) {
+            *pos += word.len();
+            Ok(v)
+        } else {
+            Err(format!("bad literal at {pos}"))
+        }
+    };
+    match b.get(*pos) {
+        Some(b'n') => lit(pos, "null", Json::Null),
+        Some(b't') => lit(pos, "true", Json::Bool(true)),
+        Some(b'f') => lit(pos, "false", Json::Bool(false)),
+        Some(b'"') => string(b, pos).map(Json::Str),
+        Some(b'[') => {
+            *pos += 1;
+            let mut out = Vec::new();
+            ws(b, pos);
+            if b.get(*pos) == Some(&b']') {
+                *pos += 1;
+                return Ok(Json::Arr(out));
+            }
+            loop {
+                out.push(value(b, pos)?);
+                ws(b, pos);
+                match b.get(*pos) {
+                    Some(b',') => *pos += 1,
+                    Some(b']') => {
+                        *pos += 1;
+                        return Ok(Json::Arr(out));
+                    }
+                    _ => return Err(format!("bad array at {pos}")),
+                }
+            }
+        }
+        Some(b'{') => {
+            *pos += 1;
+            let mut out = Vec::new();
+            ws(b, pos);
+            if b.get(*pos) == Some(&b'}') {
+                *pos += 1;
+                return Ok(Json::Obj(out));
+            }
+            loop {
+                ws(b, pos);
+                let k = string(b, pos)?;
+                ws(b, pos);
+                if b.get(*pos) != Some(&b':') {
+                    return Err(format!("missing ':' at {pos}"));
+                }
+                *pos += 1;
+                out.push((k, value(b, pos)?));
+                ws(b, pos);
+                match b.get(*pos) {
+                    Some(b',') => *pos += 1,
+                    Some(b'}') => {
+                        *pos += 1;
+                        return Ok(Json::Obj(out));
+                    }
+                    _ => return Err(format!("bad object at {pos}")),
+                }
+            }
+        }
+        Some(c) if *c == b'-' || c.is_ascii_digit() => {
+            let start = *pos;
+            while *pos < b.len()
+                && matches!(b[*pos], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                *pos += 1;
+            }
+            Ok(Json::Num(
+                String::from_utf8_lossy(&b[start..*pos]).into_owned(),
+            ))
+        }
+        _ => Err(format!("unexpected input at {pos}")),
+    }
+}
+
+fn string(b: &[u8], pos: &mut usize) -> Result<String, String> {
+    if b.get(*pos) != Some(&b'"') {
+        return Err(format!("expected string at {pos}"));
+    }
+    *pos += 1;
+    let mut units: Vec<u16> = Vec::new();
+    let mut out = String::new();
+    let flush = |units: &mut Vec<u16>, out: &mut String| {
+        out.push_str(&String::from_utf16_lossy(units));
+        units.clear();
+    };
+    while let Some(&c) = b.get(*pos) {
+        *pos += 1;
+        match c {
+            b'"' => {
+                flush(&mut units, &mut out);
+                return Ok(out);
+            }
+            b'\\' => {
+                let e = *b.get(*pos).ok_or("truncated escape")?;
+                *pos += 1;
+                if e == b'u' {
+                    let hex = std::str::from_utf8(b.get(*pos..*pos + 4).ok_or("short \\u")?)
+                        .map_err(|e| e.to_string())?;
+                    units.push(u16::from_str_radix(hex, 16).map_err(|e| e.to_string())?);
+                    *pos += 4;
+                    continue;
+                }
+                flush(&mut units, &mut out);
+                out.push(match e {
+                    b'n' => '\n',
+                    b't' => '\t',
+                    b'r' => '\r',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    other => other as char,
+                });
+            }
+            _ => {
+                flush(&mut units, &mut out);
+                // brr escapes everything outside printable ASCII.
+                out.push(c as char);
+            }
+        }
+    }
+    Err("unterminated string".into())
+}
