@@ -7,7 +7,7 @@ use crate::commands::{attach_prog_pins, capture, devmode_tree, measure_window};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
 use crate::inspect::insn;
-use crate::inspect::profile::{DirectHotspot, KernelHotspot, ProfileInput, ProgramProfile};
+use crate::inspect::profile::{KernelHotspot, ProfileInput, ProgramProfile};
 use crate::kernel::{helper_syms, lines};
 use crate::profile::{self, data, report};
 use crate::render::textmode;
@@ -67,19 +67,7 @@ pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> Prof
             under_bpf_hotspot_samples_omitted_by_limit: view.kernel_omitted,
             under_bpf_function_samples_omitted_by_limit: view.groups_omitted,
             unaccounted_samples: 0,
-            hotspots: view
-                .hotspots
-                .iter()
-                .map(|h| DirectHotspot {
-                    samples: h.samples,
-                    jited_address: h.jited_address,
-                    instruction_offset: h.instruction_offset,
-                    file: h.file.clone(),
-                    line: h.line,
-                    column: h.column,
-                    source: h.source.clone(),
-                })
-                .collect(),
+            hotspots: view.hotspots.clone(),
             kernel_ips: view.kernel.iter().map(kernel).collect(),
             kernel_functions: view
                 .groups

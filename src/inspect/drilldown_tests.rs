@@ -141,6 +141,7 @@ fn direct(samples: u64, off: Option<u64>, k: Key) -> DirectHotspot {
         line,
         column: None,
         source,
+        function: None,
     }
 }
 

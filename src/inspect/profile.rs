@@ -1,20 +1,12 @@
 //! What the drilldown needs from a profile of one program, as plain data.
-//! The profile engine (`src/profile`) fills these; tests build them by hand.
+//! `top` fills these from the profile engine (`src/profile`); tests build
+//! them by hand. Kernel rows come in one shape for both exact IPs and
+//! function groups.
 
 /// A retained direct hotspot: samples whose IP fell in the program's JIT
 /// code, keyed by the line record that covers the IP (profiler spec §8.4).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DirectHotspot {
-    pub samples: u64,
-    /// JIT start address of the line record (not the sample IP).
-    pub jited_address: Option<u64>,
-    /// Byte offset of the record's first xlated instruction.
-    pub instruction_offset: Option<u64>,
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-    pub source: Option<String>,
-}
+/// The engine's own row type; it is plain data.
+pub use crate::profile::data::Hotspot as DirectHotspot;
 
 /// A retained under-eBPF hotspot: kernel code that ran while this program
 /// was the nearest BPF frame on the callchain. An exact-IP row has
