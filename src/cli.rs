@@ -16,7 +16,6 @@ const DESCRIPTION: &str = "eBPF Runtime Reporter and Profiler by Tanel Poder (ta
 
 /// How an option's value is checked and converted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)] // the profile/top/dump grammars use the rest
 enum Kind {
     Flag,
     PosFloat,
@@ -147,21 +146,25 @@ const ALL: Opt = opt(
     "Also show programs that did not run during the window.",
 );
 
-const FREQUENCY: Opt = opt(
-    Some("-F"),
-    "--frequency",
-    "frequency",
-    Kind::PosInt,
-    "HZ",
-    "Sample frequency in Hz (default 997).",
-);
-const PROFILE_DURATION: Opt = opt(
+const fn hidden(o: Opt) -> Opt {
+    Opt { hidden: true, ..o }
+}
+
+const DELAY: Opt = opt(
     Some("-d"),
-    "--duration",
-    "duration",
+    "--delay",
+    "delay",
     Kind::PosFloat,
     "SECONDS",
-    "Capture length in seconds (default 5).",
+    "Length of each activity sampling window in seconds (default 1).",
+);
+const TOP_LIMIT: Opt = opt(
+    None,
+    "--limit",
+    "limit",
+    Kind::NonNegInt,
+    "N",
+    "Rows in the textmode activity table; 0 shows all (default 20).",
 );
 const EVENT: Opt = opt(
     None,
@@ -169,7 +172,153 @@ const EVENT: Opt = opt(
     "event",
     Kind::Event,
     "EVENT",
-    "Perf event: auto (hardware cycles when openable, else cpu-clock) or a name from 'brr perf-events'.",
+    "Perf event to sample (default auto; see 'brr perf-events').",
+);
+const PROFILE_DURATION: Opt = opt(
+    None,
+    "--profile-duration",
+    "profile_duration",
+    Kind::PosFloat,
+    "SECONDS",
+    "Profile length in seconds (default 5).",
+);
+const FREQUENCY: Opt = opt(
+    Some("-F"),
+    "--frequency",
+    "frequency",
+    Kind::PosInt,
+    "HZ",
+    "Sampling frequency in Hz (default 997).",
+);
+const LINE_LIMIT: Opt = opt(
+    None,
+    "--line-limit",
+    "line_limit",
+    Kind::NonNegInt,
+    "N",
+    "Detailed hotspot rows per bucket; 0 = unlimited (default 10 in textmode, unlimited in the TUI).",
+);
+const SOURCE_LIMIT: Opt = opt(
+    None,
+    "--source-limit",
+    "source_limit",
+    Kind::NonNegInt,
+    "N",
+    "Keep only the first N detail rows of the textmode inspect table; 0 = all.",
+);
+const TEXTMODE: Opt = opt(
+    None,
+    "--textmode",
+    "textmode",
+    Kind::Flag,
+    "",
+    "Print one text snapshot and exit.",
+);
+const PROFILE_TOP: Opt = opt(
+    None,
+    "--profile-top",
+    "profile_top",
+    Kind::Flag,
+    "",
+    "Profile the top program (or --program-id) in textmode.",
+);
+const COLLAPSE: Opt = opt(
+    None,
+    "--collapse-samples",
+    "collapse_samples",
+    Kind::Flag,
+    "",
+    "Fold helper/kernel rows into their source lines (textmode with --profile-top).",
+);
+const KERNEL_SAMPLES: Opt = opt(
+    None,
+    "--kernel-samples",
+    "kernel_samples",
+    Kind::Flag,
+    "",
+    "Capture callchains and attribute kernel time under eBPF programs.",
+);
+const KERNEL_IP_DETAIL: Opt = opt(
+    None,
+    "--kernel-ip-detail",
+    "kernel_ip_detail",
+    Kind::Flag,
+    "",
+    "Show exact kernel IPs instead of functions (requires --kernel-samples).",
+);
+const CALL_GRAPH: Opt = opt(
+    None,
+    "--call-graph",
+    "call_graph",
+    Kind::CallGraph,
+    "{fp,lbr}",
+    "Callchain source (default fp; lbr requires --kernel-samples).",
+);
+const PROGRAM_ID: Opt = opt(
+    None,
+    "--program-id",
+    "program_id",
+    Kind::PosInt,
+    "PROG_ID",
+    "Inspect this program instead of the top activity row.",
+);
+const INSPECT_MODE: Opt = opt(
+    None,
+    "--inspect-mode",
+    "inspect_mode",
+    Kind::InspectMode,
+    "{source,mixed}",
+    "Inspect view: source lines, or source lines with instructions (default source).",
+);
+const LIGHT: Opt = opt(
+    None,
+    "--light",
+    "light",
+    Kind::Flag,
+    "",
+    "Light colour theme.",
+);
+const DEVMODE: Opt = opt(
+    None,
+    "--devmode",
+    "devmode",
+    Kind::OptionalPath,
+    "DIR",
+    "Read source files under DIR (default: current directory) for context lines; use 'brr dump PROG_ID --devmode' or '--devmode=DIR'.",
+);
+const PAGES_TOP: Opt = opt(
+    None,
+    "--perf-buffer-pages",
+    "perf_buffer_pages",
+    Kind::PagesTop,
+    "auto|PAGES",
+    "Perf ring data pages per CPU: auto or a power of two.",
+);
+const DRAIN_TOP: Opt = opt(
+    None,
+    "--perf-drain-ms",
+    "perf_drain_ms",
+    Kind::DrainTop,
+    "auto|MS",
+    "Perf ring drain interval: auto or milliseconds.",
+);
+const FAIL_ON_LOSS: Opt = opt(
+    None,
+    "--fail-on-loss",
+    "fail_on_loss",
+    Kind::Flag,
+    "",
+    "Exit 1 when the profile is incomplete.",
+);
+const ALL_HIDDEN: Opt = hidden(ALL);
+
+const CAPTURE_DURATION: Opt = opt(
+    Some("-d"),
+    "--duration",
+    "duration",
+    Kind::PosFloat,
+    "SECONDS",
+    "Capture length in seconds (default 5).",
 );
 const PROFILE_LIMIT: Opt = opt(
     None,
@@ -179,7 +328,7 @@ const PROFILE_LIMIT: Opt = opt(
     "N",
     "Show at most N programs; 0 shows all (default 20).",
 );
-const LINE_LIMIT: Opt = opt(
+const PROFILE_LINE_LIMIT: Opt = opt(
     None,
     "--line-limit",
     "line_limit",
@@ -187,37 +336,13 @@ const LINE_LIMIT: Opt = opt(
     "N",
     "Show at most N hotspot rows per program and list; 0 shows all (default 10).",
 );
-const PROGRAM_ID: Opt = opt(
+const PROFILE_PROGRAM_ID: Opt = opt(
     None,
     "--program-id",
     "program_id",
     Kind::PosInt,
     "PROG_ID",
     "Report only this program.",
-);
-const KERNEL_SAMPLES: Opt = opt(
-    None,
-    "--kernel-samples",
-    "kernel_samples",
-    Kind::Flag,
-    "",
-    "Capture callchains and attribute helper/kernel samples to the calling BPF line.",
-);
-const KERNEL_IP_DETAIL: Opt = opt(
-    None,
-    "--kernel-ip-detail",
-    "kernel_ip_detail",
-    Kind::Flag,
-    "",
-    "Show exact kernel IPs instead of per-function groups (requires --kernel-samples).",
-);
-const CALL_GRAPH: Opt = opt(
-    None,
-    "--call-graph",
-    "call_graph",
-    Kind::CallGraph,
-    "{fp,lbr}",
-    "Callchain source for --kernel-samples (default fp; lbr requires --kernel-samples).",
 );
 const WIDE: Opt = opt(
     Some("-w"),
@@ -243,24 +368,6 @@ const PERF_DRAIN_MS: Opt = opt(
     "auto|MS",
     "Longest interval between ring sweeps: auto or whole milliseconds (default auto).",
 );
-const FAIL_ON_LOSS: Opt = opt(
-    None,
-    "--fail-on-loss",
-    "fail_on_loss",
-    Kind::Flag,
-    "",
-    "Exit 1 (after printing the profile) if the capture is incomplete.",
-);
-const DEVMODE: Opt = opt(
-    None,
-    "--devmode",
-    "devmode",
-    Kind::OptionalPath,
-    "DIR",
-    "Resolve BTF source files under DIR (default: current directory) for source context.",
-);
-
-const PROG_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED, STATS];
 const PERF_EVENTS_OPTS: &[Opt] = &[JSON, CSV, PRETTY, FREQUENCY];
 const PROFILE_OPTS: &[Opt] = &[
     JSON,
@@ -268,12 +375,12 @@ const PROFILE_OPTS: &[Opt] = &[
     PRETTY,
     EXTENDED,
     DEVMODE,
-    PROFILE_DURATION,
+    CAPTURE_DURATION,
     FREQUENCY,
     EVENT,
     PROFILE_LIMIT,
-    LINE_LIMIT,
-    PROGRAM_ID,
+    PROFILE_LINE_LIMIT,
+    PROFILE_PROGRAM_ID,
     KERNEL_SAMPLES,
     KERNEL_IP_DETAIL,
     CALL_GRAPH,
@@ -282,6 +389,38 @@ const PROFILE_OPTS: &[Opt] = &[
     PERF_DRAIN_MS,
     FAIL_ON_LOSS,
 ];
+
+/// `top` options in their documented order; `-x`/`-c` sit after
+/// `--collapse-samples` in the subcommand and are general root options.
+const TOP_OPTS: &[Opt] = &[
+    DELAY,
+    TOP_LIMIT,
+    ALL_HIDDEN,
+    EVENT,
+    PROFILE_DURATION,
+    FREQUENCY,
+    LINE_LIMIT,
+    SOURCE_LIMIT,
+    TEXTMODE,
+    PROFILE_TOP,
+    COLLAPSE,
+    EXTENDED,
+    CUMULATIVE,
+    KERNEL_SAMPLES,
+    KERNEL_IP_DETAIL,
+    CALL_GRAPH,
+    PROGRAM_ID,
+    INSPECT_MODE,
+    LIGHT,
+    DEVMODE,
+    PAGES_TOP,
+    DRAIN_TOP,
+    FAIL_ON_LOSS,
+];
+const DUMP_OPTS: &[Opt] = &[JSON, CSV, PRETTY, DEVMODE];
+const DUMP_COMPARE_OPTS: &[Opt] = &[JSON, CSV, PRETTY];
+
+const PROG_OPTS: &[Opt] = &[JSON, CSV, PRETTY, EXTENDED, STATS];
 const ACTIVITY_OPTS: &[Opt] = &[
     JSON, CSV, PRETTY, CUMULATIVE, EXTENDED, DURATION, LIMIT, ALL,
 ];
@@ -310,6 +449,12 @@ const SUBCOMMANDS: &[Sub] = &[
         positional: None,
     },
     Sub {
+        name: "top",
+        help: "Show the live eBPF top TUI.",
+        opts: TOP_OPTS,
+        positional: None,
+    },
+    Sub {
         name: "map",
         help: "List loaded eBPF maps.",
         opts: MAP_LINK_OPTS,
@@ -334,6 +479,18 @@ const SUBCOMMANDS: &[Sub] = &[
         positional: None,
     },
     Sub {
+        name: "dump",
+        help: "Dump translated instructions and source-line metadata for a program.",
+        opts: DUMP_OPTS,
+        positional: Some("PROG_ID"),
+    },
+    Sub {
+        name: "dump-compare",
+        help: "Compare brr dump output with bpftool source-line metadata.",
+        opts: DUMP_COMPARE_OPTS,
+        positional: Some("PROG_ID"),
+    },
+    Sub {
         name: "profile",
         help: "Profile BPF JIT execution with native perf_event_open sampling.",
         opts: PROFILE_OPTS,
@@ -341,7 +498,73 @@ const SUBCOMMANDS: &[Sub] = &[
     },
 ];
 
-const ROOT_OPTS: &[Opt] = &[BPFFS, JSON, CSV, PRETTY, EXTENDED, CUMULATIVE, VERSION];
+const ROOT_OPTS: &[Opt] = &[
+    BPFFS,
+    JSON,
+    CSV,
+    PRETTY,
+    EXTENDED,
+    CUMULATIVE,
+    VERSION,
+    DELAY,
+    TOP_LIMIT,
+    ALL_HIDDEN,
+    EVENT,
+    PROFILE_DURATION,
+    FREQUENCY,
+    LINE_LIMIT,
+    SOURCE_LIMIT,
+    TEXTMODE,
+    PROFILE_TOP,
+    COLLAPSE,
+    KERNEL_SAMPLES,
+    KERNEL_IP_DETAIL,
+    CALL_GRAPH,
+    PROGRAM_ID,
+    INSPECT_MODE,
+    LIGHT,
+    DEVMODE,
+    PAGES_TOP,
+    DRAIN_TOP,
+    FAIL_ON_LOSS,
+];
+
+/// Root options that belong to bare `brr`/`top` only.
+fn is_top_only(dest: &str) -> bool {
+    !matches!(
+        dest,
+        "bpffs" | "json" | "csv" | "pretty" | "extended" | "cumulative" | "version"
+    )
+}
+
+/// `top` (and bare `brr`) settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopOptions {
+    pub delay: f64,
+    pub limit: usize,
+    pub event: String,
+    pub profile_duration: f64,
+    pub frequency: u64,
+    /// None: 10 in textmode, unlimited in the TUI.
+    pub line_limit: Option<usize>,
+    pub source_limit: usize,
+    pub textmode: bool,
+    pub profile_top: bool,
+    pub collapse_samples: bool,
+    pub kernel_samples: bool,
+    pub kernel_ip_detail: bool,
+    pub call_graph: String,
+    pub program_id: Option<u64>,
+    pub mixed: bool,
+    pub light: bool,
+    /// Some("") for a bare `--devmode`.
+    pub devmode: Option<String>,
+    /// 0 = auto.
+    pub perf_buffer_pages: u64,
+    /// 0 = auto.
+    pub perf_drain_ms: u64,
+    pub fail_on_loss: bool,
+}
 
 /// A parsed value.
 #[derive(Debug, Clone, PartialEq)]
@@ -366,6 +589,15 @@ pub enum Command {
     Map,
     Link,
     Btf,
+    Dump {
+        prog_id: u64,
+        /// Some("") for a bare `--devmode`.
+        devmode: Option<String>,
+    },
+    DumpCompare {
+        prog_id: u64,
+    },
+    Top(TopOptions),
     PerfEvents {
         frequency: u64,
     },
@@ -921,9 +1153,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
         {
             return Err(root_error("--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"));
         }
-        return Err(root_error(
-            "the following arguments are required: object_type",
-        ));
+        return finish(root.values.clone(), "top", None);
     };
     let Some(sub) = SUBCOMMANDS.iter().find(|s| s.name == name) else {
         let list: Vec<String> = SUBCOMMANDS.iter().map(|s| py_repr(s.name)).collect();
@@ -943,19 +1173,76 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
     let mut unknown = root.unknown.clone();
     unknown.extend(lv.unknown.iter().cloned());
     let mut positionals = lv.positionals.clone();
-    if sub.positional.is_none() {
-        unknown.append(&mut positionals);
-    }
+    let positional = match sub.positional {
+        None => None,
+        Some(_) if positionals.is_empty() => None,
+        Some(_) => Some(positionals.remove(0)),
+    };
+    unknown.append(&mut positionals);
     if !unknown.is_empty() {
         return Err(root_error(&format!(
             "unrecognized arguments: {}",
             unknown.join(" ")
         )));
     }
-
+    if sub.name != "top" && root.values.keys().any(|k| is_top_only(k)) {
+        return Err(root_error(
+            "top options may only be used with bare 'brr' or the 'top' command",
+        ));
+    }
+    if sub.name == "top"
+        && ["json", "csv", "pretty"]
+            .iter()
+            .any(|k| flag(&root.values, k))
+    {
+        return Err(root_error(
+            "--json, --csv, and --pretty are not supported by top",
+        ));
+    }
+    let prog_id = match (sub.positional, positional) {
+        (None, _) => 0,
+        (Some(label), None) => {
+            return Err(usage_error(
+                &usage,
+                &prog,
+                &format!("the following arguments are required: {label}"),
+            ))
+        }
+        (Some(label), Some(raw)) => match convert(Kind::PosInt, &raw) {
+            Ok(Val::Int(id)) => id,
+            Ok(_) => 0,
+            Err(m) => {
+                return Err(usage_error(
+                    &usage,
+                    &prog,
+                    &format!("argument {label}: {m}"),
+                ))
+            }
+        },
+    };
     // Root values first, subcommand values override (last one wins).
     let mut v = root.values.clone();
     v.extend(lv.values.clone());
+    finish(v, sub.name, Some(prog_id))
+}
+
+fn str_or(v: &HashMap<&str, Val>, k: &str, d: &str) -> String {
+    match v.get(k) {
+        Some(Val::Str(s)) => s.clone(),
+        _ => d.to_string(),
+    }
+}
+
+fn usize_of(n: u64) -> usize {
+    n.min(usize::MAX as u64) as usize
+}
+
+/// Post-parse validation (spec §2.7 steps 3–8) and the command value.
+fn finish(
+    v: HashMap<&'static str, Val>,
+    name: &str,
+    prog_id: Option<u64>,
+) -> Result<Parsed, BrrError> {
     let json = flag(&v, "json");
     let csv = flag(&v, "csv");
     let pretty = flag(&v, "pretty");
@@ -965,13 +1252,6 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
     if pretty && !json {
         return Err(root_error("--pretty requires --json"));
     }
-    let kernel_samples = flag(&v, "kernel_samples");
-    if matches!(v.get("call_graph"), Some(Val::Str(c)) if c == "lbr") && !kernel_samples {
-        return Err(root_error("--call-graph lbr requires --kernel-samples"));
-    }
-    if flag(&v, "kernel_ip_detail") && !kernel_samples {
-        return Err(root_error("--kernel-ip-detail requires --kernel-samples"));
-    }
     let format = if json {
         Format::Json { pretty }
     } else if csv {
@@ -979,49 +1259,93 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
     } else {
         Format::Text
     };
-    let command = match sub.name {
+    let kernel_samples = flag(&v, "kernel_samples");
+    if str_or(&v, "call_graph", "fp") == "lbr" && !kernel_samples {
+        return Err(root_error("--call-graph lbr requires --kernel-samples"));
+    }
+    if flag(&v, "kernel_ip_detail") && !kernel_samples {
+        return Err(root_error("--kernel-ip-detail requires --kernel-samples"));
+    }
+    let prog_id = prog_id.unwrap_or(0);
+    let command = match name {
         "prog" => Command::Prog {
             stats: flag(&v, "stats"),
         },
         "activity" => Command::Activity {
             duration: float_or(&v, "duration", 5.0),
-            limit: int_or(&v, "limit", 20).min(usize::MAX as u64) as usize,
+            limit: usize_of(int_or(&v, "limit", 20)),
             all: flag(&v, "all"),
         },
         "map" => Command::Map,
         "link" => Command::Link,
+        "btf" => Command::Btf,
+        "dump" => Command::Dump {
+            prog_id,
+            devmode: v.contains_key("devmode").then(|| str_or(&v, "devmode", "")),
+        },
+        "dump-compare" => Command::DumpCompare { prog_id },
         "perf-events" => Command::PerfEvents {
             frequency: int_or(&v, "frequency", 997),
         },
         "profile" => Command::Profile(ProfileArgs {
             duration: float_or(&v, "duration", 5.0),
             frequency: int_or(&v, "frequency", 997),
-            event: match v.get("event") {
-                Some(Val::Str(e)) => e.clone(),
-                _ => "auto".into(),
-            },
-            limit: int_or(&v, "limit", 20).min(usize::MAX as u64) as usize,
-            line_limit: int_or(&v, "line_limit", 10).min(usize::MAX as u64) as usize,
+            event: str_or(&v, "event", "auto"),
+            limit: usize_of(int_or(&v, "limit", 20)),
+            line_limit: usize_of(int_or(&v, "line_limit", 10)),
             program_id: match v.get("program_id") {
                 Some(Val::Int(i)) => Some(*i),
                 _ => None,
             },
             kernel_samples,
             kernel_ip_detail: flag(&v, "kernel_ip_detail"),
-            call_graph: match v.get("call_graph") {
-                Some(Val::Str(c)) if c == "lbr" => "lbr",
-                _ => "fp",
+            call_graph: if str_or(&v, "call_graph", "fp") == "lbr" {
+                "lbr"
+            } else {
+                "fp"
             },
             wide: flag(&v, "wide"),
             perf_buffer_pages: Some(int_or(&v, "perf_buffer_pages", 0)).filter(|&p| p > 0),
             perf_drain_ms: Some(int_or(&v, "perf_drain_ms", 0)).filter(|&p| p > 0),
             fail_on_loss: flag(&v, "fail_on_loss"),
-            devmode: match v.get("devmode") {
-                Some(Val::Str(d)) => Some(d.clone()),
-                _ => None,
-            },
+            devmode: v.contains_key("devmode").then(|| str_or(&v, "devmode", "")),
         }),
-        _ => Command::Btf,
+        _ => {
+            let t = TopOptions {
+                delay: float_or(&v, "delay", 1.0),
+                limit: usize_of(int_or(&v, "limit", 20)),
+                event: str_or(&v, "event", "auto"),
+                profile_duration: float_or(&v, "profile_duration", 5.0),
+                frequency: int_or(&v, "frequency", 997),
+                line_limit: match v.get("line_limit") {
+                    Some(Val::Int(n)) => Some(usize_of(*n)),
+                    _ => None,
+                },
+                source_limit: usize_of(int_or(&v, "source_limit", 0)),
+                textmode: flag(&v, "textmode"),
+                profile_top: flag(&v, "profile_top"),
+                collapse_samples: flag(&v, "collapse_samples"),
+                kernel_samples: flag(&v, "kernel_samples"),
+                kernel_ip_detail: flag(&v, "kernel_ip_detail"),
+                call_graph: str_or(&v, "call_graph", "fp"),
+                program_id: match v.get("program_id") {
+                    Some(Val::Int(n)) => Some(*n),
+                    _ => None,
+                },
+                mixed: str_or(&v, "inspect_mode", "source") == "mixed",
+                light: flag(&v, "light"),
+                devmode: v.contains_key("devmode").then(|| str_or(&v, "devmode", "")),
+                perf_buffer_pages: int_or(&v, "perf_buffer_pages", 0),
+                perf_drain_ms: int_or(&v, "perf_drain_ms", 0),
+                fail_on_loss: flag(&v, "fail_on_loss"),
+            };
+            if t.collapse_samples && !(t.textmode && t.profile_top) {
+                return Err(root_error(
+                    "--collapse-samples requires --textmode and --profile-top",
+                ));
+            }
+            Command::Top(t)
+        }
     };
     Ok(Parsed::Run(Cli {
         bpffs: match v.get("bpffs") {
@@ -1212,10 +1536,158 @@ mod tests {
     fn ambiguous_prefix() {
         assert_eq!(
             err_line("--c prog"),
-            "brr: error: ambiguous option: --c could match --csv, --cumulative"
+            "brr: error: ambiguous option: --c could match --csv, --cumulative, --collapse-samples, --call-graph"
         );
         assert!(cli("--ext prog").extended);
         assert!(cli("prog --st").command == Command::Prog { stats: true });
+    }
+
+    fn top(s: &str) -> TopOptions {
+        match cli(s).command {
+            Command::Top(t) => t,
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dump_grammar() {
+        assert_eq!(
+            cli("dump 632").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: None
+            }
+        );
+        assert_eq!(
+            cli("dump 632 --devmode").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: Some(String::new())
+            }
+        );
+        assert_eq!(
+            cli("dump --devmode=/src 632 --json").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: Some("/src".into())
+            }
+        );
+        assert_eq!(
+            err_line("dump --devmode 632"),
+            "brr dump: error: the following arguments are required: PROG_ID"
+        );
+        assert_eq!(
+            err_line("dump"),
+            "brr dump: error: the following arguments are required: PROG_ID"
+        );
+        assert_eq!(
+            err_line("dump abc"),
+            "brr dump: error: argument PROG_ID: must be an integer"
+        );
+        assert_eq!(
+            err_line("dump -5"),
+            "brr dump: error: argument PROG_ID: must be greater than 0"
+        );
+        assert_eq!(
+            err_line("dump 5 6"),
+            "brr: error: unrecognized arguments: 6"
+        );
+        // IDs past 32 bits are kept, not truncated.
+        assert_eq!(
+            cli("dump-compare 4294967296 --csv").command,
+            Command::DumpCompare {
+                prog_id: 4294967296
+            }
+        );
+        assert!(cli("-x dump 5").extended);
+        assert_eq!(
+            err_line("--program-id 5 dump 632"),
+            "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+        );
+    }
+
+    #[test]
+    fn top_grammar() {
+        let t = top("");
+        assert_eq!(
+            (t.delay, t.limit, t.line_limit, t.textmode),
+            (1.0, 20, None, false)
+        );
+        assert_eq!(top("-d 10").delay, 10.0);
+        assert_eq!(top("-d 4 top -d 9").delay, 9.0);
+        assert_eq!(top("-d 4 top").delay, 4.0);
+        let t = top("top --textmode --profile-top --collapse-samples --program-id 7 --inspect-mode mixed --line-limit 0 --source-limit 5 --kernel-samples --kernel-ip-detail --fail-on-loss --perf-buffer-pages auto --perf-drain-ms 50 -F 99 --event cpu-clock --call-graph lbr");
+        assert!(t.textmode && t.profile_top && t.collapse_samples && t.mixed);
+        assert_eq!(t.program_id, Some(7));
+        assert_eq!((t.line_limit, t.source_limit), (Some(0), 5));
+        assert_eq!(
+            (t.perf_buffer_pages, t.perf_drain_ms, t.frequency),
+            (0, 50, 99)
+        );
+        assert!(t.kernel_ip_detail && t.fail_on_loss);
+        assert_eq!(
+            (t.event.as_str(), t.call_graph.as_str()),
+            ("cpu-clock", "lbr")
+        );
+        assert!(cli("top -xc").extended && cli("-c top").cumulative);
+        assert_eq!(
+            err_line("-d 10 activity"),
+            "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+        );
+        assert_eq!(
+            err_line("--kernel-ip-detail prog"),
+            "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+        );
+        for s in ["--json top", "--csv top --textmode", "--pretty top"] {
+            assert_eq!(
+                err_line(s),
+                "brr: error: --json, --csv, and --pretty are not supported by top",
+                "{s}"
+            );
+        }
+        assert_eq!(
+            err_line("top --json"),
+            "brr: error: unrecognized arguments: --json"
+        );
+        assert_eq!(
+            err_line("--json --textmode"),
+            "brr: error: --json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"
+        );
+        assert_eq!(
+            err_line("--collapse-samples"),
+            "brr: error: --collapse-samples requires --textmode and --profile-top"
+        );
+        assert_eq!(
+            err_line("top --textmode --kernel-ip-detail"),
+            "brr: error: --kernel-ip-detail requires --kernel-samples"
+        );
+        assert_eq!(
+            err_line("--call-graph lbr"),
+            "brr: error: --call-graph lbr requires --kernel-samples"
+        );
+        assert_eq!(
+            err_line("top -d 0"),
+            "brr top: error: argument -d/--delay: must be greater than 0"
+        );
+        assert_eq!(
+            err_line("-d nan"),
+            "brr: error: argument -d/--delay: must be a number"
+        );
+        assert_eq!(
+            err_line("top --inspect-mode x"),
+            "brr top: error: argument --inspect-mode: invalid choice: 'x' (choose from 'source', 'mixed')"
+        );
+        assert_eq!(
+            err_line("top --perf-buffer-pages 3"),
+            "brr top: error: argument --perf-buffer-pages: perf buffer pages must be auto or a positive power of two"
+        );
+        assert_eq!(
+            err_line("--p"),
+            "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms"
+        );
+        assert!(
+            matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))
+        );
     }
 
     #[test]

@@ -5,11 +5,16 @@ use std::time::{Duration, Instant};
 
 use crate::activity;
 use crate::cli::{Cli, Command, ProfileArgs};
-use crate::error::Result;
-use crate::kernel::{bpffs, objects, stats::StatsGuard};
+use crate::error::{BrrError, Result};
+use crate::inspect::compare::{self, ToolRow};
+use crate::inspect::drilldown::DEVMODE_NOTHING;
+use crate::inspect::insn;
+use crate::inspect::source::{self, SourceTree};
+use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
 use crate::model::Program;
 use crate::profile::{self, capture::StopSignal, events, report};
 use crate::render::listing::{self, ActivityRun};
+use crate::render::{dump, Format};
 use crate::sys::signal::InterruptGuard;
 
 /// Run a parsed command; returns stdout text (without the final newline)
@@ -63,8 +68,82 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             };
             listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
         }
+        Command::Dump { prog_id, devmode } => {
+            let mut image = lines::image_by_id(*prog_id)?;
+            image.program.pinned_paths = bpffs::scan(&cli.bpffs).for_prog(image.program.id);
+            match devmode.as_deref().filter(|_| cli.format != Format::Csv) {
+                None => dump::dump(&image, cli.format, None),
+                Some(dir) => {
+                    let (mut tree, bare) = devmode_tree(dir);
+                    let slots = insn::slots(&image.xlated);
+                    let rec = insn::match_lines(slots.len(), &image.lines);
+                    let ctx = source::dump_context(
+                        rec.iter().map(|r| {
+                            let r = r.map(|i| &image.lines[i]);
+                            (
+                                r.and_then(|r| r.file.as_deref()),
+                                r.and_then(|r| r.line),
+                                r.and_then(|r| r.source.as_deref()),
+                            )
+                        }),
+                        &mut tree,
+                    );
+                    if bare && !ctx.any_resolved {
+                        return Err(BrrError::Failed(DEVMODE_NOTHING.to_string()));
+                    }
+                    let dev = dump::Devmode {
+                        devdir: tree.dir().to_string_lossy().into_owned(),
+                        context: &ctx,
+                    };
+                    dump::dump(&image, cli.format, Some(&dev))
+                }
+            }
+        }
+        Command::DumpCompare { prog_id } => {
+            let image = lines::image_by_id(*prog_id)?;
+            let json = crate::bpftool::dump_json(*prog_id)?;
+            let text = crate::bpftool::dump_text(*prog_id)?;
+            if json.len() != text.len() {
+                return Err(BrrError::Failed(format!(
+                    "bpftool dump returned inconsistent text and JSON instruction counts ({} text, {} JSON)",
+                    text.len(),
+                    json.len()
+                )));
+            }
+            let rows: Vec<ToolRow> = text
+                .into_iter()
+                .zip(json)
+                .map(|(index, e)| ToolRow {
+                    index,
+                    file: e.file,
+                    line: e.line_num,
+                    column: e.line_col,
+                    source: e.src,
+                })
+                .collect();
+            let c = compare::compare(
+                image.program.id,
+                &insn::slots(&image.xlated),
+                &image.lines,
+                &rows,
+            );
+            let code = if c.passed() { 0 } else { 1 };
+            return Ok((dump::compare(&c, cli.format), code));
+        }
+        Command::Top(t) => return crate::top::run(cli, t),
     };
     Ok((out, 0))
+}
+
+/// The `--devmode` tree: DIR (normalised) or, for a bare flag, the current
+/// directory. Returns the tree and whether the flag was bare.
+pub fn devmode_tree(dir: &str) -> (SourceTree, bool) {
+    if dir.is_empty() {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+        (SourceTree::new(cwd), true)
+    } else {
+        (SourceTree::new(bpffs::normalise(dir)), false)
+    }
 }
 
 /// `brr profile`: capture, render, and exit 1 with `--fail-on-loss` when
@@ -82,24 +161,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         program_id: a.program_id,
         bpffs: cli.bpffs.clone(),
     };
-    // Blocked here, before any thread exists, so every thread inherits the
-    // mask and only the watcher below ever receives SIGINT.
-    let _blocked = InterruptGuard::block();
-    let stop = Arc::new(StopSignal::new());
-    let watcher_stop = Arc::clone(&stop);
-    // Detached: it lives until the process exits.
-    std::thread::spawn(move || {
-        let guard = InterruptGuard::block();
-        loop {
-            if guard.wait(Duration::from_secs(3600)) {
-                if watcher_stop.is_cancelled() {
-                    std::process::exit(130);
-                }
-                watcher_stop.cancel();
-            }
-        }
-    });
-    let profile = profile::run(&req, &stop, &mut |_| {})?;
+    let profile = capture(&req)?;
     let view = report::View {
         limit: a.limit,
         line_limit: a.line_limit,
@@ -116,7 +178,30 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
     Ok((report::render(&profile, &view), code))
 }
 
-fn attach_prog_pins(progs: &mut [Program], root: &str) {
+/// One capture in which the first Ctrl-C ends sampling early (the partial
+/// profile is reported as usual) and a second one exits with 130.
+pub fn capture(req: &profile::Request) -> Result<profile::data::Profile> {
+    // Blocked here, before any capture thread exists, so every thread
+    // inherits the mask and only the watcher below ever receives SIGINT.
+    let _blocked = InterruptGuard::block();
+    let stop = Arc::new(StopSignal::new());
+    let watcher_stop = Arc::clone(&stop);
+    // Detached: it lives until the process exits.
+    std::thread::spawn(move || {
+        let guard = InterruptGuard::block();
+        loop {
+            if guard.wait(Duration::from_secs(3600)) {
+                if watcher_stop.is_cancelled() {
+                    std::process::exit(130);
+                }
+                watcher_stop.cancel();
+            }
+        }
+    });
+    profile::run(req, &stop, &mut |_| {})
+}
+
+pub fn attach_prog_pins(progs: &mut [Program], root: &str) {
     let pins = bpffs::scan(root);
     for p in progs {
         p.pinned_paths = pins.for_prog(p.id);

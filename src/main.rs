@@ -1,14 +1,17 @@
 //! brr: ps and top for loaded Linux eBPF objects.
 
 mod activity;
+mod bpftool;
 mod cli;
 mod commands;
 mod error;
+mod inspect;
 mod kernel;
 mod model;
 mod profile;
 mod render;
 mod sys;
+mod top;
 
 use std::io::Write;
 

@@ -341,14 +341,15 @@ pub struct ActivityRun {
     pub all: bool,
 }
 
-pub fn activity(
+/// Activity text columns and cells over a window of `d` seconds; `num`
+/// formats the integer cells (plain here, `,`-grouped in `top`).
+pub fn activity_table(
     rows: &[ActivityRow],
-    run: ActivityRun,
-    format: Format,
+    d: f64,
     cumulative: bool,
     extended: bool,
-) -> String {
-    let d = run.measured;
+    num: impl Fn(u64) -> String,
+) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let mut headers = vec!["ID", "TYPE", "NAME", "CPU%", "EXECS/s", "AVG_NS"];
     if cumulative {
         headers.extend([
@@ -364,7 +365,7 @@ pub fn activity(
     if extended {
         headers.extend(["TAG", "PINNED"]);
     }
-    let text_rows = rows
+    let cells = rows
         .iter()
         .map(|r| {
             let p = &r.prog;
@@ -373,20 +374,20 @@ pub fn activity(
                 p.prog_type.clone(),
                 p.name.clone(),
                 format!("{:.4}", r.cpu_pct(d)),
-                format!("{:.0}", r.execs_per_sec(d)),
-                r.avg_ns().to_string(),
+                num(r.execs_per_sec(d) as u64),
+                num(r.avg_ns()),
             ];
             if cumulative {
                 c.extend([
-                    r.cumulative_avg_ns().to_string(),
-                    format!("{:.0}", r.ns_per_sec(d)),
-                    r.run_count_delta.to_string(),
-                    r.run_time_ns_delta.to_string(),
-                    r.run_count_total().to_string(),
-                    r.run_time_ns_total().to_string(),
+                    num(r.cumulative_avg_ns()),
+                    num(r.ns_per_sec(d) as u64),
+                    num(r.run_count_delta),
+                    num(r.run_time_ns_delta),
+                    num(r.run_count_total()),
+                    num(r.run_time_ns_total()),
                 ]);
             }
-            c.extend([p.xlated_size.to_string(), p.jited_size.to_string()]);
+            c.extend([num(p.xlated_size as u64), num(p.jited_size as u64)]);
             if extended {
                 c.push(if p.tag.is_empty() {
                     "-".into()
@@ -398,6 +399,18 @@ pub fn activity(
             c
         })
         .collect();
+    (headers, cells)
+}
+
+pub fn activity(
+    rows: &[ActivityRow],
+    run: ActivityRun,
+    format: Format,
+    cumulative: bool,
+    extended: bool,
+) -> String {
+    let (headers, text_rows) =
+        activity_table(rows, run.measured, cumulative, extended, |n| n.to_string());
     let items = rows
         .iter()
         .map(|r| {

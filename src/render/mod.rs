@@ -1,9 +1,11 @@
 //! Turning plain data into text tables, JSON and CSV.
 
 pub mod csv;
+pub mod dump;
 pub mod json;
 pub mod listing;
 pub mod table;
+pub mod textmode;
 
 /// The output format chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,1004 @@
+//! The drilldown row model: one program's source lines (or source lines
+//! interleaved with instructions), with markers, profile samples, helper and
+//! kernel child rows, summary ("Other") rows and exact 100.00 % `%THIS`
+//! (TUI spec §4.2–4.8, profiler spec §14).
+//!
+//! Pure: built from plain data, rendered by textmode now and the TUI later.
+//! The full row list is fixed once built; what is shown (expanded parents,
+//! folds, markers) is a [`ViewState`] applied by [`Drilldown::lines`], so
+//! folding or collapsing never changes any row's numbers.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Range;
+
+use super::disasm::{self, CallNames};
+use super::insn::{self, Slot};
+use super::profile::{KernelHotspot, ProfileInput, ProgramProfile};
+use super::source::{self, Mapped, Placed, SourceTree};
+use crate::kernel::lines::{JitRange, LineRecord};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Source,
+    Mixed,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Source => "source",
+            Mode::Mixed => "mixed",
+        }
+    }
+}
+
+/// Source-mapping markers, in their fixed display order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Marker {
+    SourceMismatch,
+    Unmapped,
+    Split,
+    Backjump,
+    FileSwitch,
+    Header,
+    SameLineCols,
+    ManyInsns,
+}
+
+/// Every marker with its legend text (for the TUI's legend overlay).
+#[allow(dead_code)] // the TUI's `M` overlay
+pub const LEGEND: [(Marker, &str); 8] = [
+    (
+        Marker::SourceMismatch,
+        "BTF source snippet differs from resolved local source.",
+    ),
+    (Marker::Unmapped, "Instruction has no source-line metadata."),
+    (
+        Marker::Split,
+        "Same source line appears in multiple non-contiguous instruction blocks.",
+    ),
+    (
+        Marker::Backjump,
+        "Mapped instruction order moves backward within the same file.",
+    ),
+    (
+        Marker::FileSwitch,
+        "Adjacent mapped blocks switch source files.",
+    ),
+    (Marker::Header, "Mapped source file has a header suffix."),
+    (
+        Marker::SameLineCols,
+        "Same source line maps through multiple BTF columns.",
+    ),
+    (
+        Marker::ManyInsns,
+        "One source line maps to at least 8 translated instructions.",
+    ),
+];
+
+impl Marker {
+    pub fn name(self) -> &'static str {
+        match self {
+            Marker::SourceMismatch => "source-mismatch",
+            Marker::Unmapped => "unmapped",
+            Marker::Split => "split",
+            Marker::Backjump => "backjump",
+            Marker::FileSwitch => "file-switch",
+            Marker::Header => "header",
+            Marker::SameLineCols => "same-line-cols",
+            Marker::ManyInsns => "many-insns",
+        }
+    }
+}
+
+/// A source row's identity: (file, line, source text); the column is not
+/// part of it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SourceKey {
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub source: Option<String>,
+}
+
+impl SourceKey {
+    fn of_kernel(k: &KernelHotspot) -> SourceKey {
+        SourceKey {
+            file: k.bpf_file.clone(),
+            line: k.bpf_line,
+            source: k.bpf_source.clone(),
+        }
+    }
+
+    /// `{basename}:{line}: {source}` (`-` for missing parts).
+    pub fn text(&self) -> String {
+        let line = self.line.map_or("-".to_string(), |l| l.to_string());
+        let src = self.source.as_deref().unwrap_or("-");
+        match &self.file {
+            Some(f) => format!("{}:{line}: {src}", source::basename(f)),
+            None => format!("{line}: {src}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowKind {
+    /// A unique source line (index into [`Drilldown::keys`]).
+    Source { key: usize },
+    /// One translated instruction slot.
+    Instruction { slot: usize },
+    /// A helper/kernel function (or exact IP) called from the parent line.
+    Child,
+    /// A `--devmode` line from the local source file.
+    Context,
+    /// An "Other …" row.
+    Summary,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub kind: RowKind,
+    /// CODE text without the `+ `/`- ` prefix and markers.
+    pub text: String,
+    pub markers: Vec<Marker>,
+    /// The row's own samples.
+    pub samples: u64,
+    /// Whether the row carries `%THIS` itself.
+    pub leaf: bool,
+    /// Own basis points of 10 000 (leaves only).
+    pub bp: u32,
+    /// Child rows: their source row.
+    pub parent: Option<usize>,
+    /// Source rows: their child rows.
+    pub children: Vec<usize>,
+}
+
+impl Row {
+    fn new(kind: RowKind, text: String) -> Row {
+        Row {
+            kind,
+            text,
+            markers: Vec::new(),
+            samples: 0,
+            leaf: false,
+            bp: 0,
+            parent: None,
+            children: Vec::new(),
+        }
+    }
+}
+
+/// Where the instruction text of mixed mode comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disasm {
+    Internal,
+    Bpftool,
+}
+
+impl Disasm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Disasm::Internal => "internal",
+            Disasm::Bpftool => "bpftool",
+        }
+    }
+}
+
+/// The program as the drilldown needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct ProgramData<'a> {
+    pub id: u32,
+    pub name: &'a str,
+    pub xlated: &'a [u8],
+    pub lines: &'a [LineRecord],
+    pub jit_ranges: &'a [JitRange],
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub mixed: bool,
+    /// Exact-IP children instead of function groups.
+    pub exact_ips: bool,
+    /// Keep only the first N detail rows (textmode); 0 = all.
+    pub source_limit: usize,
+    /// bpftool's disassembly, one entry per visible slot (ld_imm64 upper
+    /// halves have none). Used in mixed mode when non-empty.
+    pub bpftool: Vec<String>,
+    pub call_names: CallNames,
+}
+
+/// `--devmode` input: the tree and whether DIR was left to default.
+pub struct Devmode<'a> {
+    pub tree: &'a mut SourceTree,
+    pub bare: bool,
+}
+
+pub const DEVMODE_NOTHING: &str = "devmode did not resolve any source files from the current directory; pass --devmode DIR to point at the matching source tree";
+
+#[derive(Debug, Clone)]
+pub struct Drilldown {
+    pub program_id: u32,
+    pub name: String,
+    pub mode: Mode,
+    pub disasm: Disasm,
+    pub exact_ips: bool,
+    pub keys: Vec<SourceKey>,
+    /// The full row list: detail rows (children included) then summary rows.
+    pub rows: Vec<Row>,
+    pub profile: Option<ProfileInput>,
+}
+
+/// Split `units` over `counts` in proportion to `counts / denom` by the
+/// largest-remainder rule; ties go to the earlier position. Only positive
+/// counts take part in the remainder round.
+pub fn largest_remainder(units: u64, counts: &[u64], denom: u64) -> Vec<u64> {
+    if denom == 0 {
+        return vec![0; counts.len()];
+    }
+    let u = units as u128;
+    let d = denom as u128;
+    let mut out: Vec<u64> = counts.iter().map(|&c| (c as u128 * u / d) as u64).collect();
+    let given: u64 = out.iter().sum();
+    let mut order: Vec<usize> = (0..counts.len()).filter(|&i| counts[i] > 0).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(counts[i] as u128 * u % d));
+    for &i in order.iter().take(units.saturating_sub(given) as usize) {
+        out[i] += 1;
+    }
+    out
+}
+
+fn header_file(file: &str) -> bool {
+    let base = source::basename(file);
+    base.rfind('.').is_some_and(|i| {
+        matches!(
+            base[i..].to_ascii_lowercase().as_str(),
+            ".h" | ".hh" | ".hpp" | ".hxx"
+        )
+    })
+}
+
+/// Per-key facts gathered while walking the slots.
+#[derive(Default)]
+struct KeyFacts {
+    slots: usize,
+    columns: BTreeSet<Option<u32>>,
+    blocks: usize,
+    backjump: bool,
+    file_switch: bool,
+}
+
+/// The text of a kernel child row.
+pub fn child_text(k: &KernelHotspot, exact_ips: bool) -> String {
+    let symbol = k.symbol.clone().unwrap_or_else(|| format!("0x{:x}", k.ip));
+    let detail = if exact_ips {
+        match (k.symbol.is_some(), k.symbol_offset) {
+            (true, Some(off)) if off != 0 => format!("+0x{off:x}"),
+            _ => String::new(),
+        }
+    } else if k.ip_count > 1 {
+        format!(" ({} IPs)", k.ip_count)
+    } else {
+        String::new()
+    };
+    let module = k
+        .module
+        .as_ref()
+        .map(|m| format!(" [{m}]"))
+        .unwrap_or_default();
+    format!("  -> {} {symbol}{detail}{module}", k.kind)
+}
+
+impl Drilldown {
+    /// Build the full row list. Fails only for bare `--devmode` when no
+    /// source row resolves to a local file.
+    pub fn build(
+        prog: ProgramData<'_>,
+        profile: Option<&ProfileInput>,
+        opts: &Options,
+        devmode: Option<Devmode<'_>>,
+    ) -> Result<Drilldown, String> {
+        let slots = insn::slots(prog.xlated);
+        let second = insn::second_halves(&slots);
+        let rec_of_slot = insn::match_lines(slots.len(), prog.lines);
+
+        // Slot -> source key (records with no file, line or text are none).
+        let mut keys: Vec<SourceKey> = Vec::new();
+        let mut facts: Vec<KeyFacts> = Vec::new();
+        let mut index: HashMap<SourceKey, usize> = HashMap::new();
+        let mut slot_key: Vec<Option<usize>> = vec![None; slots.len()];
+        for (i, rec) in rec_of_slot.iter().enumerate() {
+            let Some(rec) = rec.map(|r| &prog.lines[r]) else {
+                continue;
+            };
+            if rec.file.is_none() && rec.line.is_none() && rec.source.is_none() {
+                continue;
+            }
+            let key = SourceKey {
+                file: rec.file.clone(),
+                line: rec.line,
+                source: rec.source.clone(),
+            };
+            let k = *index.entry(key.clone()).or_insert_with(|| {
+                keys.push(key);
+                facts.push(KeyFacts::default());
+                keys.len() - 1
+            });
+            slot_key[i] = Some(k);
+            facts[k].slots += 1;
+            facts[k].columns.insert(rec.column);
+        }
+        // Blocks: maximal runs of slots with the same key (unmapped runs too).
+        let mut prev_block: Option<Option<usize>> = None;
+        for &k in &slot_key {
+            if prev_block == Some(k) {
+                continue;
+            }
+            if let Some(k) = k {
+                facts[k].blocks += 1;
+                if let Some(Some(p)) = prev_block {
+                    let (a, b) = (&keys[p], &keys[k]);
+                    if a.file != b.file {
+                        facts[k].file_switch = true;
+                    } else if let (Some(la), Some(lb)) = (a.line, b.line) {
+                        if la > lb {
+                            facts[k].backjump = true;
+                        }
+                    }
+                }
+            }
+            prev_block = Some(k);
+        }
+        let key_markers: Vec<Vec<Marker>> = keys
+            .iter()
+            .zip(&facts)
+            .map(|(key, f)| {
+                let mut m = Vec::new();
+                if f.blocks > 1 {
+                    m.push(Marker::Split);
+                }
+                if f.backjump {
+                    m.push(Marker::Backjump);
+                }
+                if f.file_switch {
+                    m.push(Marker::FileSwitch);
+                }
+                if key.file.as_deref().is_some_and(header_file) {
+                    m.push(Marker::Header);
+                }
+                if f.columns.len() > 1 {
+                    m.push(Marker::SameLineCols);
+                }
+                if f.slots >= 8 {
+                    m.push(Marker::ManyInsns);
+                }
+                m
+            })
+            .collect();
+
+        let prog_profile = profile.and_then(|p| p.program.as_ref());
+        let exact_ips = opts.exact_ips;
+        let kernel_list: &[KernelHotspot] = match prog_profile {
+            Some(p) if exact_ips => &p.kernel_ips,
+            Some(p) => &p.kernel_functions,
+            None => &[],
+        };
+        let mut children_of: HashMap<usize, Vec<&KernelHotspot>> = HashMap::new();
+        for k in kernel_list {
+            if let Some(&key) = index.get(&SourceKey::of_kernel(k)) {
+                children_of.entry(key).or_default().push(k);
+            }
+        }
+        let mixed = opts.mixed && !slots.is_empty();
+        let disasm = if mixed && !opts.bpftool.is_empty() {
+            Disasm::Bpftool
+        } else {
+            Disasm::Internal
+        };
+
+        let mut rows: Vec<Row> = Vec::new();
+        let push_children = |rows: &mut Vec<Row>, key: usize| {
+            for k in children_of.get(&key).into_iter().flatten() {
+                let mut r = Row::new(RowKind::Child, child_text(k, exact_ips));
+                r.samples = k.samples;
+                r.leaf = true;
+                rows.push(r);
+            }
+        };
+        let source_row = |key: usize| {
+            let mut r = Row::new(RowKind::Source { key }, keys[key].text());
+            r.markers = key_markers[key].clone();
+            r
+        };
+        // Instruction text per slot (None: the slot gets no row).
+        let mut bpftool_text = opts.bpftool.iter();
+        let insn_text = |i: usize, bpftool: &mut std::slice::Iter<'_, String>| -> Option<String> {
+            let s: &Slot = &slots[i];
+            if disasm == Disasm::Bpftool {
+                if second[i] {
+                    return None;
+                }
+                if let Some(t) = bpftool.next() {
+                    return Some(format!("  {:4}: {t}", s.index()));
+                }
+            }
+            let mut t = format!("  {}", s.internal_text());
+            if !second[i] {
+                let next = slots.get(i + 1);
+                t.push_str(" ; ");
+                t.push_str(&disasm::text(s, next, &opts.call_names));
+            }
+            Some(t)
+        };
+        let mut row_of_slot: HashMap<usize, usize> = HashMap::new();
+        if keys.is_empty() || mixed {
+            let mut prev: Option<Option<usize>> = None;
+            let mut shown: HashSet<usize> = HashSet::new();
+            for (i, &k) in slot_key.iter().enumerate() {
+                let Some(text) = insn_text(i, &mut bpftool_text) else {
+                    continue;
+                };
+                if prev != Some(k) {
+                    if let Some(k) = k {
+                        rows.push(source_row(k));
+                        if shown.insert(k) {
+                            push_children(&mut rows, k);
+                        }
+                    }
+                }
+                prev = Some(k);
+                let mut r = Row::new(RowKind::Instruction { slot: i }, text);
+                if k.is_none() {
+                    r.markers.push(Marker::Unmapped);
+                }
+                r.leaf = true;
+                row_of_slot.insert(i, rows.len());
+                rows.push(r);
+            }
+        } else {
+            for k in 0..keys.len() {
+                let mut r = source_row(k);
+                r.leaf = true;
+                rows.push(r);
+                push_children(&mut rows, k);
+            }
+        }
+
+        // Direct samples: by source key (source rows) or by slot.
+        if let Some(p) = prog_profile {
+            let source_rows: HashMap<usize, usize> = rows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| match r.kind {
+                    RowKind::Source { key } if r.leaf => Some((key, i)),
+                    _ => None,
+                })
+                .collect();
+            for h in &p.hotspots {
+                let target = if row_of_slot.is_empty() {
+                    let key = SourceKey {
+                        file: h.file.clone(),
+                        line: h.line,
+                        source: h.source.clone(),
+                    };
+                    index.get(&key).and_then(|k| source_rows.get(k))
+                } else {
+                    slot_for(
+                        h.instruction_offset,
+                        h.jited_address,
+                        &slots,
+                        prog.jit_ranges,
+                    )
+                    .and_then(|s| row_of_slot.get(&s))
+                };
+                if let Some(&row) = target {
+                    rows[row].samples += h.samples;
+                }
+            }
+        }
+
+        let mut dd = Drilldown {
+            program_id: prog.id,
+            name: prog.name.to_string(),
+            mode: if mixed || (opts.mixed && slots.is_empty()) {
+                Mode::Mixed
+            } else {
+                Mode::Source
+            },
+            disasm,
+            exact_ips,
+            keys,
+            rows,
+            profile: profile.cloned(),
+        };
+        if let Some(dev) = devmode {
+            dd.enrich(dev)?;
+        }
+        let cut = dd.apply_source_limit(opts.source_limit);
+        if let Some(p) = prog_profile {
+            let line_limit = profile.map_or(0, |p| p.line_limit);
+            dd.add_summary_rows(p, line_limit, opts.source_limit, cut);
+            dd.link_children();
+            dd.assign_basis_points(p.inclusive_samples);
+        } else {
+            dd.link_children();
+        }
+        Ok(dd)
+    }
+
+    /// Insert `--devmode` context rows and `[source-mismatch]` markers.
+    fn enrich(&mut self, dev: Devmode<'_>) -> Result<(), String> {
+        let tree = dev.tree;
+        let mut mapped = Vec::new();
+        let mut mapped_rows = Vec::new();
+        let mut any_resolved = false;
+        for (i, r) in self.rows.iter().enumerate() {
+            if let RowKind::Source { key } = r.kind {
+                let k = &self.keys[key];
+                if let (Some(file), Some(line)) = (&k.file, k.line) {
+                    any_resolved |= tree.resolve(file).resolved().is_some();
+                    mapped.push(Mapped {
+                        file: file.clone(),
+                        line,
+                    });
+                    mapped_rows.push(i);
+                }
+            }
+        }
+        if dev.bare && !any_resolved {
+            return Err(DEVMODE_NOTHING.to_string());
+        }
+        for (&i, m) in mapped_rows.iter().zip(&mapped) {
+            let RowKind::Source { key } = self.rows[i].kind else {
+                continue;
+            };
+            if let Some(src) = self.keys[key].source.clone() {
+                if source::mismatch(tree, &m.file, m.line, &src).is_some() {
+                    self.rows[i].markers.insert(0, Marker::SourceMismatch);
+                }
+            }
+        }
+        let placed = source::with_context(&mapped, tree);
+        // Context rows go before the mapped row they precede; the tail goes
+        // after the last mapped row's block (its children/instructions).
+        let mut before: HashMap<usize, Vec<Row>> = HashMap::new();
+        let mut pending = Vec::new();
+        for p in placed {
+            match p {
+                Placed::Mapped(j) => {
+                    if !pending.is_empty() {
+                        before.insert(mapped_rows[j], std::mem::take(&mut pending));
+                    }
+                }
+                Placed::Context {
+                    file, line, text, ..
+                } => {
+                    let src = if text.is_empty() { "-" } else { text.as_str() };
+                    pending.push(Row::new(
+                        RowKind::Context,
+                        format!("{}:{line}: {src}", source::basename(&file)),
+                    ));
+                }
+            }
+        }
+        let tail_at = mapped_rows.last().map(|&last| {
+            (last + 1..self.rows.len())
+                .find(|&i| matches!(self.rows[i].kind, RowKind::Source { .. }))
+                .unwrap_or(self.rows.len())
+        });
+        let old = std::mem::take(&mut self.rows);
+        let n = old.len();
+        for (i, r) in old.into_iter().enumerate() {
+            if tail_at == Some(i) {
+                self.rows.append(&mut pending);
+            }
+            if let Some(mut ctx) = before.remove(&i) {
+                self.rows.append(&mut ctx);
+            }
+            self.rows.push(r);
+        }
+        if tail_at == Some(n) {
+            self.rows.append(&mut pending);
+        }
+        Ok(())
+    }
+
+    /// Keep the first `limit` detail rows; returns the (direct, under)
+    /// samples of the rows dropped.
+    fn apply_source_limit(&mut self, limit: usize) -> (u64, u64) {
+        if limit == 0 || self.rows.len() <= limit {
+            return (0, 0);
+        }
+        let mut direct = 0;
+        let mut under = 0;
+        for r in self.rows.drain(limit..) {
+            match r.kind {
+                RowKind::Child => under += r.samples,
+                _ if r.leaf => direct += r.samples,
+                _ => {}
+            }
+        }
+        (direct, under)
+    }
+
+    fn add_summary_rows(
+        &mut self,
+        p: &ProgramProfile,
+        line_limit: usize,
+        source_limit: usize,
+        cut: (u64, u64),
+    ) {
+        let shown_direct: u64 = self
+            .rows
+            .iter()
+            .filter(|r| r.leaf && r.kind != RowKind::Child)
+            .map(|r| r.samples)
+            .sum();
+        let shown_under: u64 = self
+            .rows
+            .iter()
+            .filter(|r| r.kind == RowKind::Child)
+            .map(|r| r.samples)
+            .sum();
+        let direct_null: u64 = p
+            .hotspots
+            .iter()
+            .filter(|h| h.instruction_offset.is_none())
+            .map(|h| h.samples)
+            .sum();
+        let (list, omitted) = if self.exact_ips {
+            (&p.kernel_ips, p.under_bpf_hotspot_samples_omitted_by_limit)
+        } else {
+            (
+                &p.kernel_functions,
+                p.under_bpf_function_samples_omitted_by_limit,
+            )
+        };
+        let under_null: u64 = list
+            .iter()
+            .filter(|k| k.bpf_instruction_offset.is_none())
+            .map(|k| k.samples)
+            .sum();
+        let bucket = |total: u64,
+                      shown: u64,
+                      unmapped: u64,
+                      omitted: u64,
+                      null_retained: u64,
+                      cut: u64|
+         -> [u64; 4] {
+            let mut rem = total.saturating_sub(shown);
+            let u = unmapped.saturating_sub(null_retained);
+            let own = [unmapped, omitted - omitted.min(u), cut];
+            let mut out = [0u64; 4];
+            for (o, c) in out.iter_mut().zip(own) {
+                *o = rem.min(c);
+                rem -= *o;
+            }
+            out[3] = rem;
+            out
+        };
+        let d = bucket(
+            p.samples,
+            shown_direct,
+            p.direct_source_unmapped_samples,
+            p.direct_hotspot_samples_omitted_by_limit,
+            direct_null,
+            cut.0,
+        );
+        let u = bucket(
+            p.kernel_samples,
+            shown_under,
+            p.under_bpf_caller_source_unmapped_samples,
+            omitted,
+            under_null,
+            cut.1,
+        );
+        let labels = [
+            (
+                d[0],
+                "eBPF samples without BTF/JIT source metadata".to_string(),
+            ),
+            (
+                d[1],
+                format!("Other eBPF samples not shown (--line-limit={line_limit})"),
+            ),
+            (
+                d[2],
+                format!("Other eBPF source rows not shown (--source-limit={source_limit})"),
+            ),
+            (
+                d[3],
+                "Other eBPF samples not placed on a source/JIT detail row".to_string(),
+            ),
+            (
+                u[0],
+                "under-eBPF samples without BPF caller source metadata".to_string(),
+            ),
+            (
+                u[1],
+                format!("Other under-eBPF samples not shown (--line-limit={line_limit})"),
+            ),
+            (
+                u[2],
+                format!("Other under-eBPF source rows not shown (--source-limit={source_limit})"),
+            ),
+            (
+                u[3],
+                "Other under-eBPF samples not placed on a source/JIT detail row".to_string(),
+            ),
+            (
+                p.unaccounted_samples,
+                "Unaccounted samples (inclusive attribution invariant mismatch)".to_string(),
+            ),
+        ];
+        for (n, text) in labels {
+            if n > 0 {
+                let mut r = Row::new(RowKind::Summary, text);
+                r.samples = n;
+                r.leaf = true;
+                self.rows.push(r);
+            }
+        }
+    }
+
+    /// Child rows belong to the source row right before their group.
+    fn link_children(&mut self) {
+        let mut parent = None;
+        for i in 0..self.rows.len() {
+            self.rows[i].children.clear();
+            match self.rows[i].kind {
+                RowKind::Source { .. } => parent = Some(i),
+                RowKind::Child => {
+                    self.rows[i].parent = parent;
+                    if let Some(p) = parent {
+                        self.rows[p].children.push(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// 10 000 basis points over the leaves: exact largest remainder when the
+    /// leaves add up to the inclusive count, else independent rounding.
+    fn assign_basis_points(&mut self, inclusive: u64) {
+        if inclusive == 0 {
+            return;
+        }
+        let leaves: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| self.rows[i].leaf)
+            .collect();
+        let counts: Vec<u64> = leaves.iter().map(|&i| self.rows[i].samples).collect();
+        let bps: Vec<u64> = if counts.iter().sum::<u64>() == inclusive {
+            largest_remainder(10_000, &counts, inclusive)
+        } else {
+            counts
+                .iter()
+                .map(|&c| (c as f64 / inclusive as f64 * 10_000.0).round_ties_even() as u64)
+                .collect()
+        };
+        for (&i, bp) in leaves.iter().zip(bps) {
+            self.rows[i].bp = bp.min(u32::MAX as u64) as u32;
+        }
+    }
+
+    pub fn profiled(&self) -> bool {
+        self.profile.is_some()
+    }
+
+    /// Rows that have child rows (their group can be expanded).
+    pub fn parents(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.rows.len()).filter(|&i| !self.rows[i].children.is_empty())
+    }
+
+    /// The CPU line and warnings (profiled views only).
+    pub fn header_lines(&self) -> Vec<String> {
+        let Some(p) = &self.profile else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        match p.program.as_ref().filter(|q| q.inclusive_samples > 0) {
+            None => out.push(
+                "CPU: 0.0000% total; no samples attributed to this program (100% = one CPU)"
+                    .to_string(),
+            ),
+            Some(q) => {
+                let units = (q.inclusive_cpu_percent * 10_000.0)
+                    .round_ties_even()
+                    .max(0.0) as u64;
+                let parts = largest_remainder(
+                    units,
+                    &[q.samples, q.kernel_samples, q.unaccounted_samples],
+                    q.inclusive_samples,
+                );
+                let f = |u: u64| format!("{}.{:04}", u / 10_000, u % 10_000);
+                out.push(format!(
+                    "CPU: {}% total = {}% eBPF + {}% under eBPF + {}% unaccounted (100% = one CPU)",
+                    f(units),
+                    f(parts[0]),
+                    f(parts[1]),
+                    f(parts[2])
+                ));
+            }
+        }
+        out.extend(p.warnings.iter().map(|w| format!("Warning: {w}")));
+        if p.incomplete && p.warnings.is_empty() {
+            out.push("Warning: profile capture is incomplete".to_string());
+        }
+        out
+    }
+
+    #[allow(dead_code)] // the TUI folds; textmode never does
+    /// Fold ranges for a viewport of `viewport` rows (source mode, profiled,
+    /// some samples, list longer than the viewport). Rows within 2 of a hot
+    /// row stay; runs of at least 2 other rows fold.
+    pub fn folds(&self, viewport: usize) -> Vec<Range<usize>> {
+        let n = self.rows.len();
+        if self.mode != Mode::Source
+            || !self.profiled()
+            || n <= viewport
+            || !self.rows.iter().any(|r| r.samples > 0)
+        {
+            return Vec::new();
+        }
+        let mut keep = vec![false; n];
+        for (i, r) in self.rows.iter().enumerate() {
+            if r.samples > 0 {
+                for k in keep
+                    .iter_mut()
+                    .take((i + 3).min(n))
+                    .skip(i.saturating_sub(2))
+                {
+                    *k = true;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < n {
+            if keep[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < n && !keep[i] {
+                i += 1;
+            }
+            if i - start >= 2 {
+                out.push(start..i);
+            }
+        }
+        out
+    }
+
+    /// The rows to show under `state`, with their cell texts.
+    pub fn lines(&self, state: &ViewState) -> Vec<Line> {
+        let mut out = Vec::new();
+        let mut shown_fold: HashSet<usize> = HashSet::new();
+        for (i, r) in self.rows.iter().enumerate() {
+            let hidden_child = r.parent.is_some_and(|p| !state.expanded.contains(&p));
+            if hidden_child {
+                continue;
+            }
+            if let Some(f) = state
+                .folds
+                .iter()
+                .position(|f| f.contains(&i))
+                .filter(|f| !state.open_folds.contains(f))
+            {
+                if shown_fold.insert(f) {
+                    out.push(Line {
+                        row: None,
+                        fold: Some(f),
+                        this: String::new(),
+                        samples: String::new(),
+                        code: "...".to_string(),
+                    });
+                }
+                continue;
+            }
+            out.push(self.line(i, state));
+        }
+        out
+    }
+
+    fn line(&self, i: usize, state: &ViewState) -> Line {
+        let r = &self.rows[i];
+        let collapsed = !r.children.is_empty() && !state.expanded.contains(&i);
+        let (mut samples, mut bp) = if r.leaf {
+            (r.samples, r.bp as u64)
+        } else {
+            (0, 0)
+        };
+        if collapsed {
+            for &c in &r.children {
+                samples += self.rows[c].samples;
+                bp += self.rows[c].bp as u64;
+            }
+        }
+        let profiled = self
+            .profile
+            .as_ref()
+            .and_then(|p| p.program.as_ref())
+            .is_some();
+        let (this, samples_text) = if samples > 0 && profiled {
+            (format!("{}.{:02}", bp / 100, bp % 100), samples.to_string())
+        } else {
+            (String::new(), String::new())
+        };
+        let mut code = String::new();
+        if !r.children.is_empty() {
+            code.push_str(if collapsed { "+ " } else { "- " });
+        }
+        code.push_str(&r.text);
+        if state.markers {
+            for m in &r.markers {
+                code.push_str(" [");
+                code.push_str(m.name());
+                code.push(']');
+            }
+        }
+        Line {
+            row: Some(i),
+            fold: None,
+            this,
+            samples: samples_text,
+            code,
+        }
+    }
+}
+
+/// Map a hotspot to a slot: its xlated byte offset, or failing that its JIT
+/// address's offset within its range when that equals a slot offset.
+fn slot_for(
+    insn_off: Option<u64>,
+    jited: Option<u64>,
+    slots: &[Slot],
+    ranges: &[JitRange],
+) -> Option<usize> {
+    let off = match insn_off {
+        Some(o) => o,
+        None => {
+            let a = jited?;
+            let r = ranges.iter().find(|r| a >= r.start && a < r.end())?;
+            a - r.start
+        }
+    };
+    (off % 8 == 0 && (off / 8) < slots.len() as u64).then_some((off / 8) as usize)
+}
+
+/// What is shown: markers, expanded parents, folds.
+#[derive(Debug, Clone, Default)]
+pub struct ViewState {
+    pub markers: bool,
+    /// Parent rows whose children are shown.
+    pub expanded: HashSet<usize>,
+    pub folds: Vec<Range<usize>>,
+    /// Indices into `folds` that are expanded.
+    pub open_folds: HashSet<usize>,
+}
+
+impl ViewState {
+    /// Textmode: markers on, every parent expanded unless collapsed, no folds.
+    pub fn textmode(dd: &Drilldown, collapse: bool) -> ViewState {
+        ViewState {
+            markers: true,
+            expanded: if collapse {
+                HashSet::new()
+            } else {
+                dd.parents().collect()
+            },
+            ..Default::default()
+        }
+    }
+}
+
+/// One shown line of the drilldown table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The row shown (None for a fold).
+    pub row: Option<usize>,
+    /// The fold this `...` line stands for.
+    pub fold: Option<usize>,
+    pub this: String,
+    pub samples: String,
+    pub code: String,
+}

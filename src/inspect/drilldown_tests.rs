@@ -1,0 +1,619 @@
+//! Drilldown rows on synthetic programs: markers, modes, children, summary
+//! rows, exact 100.00 %, folds, collapse, devmode (unit + insta snapshots).
+
+use super::drilldown::*;
+use super::profile::*;
+use super::source::SourceTree;
+use crate::kernel::lines::{JitRange, LineRecord};
+use crate::render::textmode;
+
+const F: &str = "/b/prog.bpf.c";
+const H: &str = "/b/./maps.bpf.h";
+
+type Key = Option<(&'static str, u32, u32, &'static str)>;
+
+/// A synthetic program: one entry per slot (opcode, imm, line key). A line
+/// record starts wherever the key (column included) changes.
+struct Prog {
+    xlated: Vec<u8>,
+    lines: Vec<LineRecord>,
+    ranges: Vec<JitRange>,
+}
+
+fn program(slots: &[(u8, i32, Key)]) -> Prog {
+    let mut xlated = Vec::new();
+    let mut lines: Vec<LineRecord> = Vec::new();
+    let mut prev: Option<Key> = None;
+    for (i, &(op, imm, key)) in slots.iter().enumerate() {
+        let mut raw = [0u8; 8];
+        raw[0] = op;
+        raw[4..].copy_from_slice(&imm.to_le_bytes());
+        xlated.extend_from_slice(&raw);
+        if prev != Some(key) && (key.is_some() || !lines.is_empty()) {
+            lines.push(match key {
+                Some((f, l, c, s)) => LineRecord {
+                    insn_off: i as u32,
+                    file: Some(f.into()),
+                    line: (l != 0).then_some(l),
+                    column: (c != 0).then_some(c),
+                    source: (!s.is_empty()).then(|| s.to_string()),
+                    jited_addr: None,
+                },
+                None => LineRecord {
+                    insn_off: i as u32,
+                    ..Default::default()
+                },
+            });
+        }
+        prev = Some(key);
+    }
+    Prog {
+        xlated,
+        lines,
+        ranges: vec![JitRange {
+            start: 0x1000,
+            len: 0x400,
+            func_index: 0,
+            func_name: None,
+        }],
+    }
+}
+
+const L10: Key = Some((F, 10, 1, "int f(void *ctx)"));
+const L12A: Key = Some((F, 12, 5, "\tx = 1;"));
+const L12B: Key = Some((F, 12, 9, "\tx = 1;"));
+const L15: Key = Some((H, 15, 2, "\tval = lookup(map, key);"));
+const L11: Key = Some((F, 11, 3, "\ty = 2; /* a: b */"));
+const L0: Key = Some((F, 0, 0, ""));
+const L20: Key = Some((F, 20, 5, "\treturn 0;"));
+
+/// Exercises every marker: same-line-cols (12), file-switch + header +
+/// many-insns (15), split + backjump (11, 12), a line-0 record, an
+/// unmapped slot, and one ld_imm64 (slots 4 and 5).
+fn markers_program() -> Prog {
+    let mut s = vec![(0xbf, 0, L10), (0xb7, 1, L12A), (0x07, 1, L12B)];
+    s.push((0xbf, 0, L15));
+    s.push((0x18, 7, L15));
+    s.push((0x00, 0, L15));
+    for _ in 0..6 {
+        s.push((0x07, 4, L15));
+    }
+    s.extend([
+        (0xb7, 2, L11),
+        (0xb7, 1, L12A),
+        (0x07, 2, L11),
+        (0xb7, 0, L0),
+        (0xb7, 0, None),
+        (0x95, 0, L20),
+    ]);
+    program(&s)
+}
+
+fn data<'a>(p: &'a Prog, name: &'a str) -> ProgramData<'a> {
+    ProgramData {
+        id: 42,
+        name,
+        xlated: &p.xlated,
+        lines: &p.lines,
+        jit_ranges: &p.ranges,
+    }
+}
+
+fn build(p: &Prog, profile: Option<&ProfileInput>, opts: &Options) -> Drilldown {
+    Drilldown::build(data(p, "marker_prog"), profile, opts, None).unwrap()
+}
+
+fn text(dd: &Drilldown, collapse: bool) -> String {
+    // Trailing pad spaces would make snapshots unreadable; layout widths are
+    // checked separately.
+    textmode::inspect(dd, collapse)
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn mixed() -> Options {
+    Options {
+        mixed: true,
+        ..Default::default()
+    }
+}
+
+fn key(file: &str, line: u32, src: &str) -> (Option<String>, Option<u32>, Option<String>) {
+    (
+        Some(file.to_string()),
+        (line != 0).then_some(line),
+        (!src.is_empty()).then(|| src.to_string()),
+    )
+}
+
+fn direct(samples: u64, off: Option<u64>, k: Key) -> DirectHotspot {
+    let (file, line, source) = match k {
+        Some((f, l, _, s)) => key(f, l, s),
+        None => (None, None, None),
+    };
+    DirectHotspot {
+        samples,
+        jited_address: None,
+        instruction_offset: off,
+        file,
+        line,
+        column: None,
+        source,
+        function: None,
+    }
+}
+
+fn kernel(samples: u64, sym: &str, kind: &str, ips: usize, off: u64, k: Key) -> KernelHotspot {
+    let (f, l, _, s) = k.unwrap();
+    let (bpf_file, bpf_line, bpf_source) = key(f, l, s);
+    KernelHotspot {
+        samples,
+        ip: 0xffff_0000 + off,
+        symbol: Some(sym.to_string()),
+        module: None,
+        symbol_offset: Some(off),
+        kind: kind.to_string(),
+        ip_count: ips,
+        bpf_jited_address: Some(0x1000),
+        bpf_instruction_offset: Some(24),
+        bpf_file,
+        bpf_line,
+        bpf_column: None,
+        bpf_source,
+    }
+}
+
+const L99: Key = Some((F, 99, 1, "gone();"));
+
+/// 35 inclusive samples: 22 direct (17 on rows, 1 unmapped retained, 4
+/// omitted by the line limit, one of them unmapped), 12 under eBPF (7 on
+/// rows, 2 on a caller line with no row, 3 omitted), 1 unaccounted.
+fn profile() -> ProfileInput {
+    ProfileInput {
+        program: Some(ProgramProfile {
+            samples: 22,
+            kernel_samples: 12,
+            inclusive_samples: 35,
+            inclusive_cpu_percent: 0.7021,
+            direct_source_unmapped_samples: 2,
+            under_bpf_caller_source_unmapped_samples: 0,
+            direct_hotspot_samples_omitted_by_limit: 4,
+            under_bpf_hotspot_samples_omitted_by_limit: 3,
+            under_bpf_function_samples_omitted_by_limit: 3,
+            unaccounted_samples: 1,
+            hotspots: vec![
+                direct(7, Some(17 * 8), L20),
+                direct(5, Some(8), L12A),
+                direct(3, Some(16), L12B),
+                direct(2, Some(24), L15),
+                direct(1, None, None),
+            ],
+            kernel_functions: vec![
+                kernel(4, "htab_map_hash", "bpf_map", 3, 0, L15),
+                kernel(2, "gone_fn", "kernel", 1, 0, L99),
+                kernel(2, "memcmp", "kernel", 1, 0, L15),
+                kernel(1, "bpf_get_current_pid_tgid", "bpf_helper", 1, 0, L10),
+            ],
+            kernel_ips: vec![
+                kernel(2, "htab_map_hash", "bpf_map", 1, 0x10, L15),
+                kernel(2, "memcmp", "kernel", 1, 0x5d, L15),
+                kernel(2, "gone_fn", "kernel", 1, 0x8, L99),
+                kernel(1, "bpf_get_current_pid_tgid", "bpf_helper", 1, 0, L10),
+                kernel(1, "htab_map_hash", "bpf_map", 1, 0, L15),
+                kernel(1, "htab_map_hash", "bpf_map", 1, 0x20, L15),
+            ],
+        }),
+        line_limit: 4,
+        warnings: vec![],
+        incomplete: false,
+    }
+}
+
+/// Sum of the `%THIS` column in basis points.
+fn this_total(out: &str) -> u64 {
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("%THIS"));
+    let width = lines.next().and_then(|h| h.find("SAMPLES")).unwrap_or(0);
+    lines
+        .filter_map(|l| {
+            let cell = l.get(..width)?.trim();
+            let (a, b) = cell.split_once('.')?;
+            Some(a.parse::<u64>().ok()? * 100 + b.parse::<u64>().ok()?)
+        })
+        .sum()
+}
+
+#[test]
+fn source_rows_and_every_marker() {
+    let p = markers_program();
+    let dd = build(&p, None, &Options::default());
+    insta::assert_snapshot!(text(&dd, false));
+}
+
+#[test]
+fn mixed_rows_keep_instruction_indexes_across_ld_imm64() {
+    let p = markers_program();
+    let dd = build(&p, None, &mixed());
+    let out = text(&dd, false);
+    insta::assert_snapshot!(out);
+    // Every slot has exactly one row, in index order.
+    let offsets: Vec<usize> = dd
+        .rows
+        .iter()
+        .filter_map(|r| match r.kind {
+            RowKind::Instruction { slot } => Some(slot),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(offsets, (0..p.xlated.len() / 8).collect::<Vec<_>>());
+}
+
+#[test]
+fn bpftool_text_pairs_with_visible_slots() {
+    let p = markers_program();
+    // bpftool prints the ld_imm64 as one entry: 17 entries for 18 slots.
+    let entries: Vec<String> = (0..17).map(|i| format!("(xx) insn{i}")).collect();
+    let opts = Options {
+        mixed: true,
+        bpftool: entries,
+        ..Default::default()
+    };
+    let dd = build(&p, None, &opts);
+    assert_eq!(dd.disasm, Disasm::Bpftool);
+    let insns: Vec<&str> = dd
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, RowKind::Instruction { .. }))
+        .map(|r| r.text.as_str())
+        .collect();
+    assert_eq!(insns[4], "     4: (xx) insn4");
+    assert_eq!(insns[5], "     6: (xx) insn5");
+    assert_eq!(insns.last(), Some(&"    17: (xx) insn16"));
+    assert_eq!(insns.len(), 17);
+}
+
+#[test]
+fn profiled_source_view_with_children_and_other_rows() {
+    let p = markers_program();
+    let prof = profile();
+    let dd = build(&p, Some(&prof), &Options::default());
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    insta::assert_snapshot!(out);
+    let collapsed = text(&dd, true);
+    assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
+    insta::assert_snapshot!("profiled_source_collapsed", collapsed);
+}
+
+#[test]
+fn exact_ip_children() {
+    let p = markers_program();
+    let prof = profile();
+    let opts = Options {
+        exact_ips: true,
+        ..Default::default()
+    };
+    let dd = build(&p, Some(&prof), &opts);
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn mixed_children_once_and_samples_on_instructions() {
+    let p = markers_program();
+    let mut prof = profile();
+    // One hotspot known only by its JIT address: range start + 0x18 is the
+    // offset of slot 3.
+    prof.program.as_mut().unwrap().hotspots[3] = DirectHotspot {
+        instruction_offset: None,
+        jited_address: Some(0x1000 + 0x18),
+        ..direct(2, None, L15)
+    };
+    let mut opts = mixed();
+    opts.call_names = Default::default();
+    let dd = build(&p, Some(&prof), &opts);
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    // Line 12 appears twice (split) but its children only once: here none;
+    // line 15's children appear once.
+    assert_eq!(out.matches("-> bpf_map htab_map_hash").count(), 1);
+    insta::assert_snapshot!(out);
+    let collapsed = text(&dd, true);
+    assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
+    insta::assert_snapshot!("mixed_collapsed", collapsed);
+}
+
+#[test]
+fn source_limit_moves_cut_rows_to_other_rows() {
+    let p = markers_program();
+    let prof = profile();
+    let opts = Options {
+        source_limit: 4,
+        ..Default::default()
+    };
+    let dd = build(&p, Some(&prof), &opts);
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn basis_points_total_exactly_10000_under_rounding() {
+    assert_eq!(
+        largest_remainder(10_000, &[1, 1, 1], 3),
+        vec![3334, 3333, 3333]
+    );
+    assert_eq!(
+        largest_remainder(10_000, &[6, 6, 372], 384),
+        vec![156, 156, 9688]
+    );
+    assert_eq!(largest_remainder(10_000, &[0, 5, 0], 5), vec![0, 10_000, 0]);
+    // Deterministic pseudo-random counts: the total is always exact and
+    // every share is within one basis point of the true value.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..500 {
+        let n = (seed % 40 + 1) as usize;
+        let counts: Vec<u64> = (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed % 1000
+            })
+            .collect();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            continue;
+        }
+        let bp = largest_remainder(10_000, &counts, total);
+        assert_eq!(bp.iter().sum::<u64>(), 10_000, "{counts:?}");
+        for (c, b) in counts.iter().zip(&bp) {
+            let exact = *c as f64 * 10_000.0 / total as f64;
+            assert!((*b as f64 - exact).abs() < 1.0, "{c} {b} {exact}");
+        }
+    }
+}
+
+#[test]
+fn broken_invariant_rounds_each_row() {
+    let p = markers_program();
+    let mut prof = profile();
+    // The hotspots hold more than the program's direct count: no exact split.
+    let q = prof.program.as_mut().unwrap();
+    q.samples = 10;
+    q.inclusive_samples = 23;
+    let dd = build(&p, Some(&prof), &Options::default());
+    let row = dd.rows.iter().find(|r| r.text.contains(":20:")).unwrap();
+    // 7 / 23 = 30.43 %.
+    assert_eq!(row.bp, 3043);
+    assert!(!dd
+        .rows
+        .iter()
+        .any(|r| r.kind == RowKind::Summary && r.text.starts_with("Other eBPF")));
+}
+
+#[test]
+fn header_lines() {
+    let p = markers_program();
+    let mut prof = profile();
+    let dd = build(&p, Some(&prof), &Options::default());
+    // 0.7021 % split 22 : 12 : 1 of 35 -> 0.4413 + 0.2407 + 0.0201.
+    assert_eq!(
+        dd.header_lines(),
+        ["CPU: 0.7021% total = 0.4413% eBPF + 0.2407% under eBPF + 0.0201% unaccounted (100% = one CPU)"]
+    );
+    prof.warnings = vec!["perf dropped 3 samples; CPU percentages are lower bounds".into()];
+    prof.incomplete = true;
+    let dd = build(&p, Some(&prof), &Options::default());
+    assert_eq!(
+        dd.header_lines()[1],
+        "Warning: perf dropped 3 samples; CPU percentages are lower bounds"
+    );
+    prof.warnings.clear();
+    prof.program = None;
+    let dd = build(&p, Some(&prof), &Options::default());
+    assert_eq!(
+        dd.header_lines(),
+        [
+            "CPU: 0.0000% total; no samples attributed to this program (100% = one CPU)",
+            "Warning: profile capture is incomplete"
+        ]
+    );
+    assert!(build(&p, None, &Options::default())
+        .header_lines()
+        .is_empty());
+}
+
+#[test]
+fn program_without_line_info_lists_instructions() {
+    let p = program(&[(0x61, 0, None), (0xb7, 1, None), (0x95, 0, None)]);
+    let dd = build(&p, None, &Options::default());
+    assert_eq!(dd.mode, Mode::Source);
+    insta::assert_snapshot!(text(&dd, false));
+    let empty = program(&[]);
+    let dd = build(&empty, None, &mixed());
+    assert_eq!(
+        text(&dd, false).lines().last(),
+        Some("No source-line metadata or translated eBPF instructions available.")
+    );
+}
+
+#[test]
+fn folds_keep_hot_context_and_skip_single_rows() {
+    // 12 lines in order; samples on the first and the last line.
+    let keys: Vec<Key> = (1..=12u32)
+        .map(|l| {
+            let text: &'static str = Box::leak(format!("s{l};").into_boxed_str());
+            Some((F, l, 1, text))
+        })
+        .collect();
+    let slots: Vec<(u8, i32, Key)> = keys.iter().map(|k| (0xb7, 0, *k)).collect();
+    let p = program(&slots);
+    let prof = ProfileInput {
+        program: Some(ProgramProfile {
+            samples: 3,
+            inclusive_samples: 3,
+            inclusive_cpu_percent: 0.06,
+            hotspots: vec![direct(2, Some(0), keys[0]), direct(1, Some(88), keys[11])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let dd = build(&p, Some(&prof), &Options::default());
+    assert!(dd.folds(20).is_empty(), "fits the viewport");
+    assert!(build(&p, None, &Options::default()).folds(5).is_empty());
+    let folds = dd.folds(5);
+    assert_eq!(folds, vec![3..9]);
+    let mut state = ViewState {
+        folds,
+        ..Default::default()
+    };
+    let codes =
+        |st: &ViewState| -> Vec<String> { dd.lines(st).into_iter().map(|l| l.code).collect() };
+    assert_eq!(
+        codes(&state),
+        [
+            "prog.bpf.c:1: s1;",
+            "prog.bpf.c:2: s2;",
+            "prog.bpf.c:3: s3;",
+            "...",
+            "prog.bpf.c:10: s10;",
+            "prog.bpf.c:11: s11;",
+            "prog.bpf.c:12: s12;"
+        ]
+    );
+    state.open_folds.insert(0);
+    assert_eq!(codes(&state).len(), 12);
+    // Hot rows 2 apart from a 1-row gap: no fold (D14).
+    let prof2 = ProfileInput {
+        program: Some(ProgramProfile {
+            samples: 2,
+            inclusive_samples: 2,
+            hotspots: vec![direct(1, Some(0), keys[0]), direct(1, Some(48), keys[6])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let dd2 = build(&p, Some(&prof2), &Options::default());
+    assert_eq!(dd2.folds(5), vec![9..12]);
+    let mixed_dd = build(&p, Some(&prof), &mixed());
+    assert!(mixed_dd.folds(5).is_empty(), "no folds in mixed mode");
+}
+
+#[test]
+fn collapse_keeps_numbers_of_every_row() {
+    let p = markers_program();
+    let prof = profile();
+    let dd = build(&p, Some(&prof), &Options::default());
+    let parent = dd
+        .parents()
+        .find(|&i| dd.rows[i].text.contains(":15:"))
+        .unwrap();
+    let mut state = ViewState::textmode(&dd, true);
+    let collapsed = dd.lines(&state);
+    let line = collapsed.iter().find(|l| l.row == Some(parent)).unwrap();
+    // Own 2 + children 4 + 2 samples.
+    assert_eq!(line.samples, "8");
+    assert!(line.code.starts_with("+ "));
+    state.expanded.insert(parent);
+    let expanded = dd.lines(&state);
+    let line = expanded.iter().find(|l| l.row == Some(parent)).unwrap();
+    assert_eq!(line.samples, "2");
+    assert!(line.code.starts_with("- "));
+    assert_eq!(expanded.len(), collapsed.len() + 2);
+}
+
+#[test]
+fn devmode_context_rows_and_mismatch_marker() {
+    let dir = std::env::temp_dir().join(format!("brr-dd-dev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src: Vec<String> = (1..=25)
+        .map(|i| match i {
+            10 => "int f(void *ctx)".to_string(),
+            11 => "\ty = 2; /* a: b */".to_string(),
+            12 => "\tx = 1; // edited".to_string(),
+            15 => String::new(),
+            21 => "}".to_string(),
+            _ => format!("// line {i}"),
+        })
+        .collect();
+    std::fs::write(dir.join("prog.bpf.c"), src.join("\n")).unwrap();
+    let p = program(&[
+        (0xbf, 0, L10),
+        (0xb7, 1, L12A),
+        (0x07, 2, L11),
+        (0x95, 0, L20),
+    ]);
+    let mut tree = SourceTree::new(&dir);
+    let dev = Devmode {
+        tree: &mut tree,
+        bare: false,
+    };
+    let dd = Drilldown::build(data(&p, "dev"), None, &Options::default(), Some(dev)).unwrap();
+    // 12 -> 11 jumps back: no context until a line >= 12 (20 ends the
+    // stretch without context) and no tail. Line 11's text contains ": "
+    // and matches the file (no false mismatch, D8).
+    insta::assert_snapshot!(text(&dd, false));
+    // Forward steps get the lines in between, and the tail runs to `}`.
+    let p2 = program(&[(0xbf, 0, L10), (0xb7, 1, L12A), (0x95, 0, L20)]);
+    let mut tree = SourceTree::new(&dir);
+    let dev = Devmode {
+        tree: &mut tree,
+        bare: false,
+    };
+    let opts = Options {
+        mixed: true,
+        ..Default::default()
+    };
+    let dd = Drilldown::build(data(&p2, "dev"), None, &opts, Some(dev)).unwrap();
+    insta::assert_snapshot!("devmode_mixed_context", text(&dd, false));
+    let mut empty = SourceTree::new(dir.join("nothing-here"));
+    let err = Drilldown::build(
+        data(&p, "dev"),
+        None,
+        &Options::default(),
+        Some(Devmode {
+            tree: &mut empty,
+            bare: true,
+        }),
+    )
+    .unwrap_err();
+    assert_eq!(err, DEVMODE_NOTHING);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn textmode_columns_are_padded() {
+    let p = markers_program();
+    let prof = profile();
+    let dd = build(&p, Some(&prof), &Options::default());
+    let out = textmode::inspect(&dd, false);
+    let rows: Vec<&str> = out.lines().skip(2).collect();
+    let width = rows[0].chars().count();
+    assert!(rows.iter().all(|r| r.chars().count() == width));
+    assert!(rows[0].starts_with("%THIS  SAMPLES  CODE"));
+    // SAMPLES right-aligned, %THIS left-aligned.
+    assert!(
+        rows.iter().any(|r| r.starts_with("20.00        7  ")),
+        "{out}"
+    );
+}
+
+#[test]
+fn child_row_texts() {
+    let mut k = kernel(3, "memcmp", "kernel", 5, 0x5d, L15);
+    assert_eq!(child_text(&k, false), "  -> kernel memcmp (5 IPs)");
+    assert_eq!(child_text(&k, true), "  -> kernel memcmp+0x5d");
+    k.ip_count = 1;
+    k.module = Some("nf_tables".into());
+    assert_eq!(child_text(&k, false), "  -> kernel memcmp [nf_tables]");
+    k.symbol_offset = Some(0);
+    assert_eq!(child_text(&k, true), "  -> kernel memcmp [nf_tables]");
+    k.symbol = None;
+    k.module = None;
+    k.kind = "unknown".into();
+    k.ip = 0xffffffffa0001234;
+    assert_eq!(child_text(&k, true), "  -> unknown 0xffffffffa0001234");
+}

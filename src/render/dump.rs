@@ -1,0 +1,389 @@
+//! `brr dump` and `brr dump-compare` output (CLI spec §11.6–11.9, §12.2).
+
+use super::json::{self, obj, Json};
+use super::listing::program_json;
+use super::{csv, table, Format};
+use crate::inspect::compare::{Comparison, Value};
+use crate::inspect::insn::{self, Slot};
+use crate::inspect::source::{basename, DumpContext};
+use crate::kernel::lines::{LineRecord, ProgramImage};
+
+/// `--devmode` results to append.
+pub struct Devmode<'a> {
+    /// The directory searched, as given (normalised) or the cwd.
+    pub devdir: String,
+    pub context: &'a DumpContext,
+}
+
+fn rows(image: &ProgramImage) -> Vec<(Slot, Option<&LineRecord>)> {
+    let slots = insn::slots(&image.xlated);
+    let rec = insn::match_lines(slots.len(), &image.lines);
+    slots
+        .into_iter()
+        .zip(rec)
+        .map(|(s, r)| (s, r.map(|i| &image.lines[i])))
+        .collect()
+}
+
+fn dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+pub fn dump(image: &ProgramImage, format: Format, dev: Option<&Devmode<'_>>) -> String {
+    let p = &image.program;
+    let rows = rows(image);
+    match format {
+        Format::Text => {
+            let tag = if p.tag.is_empty() { "-" } else { &p.tag };
+            let mut out = format!(
+                "Program {}: type={} name={} tag={tag}\n",
+                p.id, p.prog_type, p.name
+            );
+            if rows.is_empty() {
+                out.push_str("No translated eBPF instructions available.");
+            } else {
+                let cells: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|(s, r)| {
+                        vec![
+                            format!("0x{:04x}", s.offset),
+                            s.raw_hex(),
+                            format!("0x{:02x}", s.opcode),
+                            s.dst.to_string(),
+                            s.src.to_string(),
+                            s.off.to_string(),
+                            s.imm.to_string(),
+                            dash(r.and_then(|r| r.file.clone())),
+                            dash(r.and_then(|r| r.line)),
+                            dash(r.and_then(|r| r.source.clone())),
+                        ]
+                    })
+                    .collect();
+                out.push_str(&table::render(
+                    &[
+                        "OFF", "RAW", "OP", "DST", "SRC", "INSN_OFF", "IMM", "FILE", "LINE",
+                        "SOURCE",
+                    ],
+                    &cells,
+                ));
+            }
+            if let Some(dev) = dev {
+                out.push('\n');
+                out.push_str(&context_text(dev.context));
+            }
+            out
+        }
+        Format::Json { pretty } => {
+            let items = rows
+                .iter()
+                .map(|(s, r)| {
+                    obj([
+                        ("offset", s.offset.into()),
+                        ("raw", s.raw_hex().into()),
+                        ("opcode", s.opcode.into()),
+                        ("dst_reg", s.dst.into()),
+                        ("src_reg", s.src.into()),
+                        ("off", s.off.into()),
+                        ("imm", s.imm.into()),
+                        ("file", r.and_then(|r| r.file.clone()).into()),
+                        ("line", r.and_then(|r| r.line).into()),
+                        ("column", r.and_then(|r| r.column).into()),
+                        ("source", r.and_then(|r| r.source.clone()).into()),
+                    ])
+                })
+                .collect();
+            let ranges = image
+                .jit_ranges
+                .iter()
+                .map(|r| {
+                    obj([
+                        ("start", r.start.into()),
+                        ("end", r.end().into()),
+                        ("length", r.len.into()),
+                        ("function_index", r.func_index.into()),
+                    ])
+                })
+                .collect();
+            let mut meta = vec![
+                ("program".to_string(), program_json(p)),
+                ("line_info_count".to_string(), image.lines.len().into()),
+                ("jit_ranges".to_string(), Json::Arr(ranges)),
+            ];
+            if let Some(dev) = dev {
+                meta.push(("source_context".to_string(), context_json(dev)));
+            }
+            json::to_string(
+                &json::document("program_dump", items, Json::Obj(meta)),
+                pretty,
+            )
+        }
+        Format::Csv => {
+            let ranges: Vec<String> = image
+                .jit_ranges
+                .iter()
+                .map(|r| format!("{}:0x{:x}-0x{:x}", r.func_index, r.start, r.end()))
+                .collect();
+            let ranges = ranges.join(";");
+            let cells: Vec<Vec<String>> = rows
+                .iter()
+                .map(|(s, r)| {
+                    vec![
+                        p.id.to_string(),
+                        p.prog_type.clone(),
+                        p.name.clone(),
+                        p.tag.clone(),
+                        image.lines.len().to_string(),
+                        ranges.clone(),
+                        s.offset.to_string(),
+                        s.raw_hex(),
+                        s.opcode.to_string(),
+                        s.dst.to_string(),
+                        s.src.to_string(),
+                        s.off.to_string(),
+                        s.imm.to_string(),
+                        csv::opt(r.and_then(|r| r.file.clone())),
+                        csv::opt(r.and_then(|r| r.line)),
+                        csv::opt(r.and_then(|r| r.column)),
+                        csv::opt(r.and_then(|r| r.source.clone())),
+                    ]
+                })
+                .collect();
+            csv::render(
+                &[
+                    "program_id",
+                    "program_type",
+                    "program_name",
+                    "program_tag",
+                    "line_info_count",
+                    "jit_ranges",
+                    "offset",
+                    "raw",
+                    "opcode",
+                    "dst_reg",
+                    "src_reg",
+                    "off",
+                    "imm",
+                    "file",
+                    "line",
+                    "column",
+                    "source",
+                ],
+                &cells,
+            )
+        }
+    }
+}
+
+fn context_text(ctx: &DumpContext) -> String {
+    let mut out = Vec::new();
+    if !ctx.mismatches.is_empty() {
+        out.push(format!(
+            "Warning: {} BTF source snippet(s) differ from resolved files.",
+            ctx.mismatches.len()
+        ));
+        for m in ctx.mismatches.iter().take(5) {
+            out.push(format!(
+                "source mismatch file={} line={} resolved={}",
+                basename(&m.file),
+                m.line,
+                m.resolved_path
+            ));
+        }
+    }
+    if ctx.rows.is_empty() {
+        out.push("Source context: no matching source context found.".to_string());
+    } else {
+        out.push("Source context:".to_string());
+        let cells: Vec<Vec<String>> = ctx
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.kind.to_string(),
+                    basename(&r.file).to_string(),
+                    r.line.to_string(),
+                    r.source
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect();
+        out.push(table::render(&["KIND", "FILE", "LINE", "SOURCE"], &cells));
+    }
+    out.join("\n")
+}
+
+fn context_json(dev: &Devmode<'_>) -> Json {
+    let ctx = dev.context;
+    let names = |v: &[String]| Json::Arr(v.iter().map(|s| Json::from(s.as_str())).collect());
+    obj([
+        ("enabled", true.into()),
+        ("devdir", dev.devdir.as_str().into()),
+        ("unresolved_files", names(&ctx.unresolved_files)),
+        ("ambiguous_files", names(&ctx.ambiguous_files)),
+        (
+            "source_mismatches",
+            Json::Arr(
+                ctx.mismatches
+                    .iter()
+                    .map(|m| {
+                        obj([
+                            ("file", m.file.as_str().into()),
+                            ("line", m.line.into()),
+                            ("btf_source", m.btf_source.as_str().into()),
+                            ("file_source", m.file_source.as_str().into()),
+                            ("resolved_path", m.resolved_path.as_str().into()),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "rows",
+            Json::Arr(
+                ctx.rows
+                    .iter()
+                    .map(|r| {
+                        obj([
+                            ("kind", r.kind.into()),
+                            ("file", r.file.as_str().into()),
+                            ("line", r.line.into()),
+                            ("source", r.source.clone().unwrap_or_default().into()),
+                            ("resolved_path", r.resolved_path.clone().into()),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+    ])
+}
+
+fn value_text(v: &Option<Value>) -> String {
+    match v {
+        None => "-".to_string(),
+        Some(Value::Text(t)) => t.clone(),
+        Some(Value::Int(i)) => i.to_string(),
+    }
+}
+
+fn value_json(v: &Option<Value>) -> Json {
+    match v {
+        None => Json::Null,
+        Some(Value::Text(t)) => t.as_str().into(),
+        Some(Value::Int(i)) => (*i).into(),
+    }
+}
+
+pub fn compare(c: &Comparison, format: Format) -> String {
+    match format {
+        Format::Text => {
+            let mut out = vec![format!(
+                "{} program={} brr_slots={} brr_visible={} bpftool={} lddw_slots={} source_rows={}",
+                if c.passed() { "PASS" } else { "FAIL" },
+                c.program_id,
+                c.brr_slots,
+                c.brr_visible,
+                c.bpftool_rows,
+                c.lddw_slots,
+                c.source_rows
+            )];
+            for m in c.offsets.iter().take(5) {
+                out.push(format!(
+                    "offset mismatch position={} expected_index={} actual_index={}",
+                    m.position,
+                    dash(m.expected),
+                    dash(m.actual)
+                ));
+            }
+            for m in c.sources.iter().take(5) {
+                out.push(format!(
+                    "source mismatch index={} field={} expected={} actual={}",
+                    m.index,
+                    m.field,
+                    value_text(&m.expected),
+                    value_text(&m.actual)
+                ));
+            }
+            out.join("\n")
+        }
+        Format::Json { pretty } => {
+            let item = obj([
+                ("program_id", c.program_id.into()),
+                ("passed", c.passed().into()),
+                ("brr_instruction_slots", c.brr_slots.into()),
+                ("brr_visible_slots", c.brr_visible.into()),
+                ("bpftool_instruction_count", c.bpftool_rows.into()),
+                ("lddw_slots", c.lddw_slots.into()),
+                ("source_rows_compared", c.source_rows.into()),
+                (
+                    "offset_mismatches",
+                    Json::Arr(
+                        c.offsets
+                            .iter()
+                            .map(|m| {
+                                obj([
+                                    ("position", m.position.into()),
+                                    ("expected_index", m.expected.into()),
+                                    ("actual_index", m.actual.into()),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                ),
+                (
+                    "source_mismatches",
+                    Json::Arr(
+                        c.sources
+                            .iter()
+                            .map(|m| {
+                                obj([
+                                    ("index", m.index.into()),
+                                    ("field", m.field.into()),
+                                    ("expected", value_json(&m.expected)),
+                                    ("actual", value_json(&m.actual)),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                ),
+            ]);
+            let meta = obj([
+                ("bpftool_available", true.into()),
+                (
+                    "bpftool_source",
+                    "bpftool prog dump xlated id PROG_ID linum".into(),
+                ),
+                (
+                    "normalization",
+                    "brr lddw second slots are omitted before comparing bpftool rows".into(),
+                ),
+            ]);
+            json::to_string(&json::document("dump_compare", vec![item], meta), pretty)
+        }
+        Format::Csv => csv::render(
+            &[
+                "program_id",
+                "passed",
+                "brr_instruction_slots",
+                "brr_visible_slots",
+                "bpftool_instruction_count",
+                "lddw_slots",
+                "source_rows_compared",
+                "offset_mismatch_count",
+                "source_mismatch_count",
+            ],
+            &[vec![
+                c.program_id.to_string(),
+                c.passed().to_string(),
+                c.brr_slots.to_string(),
+                c.brr_visible.to_string(),
+                c.bpftool_rows.to_string(),
+                c.lddw_slots.to_string(),
+                c.source_rows.to_string(),
+                c.offsets.len().to_string(),
+                c.sources.len().to_string(),
+            ]],
+        ),
+    }
+}

@@ -1,0 +1,523 @@
+//! Live tests of `brr dump`, `brr dump-compare` and `brr top --textmode`
+//! against fixture programs loaded by this test (root, real kernel).
+
+mod support;
+
+use std::process::{Command, Output};
+
+use support::*;
+
+fn brr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(args)
+        .output()
+        .expect("run brr")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `brr top --textmode -d 0.1 --program-id ID` plus `extra`, with bpftool
+/// hidden from PATH unless `bpftool`; returns (activity, inspect) sections.
+fn textmode(id: &str, extra: &[&str], bpftool: bool) -> (String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_brr"));
+    if !bpftool {
+        cmd.env("PATH", "/nonexistent");
+    }
+    let out = cmd
+        .args(["top", "--textmode", "-d", "0.1", "--program-id", id])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (a, i) = text.split_once("\n\n").expect(&text);
+    (a.to_string(), i.to_string())
+}
+
+/// Whether bpftool is runnable; without it the bpftool checks skip, unless
+/// BRR_REQUIRE_LIVE=1 (CI installs it).
+fn bpftool() -> bool {
+    let ok = Command::new("bpftool")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
+            panic!("{REQUIRE_LIVE_ENV}=1 but bpftool is not installed");
+        }
+        eprintln!("skipping bpftool check: bpftool not installed");
+    }
+    ok
+}
+
+/// The encoded line record covering each xlated slot, from the kernel's
+/// line_info offsets paired (in order) with what the fixture encoded.
+fn expected_per_slot(p: &LoadedProg, slots: usize) -> Vec<Option<ExpectedLine>> {
+    let recs = sys::prog_line_info(p.fd()).expect("line_info");
+    assert_eq!(recs.len(), p.lines.len());
+    (0..slots)
+        .map(|i| {
+            recs.iter()
+                .zip(&p.lines)
+                .rfind(|(r, _)| r[0] as usize <= i)
+                .map(|(_, e)| e.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn dump_shows_the_encoded_line_of_every_instruction() {
+    if !live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load socket filter fixture");
+    let id = fx.prog.id.to_string();
+    let out = brr(&["dump", &id, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let items = doc["items"].as_array().expect("items");
+    assert!(items.len() > fx.prog.lines.len());
+    let expected = expected_per_slot(&fx.prog, items.len());
+    let mut wide = 0;
+    for (i, (item, exp)) in items.iter().zip(&expected).enumerate() {
+        assert_eq!(item["offset"], i * 8);
+        let exp = exp.as_ref().expect("every slot is covered from insn 0");
+        assert_eq!(item["file"], exp.file.as_str(), "slot {i}");
+        let line = (exp.line != 0).then_some(exp.line);
+        assert_eq!(item["line"].as_u64(), line.map(u64::from), "slot {i}");
+        let col = (exp.col != 0).then_some(exp.col);
+        assert_eq!(item["column"].as_u64(), col.map(u64::from), "slot {i}");
+        let text = (!exp.text.is_empty()).then_some(exp.text.as_str());
+        assert_eq!(item["source"].as_str(), text, "slot {i}");
+        if item["opcode"] == 0x18 {
+            wide += 1;
+            // The map reference as the kernel rewrote it: src 1, imm = map id.
+            assert_eq!(item["src_reg"], 1);
+            assert_eq!(item["imm"].as_u64(), Some(fx.map.id as u64));
+        }
+    }
+    assert_eq!(wide, 1, "one ld_imm64 (two slots)");
+    assert_eq!(doc["metadata"]["line_info_count"], fx.prog.lines.len());
+    assert_eq!(doc["metadata"]["program"]["id"], fx.prog.id);
+
+    // Text: the same lines, verbatim, with the header line first.
+    let text = stdout(&brr(&["dump", &id]));
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        format!(
+            "Program {id}: type=socket_filter name={} tag={}",
+            fx.prog.name,
+            fx.prog.tag_hex()
+        )
+    );
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("OFF     RAW               OP"));
+    for (row, exp) in lines.zip(&expected) {
+        let exp = exp.as_ref().unwrap();
+        assert!(row.contains(&exp.file), "{row}");
+        if !exp.text.is_empty() {
+            assert!(row.trim_end().ends_with(exp.text.trim_end()), "{row}");
+        }
+    }
+    // CSV: one row per slot.
+    let csv = stdout(&brr(&["dump", &id, "--csv"]));
+    assert_eq!(csv.lines().count(), items.len() + 1);
+}
+
+#[test]
+fn dump_of_a_missing_program_is_exit_1() {
+    if !live() {
+        return;
+    }
+    for args in [
+        ["dump", "4294967295"],
+        ["dump-compare", "4294967295"],
+        ["dump", "99999999999"],
+    ] {
+        let out = brr(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            stderr(&out).trim_end(),
+            format!("brr: no eBPF program with id {}", args[1])
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn dump_devmode_adds_context_from_the_source_tree() {
+    if !live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load");
+    let dir = std::env::temp_dir().join(format!("brr-inspect-live-{}", std::process::id()));
+    let sub = dir.join("brr-fixtures");
+    std::fs::create_dir_all(&sub).unwrap();
+    // Lines 12..17 as encoded, an extra line 18 `}` for the tail, and a
+    // changed line 16 to provoke one mismatch.
+    let mut file = vec![String::new(); 11];
+    file.push("int f(struct __sk_buff *skb) {".into());
+    for l in &fx.prog.lines {
+        if l.line >= 12 {
+            let n = l.line as usize;
+            file.resize(file.len().max(n), String::new());
+            file[n - 1] = if l.line == 16 {
+                "    *val += 2;".into()
+            } else {
+                l.text.clone()
+            };
+        }
+    }
+    file.push("}".into());
+    std::fs::write(sub.join("sock_filter.c"), file.join("\n")).unwrap();
+    let id = fx.prog.id.to_string();
+    let arg = format!("--devmode={}", dir.display());
+    let out = brr(&["dump", &id, &arg]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let ctx = text.split_once("Source context:\n").expect(&text).1;
+    assert!(
+        text.contains("Warning: 1 BTF source snippet(s) differ from resolved files.\nsource mismatch file=sock_filter.c line=16 resolved="),
+        "{text}"
+    );
+    let kinds: Vec<(&str, &str)> = ctx
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next().unwrap(), f.nth(1).unwrap())
+        })
+        .collect();
+    assert_eq!(kinds.first(), Some(&("mapped", "12")));
+    assert_eq!(kinds.last(), Some(&("context", "18")), "{ctx}");
+    // The greedy optional value swallows the ID.
+    let out = brr(&["dump", "--devmode", &id]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).ends_with("brr dump: error: the following arguments are required: PROG_ID\n")
+    );
+}
+
+#[test]
+fn dump_compare_agrees_with_bpftool() {
+    if !live() || !bpftool() {
+        return;
+    }
+    let sock = SocketFilterFixture::load().expect("load");
+    let hot = HotFixture::load().expect("load");
+    let sub = SubprogFixture::load().expect("load");
+    let nobtf = NoBtfFixture::load().expect("load");
+    for id in [sock.prog.id, hot.prog.id, sub.prog.id, nobtf.prog.id] {
+        let id = id.to_string();
+        let out = brr(&["dump-compare", &id]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+        assert!(text.starts_with(&format!("PASS program={id} ")), "{text}");
+    }
+    let out = brr(&["dump-compare", &sock.prog.id.to_string(), "--csv"]);
+    let row = stdout(&out).lines().nth(1).unwrap().to_string();
+    let f: Vec<&str> = row.split(',').collect();
+    assert_eq!(f[0], sock.prog.id.to_string());
+    assert_eq!(f[1], "true", "{row}");
+    assert_eq!(f[5], "1", "one ld_imm64 second slot: {row}");
+    assert_eq!(f[6], sock.prog.lines.len().to_string(), "{row}");
+    assert_eq!(&f[7..], ["0", "0"], "{row}");
+}
+
+#[test]
+fn textmode_inspects_a_named_program() {
+    if !live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load");
+    let id = fx.prog.id.to_string();
+    let out = brr(&[
+        "top",
+        "--textmode",
+        "-d",
+        "0.2",
+        "--limit",
+        "0",
+        "--program-id",
+        &id,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (activity, inspect) = text.split_once("\n\n").expect(&text);
+    assert!(
+        activity.starts_with("BRR ACTIVITY duration=0.2\n"),
+        "{activity}"
+    );
+    assert!(activity
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some(id.as_str())));
+    let mut lines = inspect.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        format!(
+            "BRR INSPECT program={id} name={} mode=source profiled=no instructions=internal",
+            fx.prog.name
+        )
+    );
+    assert!(lines.next().unwrap().starts_with("%THIS  SAMPLES  CODE"));
+    let codes: Vec<String> = lines.map(|l| l[16..].trim_end().to_string()).collect();
+    let want: Vec<String> = fx
+        .prog
+        .lines
+        .iter()
+        .map(|l| {
+            let line = if l.line == 0 {
+                "-".to_string()
+            } else {
+                l.line.to_string()
+            };
+            let text = if l.text.is_empty() {
+                "-"
+            } else {
+                l.text.as_str()
+            };
+            format!("sock_filter.c:{line}: {text}")
+        })
+        .collect();
+    assert_eq!(codes.len(), want.len(), "{inspect}");
+    for (c, w) in codes.iter().zip(&want) {
+        assert!(c.starts_with(w.trim_end()), "{c:?} vs {w:?}");
+    }
+    // A missing program fails before anything is printed.
+    let out = brr(&["top", "--textmode", "--program-id", "4294967295"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), "brr: no eBPF program with id 4294967295\n");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn mixed_mode_keeps_instructions_aligned_after_ld_imm64() {
+    if !live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load");
+    let id = fx.prog.id.to_string();
+    let (_, inspect) = textmode(&id, &["--inspect-mode", "mixed"], true);
+    let head = inspect.lines().next().unwrap();
+    let uses_bpftool = head.ends_with("instructions=bpftool");
+    let idx: Vec<usize> = inspect
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let code = l.get(16..)?.trim_start();
+            if uses_bpftool {
+                code.split_once(':')
+                    .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+                    .and_then(|(n, _)| n.parse().ok())
+            } else {
+                code.strip_prefix("0x")
+                    .and_then(|h| usize::from_str_radix(&h[..4], 16).ok())
+                    .map(|o| o / 8)
+            }
+        })
+        .collect();
+    assert!(!idx.is_empty(), "{inspect}");
+    // Instruction indexes strictly increase; with bpftool the ld_imm64
+    // upper half has no row, so exactly one step of 2.
+    assert!(idx.windows(2).all(|w| w[1] > w[0]), "{idx:?}");
+    let steps_of_two = idx.windows(2).filter(|w| w[1] - w[0] == 2).count();
+    assert_eq!(steps_of_two, if uses_bpftool { 1 } else { 0 }, "{inspect}");
+    assert!(
+        inspect.contains("r1 = map[id:") || uses_bpftool,
+        "{inspect}"
+    );
+}
+
+#[test]
+fn root_output_flags_are_rejected_for_top() {
+    for args in [
+        &["--json", "top", "--textmode"][..],
+        &["--csv", "top"][..],
+        &["--pretty", "top"][..],
+    ] {
+        let out = brr(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out)
+            .ends_with("brr: error: --json, --csv, and --pretty are not supported by top\n"));
+    }
+}
+
+/// Instruction texts of `top --textmode --inspect-mode mixed` for `id`, by
+/// slot index: brr's own disassembly (bpftool hidden from PATH) or bpftool's
+/// (its `(op) ` prefix removed).
+fn mixed_texts(id: &str, with_bpftool: bool) -> Vec<(usize, String)> {
+    let (_, inspect) = textmode(
+        id,
+        &["--limit", "1", "--inspect-mode", "mixed"],
+        with_bpftool,
+    );
+    let marker = if with_bpftool { "bpftool" } else { "internal" };
+    assert!(
+        inspect.lines().next().unwrap().ends_with(marker),
+        "{inspect}"
+    );
+    inspect
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let code = l.get(16..)?.trim();
+            if with_bpftool {
+                let (n, rest) = code.split_once(": (")?;
+                Some((n.parse().ok()?, rest.split_once(") ")?.1.to_string()))
+            } else {
+                let off = usize::from_str_radix(code.strip_prefix("0x")?.get(..4)?, 16).ok()?;
+                let (_, t) = code.split_once(" ; ")?;
+                Some((off / 8, t.to_string()))
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn internal_disassembly_matches_bpftool() {
+    if !live() || !bpftool() {
+        return;
+    }
+    let sock = SocketFilterFixture::load().expect("load");
+    let hot = HotFixture::load().expect("load");
+    let helper = HelperFixture::load().expect("load");
+    let nobtf = NoBtfFixture::load().expect("load");
+    let sub = SubprogFixture::load().expect("load");
+    for id in [
+        sock.prog.id,
+        hot.prog.id,
+        helper.prog.id,
+        nobtf.prog.id,
+        sub.prog.id,
+    ] {
+        let id = id.to_string();
+        let ours = mixed_texts(&id, false);
+        let theirs = mixed_texts(&id, true);
+        assert!(!ours.is_empty());
+        assert_eq!(ours.len(), theirs.len(), "program {id}");
+        if let Some((a, b)) = ours.iter().zip(&theirs).find(|(a, b)| a != b) {
+            panic!("program {id}: brr {a:?} vs bpftool {b:?}");
+        }
+    }
+}
+
+#[test]
+fn closed_stdout_is_quiet() {
+    if !live() {
+        return;
+    }
+    let fx = HotFixture::load().expect("load");
+    let id = fx.prog.id.to_string();
+    // The reader goes away before brr writes its (large) dump.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(["dump", &id])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+/// (%THIS basis points, CODE) of each inspect row; columns are found from
+/// the header line.
+fn inspect_rows(inspect: &str) -> Vec<(u64, String)> {
+    let mut lines = inspect.lines().skip_while(|l| !l.starts_with("%THIS"));
+    let header = lines.next().expect("table header");
+    let samples_at = header.find("SAMPLES").unwrap();
+    let code_at = header.find("CODE").unwrap();
+    lines
+        .map(|l| {
+            let bp = l
+                .get(..samples_at)
+                .and_then(|c| c.trim().split_once('.'))
+                .and_then(|(a, b)| Some(a.parse::<u64>().ok()? * 100 + b.parse::<u64>().ok()?))
+                .unwrap_or(0);
+            (bp, l.get(code_at..).unwrap_or("").trim_end().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn profile_top_puts_the_hot_line_first() {
+    if !live() {
+        return;
+    }
+    let fx = HotFixture::load().expect("load");
+    let load = fx.spawn_load(std::time::Duration::from_secs(4));
+    let id = fx.prog.id.to_string();
+    let (activity, inspect) = textmode(
+        &id,
+        &["--profile-top", "--profile-duration", "1.5", "--limit", "5"],
+        false,
+    );
+    let _ = load.join();
+    assert!(activity.contains(&id), "{activity}");
+    assert!(
+        inspect.starts_with(&format!(
+            "BRR INSPECT program={id} name={} mode=source profiled=yes instructions=internal\nCPU: ",
+            fx.prog.name
+        )),
+        "{inspect}"
+    );
+    let rows = inspect_rows(&inspect);
+    let total: u64 = rows.iter().map(|r| r.0).sum();
+    assert_eq!(total, 10_000, "{inspect}");
+    let hottest = rows.iter().max_by_key(|r| r.0).unwrap();
+    assert!(hottest.0 > 0, "{inspect}");
+    assert!(
+        hottest
+            .1
+            .starts_with(&format!("hot.c:{}: {}", fx.hot_line, fx.hot_text)),
+        "{inspect}"
+    );
+}
+
+#[test]
+fn profile_top_shows_helper_time_under_its_line() {
+    if !live() {
+        return;
+    }
+    let fx = HelperFixture::load().expect("load");
+    let load = fx.spawn_load(std::time::Duration::from_secs(4));
+    let id = fx.prog.id.to_string();
+    let args = [
+        "--profile-top",
+        "--profile-duration",
+        "1.5",
+        "--kernel-samples",
+    ];
+    let (_, inspect) = textmode(&id, &args, false);
+    let mut collapsed_args = args.to_vec();
+    collapsed_args.push("--collapse-samples");
+    let (_, collapsed) = textmode(&id, &collapsed_args, false);
+    let _ = load.join();
+    let rows = inspect_rows(&inspect);
+    assert_eq!(rows.iter().map(|r| r.0).sum::<u64>(), 10_000, "{inspect}");
+    let parent = rows
+        .iter()
+        .position(|r| r.1.starts_with(&format!("- helper.c:{}: ", fx.hot_line)))
+        .unwrap_or_else(|| panic!("{inspect}"));
+    assert!(rows[parent + 1].1.starts_with("  -> "), "{inspect}");
+    assert!(inspect.contains(" under eBPF + "), "{inspect}");
+    let rows = inspect_rows(&collapsed);
+    assert_eq!(rows.iter().map(|r| r.0).sum::<u64>(), 10_000, "{collapsed}");
+    assert!(!collapsed.contains("  -> "), "{collapsed}");
+    assert!(
+        rows.iter()
+            .any(|r| r.0 > 0 && r.1.starts_with(&format!("+ helper.c:{}: ", fx.hot_line))),
+        "{collapsed}"
+    );
+}

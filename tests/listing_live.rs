@@ -1,0 +1,533 @@
+//! Live tests of `prog`, `map`, `link`, `btf` and `activity` against BPF
+//! objects each test creates itself. Other objects on the host are ignored.
+
+mod support;
+
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{NoBtfFixture, PinnedFixture, RawTpLinkFixture, SocketFilterFixture};
+
+fn brr(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(args)
+        .output()
+        .expect("run brr")
+}
+
+fn ok_stdout(args: &[&str]) -> String {
+    let o = brr(args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "brr {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let s = String::from_utf8(o.stdout).expect("utf-8 output");
+    assert!(s.ends_with('\n') && !s.ends_with("\n\n"));
+    s
+}
+
+fn json(args: &[&str]) -> Value {
+    let s = ok_stdout(args);
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+fn item_with_id(doc: &Value, id: u32) -> Value {
+    doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == id)
+        .unwrap_or_else(|| panic!("id {id} not listed"))
+        .clone()
+}
+
+/// The CSV record whose first field is `id`, split naively (fixture values
+/// contain no commas or quotes).
+fn csv_row(out: &str, id: u32) -> Vec<String> {
+    out.lines()
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>())
+        .find(|f| f[0] == id.to_string())
+        .unwrap_or_else(|| panic!("no CSV row for {id}"))
+}
+
+/// Text table row whose first cell is `id`, as whitespace-split cells.
+fn text_row(out: &str, id: u32) -> Vec<String> {
+    out.lines()
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .find(|f| f.first().map(String::as_str) == Some(&id.to_string()))
+        .unwrap_or_else(|| panic!("no text row for {id}:\n{out}"))
+}
+
+#[test]
+fn prog_lists_fixture_in_all_formats() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let nobtf = NoBtfFixture::load().expect("load nobtf");
+    let p = &fx.prog;
+    let doc = json(&["prog", "--json"]);
+    assert_eq!(doc["kind"], "programs");
+    assert_eq!(doc["metadata"], serde_json::json!({}));
+    let item = item_with_id(&doc, p.id);
+    let info = p.info().unwrap();
+    assert_eq!(item["type"], "socket_filter");
+    assert_eq!(item["name"], SocketFilterFixture::PROG_NAME);
+    assert_eq!(item["tag"], p.tag_hex());
+    assert_eq!(item["xlated_size_bytes"], info.xlated_prog_len);
+    assert_eq!(item["jited_size_bytes"], info.jited_prog_len);
+    assert!(info.jited_prog_len > 0);
+    assert_eq!(item["map_ids"], serde_json::json!([fx.map.id]));
+    assert_eq!(item["btf_id"], p.btf_id);
+    assert_eq!(item["pinned_paths"], serde_json::json!([]));
+    // Exact compact text, keys in the documented order.
+    let raw = ok_stdout(&["prog", "--json"]);
+    let exact = format!(
+        r#"{{"id":{},"type":"socket_filter","name":"{}","tag":"{}","xlated_size_bytes":{},"jited_size_bytes":{},"run_time_ns":null,"run_count":null,"map_ids":[{}],"btf_id":{},"pinned_paths":[]}}"#,
+        p.id,
+        SocketFilterFixture::PROG_NAME,
+        p.tag_hex(),
+        info.xlated_prog_len,
+        info.jited_prog_len,
+        fx.map.id,
+        p.btf_id
+    );
+    assert!(raw.contains(&exact), "{exact} not in {raw}");
+    assert!(raw.starts_with(r#"{"kind":"programs","items":["#));
+    assert!(raw.ends_with("],\"metadata\":{}}\n"));
+    let nb = item_with_id(&doc, nobtf.prog.id);
+    assert_eq!(nb["btf_id"], Value::Null);
+    assert_eq!(nb["map_ids"], serde_json::json!([]));
+
+    // Pretty JSON parses to the same fixture item.
+    let pretty = ok_stdout(&["--json", "prog", "--pretty"]);
+    assert!(pretty.starts_with("{\n  \"kind\": \"programs\",\n  \"items\": ["));
+    let pdoc: Value = serde_json::from_str(&pretty).unwrap();
+    assert_eq!(item_with_id(&pdoc, p.id)["tag"], p.tag_hex());
+
+    let csv = ok_stdout(&["--csv", "prog"]);
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths"
+    );
+    let row = csv_row(&csv, p.id);
+    assert_eq!(
+        row[1..6],
+        [
+            "socket_filter".to_string(),
+            SocketFilterFixture::PROG_NAME.to_string(),
+            p.tag_hex(),
+            info.xlated_prog_len.to_string(),
+            info.jited_prog_len.to_string(),
+        ]
+    );
+    assert_eq!(row[8], fx.map.id.to_string());
+    assert_eq!(row[9], p.btf_id.to_string());
+    assert_eq!(csv_row(&csv, nobtf.prog.id)[9], "");
+
+    let text = ok_stdout(&["prog"]);
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.ends_with("ID  TYPE") || header.contains("ID  TYPE "),
+        "{header}"
+    );
+    assert!(header.contains("  NAME  ") || header.contains(" NAME "));
+    assert!(header.trim_end().ends_with("XLATED_BYTES  JITED_BYTES"));
+    let cells = text_row(&text, p.id);
+    assert_eq!(
+        cells,
+        [
+            p.id.to_string(),
+            "socket_filter".into(),
+            SocketFilterFixture::PROG_NAME.into(),
+            info.xlated_prog_len.to_string(),
+            info.jited_prog_len.to_string()
+        ]
+    );
+    // Every line has the header's width: all cells are padded.
+    let width = header.chars().count();
+    assert!(text.lines().all(|l| l.chars().count() == width));
+
+    let x = ok_stdout(&["prog", "-x", "--stats"]);
+    let cells = text_row(&x, p.id);
+    assert_eq!(cells.len(), 9, "{cells:?}");
+    assert_eq!(cells[7], p.tag_hex());
+    assert_eq!(cells[8], "-");
+}
+
+#[test]
+fn map_link_btf_list_fixtures() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let tp = RawTpLinkFixture::load().expect("load raw_tp link");
+    let m = &fx.map;
+
+    let item = item_with_id(&json(&["map", "--json"]), m.id);
+    assert_eq!(
+        item,
+        serde_json::json!({
+            "id": m.id, "type": "array", "name": support::FX_MAP_NAME,
+            "key_size": 4, "value_size": 8, "max_entries": 4, "btf_id": null,
+            "pinned_paths": []
+        })
+    );
+    let text = ok_stdout(&["map"]);
+    assert_eq!(
+        text.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        [
+            "ID",
+            "TYPE",
+            "NAME",
+            "KEY",
+            "VALUE",
+            "MAX_ENTRIES",
+            "BTF_ID"
+        ]
+    );
+    assert_eq!(
+        text_row(&text, m.id),
+        [
+            &m.id.to_string(),
+            "array",
+            support::FX_MAP_NAME,
+            "4",
+            "8",
+            "4",
+            "-"
+        ]
+    );
+    let csv = ok_stdout(&["map", "--csv"]);
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "id,type,name,key_size,value_size,max_entries,btf_id,pinned_paths"
+    );
+    assert_eq!(
+        csv_row(&csv, m.id),
+        [
+            &m.id.to_string(),
+            "array",
+            support::FX_MAP_NAME,
+            "4",
+            "8",
+            "4",
+            "",
+            ""
+        ]
+    );
+
+    let link = item_with_id(&json(&["link", "--json"]), tp.link_id);
+    assert_eq!(
+        link,
+        serde_json::json!({
+            "id": tp.link_id, "type": "raw_tracepoint", "prog_id": tp.prog.id,
+            "attach_type": null, "target_obj_id": null, "target_btf_id": null,
+            "pinned_paths": []
+        })
+    );
+    assert_eq!(
+        text_row(&ok_stdout(&["link"]), tp.link_id),
+        [
+            &tp.link_id.to_string(),
+            "raw_tracepoint",
+            &tp.prog.id.to_string(),
+            "-",
+            "-",
+            "-"
+        ]
+    );
+    let csv = ok_stdout(&["--csv", "link"]);
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "id,type,prog_id,attach_type,target_obj_id,target_btf_id,pinned_paths"
+    );
+    assert_eq!(
+        csv_row(&csv, tp.link_id).join(","),
+        format!("{},raw_tracepoint,{},,,,", tp.link_id, tp.prog.id)
+    );
+
+    let btf_id = fx.prog.btf_id;
+    let doc = json(&["btf", "--json"]);
+    let b = item_with_id(&doc, btf_id);
+    assert_eq!(b["name"], "-");
+    assert!(b["size"].as_u64().unwrap() > 24);
+    let vmlinux = doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "vmlinux");
+    assert!(vmlinux.is_some(), "kernel BTF listed");
+    let cells = text_row(&ok_stdout(&["btf"]), btf_id);
+    assert_eq!(cells[1], "-");
+    assert_eq!(cells[2], b["size"].to_string());
+    assert_eq!(
+        csv_row(&ok_stdout(&["btf", "--csv"]), btf_id).join(","),
+        format!("{btf_id},-,{},", b["size"])
+    );
+}
+
+#[test]
+fn pinned_paths_are_typed_correctly() {
+    if !support::live() {
+        return;
+    }
+    let fx = PinnedFixture::load().expect("load pinned fixture");
+    let root = fx.dir.path.to_str().unwrap().to_string();
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    // A trailing slash on --bpffs is normalised away.
+    let bpffs = format!("{root}/");
+
+    let progs = json(&["--bpffs", &bpffs, "prog", "--json"]);
+    let mut want = vec![s(&fx.prog_a), s(&fx.prog_b)];
+    want.sort();
+    assert_eq!(
+        item_with_id(&progs, fx.prog.id)["pinned_paths"],
+        serde_json::json!(want)
+    );
+    // No program shows the map's or the link's pin, whatever its ID.
+    for p in progs["items"].as_array().unwrap() {
+        if p["id"] != fx.prog.id {
+            assert_eq!(p["pinned_paths"], serde_json::json!([]), "{p}");
+        }
+    }
+    let maps = json(&["--bpffs", &root, "map", "--json"]);
+    assert_eq!(
+        item_with_id(&maps, fx.map.id)["pinned_paths"],
+        serde_json::json!([s(&fx.map_a)])
+    );
+    let links = json(&["--bpffs", &root, "--json", "link"]);
+    assert_eq!(
+        item_with_id(&links, fx.rawtp.link_id)["pinned_paths"],
+        serde_json::json!([s(&fx.link_a)])
+    );
+
+    let text = ok_stdout(&["--bpffs", &root, "-x", "map"]);
+    assert_eq!(text_row(&text, fx.map.id).last().unwrap(), &s(&fx.map_a));
+    let text = ok_stdout(&["--bpffs", &root, "link", "-x"]);
+    assert_eq!(
+        text_row(&text, fx.rawtp.link_id).last().unwrap(),
+        &s(&fx.link_a)
+    );
+    let text = ok_stdout(&["--bpffs", &root, "prog", "-x"]);
+    assert_eq!(text_row(&text, fx.prog.id).last().unwrap(), &want.join(","));
+    let csv = ok_stdout(&["--bpffs", &root, "--csv", "prog"]);
+    assert_eq!(csv_row(&csv, fx.prog.id).last().unwrap(), &want.join(";"));
+
+    // A bpffs root that does not exist simply has no pins.
+    let none = json(&["--bpffs", "/nonexistent/brr", "map", "--json"]);
+    assert_eq!(
+        item_with_id(&none, fx.map.id)["pinned_paths"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn activity_counts_exact_runs_inside_the_window() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    const RUNS: u32 = 12_345;
+    let run_inside = |args: &[&str]| -> Output {
+        let child = Command::new(env!("CARGO_BIN_EXE_brr"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The window opens once brr holds the stats fd and has its baseline.
+        std::thread::sleep(Duration::from_millis(700));
+        fx.prog.test_run(RUNS).unwrap();
+        child.wait_with_output().unwrap()
+    };
+
+    let o = run_inside(&["activity", "-d", "2", "--all", "--limit", "0", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["kind"], "program_activity");
+    let item = item_with_id(&doc, fx.prog.id);
+    assert_eq!(item["run_count_delta"], RUNS);
+    assert!(item["run_time_ns_delta"].as_u64().unwrap() > 0);
+    assert_eq!(
+        item["avg_run_time_ns"],
+        item["run_time_ns_delta"].as_u64().unwrap() / RUNS as u64
+    );
+    assert!(item["run_count_total"].as_u64().unwrap() >= RUNS as u64);
+    let md = &doc["metadata"];
+    assert_eq!(md["duration"], 2.0);
+    assert_eq!(md["limit"], 0);
+    assert_eq!(md["include_all"], true);
+    let measured = md["measured_duration"].as_f64().unwrap();
+    assert!((2.0..2.5).contains(&measured), "measured {measured}");
+
+    // Text: EXECS/s is the delta over the measured window (not the requested
+    // one), so it lies between RUNS/2.5 and RUNS/2.
+    let o = run_inside(&["activity", "-d", "2"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        text.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["ID", "TYPE", "NAME", "CPU%", "EXECS/s", "AVG_NS", "XLAT_B", "JIT_B"]
+    );
+    let cells = text_row(&text, fx.prog.id);
+    let execs: f64 = cells[4].parse().unwrap();
+    assert!(
+        execs <= RUNS as f64 / 2.0 && execs >= RUNS as f64 / 2.5,
+        "EXECS/s {execs}"
+    );
+    let cpu: f64 = cells[3].parse().unwrap();
+    assert!(cpu > 0.0 && cells[3].split('.').nth(1).unwrap().len() == 4);
+
+    let o = run_inside(&["activity", "-d", "1", "--csv", "-c", "-x"]);
+    let csv = String::from_utf8(o.stdout).unwrap();
+    assert!(csv.starts_with("duration,limit,include_all,id,type,name,tag,"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",pinned_paths,measured_duration"));
+    let row = csv_row(
+        &csv.lines()
+            .map(|l| l.splitn(4, ',').nth(3).unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        fx.prog.id,
+    );
+    assert_eq!(row[6], RUNS.to_string());
+}
+
+#[test]
+fn activity_ctrl_c_reports_the_shortened_window() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let child = Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(["activity", "-d", "30", "--json", "--all", "--limit", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    fx.prog.test_run(777).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let measured = doc["metadata"]["measured_duration"].as_f64().unwrap();
+    assert!(measured > 0.5 && measured < 5.0, "{measured}");
+    assert_eq!(item_with_id(&doc, fx.prog.id)["run_count_delta"], 777);
+}
+
+#[test]
+fn unprivileged_user_gets_permission_error() {
+    if !support::live() {
+        return;
+    }
+    for (args, msg) in [
+        (
+            &["prog"][..],
+            "brr: permission denied while trying to list eBPF object IDs; run brr with sudo",
+        ),
+        (
+            &["activity", "-d", "0.1"],
+            "brr: permission denied while trying to enable eBPF runtime statistics; run brr with sudo",
+        ),
+        (
+            &["prog", "--stats"],
+            "brr: permission denied while trying to enable eBPF runtime statistics; run brr with sudo",
+        ),
+        (
+            &["map"],
+            "brr: permission denied while trying to list eBPF object IDs; run brr with sudo",
+        ),
+    ] {
+        let o = Command::new("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_brr"))
+            .args(args)
+            .output()
+            .expect("setpriv (util-linux) runs");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), format!("{msg}\n"));
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn listings_survive_load_unload_churn() {
+    if !support::live() {
+        return;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut batches = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                let objs = support::try_load_many(100, 100).expect("load batch");
+                std::thread::sleep(Duration::from_millis(5));
+                drop(objs);
+                batches += 1;
+            }
+            batches
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(6);
+    let mut runs = 0;
+    while std::time::Instant::now() < deadline {
+        for args in [
+            &["prog", "--json"][..],
+            &["map", "--json"],
+            &["link"],
+            &["btf", "--csv"],
+            &["activity", "--duration", "1", "--all", "--json"],
+        ] {
+            let o = brr(args);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "brr {args:?} failed under churn: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            if args.contains(&"--json") {
+                let _: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+            }
+            runs += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let batches = churn.join().unwrap();
+    assert!(batches > 5 && runs > 5, "batches {batches}, runs {runs}");
+}
