@@ -75,19 +75,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                 None => dump::dump(&image, cli.format, None),
                 Some(dir) => {
                     let (mut tree, bare) = devmode_tree(dir);
-                    let slots = insn::slots(&image.xlated);
-                    let rec = insn::match_lines(slots.len(), &image.lines);
-                    let ctx = source::dump_context(
-                        rec.iter().map(|r| {
-                            let r = r.map(|i| &image.lines[i]);
-                            (
-                                r.and_then(|r| r.file.as_deref()),
-                                r.and_then(|r| r.line),
-                                r.and_then(|r| r.source.as_deref()),
-                            )
-                        }),
-                        &mut tree,
-                    );
+                    let ctx = image_context(&image, &mut tree);
                     if bare && !ctx.any_resolved {
                         return Err(BrrError::Failed(DEVMODE_NOTHING.to_string()));
                     }
@@ -135,6 +123,24 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
     Ok((out, 0))
 }
 
+/// `--devmode` source context of a program image: its mapped lines in
+/// instruction order with context lines from the resolved files.
+fn image_context(image: &lines::ProgramImage, tree: &mut SourceTree) -> source::DumpContext {
+    let slots = insn::slots(&image.xlated);
+    let rec = insn::match_lines(slots.len(), &image.lines);
+    source::dump_context(
+        rec.iter().map(|r| {
+            let r = r.map(|i| &image.lines[i]);
+            (
+                r.and_then(|r| r.file.as_deref()),
+                r.and_then(|r| r.line),
+                r.and_then(|r| r.source.as_deref()),
+            )
+        }),
+        tree,
+    )
+}
+
 /// The `--devmode` tree: DIR (normalised) or, for a bare flag, the current
 /// directory. Returns the tree and whether the flag was bare.
 pub fn devmode_tree(dir: &str) -> (SourceTree, bool) {
@@ -175,7 +181,26 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
     } else {
         0
     };
-    Ok((report::render(&profile, &view), code))
+    // Source context for the listed programs that still exist (CSV has none).
+    let contexts = a
+        .devmode
+        .as_deref()
+        .filter(|_| cli.format != Format::Csv)
+        .map(|dir| {
+            let (mut tree, _) = devmode_tree(dir);
+            let by_program = report::listed(&profile, a.limit)
+                .into_iter()
+                .filter_map(|p| {
+                    let image = lines::image_by_id(p.id as u64).ok()?;
+                    Some((p.id, image_context(&image, &mut tree)))
+                })
+                .collect();
+            report::SourceContexts {
+                devdir: tree.dir().to_string_lossy().into_owned(),
+                by_program,
+            }
+        });
+    Ok((report::render(&profile, &view, contexts.as_ref()), code))
 }
 
 /// One capture in which the first Ctrl-C ends sampling early (the partial

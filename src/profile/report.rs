@@ -5,6 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::data::{round, share, Hotspot, KernelHotspot, Profile, ProgramProfile};
+use crate::inspect::source::DumpContext;
+use crate::render::dump;
 use crate::render::json::{self, Json};
 use crate::render::{csv, table, Format};
 
@@ -236,14 +238,21 @@ pub fn listed(profile: &Profile, limit: usize) -> Vec<&ProgramProfile> {
     }
 }
 
-pub fn render(profile: &Profile, view: &View) -> String {
+/// `--devmode` source context per listed program (text and JSON only).
+#[derive(Debug, Clone, Default)]
+pub struct SourceContexts {
+    pub devdir: String,
+    pub by_program: HashMap<u32, DumpContext>,
+}
+
+pub fn render(profile: &Profile, view: &View, ctx: Option<&SourceContexts>) -> String {
     let progs: Vec<ProgramView<'_>> = listed(profile, view.limit)
         .into_iter()
         .map(|p| ProgramView::new(p, view.line_limit))
         .collect();
     match view.format {
-        Format::Text => text(profile, &progs, view),
-        Format::Json { pretty } => json::to_string(&to_json(profile, &progs, view), pretty),
+        Format::Text => text(profile, &progs, view, ctx),
+        Format::Json { pretty } => json::to_string(&to_json(profile, &progs, view, ctx), pretty),
         Format::Csv => to_csv(profile, &progs, view),
     }
 }
@@ -295,7 +304,12 @@ fn capture_lines(profile: &Profile) -> [String; 2] {
     ]
 }
 
-fn text(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
+fn text(
+    profile: &Profile,
+    progs: &[ProgramView<'_>],
+    view: &View,
+    ctx: Option<&SourceContexts>,
+) -> String {
     let t = &profile.telemetry;
     let mut sections: Vec<String> = Vec::new();
     if t.pages_per_cpu > 0 {
@@ -324,6 +338,18 @@ fn text(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
                 p.id, p.name
             ));
             sections.push(kernel_table(profile, pv, view));
+        }
+        if let Some(c) = ctx.and_then(|c| c.by_program.get(&p.id)) {
+            let heading = format!("Source context for program {}:", p.id);
+            let report = dump::context_report(c, &heading);
+            // The heading is its own section, like the other table titles.
+            match report.split_once(&format!("{heading}\n")) {
+                Some((warnings, table)) => {
+                    sections.push(format!("{warnings}{heading}"));
+                    sections.push(table.to_string());
+                }
+                None => sections.push(report),
+            }
         }
     }
     sections.join("\n\n")
@@ -748,7 +774,12 @@ fn to_obj(fields: Vec<(&'static str, Json)>) -> Json {
     )
 }
 
-fn to_json(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> Json {
+fn to_json(
+    profile: &Profile,
+    progs: &[ProgramView<'_>],
+    view: &View,
+    ctx: Option<&SourceContexts>,
+) -> Json {
     let items = progs
         .iter()
         .map(|pv| {
@@ -786,6 +817,13 @@ fn to_json(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> Json {
                         .collect(),
                 ),
             ));
+            if let Some(c) = ctx.and_then(|c| Some((c, c.by_program.get(&p.id)?))) {
+                let dev = dump::Devmode {
+                    devdir: c.0.devdir.clone(),
+                    context: c.1,
+                };
+                f.push(("source_context", dump::context_json(&dev)));
+            }
             to_obj(f)
         })
         .collect();
@@ -1123,6 +1161,10 @@ mod tests {
         }
     }
 
+    fn render_n(p: &Profile, v: &View) -> String {
+        render(p, v, None)
+    }
+
     fn view(format: Format) -> View {
         View {
             limit: 20,
@@ -1180,7 +1222,7 @@ mod tests {
     #[test]
     fn text_layout() {
         let p = profile();
-        let out = render(&p, &view(Format::Text));
+        let out = render_n(&p, &view(Format::Text));
         let expected = [
             "Perf capture: actual=1.000s cpus=2 buffer=128pages/cpu total=1056768B drain=100ms occupancy=2.6% running=100.00%",
             "",
@@ -1224,7 +1266,7 @@ mod tests {
             line_limit: 4,
             format: Format::Text,
         };
-        let out = render(&p, &v);
+        let out = render_n(&p, &v);
         assert!(out.contains(
             "ID  TYPE        NAME      SAMPLES  KERNEL_SAMPLES  INCL_SAMPLES  CPU%    KERNEL_CPU%  INCL_CPU%  TAG               PINNED"
         ));
@@ -1247,13 +1289,13 @@ mod tests {
         p.telemetry.warnings =
             vec!["perf dropped 3 samples; CPU percentages are lower bounds".into()];
         assert_eq!(
-            render(&p, &view(Format::Text)),
+            render_n(&p, &view(Format::Text)),
             "Perf capture: actual=1.000s cpus=2 buffer=128pages/cpu total=1056768B drain=100ms occupancy=2.6% running=100.00%\n\
 Perf records: drains=20 lost=0 throttle=0 unthrottle=0 malformed=0 unknown=0 discarded_bytes=0 incomplete=no\n\
 Warning: perf dropped 3 samples; CPU percentages are lower bounds\n\
 No BPF JIT samples captured."
         );
-        let csv = render(&p, &view(Format::Csv));
+        let csv = render_n(&p, &view(Format::Csv));
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0], CSV_HEADER.join(","));
@@ -1264,9 +1306,52 @@ No BPF JIT samples captured."
     }
 
     #[test]
+    fn devmode_source_context_sections() {
+        use crate::inspect::source::ContextRow;
+        let p = profile();
+        let row = |kind, line, src: &str| ContextRow {
+            kind,
+            file: "/src/dir/x.bpf.c".into(),
+            line,
+            source: Some(src.into()),
+            resolved_path: Some("/tree/x.bpf.c".into()),
+        };
+        let mut by_program = HashMap::new();
+        by_program.insert(
+            98,
+            DumpContext {
+                rows: vec![row("mapped", 76, "int f()"), row("context", 77, "{")],
+                any_resolved: true,
+                ..Default::default()
+            },
+        );
+        by_program.insert(7, DumpContext::default());
+        let ctx = SourceContexts {
+            devdir: "/tree".into(),
+            by_program,
+        };
+        let out = render(&p, &view(Format::Text), Some(&ctx));
+        assert!(out.contains(
+            "\n\nSource context for program 98:\n\nKIND     FILE     LINE  SOURCE \nmapped   x.bpf.c    76  int f()\ncontext  x.bpf.c    77  {      \n\nBreakdown of program 7"
+        ), "{out}");
+        assert!(
+            out.ends_with("\n\nSource context for program 7: no matching source context found.")
+        );
+        let json = render(&p, &view(Format::Json { pretty: false }), Some(&ctx));
+        assert!(json.contains(
+            r#""source_context":{"enabled":true,"devdir":"/tree","unresolved_files":[],"ambiguous_files":[],"source_mismatches":[],"rows":[{"kind":"mapped","file":"/src/dir/x.bpf.c","line":76,"source":"int f()","resolved_path":"/tree/x.bpf.c"},"#
+        ));
+        // CSV ignores --devmode.
+        assert_eq!(
+            render(&p, &view(Format::Csv), Some(&ctx)),
+            render_n(&p, &view(Format::Csv))
+        );
+    }
+
+    #[test]
     fn json_keys_and_values() {
         let p = profile();
-        let out = render(&p, &view(Format::Json { pretty: false }));
+        let out = render_n(&p, &view(Format::Json { pretty: false }));
         assert!(out.starts_with(
             r#"{"kind":"profile","items":[{"id":98,"type":"tracepoint","name":"sys_exit","tag":"fc3eb0ef05553d4b","samples":10,"sample_percent":5.0,"cpu_percent":1.0,"inclusive_samples":19,"inclusive_cpu_percent":1.9,"direct_source_mapped_samples":9,"direct_source_unmapped_samples":1,"under_bpf_caller_source_mapped_samples":8,"under_bpf_caller_source_unmapped_samples":1,"direct_hotspot_samples_omitted_by_limit":3,"under_bpf_hotspot_samples_omitted_by_limit":4,"unaccounted_samples":0,"pinned_paths":[],"hotspots":[{"samples":5,"sample_percent":50.0,"cpu_percent":0.5,"jited_address":32,"instruction_offset":856,"file":"/src/dir/x.bpf.c","line":107,"column":3,"source":"\t\tif (c)","function":"main_fn"},"#
         ));
@@ -1282,20 +1367,20 @@ No BPF JIT samples captured."
     fn program_mode_selects_one_and_counts_others() {
         let mut p = profile();
         p.program_id = Some(7);
-        let out = render(&p, &view(Format::Json { pretty: false }));
+        let out = render_n(&p, &view(Format::Json { pretty: false }));
         assert!(out.contains(r#""items":[{"id":7,"#));
         assert!(!out.contains(r#""id":98"#));
         assert!(out.contains(
             r#""limit":1,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":1,"other_bpf_samples":10,"source_mapped_samples":1,"source_unmapped_samples":0,"#
         ));
         p.program_id = Some(12345);
-        assert!(render(&p, &view(Format::Text)).ends_with("No BPF JIT samples captured."));
+        assert!(render_n(&p, &view(Format::Text)).ends_with("No BPF JIT samples captured."));
     }
 
     #[test]
     fn csv_rows() {
         let p = profile();
-        let csv = render(&p, &view(Format::Csv));
+        let csv = render_n(&p, &view(Format::Csv));
         let rows: Vec<&str> = csv.lines().skip(1).collect();
         // program 98: 2 direct + 2 kernel rows; program 7: 1 direct row.
         assert_eq!(rows.len(), 5);

@@ -175,6 +175,12 @@ pub fn dump(image: &ProgramImage, format: Format, dev: Option<&Devmode<'_>>) -> 
 }
 
 fn context_text(ctx: &DumpContext) -> String {
+    context_report(ctx, "Source context:")
+}
+
+/// Mismatch warnings, then `heading` and the KIND/FILE/LINE/SOURCE table
+/// (or `heading` + " no matching source context found.").
+pub fn context_report(ctx: &DumpContext, heading: &str) -> String {
     let mut out = Vec::new();
     if !ctx.mismatches.is_empty() {
         out.push(format!(
@@ -191,9 +197,9 @@ fn context_text(ctx: &DumpContext) -> String {
         }
     }
     if ctx.rows.is_empty() {
-        out.push("Source context: no matching source context found.".to_string());
+        out.push(format!("{heading} no matching source context found."));
     } else {
-        out.push("Source context:".to_string());
+        out.push(heading.to_string());
         let cells: Vec<Vec<String>> = ctx
             .rows
             .iter()
@@ -214,7 +220,7 @@ fn context_text(ctx: &DumpContext) -> String {
     out.join("\n")
 }
 
-fn context_json(dev: &Devmode<'_>) -> Json {
+pub fn context_json(dev: &Devmode<'_>) -> Json {
     let ctx = dev.context;
     let names = |v: &[String]| Json::Arr(v.iter().map(|s| Json::from(s.as_str())).collect());
     obj([
