@@ -1,6 +1,7 @@
 //! The perf event catalogue, `--event auto`, frequency checks, attribute
 //! blocks, online CPUs, and the `brr perf-events` listing.
 
+use super::records;
 use crate::error::{BrrError, Result};
 use crate::render::json::{self, obj};
 use crate::render::{csv, table, Format};
@@ -75,15 +76,18 @@ pub enum Shape {
     Lbr,
 }
 
-pub const SAMPLE_DIRECT: u64 =
-    perf::SAMPLE_IP | perf::SAMPLE_TID | perf::SAMPLE_TIME | perf::SAMPLE_CPU | perf::SAMPLE_PERIOD;
+pub const SAMPLE_DIRECT: u64 = records::SAMPLE_IP
+    | records::SAMPLE_TID
+    | records::SAMPLE_TIME
+    | records::SAMPLE_CPU
+    | records::SAMPLE_PERIOD;
 
 impl Shape {
     pub fn sample_type(self) -> u64 {
         match self {
             Shape::Direct => SAMPLE_DIRECT,
-            Shape::Callchain => SAMPLE_DIRECT | perf::SAMPLE_CALLCHAIN,
-            Shape::Lbr => SAMPLE_DIRECT | perf::SAMPLE_BRANCH_STACK,
+            Shape::Callchain => SAMPLE_DIRECT | records::SAMPLE_CALLCHAIN,
+            Shape::Lbr => SAMPLE_DIRECT | records::SAMPLE_BRANCH_STACK,
         }
     }
 }
@@ -293,21 +297,24 @@ pub fn perf_events(freq: u64, format: Format) -> Result<String> {
     Ok(render_listing(&listing_from_probes(&results)?, format))
 }
 
+/// A listing row's cells; `auto` is how the AUTO flag is written.
+fn listing_cells(l: &Listed, auto: &str) -> Vec<String> {
+    vec![
+        l.event.name.to_string(),
+        l.event.type_name().to_string(),
+        l.event.config.to_string(),
+        l.event.precise_ip.to_string(),
+        auto.to_string(),
+    ]
+}
+
 pub fn render_listing(items: &[Listed], format: Format) -> String {
     match format {
         Format::Text if items.is_empty() => "No openable brr perf events found.".into(),
         Format::Text => {
             let rows: Vec<Vec<String>> = items
                 .iter()
-                .map(|l| {
-                    vec![
-                        l.event.name.to_string(),
-                        l.event.type_name().to_string(),
-                        l.event.config.to_string(),
-                        l.event.precise_ip.to_string(),
-                        if l.selected_by_auto { "yes" } else { "" }.to_string(),
-                    ]
-                })
+                .map(|l| listing_cells(l, if l.selected_by_auto { "yes" } else { "" }))
                 .collect();
             // CONFIG and PRECISE are not numeric columns: left-aligned.
             table::render(&["NAME", "TYPE", "CONFIG", "PRECISE", "AUTO"], &rows)
@@ -330,15 +337,7 @@ pub fn render_listing(items: &[Listed], format: Format) -> String {
         Format::Csv => {
             let rows: Vec<Vec<String>> = items
                 .iter()
-                .map(|l| {
-                    vec![
-                        l.event.name.to_string(),
-                        l.event.type_name().to_string(),
-                        l.event.config.to_string(),
-                        l.event.precise_ip.to_string(),
-                        l.selected_by_auto.to_string(),
-                    ]
-                })
+                .map(|l| listing_cells(l, &l.selected_by_auto.to_string()))
                 .collect();
             csv::render(
                 &["name", "type", "config", "precise_ip", "selected_by_auto"],

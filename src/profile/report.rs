@@ -2,6 +2,7 @@
 //! `--line-limit` with "Other" rows that keep every sample, function groups,
 //! and the text, JSON and CSV forms (§10–§13).
 
+use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 
 use super::data::{round, share, Hotspot, KernelHotspot, Profile, ProgramProfile};
@@ -23,22 +24,20 @@ pub struct View {
     pub format: Format,
 }
 
-/// Exact-IP kernel rows merged per function and caller line (§9.4).
+/// Exact-IP kernel rows merged per function and caller line (§9.4): the
+/// summed row (`ip` = lowest IP, no symbol offset, lowest caller address,
+/// instruction offset and column) and the number of distinct IPs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelGroup {
-    pub samples: u64,
-    pub ip: u64,
+    pub row: KernelHotspot,
     pub ip_count: usize,
-    pub symbol: Option<String>,
-    pub module: Option<String>,
-    pub kind: &'static str,
-    pub bpf_jited_address: Option<u64>,
-    pub bpf_instruction_offset: Option<u64>,
-    pub bpf_file: Option<String>,
-    pub bpf_line: Option<u32>,
-    pub bpf_column: Option<u32>,
-    pub bpf_source: Option<String>,
-    pub caller_mapped: bool,
+}
+
+impl std::ops::Deref for KernelGroup {
+    type Target = KernelHotspot;
+    fn deref(&self) -> &KernelHotspot {
+        &self.row
+    }
 }
 
 fn min_opt<T: Ord + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
@@ -62,7 +61,7 @@ pub fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
         Option<&'a str>,
     );
     let mut index: HashMap<Key<'_>, usize> = HashMap::new();
-    let mut groups: Vec<(KernelGroup, HashSet<u64>)> = Vec::new();
+    let mut groups: Vec<(KernelHotspot, HashSet<u64>)> = Vec::new();
     for r in rows {
         let key: Key<'_> = (
             r.symbol.as_deref(),
@@ -74,24 +73,15 @@ pub fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
             r.bpf_source.as_deref(),
         );
         let i = *index.entry(key).or_insert_with(|| {
-            groups.push((
-                KernelGroup {
-                    samples: 0,
-                    ip: r.ip,
-                    ip_count: 0,
-                    symbol: r.symbol.clone(),
-                    module: r.module.clone(),
-                    kind: r.kind,
-                    bpf_jited_address: None,
-                    bpf_instruction_offset: None,
-                    bpf_file: r.bpf_file.clone(),
-                    bpf_line: r.bpf_line,
-                    bpf_column: None,
-                    bpf_source: r.bpf_source.clone(),
-                    caller_mapped: r.caller_mapped,
-                },
-                HashSet::new(),
-            ));
+            let first = KernelHotspot {
+                samples: 0,
+                symbol_offset: None,
+                bpf_jited_address: None,
+                bpf_instruction_offset: None,
+                bpf_column: None,
+                ..r.clone()
+            };
+            groups.push((first, HashSet::new()));
             groups.len() - 1
         });
         let (g, ips) = &mut groups[i];
@@ -105,79 +95,55 @@ pub fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
     }
     groups
         .into_iter()
-        .map(|(mut g, ips)| {
-            g.ip_count = ips.len();
-            g
+        .map(|(row, ips)| KernelGroup {
+            row,
+            ip_count: ips.len(),
         })
         .collect()
 }
 
+fn text_key(s: &Option<String>) -> &str {
+    s.as_deref().unwrap_or("")
+}
+
+fn hotspot_key(h: &Hotspot) -> (Reverse<u64>, &str, u32) {
+    (Reverse(h.samples), text_key(&h.file), h.line.unwrap_or(0))
+}
+
+fn kernel_key(k: &KernelHotspot) -> (Reverse<u64>, &str, u64, &str, u32) {
+    (
+        Reverse(k.samples),
+        text_key(&k.symbol),
+        k.ip,
+        text_key(&k.bpf_file),
+        k.bpf_line.unwrap_or(0),
+    )
+}
+
+fn group_key(g: &KernelGroup) -> (Reverse<u64>, &str, &str, u64, &str, u32) {
+    (
+        Reverse(g.samples),
+        text_key(&g.symbol),
+        text_key(&g.module),
+        if g.symbol.is_none() { g.ip } else { 0 },
+        text_key(&g.bpf_file),
+        g.bpf_line.unwrap_or(0),
+    )
+}
+
 /// Direct rows by `(-samples, file, line)`, stable.
 pub fn sort_hotspots(rows: &mut [Hotspot]) {
-    rows.sort_by(|a, b| {
-        b.samples
-            .cmp(&a.samples)
-            .then_with(|| {
-                a.file
-                    .as_deref()
-                    .unwrap_or("")
-                    .cmp(b.file.as_deref().unwrap_or(""))
-            })
-            .then_with(|| a.line.unwrap_or(0).cmp(&b.line.unwrap_or(0)))
-    });
+    rows.sort_by(|a, b| hotspot_key(a).cmp(&hotspot_key(b)));
 }
 
 /// Exact-IP rows by `(-samples, symbol, ip, bpf_file, bpf_line)`, stable.
 pub fn sort_kernel(rows: &mut [KernelHotspot]) {
-    rows.sort_by(|a, b| {
-        b.samples
-            .cmp(&a.samples)
-            .then_with(|| {
-                a.symbol
-                    .as_deref()
-                    .unwrap_or("")
-                    .cmp(b.symbol.as_deref().unwrap_or(""))
-            })
-            .then_with(|| a.ip.cmp(&b.ip))
-            .then_with(|| {
-                a.bpf_file
-                    .as_deref()
-                    .unwrap_or("")
-                    .cmp(b.bpf_file.as_deref().unwrap_or(""))
-            })
-            .then_with(|| a.bpf_line.unwrap_or(0).cmp(&b.bpf_line.unwrap_or(0)))
-    });
+    rows.sort_by(|a, b| kernel_key(a).cmp(&kernel_key(b)));
 }
 
 /// Groups by `(-samples, symbol, module, unresolved ip, bpf_file, bpf_line)`, stable.
 pub fn sort_groups(rows: &mut [KernelGroup]) {
-    rows.sort_by(|a, b| {
-        b.samples
-            .cmp(&a.samples)
-            .then_with(|| {
-                a.symbol
-                    .as_deref()
-                    .unwrap_or("")
-                    .cmp(b.symbol.as_deref().unwrap_or(""))
-            })
-            .then_with(|| {
-                a.module
-                    .as_deref()
-                    .unwrap_or("")
-                    .cmp(b.module.as_deref().unwrap_or(""))
-            })
-            .then_with(|| {
-                let u = |g: &KernelGroup| if g.symbol.is_none() { g.ip } else { 0 };
-                u(a).cmp(&u(b))
-            })
-            .then_with(|| {
-                a.bpf_file
-                    .as_deref()
-                    .unwrap_or("")
-                    .cmp(b.bpf_file.as_deref().unwrap_or(""))
-            })
-            .then_with(|| a.bpf_line.unwrap_or(0).cmp(&b.bpf_line.unwrap_or(0)))
-    });
+    rows.sort_by(|a, b| group_key(a).cmp(&group_key(b)));
 }
 
 fn keep<T>(mut rows: Vec<T>, limit: usize) -> Vec<T> {

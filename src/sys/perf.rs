@@ -15,14 +15,6 @@ pub const PERF_TYPE_HARDWARE: u32 = 0;
 pub const PERF_TYPE_SOFTWARE: u32 = 1;
 pub const PERF_COUNT_SW_DUMMY: u64 = 9;
 
-pub const SAMPLE_IP: u64 = 1 << 0;
-pub const SAMPLE_TID: u64 = 1 << 1;
-pub const SAMPLE_TIME: u64 = 1 << 2;
-pub const SAMPLE_CALLCHAIN: u64 = 1 << 5;
-pub const SAMPLE_CPU: u64 = 1 << 7;
-pub const SAMPLE_PERIOD: u64 = 1 << 8;
-pub const SAMPLE_BRANCH_STACK: u64 = 1 << 11;
-
 pub const FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
 pub const FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
 
