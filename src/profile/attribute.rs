@@ -656,6 +656,48 @@ ffffffff81600000 t lookup_nulls_elem_raw
         assert_eq!(progs[0].under_bpf_caller_source_unmapped_samples, 1);
     }
 
+    /// Throughput of parse + attribution (run with `cargo test --release
+    /// -- --ignored per_sample_cost --nocapture`).
+    #[test]
+    #[ignore]
+    fn per_sample_cost() {
+        let mut a = Attributor::new(Shape::Direct);
+        a.register(prog7());
+        let mut ring = Vec::new();
+        for i in 0..10_000u64 {
+            let ip = if i % 4 == 0 {
+                0xffff_ffff_8100_0000 + i
+            } else {
+                0x1000 + i % 0x80
+            };
+            ring.extend(build::sample(ip, 0, None));
+        }
+        let rounds = 200;
+        let t = std::time::Instant::now();
+        let mut scratch = Vec::new();
+        let mut st = ParseStats::default();
+        for r in 0..rounds {
+            let cut = (r * 4099) % ring.len();
+            crate::profile::records::walk(
+                &ring[..cut],
+                &ring[cut..],
+                a.shape.sample_type(),
+                &mut scratch,
+                &mut st,
+                |rec| {
+                    if let Record::Sample(s) = rec {
+                        a.sample(&s)
+                    }
+                },
+            );
+        }
+        let n = a.counters.total_samples;
+        eprintln!(
+            "{:.1} ns per sample ({n} samples)",
+            t.elapsed().as_nanos() as f64 / n as f64
+        );
+    }
+
     #[test]
     fn kinds_without_substring_misclassification() {
         let k = |n: &str| classify(Some(n), None);

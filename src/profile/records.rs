@@ -162,6 +162,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
+#[inline]
 fn parse_sample(payload: &[u8], sample_type: u64) -> Option<Sample<'_>> {
     let mut c = Cursor { b: payload, pos: 0 };
     let mut s = Sample::default();
@@ -193,6 +194,7 @@ fn parse_sample(payload: &[u8], sample_type: u64) -> Option<Sample<'_>> {
 
 /// Parse one complete record (`bytes.len()` equals the header's size, ≥ 8).
 /// Returns the data-carrying record, if any, and updates `stats`.
+#[inline]
 pub fn parse_record<'a>(
     bytes: &'a [u8],
     sample_type: u64,
