@@ -691,9 +691,20 @@ fn parse_float(s: &str) -> Result<f64, &'static str> {
     Ok(v)
 }
 
+/// Longest accepted time value (about 115 days): anything longer is a typo,
+/// and it keeps every deadline computation far from overflow.
+const MAX_SECONDS: f64 = 1e7;
+
 /// Check and convert one option value. Errors are the text after `argument X: `.
 fn convert(kind: Kind, raw: &str) -> Result<Val, String> {
-    let int = |raw: &str| parse_int(raw).ok_or_else(|| "must be an integer".to_string());
+    let int = |raw: &str| {
+        let v = parse_int(raw).ok_or_else(|| "must be an integer".to_string())?;
+        if v > u64::MAX as i128 {
+            Err(format!("must be at most {}", u64::MAX))
+        } else {
+            Ok(v)
+        }
+    };
     match kind {
         Kind::Flag => Ok(Val::Flag),
         Kind::Path | Kind::OptionalPath => Ok(Val::Str(raw.to_string())),
@@ -701,6 +712,8 @@ fn convert(kind: Kind, raw: &str) -> Result<Val, String> {
             let v = parse_float(raw)?;
             if v <= 0.0 {
                 Err("must be greater than 0".into())
+            } else if v > MAX_SECONDS {
+                Err(format!("must be at most {MAX_SECONDS}"))
             } else {
                 Ok(Val::Float(v))
             }
@@ -1458,9 +1471,16 @@ mod tests {
             err_line("activity -d"),
             "brr activity: error: argument -d/--duration: expected one argument"
         );
-        // Huge values are fine (clamped), not a crash.
+        assert_eq!(
+            err_line("activity --limit 99999999999999999999999"),
+            "brr activity: error: argument --limit: must be at most 18446744073709551615"
+        );
+        assert_eq!(
+            err_line("activity -d 1e300"),
+            "brr activity: error: argument -d/--duration: must be at most 10000000"
+        );
         assert!(matches!(
-            cli("activity --limit 99999999999999999999999").command,
+            cli("activity --limit 18446744073709551615").command,
             Command::Activity { .. }
         ));
     }
