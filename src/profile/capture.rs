@@ -559,6 +559,169 @@ mod tests {
         assert_eq!((p.pages, p.warnings.len()), (4096, 0));
     }
 
+    use crate::profile::image::tests::{line, range};
+    use crate::profile::records::{self, build};
+
+    /// Program 9 at 0x1000..0x1100 with one line record.
+    fn prog9() -> ProgMeta {
+        ProgMeta {
+            id: 9,
+            name: "p9".into(),
+            funcs: vec![range(0x1000, 0x100, 0, "p9_main")],
+            lines: vec![line(0x1000, 0, "p.c", 5, "x++;")],
+            ..Default::default()
+        }
+    }
+
+    #[derive(Default)]
+    struct FakeSource {
+        by_id_calls: Vec<u32>,
+        all_calls: usize,
+    }
+
+    impl ProgSource for FakeSource {
+        fn by_id(&mut self, id: u32) -> Option<ProgMeta> {
+            self.by_id_calls.push(id);
+            (id == 9).then(prog9)
+        }
+        fn all(&mut self) -> Vec<ProgMeta> {
+            self.all_calls += 1;
+            vec![prog9()]
+        }
+    }
+
+    fn cpu_ring(cpu: u32) -> CpuRing {
+        CpuRing {
+            cpu,
+            fd: std::fs::File::open("/dev/null").expect("/dev/null").into(),
+            ring: Ring::anonymous(1, 4096),
+        }
+    }
+
+    fn direct_samples(ips: &[u64]) -> Vec<u8> {
+        ips.iter()
+            .flat_map(|&ip| build::sample(ip, 0, None))
+            .collect()
+    }
+
+    fn loop_over<'a>(
+        rings: &'a mut [CpuRing],
+        side: &'a mut [CpuRing],
+        attr: &'a mut Attributor,
+        source: &'a mut dyn ProgSource,
+    ) -> Loop<'a> {
+        Loop {
+            rings,
+            side,
+            sample_type: Shape::Direct.sample_type(),
+            attr,
+            source,
+            scratch: Vec::new(),
+            side_stats: ParseStats::default(),
+            out: LoopOutcome::default(),
+        }
+    }
+
+    /// Loads seen on the side band apply before the samples drained with
+    /// them; unloads only after, so earlier samples still count.
+    #[test]
+    fn side_band_orders_loads_and_unloads_around_samples() {
+        let mut rings = vec![cpu_ring(0), cpu_ring(1)];
+        let mut side = vec![cpu_ring(0), cpu_ring(1)];
+        let mut attr = Attributor::new(Shape::Direct);
+        let mut source = FakeSource::default();
+        // Program 9 loads on CPU 1 and runs on CPU 0.
+        side[1]
+            .ring
+            .produce(&build::ksymbol(0x1000, 0x100, 0, "bpf_prog_x_p9_main"));
+        side[1]
+            .ring
+            .produce(&build::bpf_event(records::BPF_EVENT_PROG_LOAD, 9));
+        rings[0]
+            .ring
+            .produce(&direct_samples(&[0x1010, 0xffff_ffff_8100_0000]));
+        {
+            let mut lp = loop_over(&mut rings, &mut side, &mut attr, &mut source);
+            lp.drain(&[0, 1]);
+            assert_eq!(lp.out.drain_count, 1, "only ring 0 had data");
+            assert!(lp.out.max_occupancy > 0.0);
+            assert!(lp.out.first_sample.is_some());
+            // Unloaded: samples read in the same drain still count.
+            lp.rings[1].ring.produce(&direct_samples(&[0x1020]));
+            lp.side[0]
+                .ring
+                .produce(&build::bpf_event(records::BPF_EVENT_PROG_UNLOAD, 9));
+            lp.side[0].ring.produce(&build::ksymbol(
+                0x1000,
+                0x100,
+                records::KSYMBOL_FLAG_UNREGISTER,
+                "x",
+            ));
+            lp.drain(&[1]);
+            // Later samples at that address are no longer the program's.
+            lp.rings[0].ring.produce(&direct_samples(&[0x1030]));
+            lp.drain(&[0]);
+            assert_eq!(lp.out.stats.samples, 4);
+        }
+        assert_eq!(source.by_id_calls, vec![9]);
+        assert_eq!(source.all_calls, 0);
+        assert_eq!(attr.counters.total_samples, 4);
+        assert_eq!(attr.counters.bpf_jit_samples, 2);
+        let (progs, _) = attr.finish(&Default::default(), |_| vec![]);
+        assert_eq!(progs[0].samples, 2);
+    }
+
+    /// Lost side-band records mean unseen loads: every program is re-read.
+    #[test]
+    fn lost_side_band_records_trigger_a_resync() {
+        let mut rings = vec![cpu_ring(0)];
+        let mut side = vec![cpu_ring(0)];
+        let mut attr = Attributor::new(Shape::Direct);
+        let mut source = FakeSource::default();
+        side[0]
+            .ring
+            .produce(&build::record(records::RECORD_LOST, &build::u64s(&[1, 3])));
+        rings[0].ring.produce(&direct_samples(&[0x1010]));
+        let mut lp = loop_over(&mut rings, &mut side, &mut attr, &mut source);
+        lp.drain(&[0]);
+        assert_eq!(
+            lp.out.stats.lost_samples, 0,
+            "side-band loss is not sample loss"
+        );
+        drop(lp);
+        assert_eq!(source.all_calls, 1);
+        assert_eq!(attr.counters.bpf_jit_samples, 1);
+    }
+
+    /// A ring holding more than its size (overrun) and a record that wraps.
+    #[test]
+    fn overrun_and_wrapped_records() {
+        let mut rings = vec![cpu_ring(0)];
+        let mut side: Vec<CpuRing> = Vec::new();
+        let mut attr = Attributor::new(Shape::Direct);
+        let mut source = FakeSource::default();
+        // 4096-byte ring: 85 samples (4080 bytes) fit; the 86th wraps.
+        rings[0].ring.produce(&direct_samples(&[1; 85]));
+        let mut lp = loop_over(&mut rings, &mut side, &mut attr, &mut source);
+        lp.drain(&[0]);
+        lp.rings[0].ring.produce(&direct_samples(&[2; 3]));
+        lp.drain(&[0]);
+        assert_eq!(lp.out.stats.samples, 88);
+        assert_eq!(
+            (lp.out.stats.malformed_records, lp.out.stats.discarded_bytes),
+            (0, 0)
+        );
+        // More than a ring's worth pending: the excess is discarded, the
+        // rest (starting mid-record) is malformed, never silently skipped.
+        lp.rings[0].ring.produce(&direct_samples(&[3; 100]));
+        lp.drain(&[0]);
+        // (Here the first header read is inside a sample and is garbage, so
+        // everything pending ends up discarded.)
+        assert_eq!(lp.out.stats.discarded_bytes, 100 * 48);
+        assert_eq!(lp.out.stats.malformed_records, 1);
+        assert!(lp.out.max_occupancy > 100.0, "{}", lp.out.max_occupancy);
+    }
+
     #[test]
     fn stop_signal() {
         let s = StopSignal::new();

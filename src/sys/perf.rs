@@ -316,6 +316,45 @@ impl Ring {
     }
 }
 
+/// Rings the tests fill themselves, playing the kernel's part.
+#[cfg(test)]
+impl Ring {
+    /// An anonymous mapping laid out like a perf ring (header page + data).
+    pub fn anonymous(data_pages: usize, page_size: usize) -> Ring {
+        let len = (data_pages + 1) * page_size;
+        // SAFETY: a fresh private anonymous mapping; checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED, "test mapping");
+        Ring {
+            base: base as *mut u8,
+            len,
+            data_offset: page_size,
+            data_size: data_pages * page_size,
+        }
+    }
+
+    /// Append `bytes` at the head (wrapping) and publish the new head.
+    pub fn produce(&mut self, bytes: &[u8]) {
+        let head = self.word(HEAD_OFF).load(Ordering::Relaxed);
+        for (i, b) in bytes.iter().enumerate() {
+            let pos = (head as usize + i) % self.data_size;
+            // SAFETY: `pos < data_size`, inside the data area of our mapping.
+            unsafe { *self.base.add(self.data_offset + pos) = *b };
+        }
+        self.word(HEAD_OFF)
+            .store(head + bytes.len() as u64, Ordering::Release);
+    }
+}
+
 impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly the region mapped in `map`; no slice into
