@@ -225,13 +225,15 @@ struct Loop<'a> {
     source: &'a mut dyn ProgSource,
     scratch: Vec<u8>,
     side_stats: ParseStats,
+    /// Unloads seen but not applied yet (see [`Loop::drain`]).
+    pending: Vec<Unreg>,
     out: LoopOutcome,
 }
 
 impl Loop<'_> {
-    /// Apply side-band records: loads now, unloads after the caller has
-    /// read the samples that may predate them.
-    fn drain_side(&mut self, unregs: &mut Vec<Unreg>) {
+    /// Apply side-band loads now; queue unloads in `pending`.
+    fn drain_side(&mut self) {
+        let unregs = &mut self.pending;
         let mut loads = Vec::new();
         let mut resync = false;
         let lost_before = self.side_stats.lost_samples;
@@ -276,14 +278,15 @@ impl Loop<'_> {
 
     /// Drain the listed sample rings. Their heads are read first and the
     /// side band second, so every program that ran in those samples is
-    /// registered before they are attributed.
+    /// registered before they are attributed. Unloads wait for the end of
+    /// a sweep of every ring: until then some ring may still hold samples
+    /// taken before the unload.
     fn drain(&mut self, which: &[usize]) {
         let heads: Vec<(usize, u64)> = which
             .iter()
             .map(|&i| (i, self.rings[i].ring.head()))
             .collect();
-        let mut unregs = Vec::new();
-        self.drain_side(&mut unregs);
+        self.drain_side();
         let sample_type = self.sample_type;
         for (i, head) in heads {
             let ring = &mut self.rings[i].ring;
@@ -316,10 +319,12 @@ impl Loop<'_> {
                 out.first_sample = Some(Instant::now());
             }
         }
-        for u in unregs {
-            match u {
-                Unreg::Addr(a) => self.attr.unregister_addr(a),
-                Unreg::Prog(id) => self.attr.unregister_prog(id),
+        if which.len() == self.rings.len() {
+            for u in std::mem::take(&mut self.pending) {
+                match u {
+                    Unreg::Addr(a) => self.attr.unregister_addr(a),
+                    Unreg::Prog(id) => self.attr.unregister_prog(id),
+                }
             }
         }
     }
@@ -377,6 +382,7 @@ pub fn run(
         source,
         scratch: Vec::new(),
         side_stats: ParseStats::default(),
+        pending: Vec::new(),
         out: LoopOutcome {
             started: Some(start),
             ..Default::default()
@@ -618,6 +624,7 @@ mod tests {
             source,
             scratch: Vec::new(),
             side_stats: ParseStats::default(),
+            pending: Vec::new(),
             out: LoopOutcome::default(),
         }
     }
@@ -646,7 +653,8 @@ mod tests {
             assert_eq!(lp.out.drain_count, 1, "only ring 0 had data");
             assert!(lp.out.max_occupancy > 0.0);
             assert!(lp.out.first_sample.is_some());
-            // Unloaded: samples read in the same drain still count.
+            // Unloaded: samples read in the same drain still count, and so
+            // do samples other rings hold until every ring was swept.
             lp.rings[1].ring.produce(&direct_samples(&[0x1020]));
             lp.side[0]
                 .ring
@@ -658,17 +666,20 @@ mod tests {
                 "x",
             ));
             lp.drain(&[1]);
+            lp.rings[0].ring.produce(&direct_samples(&[0x1028]));
+            lp.drain(&[0]);
+            lp.drain(&[0, 1]);
             // Later samples at that address are no longer the program's.
             lp.rings[0].ring.produce(&direct_samples(&[0x1030]));
             lp.drain(&[0]);
-            assert_eq!(lp.out.stats.samples, 4);
+            assert_eq!(lp.out.stats.samples, 5);
         }
         assert_eq!(source.by_id_calls, vec![9]);
         assert_eq!(source.all_calls, 0);
-        assert_eq!(attr.counters.total_samples, 4);
-        assert_eq!(attr.counters.bpf_jit_samples, 2);
+        assert_eq!(attr.counters.total_samples, 5);
+        assert_eq!(attr.counters.bpf_jit_samples, 3);
         let (progs, _) = attr.finish(&Default::default(), |_| vec![]);
-        assert_eq!(progs[0].samples, 2);
+        assert_eq!(progs[0].samples, 3);
     }
 
     /// Lost side-band records mean unseen loads: every program is re-read.
