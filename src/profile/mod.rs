@@ -242,11 +242,8 @@ pub fn run(
         btf: BtfCache::default(),
     };
     let metas = enumerate(&mut source.btf)?;
-    if !metas.is_empty() && metas.iter().all(|m| m.funcs.is_empty()) {
-        warnings.push(
-            "BPF JIT addresses are hidden by the kernel (kernel.kptr_restrict); samples cannot be attributed to eBPF programs"
-                .into(),
-        );
+    if jit_hidden(&metas) {
+        warnings.push(JIT_HIDDEN.into());
     }
     let mut attributor = Attributor::new(shape);
     for m in metas {
@@ -321,6 +318,44 @@ pub fn run(
             ));
         }
     }
+    tel.incomplete = record_warnings(&tel, &mut warnings) || rate_lowered || timing_incomplete;
+
+    let ksyms = match ksyms {
+        Some(h) => h.join().unwrap_or_default(),
+        None => Kallsyms::default(),
+    };
+    if req.kernel_samples && ksyms.hidden {
+        warnings.insert(plan.warnings.len(), KSYMS_HIDDEN.into());
+    }
+    tel.warnings = warnings;
+    let pins = bpffs::scan(&req.bpffs);
+    let (programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
+
+    Ok(Profile {
+        requested_event: req.event.clone(),
+        selected_event: event.name.to_string(),
+        duration: req.duration,
+        frequency: req.frequency,
+        kernel_samples: req.kernel_samples,
+        call_graph: req.call_graph,
+        program_id,
+        counters,
+        telemetry: tel,
+        programs,
+    })
+}
+
+const JIT_HIDDEN: &str = "BPF JIT addresses are hidden by the kernel (kernel.kptr_restrict); samples cannot be attributed to eBPF programs";
+const KSYMS_HIDDEN: &str = "kernel symbol addresses are hidden by the kernel (kernel.kptr_restrict); kernel/helper samples are reported without symbols";
+
+/// Programs exist but none has a JIT address: the kernel hides them.
+fn jit_hidden(metas: &[ProgMeta]) -> bool {
+    !metas.is_empty() && metas.iter().all(|m| m.funcs.is_empty())
+}
+
+/// Append the warnings about what the rings reported (§7.2 items 5–9, in
+/// that order); returns whether those problems make the profile incomplete.
+fn record_warnings(tel: &Telemetry, warnings: &mut Vec<String>) -> bool {
     let running = tel.running_percent();
     if tel.lost_samples > 0 {
         warnings.push(format!(
@@ -345,47 +380,19 @@ pub fn run(
             "perf events ran for {running:.2}% of enabled time; profile is incomplete due to multiplexing"
         ));
     }
+    // The unrounded peak decides; unthrottle and unknown records and a full
+    // ring alone are not incomplete.
     if tel.max_ring_occupancy >= 75.0 {
         warnings.push(format!(
             "perf ring occupancy reached {:.1}%; consider increasing --perf-buffer-pages or reducing --perf-drain-ms",
             tel.max_ring_occupancy
         ));
     }
-    tel.incomplete = tel.lost_samples > 0
+    tel.lost_samples > 0
         || tel.throttle_events > 0
         || tel.malformed_records > 0
         || tel.discarded_bytes > 0
         || running < 99.0
-        || rate_lowered
-        || timing_incomplete;
-
-    let ksyms = match ksyms {
-        Some(h) => h.join().unwrap_or_default(),
-        None => Kallsyms::default(),
-    };
-    if req.kernel_samples && ksyms.hidden {
-        warnings.insert(
-            plan.warnings.len(),
-            "kernel symbol addresses are hidden by the kernel (kernel.kptr_restrict); kernel/helper samples are reported without symbols"
-                .into(),
-        );
-    }
-    tel.warnings = warnings;
-    let pins = bpffs::scan(&req.bpffs);
-    let (programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
-
-    Ok(Profile {
-        requested_event: req.event.clone(),
-        selected_event: event.name.to_string(),
-        duration: req.duration,
-        frequency: req.frequency,
-        kernel_samples: req.kernel_samples,
-        call_graph: req.call_graph,
-        program_id,
-        counters,
-        telemetry: tel,
-        programs,
-    })
 }
 
 /// The limit is below `F` now and was higher (or unreadable) at the start.
@@ -406,6 +413,65 @@ mod tests {
             "already low at the start"
         );
         assert!(!rate_was_lowered(Some(100_000), 99_997, 99_997));
+    }
+
+    #[test]
+    fn ring_warnings_in_order_and_incomplete_rules() {
+        let clean = Telemetry {
+            time_enabled_ns: 1000,
+            time_running_ns: 1000,
+            unthrottle_events: 3,
+            unknown_records: 2,
+            max_ring_occupancy: 74.99,
+            ..Default::default()
+        };
+        let mut w = Vec::new();
+        assert!(!record_warnings(&clean, &mut w));
+        assert!(w.is_empty());
+        let bad = Telemetry {
+            lost_samples: 17137,
+            throttle_events: 2,
+            malformed_records: 1,
+            discarded_bytes: 48,
+            time_enabled_ns: 1000,
+            time_running_ns: 985,
+            max_ring_occupancy: 99.6,
+            ..Default::default()
+        };
+        assert!(record_warnings(&bad, &mut w));
+        assert_eq!(
+            w,
+            vec![
+                "perf dropped 17137 samples; CPU percentages are lower bounds",
+                "perf throttled sampling 2 times; profile is incomplete",
+                "perf ring parsing discarded 48 bytes across 1 malformed records; profile is incomplete",
+                "perf events ran for 98.50% of enabled time; profile is incomplete due to multiplexing",
+                "perf ring occupancy reached 99.6%; consider increasing --perf-buffer-pages or reducing --perf-drain-ms",
+            ]
+        );
+        // A full ring alone is a hint, not an incomplete profile.
+        let full = Telemetry {
+            max_ring_occupancy: 75.0,
+            ..Default::default()
+        };
+        let mut w = Vec::new();
+        assert!(!record_warnings(&full, &mut w));
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn hidden_jit_addresses() {
+        assert!(!jit_hidden(&[]));
+        let hidden = ProgMeta::default();
+        assert!(jit_hidden(std::slice::from_ref(&hidden)));
+        let mut shown = ProgMeta::default();
+        shown.funcs.push(crate::kernel::lines::JitRange {
+            start: 1,
+            len: 1,
+            func_index: 0,
+            func_name: None,
+        });
+        assert!(!jit_hidden(&[hidden, shown]));
     }
 
     #[test]
