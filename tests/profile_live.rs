@@ -10,6 +10,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use support::btf::Linkage;
+use support::insn::*;
 use support::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -185,6 +187,64 @@ fn helper_samples_sit_under_the_hot_line() {
     }
     let meta = doc.get("metadata").unwrap();
     assert!(num(meta, "kernel_symbolized_samples") >= under);
+}
+
+/// The instruction after each helper call starts the next source line, so
+/// the return address belongs to that line: helper time must still go to
+/// the line of the call (lookup at return address − 1).
+#[test]
+fn helper_time_goes_to_the_line_of_the_call_not_the_next() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    const FILE: &str = "/src/brr-profile-tests/call_site.c";
+    const CALL_TEXT: &str = "    t = bpf_ktime_get_ns();";
+    let mut b = ProgBuilder::new();
+    b.func("brr_pt_call_site_main", Linkage::Global);
+    b.line(FILE, 10, 5, "    __u64 t = 0;");
+    b.emit(mov64_imm(R6, 0));
+    for _ in 0..300 {
+        b.line(FILE, 11, 9, CALL_TEXT);
+        b.emit(call_helper(BPF_FUNC_KTIME_GET_NS));
+        b.line(FILE, 12, 9, "    acc ^= t;");
+        b.emit(mov64_reg(R6, R0));
+    }
+    b.line(FILE, 13, 5, "    return 0;");
+    b.emit(mov64_imm(R0, 0));
+    b.emit(exit());
+    let prog = load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, "brr_pt_callsite", &b)
+        .expect("load call-site program");
+    let load = spawn_test_run_load(prog.fd(), 1000, Duration::from_millis(2500));
+    let doc = profile_json(&[
+        "-d",
+        "2",
+        "--kernel-samples",
+        "--limit",
+        "0",
+        "--line-limit",
+        "0",
+    ]);
+    load.join().expect("load thread");
+    let p = program(&doc, prog.id).expect("call-site program profiled");
+    let under = num(p, "kernel_samples");
+    assert!(under >= 100, "kernel samples under the program: {under}");
+    let on_line = |line: u64| -> u64 {
+        p.get("kernel_hotspots")
+            .unwrap()
+            .array()
+            .iter()
+            .filter(|k| k.get("bpf_line").and_then(Json::u64) == Some(line))
+            .map(|k| num(k, "samples"))
+            .sum()
+    };
+    let (call, next) = (on_line(11), on_line(12));
+    assert!(
+        call * 100 >= under * 95,
+        "line 11 (call) {call}, line 12 {next}, of {under}"
+    );
+    let k = &p.get("kernel_hotspots").unwrap().array()[0];
+    assert_eq!(text(k, "bpf_source"), Some(CALL_TEXT));
 }
 
 #[test]
