@@ -321,6 +321,10 @@ impl App {
     /// and both scroll offsets (clamped).
     fn relayout(&mut self, reset_widths: bool) {
         let keep = self.cursor_id();
+        self.relayout_keeping(keep, reset_widths);
+    }
+
+    fn relayout_keeping(&mut self, keep: Option<u32>, reset_widths: bool) {
         let (shown, _) = activity_table(&[], 1.0, self.cumulative, self.extended, commas);
         if !shown.iter().any(|h| Col::of_header(h) == self.sort.col) {
             self.sort = Sort {
@@ -461,10 +465,11 @@ impl App {
                 self.window_running = false;
                 // Idle hosts produce identical windows: nothing to redraw.
                 let changed = rows != self.rows;
+                let keep = self.cursor_id();
                 self.rows = rows;
                 self.measured = measured;
                 if changed {
-                    self.relayout(false);
+                    self.relayout_keeping(keep, false);
                 }
                 if self.drill.is_none() {
                     let s = self.runtime_status();

@@ -416,10 +416,17 @@ impl Drill {
         out
     }
 
+    /// The title wrapped to the panel (at most two lines).
+    pub fn title_wrapped(&self) -> Vec<String> {
+        let mut t = wrap(&self.title(), self.inner_width().saturating_sub(1));
+        t.truncate(2);
+        t
+    }
+
     /// Rows of the table body.
     pub fn table_height(&self) -> usize {
         let inner = (self.size.1 as usize).saturating_sub(2);
-        let mut used = 1 + self.status_wrapped().len() + 1;
+        let mut used = self.title_wrapped().len() + self.status_wrapped().len() + 1;
         if self.form.is_some() {
             used += FORM_LABELS.len();
         }
