@@ -4,6 +4,7 @@
 //! fixture hold --progs N --maps M
 //! fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper]
 //! fixture churn --seconds S --count N
+//! fixture showcase
 //! ```
 //! Needs root (CAP_BPF/CAP_SYS_ADMIN).
 
@@ -24,7 +25,12 @@ const USAGE: &str = "usage:
       BPF_PROG_TEST_RUN on T threads for S seconds (default 10, 1), then
       print `runs=<total>`
   fixture churn --seconds S --count N
-      load and drop batches of N minimal programs and N maps for S seconds";
+      load and drop batches of N minimal programs and N maps for S seconds
+  fixture showcase
+      load one of each fixture (socket filter with its map, hot program,
+      subprogram, helper caller, pinned prog/map/link under a fresh bpffs
+      directory), print `name=value` lines with their ids, then `ready`;
+      drive the hot, subprogram and helper programs until stdin reaches EOF";
 
 /// Parsed `--flag value` pairs, each allowed flag at most once.
 struct Flags(Vec<(String, String)>);
@@ -136,12 +142,63 @@ fn churn(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+fn showcase() -> Result<(), String> {
+    let e = |what: &str| {
+        let what = what.to_string();
+        move |err: std::io::Error| format!("loading {what}: {err}")
+    };
+    let sock = support::SocketFilterFixture::load().map_err(e("socket filter"))?;
+    let hot = support::HotFixture::load().map_err(e("hot"))?;
+    let sub = support::SubprogFixture::load().map_err(e("subprog"))?;
+    let helper = support::HelperFixture::load().map_err(e("helper"))?;
+    let pinned = support::PinnedFixture::load().map_err(e("pinned"))?;
+    // A little traffic for the socket filter so activity has two rows of work.
+    sock.prog
+        .test_run(1000)
+        .map_err(|err| format!("BPF_PROG_TEST_RUN: {err}"))?;
+    let drivers = [
+        support::LoadDriver::start(hot.prog.fd(), 1, support::HOT_REPEAT),
+        support::LoadDriver::start(sub.prog.fd(), 1, support::HOT_REPEAT),
+        support::LoadDriver::start(helper.prog.fd(), 1, support::HelperFixture::REPEAT),
+    ];
+    let mut out = std::io::stdout().lock();
+    let lines = [
+        ("sock_prog", sock.prog.id.to_string()),
+        ("sock_map", sock.map.id.to_string()),
+        ("hot_prog", hot.prog.id.to_string()),
+        ("sub_prog", sub.prog.id.to_string()),
+        ("helper_prog", helper.prog.id.to_string()),
+        ("pin_dir", pinned.dir.path.display().to_string()),
+        ("pin_prog", pinned.prog.id.to_string()),
+        ("pin_map", pinned.map.id.to_string()),
+        ("pin_link", pinned.rawtp.link_id.to_string()),
+    ];
+    for (k, v) in lines {
+        writeln!(out, "{k}={v}").map_err(|err| err.to_string())?;
+    }
+    writeln!(out, "ready")
+        .and_then(|_| out.flush())
+        .map_err(|err| err.to_string())?;
+    drop(out);
+    let mut sink = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut sink)
+        .map_err(|err| format!("reading stdin: {err}"))?;
+    for d in drivers {
+        d.map_err(|err| format!("starting load: {err}"))?
+            .stop()
+            .map_err(|err| format!("BPF_PROG_TEST_RUN: {err}"))?;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("hold") => hold(&args[1..]),
         Some("hot") => hot(&args[1..]),
         Some("churn") => churn(&args[1..]),
+        Some("showcase") => showcase(),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
