@@ -229,7 +229,22 @@ fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
         f,
         area,
         area.y + h - 1,
-        Line::styled(pad(&skip_take(FOOTER, 0, w), w, false), t.footer),
+        Line::styled(
+            pad(
+                &skip_take(
+                    if app.delay_dialog.is_some() {
+                        " ^q Quit  esc Close"
+                    } else {
+                        FOOTER
+                    },
+                    0,
+                    w,
+                ),
+                w,
+                false,
+            ),
+            t.footer,
+        ),
     );
     if app.help {
         draw_main_help(f, t, area);
