@@ -1202,3 +1202,35 @@ fn image_is_shared_not_copied() {
     });
     assert_eq!(Arc::strong_count(&img), 2);
 }
+
+/// Tiny terminals: every view draws without panicking.
+#[test]
+fn tiny_terminals_never_panic() {
+    for size in [(1, 1), (2, 2), (10, 3), (20, 5), (30, 8), (45, 12)] {
+        let mut views: Vec<App> = Vec::new();
+        let mut a = app_with("-x -c", size);
+        views.push(app_with("", size));
+        a.on_key(ch('h'));
+        views.push(a);
+        let mut a = app_with("", size);
+        a.on_key(ch('d'));
+        views.push(a);
+        let mut a = app_with("", size);
+        a.on_key(ch('/'));
+        views.push(a);
+        for key_seq in ["", "h", "M", "P", "/x", "mE", "p"] {
+            let mut a = drill_app(size, true);
+            for c in key_seq.chars() {
+                a.on_key(ch(c));
+            }
+            a.on_key(key(KeyCode::End));
+            a.on_key(key(KeyCode::Right));
+            views.push(a);
+        }
+        for mut a in views {
+            render(&a);
+            a.resize(size.0.saturating_add(3), size.1.saturating_add(2));
+            render(&a);
+        }
+    }
+}
