@@ -153,6 +153,19 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// The first shown row: `top` moved only as far as needed to keep the
+/// cursor in a viewport of `height` rows over `n` rows.
+pub fn scroll_top(top: usize, cursor: usize, n: usize, height: usize) -> usize {
+    let top = top.min(n.saturating_sub(height));
+    if cursor < top {
+        cursor
+    } else if cursor >= top + height {
+        cursor + 1 - height
+    } else {
+        top
+    }
+}
+
 /// A one-line text input (the delay dialog and the filter).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Input {
@@ -393,14 +406,7 @@ impl App {
     }
 
     fn clamp_scroll(&mut self) {
-        let body = self.body_height();
-        let n = self.order.len();
-        self.top = self.top.min(n.saturating_sub(body));
-        if self.cursor < self.top {
-            self.top = self.cursor;
-        } else if self.cursor >= self.top + body {
-            self.top = self.cursor + 1 - body;
-        }
+        self.top = scroll_top(self.top, self.cursor, self.order.len(), self.body_height());
     }
 
     fn move_cursor(&mut self, to: usize) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::app::{is_hard_quit, wrap, Effect, Input};
+use super::app::{is_hard_quit, scroll_top, wrap, Effect, Input};
 #[cfg(test)]
 use super::worker::ProfileDone;
 use super::worker::{Cmd, Msg, ProfileJob};
@@ -673,14 +673,7 @@ impl Drill {
     }
 
     fn clamp_scroll(&mut self) {
-        let h = self.table_height();
-        let n = self.lines.len();
-        self.top = self.top.min(n.saturating_sub(h));
-        if self.cursor < self.top {
-            self.top = self.cursor;
-        } else if self.cursor >= self.top + h {
-            self.top = self.cursor + 1 - h;
-        }
+        self.top = scroll_top(self.top, self.cursor, self.lines.len(), self.table_height());
     }
 
     fn move_to(&mut self, to: usize) {

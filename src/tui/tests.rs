@@ -630,6 +630,18 @@ fn code(app: &App) -> String {
     d.lines[d.cursor].code.clone()
 }
 
+/// Move the drilldown cursor to the first shown line whose code matches.
+fn goto(app: &mut App, pred: impl Fn(&str) -> bool) {
+    let at = shown(app)
+        .iter()
+        .position(|c| pred(c))
+        .expect("a matching line");
+    app.on_key(key(KeyCode::Home));
+    for _ in 0..at {
+        app.on_key(key(KeyCode::Down));
+    }
+}
+
 fn shown(app: &App) -> Vec<String> {
     d(app).lines.iter().map(|l| l.code.clone()).collect()
 }
@@ -721,14 +733,7 @@ fn profile_errors_and_cancel() {
 fn expand_collapse_keep_the_branch_in_place() {
     let mut app = drill_app((80, 24), true);
     // Go to the parent of line 5.
-    let parent = shown(&app)
-        .iter()
-        .position(|c| c.starts_with("+ prog.bpf.c:5:"))
-        .unwrap();
-    app.on_key(key(KeyCode::Home));
-    for _ in 0..parent {
-        app.on_key(key(KeyCode::Down));
-    }
+    goto(&mut app, |c| c.starts_with("+ prog.bpf.c:5:"));
     let screen = d(&app).cursor - d(&app).top;
     app.on_key(ch('e'));
     assert!(code(&app).starts_with("- prog.bpf.c:5:"));
@@ -744,11 +749,7 @@ fn expand_collapse_keep_the_branch_in_place() {
     assert!(code(&app).starts_with("+ prog.bpf.c:5:"));
     assert_eq!(d(&app).cursor - d(&app).top, screen.min(d(&app).cursor));
     // e on a fold opens it in place; c inside re-folds it.
-    app.on_key(key(KeyCode::Home));
-    let fold = shown(&app).iter().position(|c| c == "...").unwrap();
-    for _ in 0..fold {
-        app.on_key(key(KeyCode::Down));
-    }
+    goto(&mut app, |c| c == "...");
     let before = d(&app).lines.len();
     app.on_key(ch('e'));
     assert!(d(&app).lines.len() > before);
@@ -765,14 +766,7 @@ fn expand_collapse_keep_the_branch_in_place() {
     assert!(!shown(&app).contains(&"...".to_string()));
     assert_eq!(d(&app).lines.len(), 32);
     // C on a child: collapse to its parent.
-    let child = shown(&app)
-        .iter()
-        .position(|c| c.contains("htab_map_hash"))
-        .unwrap();
-    app.on_key(key(KeyCode::Home));
-    for _ in 0..child {
-        app.on_key(key(KeyCode::Down));
-    }
+    goto(&mut app, |c| c.contains("htab_map_hash"));
     app.on_key(ch('C'));
     assert!(code(&app).starts_with("+ prog.bpf.c:5:"), "{}", code(&app));
     // e on a plain row does nothing.
@@ -812,14 +806,7 @@ fn markers_legend_help_and_exact_ips() {
     assert!(app.drill.is_some(), "Esc closed only the help");
     assert_eq!(d(&app).overlay, Overlay::None);
     // i: exact IPs, the expanded parent stays expanded.
-    let parent = shown(&app)
-        .iter()
-        .position(|c| c.starts_with("+ prog.bpf.c:5:"))
-        .unwrap();
-    app.on_key(key(KeyCode::Home));
-    for _ in 0..parent {
-        app.on_key(key(KeyCode::Down));
-    }
+    goto(&mut app, |c| c.starts_with("+ prog.bpf.c:5:"));
     app.on_key(ch('e'));
     app.on_key(ch('i'));
     assert!(d(&app).title().contains("kernel=IPs"));
@@ -1126,14 +1113,7 @@ fn snapshots_drilldown() {
     snap("drill_source_profiled", |s| {
         let mut a = drill_app(s, true);
         a.on_key(ch('m'));
-        let parent = shown(&a)
-            .iter()
-            .position(|c| c.starts_with("+ prog.bpf.c:5:"))
-            .unwrap();
-        a.on_key(key(KeyCode::Home));
-        for _ in 0..parent {
-            a.on_key(key(KeyCode::Down));
-        }
+        goto(&mut a, |c| c.starts_with("+ prog.bpf.c:5:"));
         a.on_key(ch('e'));
         a
     });
