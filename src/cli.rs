@@ -682,7 +682,7 @@ fn parse_int(s: &str) -> Option<i128> {
     t.parse::<i128>().ok()
 }
 
-fn parse_float(s: &str) -> Result<f64, &'static str> {
+pub fn parse_float(s: &str) -> Result<f64, &'static str> {
     let t = s.trim().replace('_', "");
     let v: f64 = t.parse().map_err(|_| "must be a number")?;
     if !v.is_finite() {
@@ -693,7 +693,7 @@ fn parse_float(s: &str) -> Result<f64, &'static str> {
 
 /// Longest accepted time value (about 115 days): anything longer is a typo,
 /// and it keeps every deadline computation far from overflow.
-const MAX_SECONDS: f64 = 1e7;
+pub const MAX_SECONDS: f64 = 1e7;
 
 /// Check and convert one option value. Errors are the text after `argument X: `.
 fn convert(kind: Kind, raw: &str) -> Result<Val, String> {

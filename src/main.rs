@@ -12,6 +12,7 @@ mod profile;
 mod render;
 mod sys;
 mod top;
+mod tui;
 
 use std::io::Write;
 

@@ -100,10 +100,7 @@ pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> Prof
 
 pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     if !t.textmode {
-        return Err(BrrError::Failed(
-            "the interactive top view is not available in this build yet; use 'brr top --textmode'"
-                .to_string(),
-        ));
+        return crate::tui::run(cli, t);
     }
     // A program the user named is checked before anything is measured.
     let named = t.program_id.map(lines::image_by_id).transpose()?;

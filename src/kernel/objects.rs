@@ -81,6 +81,15 @@ pub fn programs() -> Result<Vec<Program>> {
     })
 }
 
+/// Programs with counters but without map IDs: one info call per program,
+/// for `top`, which enumerates every window.
+pub fn programs_brief() -> Result<Vec<Program>> {
+    walk_kind(ObjKind::Prog, |_, fd| {
+        let d = bpf::prog_detail(fd, ProgWant::default())?;
+        Ok(program_from_info(&d.info, Vec::new()))
+    })
+}
+
 pub fn maps() -> Result<Vec<Map>> {
     walk_kind(ObjKind::Map, |_, fd| {
         let i = bpf::map_info(fd)?;

@@ -51,3 +51,44 @@ impl Drop for InterruptGuard {
         }
     }
 }
+
+/// The signals that end the interactive view: Ctrl-C from another terminal
+/// (`kill -INT`), `kill`, and a closed terminal.
+const TERMINATING: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn terminating_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise the set we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in TERMINATING {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Block SIGINT, SIGTERM and SIGHUP on the calling thread for good, so that
+/// threads spawned afterwards inherit the mask and [`wait_terminating`] is
+/// the only place they are received. Call before spawning any thread.
+pub fn block_terminating() {
+    let set = terminating_set();
+    // SAFETY: valid sigset pointer; the old mask is not needed.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Wait for one of the signals blocked by [`block_terminating`]; returns
+/// its number.
+pub fn wait_terminating() -> libc::c_int {
+    let set = terminating_set();
+    loop {
+        let mut sig: libc::c_int = 0;
+        // SAFETY: valid set and output pointers.
+        let rc = unsafe { libc::sigwait(&set, &mut sig) };
+        if rc == 0 {
+            return sig;
+        }
+    }
+}

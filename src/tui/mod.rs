@@ -1,0 +1,167 @@
+//! `brr` / `brr top`: the interactive live table and drilldown.
+//!
+//! Threads: the UI thread (this module's loop) blocks on one channel fed by
+//! a terminal-input thread, a signal thread and the worker (`worker.rs`);
+//! it redraws only when the state says something visible changed. The
+//! terminal is restored on every way out: quit, SIGINT/SIGTERM/SIGHUP, a
+//! closed terminal, and a panic on any thread.
+
+pub mod app;
+pub mod drill;
+pub mod ui;
+pub mod worker;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::{IsTerminal, Write};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event as TermEvent};
+use ratatui::crossterm::{cursor, execute, terminal};
+use ratatui::Terminal;
+
+use crate::activity;
+use crate::cli::{Cli, TopOptions};
+use crate::commands::attach_prog_pins;
+use crate::error::{BrrError, Result};
+use crate::kernel::{objects, stats::StatsGuard};
+use crate::sys::signal;
+use app::{App, Effect};
+use worker::{Event, Held, Worker};
+
+/// Leave the alternate screen and raw mode (idempotent; errors ignored:
+/// this also runs from the panic hook).
+fn restore_terminal() {
+    let _ = terminal::disable_raw_mode();
+    let mut out = std::io::stdout();
+    let _ = execute!(out, terminal::LeaveAlternateScreen, cursor::Show);
+    let _ = out.flush();
+}
+
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Run the TUI until the user quits; never returns (the process exits with
+/// the terminal restored, without waiting for a window or profile in
+/// flight, so quitting is immediate at any delay).
+pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
+    // Fail before touching the terminal (spec §2): statistics must be
+    // available and every program readable.
+    let stats = StatsGuard::enable()?;
+    let at = Instant::now();
+    let snapshot = objects::programs_brief()?;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(BrrError::Failed(
+            "the interactive top view needs a terminal; use 'brr top --textmode' for plain output"
+                .into(),
+        ));
+    }
+    // Before any thread exists, so that only the signal thread gets them.
+    signal::block_terminating();
+
+    let mut listed = snapshot.clone();
+    attach_prog_pins(&mut listed, &cli.bpffs);
+    // Rows at once (zero deltas) while the first window runs.
+    let rows = activity::compute(&listed, &listed, true, 0);
+
+    let prev_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        prev_hook(info);
+        std::process::exit(101);
+    }));
+    let setup = (|| -> std::io::Result<Terminal<CrosstermBackend<std::io::Stdout>>> {
+        terminal::enable_raw_mode()?;
+        execute!(
+            std::io::stdout(),
+            terminal::EnterAlternateScreen,
+            cursor::Hide
+        )?;
+        Terminal::new(CrosstermBackend::new(std::io::stdout()))
+    })();
+    let mut term = match setup {
+        Ok(t) => t,
+        Err(e) => {
+            restore_terminal();
+            return Err(BrrError::Failed(format!(
+                "failed to set up the terminal: {e}"
+            )));
+        }
+    };
+    let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    let input_tx = tx.clone();
+    std::thread::spawn(move || loop {
+        match event::read() {
+            Ok(ev) => {
+                if input_tx.send(Event::Input(ev)).is_err() {
+                    return;
+                }
+            }
+            Err(_) => {
+                let _ = input_tx.send(Event::InputGone);
+                return;
+            }
+        }
+    });
+    let sig_tx = tx.clone();
+    std::thread::spawn(move || loop {
+        let s = signal::wait_terminating();
+        if sig_tx.send(Event::Signal(s)).is_err() {
+            return;
+        }
+    });
+    let mut worker = Worker::spawn(
+        tx,
+        Some(Held {
+            stats,
+            snapshot,
+            at,
+        }),
+        cli.bpffs.clone(),
+    );
+    let theme = ui::Theme::new(t.light, !no_color());
+    let mut app = App::new(t.clone(), cli.extended, cli.cumulative, size, rows);
+    let mut effects = app.start();
+    let code = 'run: loop {
+        for e in effects.drain(..) {
+            match e {
+                Effect::Quit => break 'run 0,
+                Effect::Cmd(c) => worker.send(c),
+                Effect::Profile(job) => worker.profile(job),
+                Effect::CancelProfile => worker.cancel_profile(),
+            }
+        }
+        if std::mem::take(&mut app.dirty) {
+            if let Err(e) = term.draw(|f| ui::draw(f, &app, &theme)) {
+                restore_terminal();
+                let _ = writeln!(std::io::stderr(), "brr: terminal write failed: {e}");
+                std::process::exit(1);
+            }
+        }
+        let Ok(ev) = rx.recv() else {
+            break 0;
+        };
+        effects = match ev {
+            Event::Input(TermEvent::Key(k)) => app.on_key(k),
+            Event::Input(TermEvent::Resize(w, h)) => {
+                // A resize also needs a full repaint of what is there.
+                let _ = term.autoresize();
+                app.resize(w, h);
+                Vec::new()
+            }
+            Event::Input(_) => Vec::new(),
+            Event::InputGone => break 0,
+            Event::Worker(m) => app.on_msg(*m),
+            Event::Signal(s) => break 128 + s,
+        };
+    };
+    worker.cancel_profile();
+    restore_terminal();
+    std::process::exit(code);
+}

@@ -1,0 +1,1216 @@
+//! TUI state-machine tests (every key, both views, no terminal) and insta
+//! snapshots of frames drawn on ratatui's `TestBackend`.
+
+use std::sync::Arc;
+
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+
+use super::app::{App, Col, Effect};
+use super::drill::{Drill, Overlay, FORM_PROMPT, HELP_LINE, SEARCH_HINT};
+use super::ui::{self, Theme};
+use super::worker::{Cmd, Msg, ProfileDone};
+use crate::activity::ActivityRow;
+use crate::cli::{self, Command, Parsed, TopOptions};
+use crate::inspect::drilldown::Mode;
+use crate::inspect::profile::{DirectHotspot, KernelHotspot, ProfileInput, ProgramProfile};
+use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
+use crate::model::Program;
+
+fn opts(args: &str) -> TopOptions {
+    let a: Vec<String> = args.split_whitespace().map(String::from).collect();
+    match cli::parse(&a) {
+        Ok(Parsed::Run(c)) => match c.command {
+            Command::Top(t) => t,
+            _ => panic!("not top"),
+        },
+        _ => panic!("bad args {args}"),
+    }
+}
+
+fn prog(id: u32, ty: &str, name: &str, cnt: u64, ns: u64) -> Program {
+    Program {
+        id,
+        prog_type: ty.into(),
+        name: name.into(),
+        tag: format!("{id:016x}"),
+        xlated_size: 520 + id,
+        jited_size: 324 + id,
+        run_count: cnt,
+        run_time_ns: ns,
+        ..Default::default()
+    }
+}
+
+fn row(p: Program, dc: u64, dt: u64) -> ActivityRow {
+    ActivityRow {
+        prog: p,
+        run_count_delta: dc,
+        run_time_ns_delta: dt,
+    }
+}
+
+fn rows() -> Vec<ActivityRow> {
+    vec![
+        row(
+            prog(122, "tracepoint", "sys_exit", 192_826_523, 19_812_470_228),
+            1_509_314,
+            189_331_000,
+        ),
+        row(
+            prog(67, "tracepoint", "sys_exit", 150_000_000, 15_000_000_000),
+            1_509_871,
+            181_009_000,
+        ),
+        row(
+            prog(83, "tracepoint", "tracepoint__sys", 9_000, 13_000_000),
+            208,
+            321_000,
+        ),
+        row(
+            prog(76, "tracing", "block_rq_issue_", 5_000, 700_000),
+            158,
+            162_000,
+        ),
+        row(prog(65, "tracepoint", "sys_enter", 0, 0), 0, 0),
+        row(prog(96, "cgroup_skb", "egress_filter", 0, 0), 0, 0),
+    ]
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ch(c: char) -> KeyEvent {
+    key(KeyCode::Char(c))
+}
+
+fn ctrl(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::CONTROL)
+}
+
+fn app_with(args: &str, size: (u16, u16)) -> App {
+    let o = opts(args);
+    let (x, c) = (args.contains("-x"), args.contains("-c"));
+    let mut app = App::new(o, x, c, size, Vec::new());
+    let fx = app.start();
+    assert_eq!(fx, vec![Effect::Cmd(Cmd::Measure { delay: app.delay })]);
+    let fx = app.on_msg(Msg::Window {
+        rows: rows(),
+        measured: 1.0,
+    });
+    assert_eq!(fx, vec![Effect::Cmd(Cmd::Measure { delay: app.delay })]);
+    app
+}
+
+fn app() -> App {
+    app_with("", (120, 40))
+}
+
+fn ids(app: &App) -> Vec<u32> {
+    app.order.iter().map(|&i| app.rows[i].prog.id).collect()
+}
+
+fn cursor_id(app: &App) -> u32 {
+    app.rows[app.order[app.cursor]].prog.id
+}
+
+// ---------------------------------------------------------------------
+// Main table
+// ---------------------------------------------------------------------
+
+#[test]
+fn start_shows_sampling_then_rows_and_chains_windows() {
+    let mut app = App::new(opts(""), false, false, (80, 24), rows());
+    assert_eq!(app.status, "Sampling eBPF runtime deltas...");
+    assert_eq!(app.order.len(), 6, "rows shown at once");
+    assert_eq!(app.start(), vec![Effect::Cmd(Cmd::Measure { delay: 1.0 })]);
+    let fx = app.on_msg(Msg::Window {
+        rows: rows(),
+        measured: 1.0,
+    });
+    assert_eq!(fx, vec![Effect::Cmd(Cmd::Measure { delay: 1.0 })]);
+    assert_eq!(
+        app.status,
+        "Runtime deltas over 1s; press Enter or ? to inspect a program."
+    );
+    assert_eq!(ids(&app), vec![122, 67, 83, 76, 65, 96]);
+    // Identical windows (idle host) need no redraw.
+    app.dirty = false;
+    app.on_msg(Msg::Window {
+        rows: rows(),
+        measured: 1.0,
+    });
+    assert!(!app.dirty);
+    // No activity at all.
+    let idle: Vec<ActivityRow> = rows().into_iter().map(|r| row(r.prog, 0, 0)).collect();
+    app.on_msg(Msg::Window {
+        rows: idle,
+        measured: 1.0,
+    });
+    assert_eq!(
+        app.status,
+        "No active eBPF program runtime deltas observed."
+    );
+    // A failed window is shown and retried.
+    let fx = app.on_msg(Msg::WindowFailed("brr: boom".into()));
+    assert_eq!(app.status, "brr: boom");
+    assert_eq!(fx.len(), 1);
+}
+
+#[test]
+fn cursor_stays_on_its_program_and_scroll_is_kept() {
+    let mut app = app_with("", (120, 6)); // body of 2 rows
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    assert_eq!((cursor_id(&app), app.top), (83, 1));
+    app.on_key(key(KeyCode::Right));
+    // 83 becomes the busiest program.
+    let mut r = rows();
+    r[2].run_time_ns_delta = 999_000_000;
+    app.on_msg(Msg::Window {
+        rows: r,
+        measured: 1.0,
+    });
+    assert_eq!(cursor_id(&app), 83);
+    assert_eq!(app.cursor, 0);
+    assert_eq!(app.top, 0, "clamped only as needed");
+    assert_eq!(app.hcol, 1, "horizontal scroll kept");
+    // The program vanishes: the clamped index stays.
+    let gone: Vec<ActivityRow> = rows().into_iter().filter(|r| r.prog.id != 83).collect();
+    app.on_msg(Msg::Window {
+        rows: gone,
+        measured: 1.0,
+    });
+    assert_eq!(app.cursor, 0);
+}
+
+#[test]
+fn navigation_keys() {
+    let mut app = app_with("", (120, 6));
+    app.on_key(key(KeyCode::PageDown));
+    assert_eq!(app.cursor, 2);
+    app.on_key(key(KeyCode::End));
+    assert_eq!(app.cursor, 5);
+    assert_eq!(app.top, 4);
+    app.on_key(key(KeyCode::PageUp));
+    assert_eq!(app.cursor, 3);
+    app.on_key(key(KeyCode::Home));
+    assert_eq!((app.cursor, app.top), (0, 0));
+    app.on_key(ctrl(KeyCode::End));
+    assert_eq!(app.cursor, 5);
+    app.on_key(ctrl(KeyCode::Home));
+    assert_eq!(app.cursor, 0);
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(app.cursor, 0);
+    app.on_key(ctrl(KeyCode::PageDown));
+    assert_eq!(app.hcol, 4);
+    app.on_key(ctrl(KeyCode::PageUp));
+    assert_eq!(app.hcol, 0);
+    app.on_key(key(KeyCode::Left));
+    assert_eq!(app.hcol, 0);
+    for _ in 0..20 {
+        app.on_key(key(KeyCode::Right));
+    }
+    assert_eq!(app.hcol, app.cols.len() - 1);
+}
+
+#[test]
+fn pause_resume_and_refresh_once() {
+    let mut app = app();
+    assert!(app.on_key(ch(' ')).is_empty(), "window already running");
+    assert!(app.paused);
+    assert_eq!(
+        app.status,
+        "Refresh paused; press Space to resume or r to refresh once."
+    );
+    // The window in flight still lands, and nothing new starts.
+    let fx = app.on_msg(Msg::Window {
+        rows: rows(),
+        measured: 1.0,
+    });
+    assert!(fx.is_empty());
+    assert!(app.paused);
+    // r: exactly one window, still paused.
+    assert_eq!(
+        app.on_key(ch('r')),
+        vec![Effect::Cmd(Cmd::Measure { delay: 1.0 })]
+    );
+    assert!(app.on_key(ch('r')).is_empty(), "ignored while running");
+    assert!(app
+        .on_msg(Msg::Window {
+            rows: rows(),
+            measured: 1.0
+        })
+        .is_empty());
+    let fx = app.on_key(ch(' '));
+    assert!(!app.paused);
+    assert_eq!(app.status, "Refresh resumed with 1s delay.");
+    assert_eq!(fx, vec![Effect::Cmd(Cmd::Measure { delay: 1.0 })]);
+}
+
+#[test]
+fn column_toggles() {
+    let mut app = app();
+    assert_eq!(app.headers.len(), 8);
+    app.on_key(ch('x'));
+    assert_eq!(app.status, "Extended columns shown.");
+    assert_eq!(&app.headers[8..], &["TAG", "PINNED"]);
+    app.on_key(ch('c'));
+    assert_eq!(app.headers.len(), 16);
+    assert_eq!(app.status, "Cumulative columns shown.");
+    app.on_key(ch('x'));
+    assert_eq!(app.status, "Extended columns hidden.");
+    app.on_key(ch('c'));
+    assert_eq!(app.headers.len(), 8);
+}
+
+#[test]
+fn delay_dialog() {
+    let mut app = app();
+    app.on_key(ch('d'));
+    assert_eq!(app.delay_dialog.as_ref().unwrap().text, "1.0");
+    assert_eq!(
+        app.status,
+        "Enter a refresh delay in seconds; press Enter to apply or Esc to cancel."
+    );
+    // No window starts while the dialog is open.
+    assert!(app
+        .on_msg(Msg::Window {
+            rows: rows(),
+            measured: 1.0
+        })
+        .is_empty());
+    // q is typed, not quit.
+    assert!(app.on_key(ch('q')).is_empty());
+    for _ in 0..4 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.status, "delay must be a number greater than zero");
+    app.on_key(ch('0'));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.status, "delay must be greater than zero");
+    assert!(app.delay_dialog.is_some());
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(ch('2'));
+    app.on_key(ch('.'));
+    app.on_key(ch('5'));
+    let fx = app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.delay, 2.5);
+    assert_eq!(app.status, "Refresh delay set to 2.5s.");
+    assert_eq!(fx, vec![Effect::Cmd(Cmd::Measure { delay: 2.5 })]);
+    app.on_key(ch('d'));
+    assert_eq!(app.delay_dialog.as_ref().unwrap().text, "2.5");
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.delay_dialog.is_none());
+    assert_eq!(app.status, "Refresh delay remains 2.5s.");
+}
+
+#[test]
+fn help_panel_and_inert_keys() {
+    let mut app = app();
+    app.on_key(ch('h'));
+    assert!(app.help);
+    // Other keys keep working with the panel open.
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(app.cursor, 1);
+    app.on_key(ch('h'));
+    assert!(!app.help);
+    app.on_key(ch('h'));
+    app.on_key(key(KeyCode::Esc));
+    assert!(!app.help);
+    for c in ['p', 'P', 'i', 'm', 'M', 'e', 'E', 'C'] {
+        assert!(app.on_key(ch(c)).is_empty(), "{c}");
+        assert!(app.drill.is_none());
+    }
+}
+
+#[test]
+fn sorting_keys() {
+    let mut app = app();
+    assert_eq!(app.header_text(3, "CPU%"), "CPU%▼");
+    app.on_key(ch('s'));
+    assert_eq!(app.sort.col, Col::ExecsPerSec);
+    assert_eq!(ids(&app)[..2], [67, 122]);
+    assert_eq!(
+        app.status,
+        "Sorted by EXECS/s descending; s/S/</> change the sort."
+    );
+    app.on_key(ch('S'));
+    assert!(!app.sort.desc);
+    assert_eq!(
+        ids(&app)[..2],
+        [65, 96],
+        "idle first, ties by default order"
+    );
+    app.on_key(ch('<'));
+    app.on_key(ch('<'));
+    assert_eq!(app.sort.col, Col::Name);
+    assert!(!app.sort.desc);
+    assert_eq!(ids(&app), vec![76, 96, 65, 122, 67, 83]);
+    app.on_key(ch('>'));
+    assert_eq!(app.sort.col, Col::Cpu);
+    // The cursor follows its program through the re-sort.
+    app.on_key(key(KeyCode::End));
+    let id = cursor_id(&app);
+    app.on_key(ch('S'));
+    assert_eq!(cursor_id(&app), id);
+    // Hiding the sorted column falls back to CPU%.
+    app.on_key(ch('x'));
+    while app.sort.col != Col::Tag {
+        app.on_key(ch('s'));
+    }
+    app.on_key(ch('x'));
+    assert_eq!(app.sort.col, Col::Cpu);
+}
+
+#[test]
+fn filter_keys() {
+    let mut app = app();
+    app.on_key(ch('/'));
+    for c in "SYS_E".chars() {
+        app.on_key(ch(c));
+    }
+    assert_eq!(ids(&app), vec![122, 67, 65]);
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(ch('q')); // typed into the filter, not quit
+    assert!(ids(&app).is_empty());
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.filter, "SYS");
+    assert_eq!(ids(&app), vec![122, 67, 83, 65]);
+    assert!(app
+        .status
+        .starts_with("Showing 4 of 6 programs matching 'SYS'"));
+    // By type too.
+    app.on_key(ch('f'));
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    for c in "cgroup".chars() {
+        app.on_key(ch(c));
+    }
+    assert_eq!(ids(&app), vec![96]);
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.filter, "");
+    assert_eq!(ids(&app).len(), 6);
+    // Esc on the table clears a kept filter.
+    app.on_key(ch('/'));
+    app.on_key(ch('z'));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(ids(&app).len(), 0);
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(ids(&app).len(), 6);
+}
+
+#[test]
+fn quit_keys() {
+    for k in [ch('q'), ctrl(KeyCode::Char('q')), ctrl(KeyCode::Char('c'))] {
+        let mut app = app();
+        assert_eq!(app.on_key(k), vec![Effect::Quit]);
+    }
+    // Ctrl+C quits while typing; q does not.
+    let mut app = app();
+    app.on_key(ch('/'));
+    assert!(app.on_key(ch('q')).is_empty());
+    assert_eq!(app.on_key(ctrl(KeyCode::Char('c'))), vec![Effect::Quit]);
+}
+
+#[test]
+fn enter_opens_drilldown_and_esc_resumes_once() {
+    let mut app = app();
+    app.on_key(ch(' ')); // paused
+    app.on_key(key(KeyCode::Down));
+    let fx = app.on_key(key(KeyCode::Enter));
+    assert_eq!(fx.len(), 1);
+    let Effect::Cmd(Cmd::Load { id: 67, seq }) = fx[0] else {
+        panic!("{fx:?}")
+    };
+    let d = app.drill.as_ref().unwrap();
+    assert_eq!(d.title(), "loading program 67...");
+    // Windows stop while it is open.
+    assert!(app
+        .on_msg(Msg::Window {
+            rows: rows(),
+            measured: 1.0
+        })
+        .is_empty());
+    // The program vanished before loading (D3).
+    app.on_msg(Msg::Loaded {
+        seq,
+        result: Err("brr: no eBPF program with id 67".into()),
+    });
+    let d = app.drill.as_ref().unwrap();
+    assert_eq!(d.title(), "program 67");
+    assert_eq!(d.status_lines(), vec!["brr: no eBPF program with id 67"]);
+    // Esc: back, one update although paused.
+    let fx = app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        fx,
+        vec![
+            Effect::Cmd(Cmd::Close),
+            Effect::Cmd(Cmd::Measure { delay: 1.0 })
+        ]
+    );
+    assert!(app.drill.is_none() && app.paused);
+    // `?` opens too; an empty table opens nothing.
+    assert!(matches!(
+        app.on_key(ch('?'))[..],
+        [Effect::Cmd(Cmd::Load { .. })]
+    ));
+    let mut empty = App::new(opts(""), false, false, (80, 24), Vec::new());
+    assert!(empty.on_key(key(KeyCode::Enter)).is_empty());
+}
+
+#[test]
+fn program_id_starts_in_the_drilldown() {
+    let mut app = App::new(
+        opts("top --program-id 7 --inspect-mode mixed"),
+        false,
+        false,
+        (80, 24),
+        rows(),
+    );
+    let fx = app.start();
+    assert!(matches!(fx[..], [Effect::Cmd(Cmd::Load { id: 7, .. })]));
+    assert_eq!(app.drill.as_ref().unwrap().mode, Mode::Mixed);
+}
+
+// ---------------------------------------------------------------------
+// Drilldown
+// ---------------------------------------------------------------------
+
+const FILE: &str = "/build/prog.bpf.c";
+const HDR: &str = "/build/maps.bpf.h";
+
+/// 30 source lines (one with tabs, two in a header), one ld_imm64 and a
+/// repeated line, so markers, children and folds all appear.
+fn image() -> ProgramImage {
+    let mut xlated = Vec::new();
+    let mut lines = Vec::new();
+    let mut slot = 0u32;
+    let emit = |op: u8, xl: &mut Vec<u8>| {
+        let mut raw = [0u8; 8];
+        raw[0] = op;
+        xl.extend_from_slice(&raw);
+    };
+    for l in 1..=30u32 {
+        let (file, text) = match l {
+            1 => (FILE, "int prog(void *ctx)".to_string()),
+            5 => (FILE, "\tval = bpf_map_lookup_elem(&map, &key);".to_string()),
+            6 | 7 => (HDR, format!("\thelper_{l}(map, key);")),
+            30 => (FILE, "\treturn 0;".to_string()),
+            _ => (FILE, format!("\tx{l} = x{} + {l};", l - 1)),
+        };
+        lines.push(LineRecord {
+            insn_off: slot,
+            file: Some(file.into()),
+            line: Some(l),
+            column: Some(2),
+            source: Some(text),
+            jited_addr: Some(0x1000 + slot as u64 * 4),
+        });
+        if l == 5 {
+            emit(0x18, &mut xlated);
+            emit(0x00, &mut xlated);
+            slot += 2;
+        }
+        emit(if l == 30 { 0x95 } else { 0x07 }, &mut xlated);
+        slot += 1;
+    }
+    ProgramImage {
+        program: prog(42, "tracepoint", "synthetic_prog", 10, 1000),
+        xlated,
+        lines,
+        jit_ranges: vec![JitRange {
+            start: 0x1000,
+            len: 0x400,
+            func_index: 0,
+            func_name: None,
+        }],
+        funcs: Vec::new(),
+    }
+}
+
+fn hotspot(samples: u64, line: u32, img: &ProgramImage) -> DirectHotspot {
+    let rec = img.lines.iter().find(|r| r.line == Some(line)).unwrap();
+    DirectHotspot {
+        samples,
+        jited_address: rec.jited_addr,
+        instruction_offset: Some(rec.insn_off as u64 * 8),
+        file: rec.file.clone(),
+        line: rec.line,
+        column: rec.column,
+        source: rec.source.clone(),
+        function: None,
+    }
+}
+
+fn kernel(
+    samples: u64,
+    sym: &str,
+    kind: &str,
+    line: u32,
+    ips: usize,
+    img: &ProgramImage,
+) -> KernelHotspot {
+    let rec = img.lines.iter().find(|r| r.line == Some(line)).unwrap();
+    KernelHotspot {
+        samples,
+        ip: 0xffff_ffff_8100_0000,
+        symbol: Some(sym.into()),
+        module: None,
+        symbol_offset: Some(0x1d),
+        kind: kind.into(),
+        ip_count: ips,
+        bpf_jited_address: rec.jited_addr,
+        bpf_instruction_offset: Some(rec.insn_off as u64 * 8),
+        bpf_file: rec.file.clone(),
+        bpf_line: rec.line,
+        bpf_column: rec.column,
+        bpf_source: rec.source.clone(),
+    }
+}
+
+fn done(img: &ProgramImage) -> ProfileDone {
+    let functions = vec![
+        kernel(10, "lookup_nulls_elem_raw", "kernel", 5, 3, img),
+        kernel(5, "htab_map_hash", "bpf_map", 5, 2, img),
+    ];
+    let ips = vec![
+        kernel(6, "lookup_nulls_elem_raw", "kernel", 5, 1, img),
+        kernel(4, "lookup_nulls_elem_raw", "kernel", 5, 1, img),
+        kernel(5, "htab_map_hash", "bpf_map", 5, 1, img),
+    ];
+    let input = ProfileInput {
+        program: Some(ProgramProfile {
+            samples: 80,
+            kernel_samples: 15,
+            inclusive_samples: 95,
+            inclusive_cpu_percent: 9.5,
+            hotspots: vec![
+                hotspot(50, 25, img),
+                hotspot(20, 5, img),
+                hotspot(10, 12, img),
+            ],
+            kernel_functions: functions,
+            kernel_ips: ips,
+            ..Default::default()
+        }),
+        line_limit: 0,
+        warnings: Vec::new(),
+        incomplete: false,
+    };
+    ProfileDone {
+        input,
+        event: "cpu-clock".into(),
+        frequency: 997,
+        actual_duration: 1.0,
+        inclusive_samples: 95,
+    }
+}
+
+fn drill_app(size: (u16, u16), profiled: bool) -> App {
+    let mut app = app_with("", size);
+    let img = image();
+    let p = profiled.then(|| done(&img));
+    app.drill = Some(Drill::with_image(&app.opts, size, img, p));
+    app
+}
+
+fn d(app: &App) -> &Drill {
+    app.drill.as_ref().unwrap()
+}
+
+fn code(app: &App) -> String {
+    let d = d(app);
+    d.lines[d.cursor].code.clone()
+}
+
+/// Move the drilldown cursor to the first shown line whose code matches.
+fn goto(app: &mut App, pred: impl Fn(&str) -> bool) {
+    let at = shown(app)
+        .iter()
+        .position(|c| pred(c))
+        .expect("a matching line");
+    app.on_key(key(KeyCode::Home));
+    for _ in 0..at {
+        app.on_key(key(KeyCode::Down));
+    }
+}
+
+fn shown(app: &App) -> Vec<String> {
+    d(app).lines.iter().map(|l| l.code.clone()).collect()
+}
+
+#[test]
+fn drilldown_unprofiled_source_view() {
+    let app = drill_app((120, 40), false);
+    let d = d(&app);
+    assert_eq!(
+        d.title(),
+        "program 42 synthetic_prog mode=source disasm=internal"
+    );
+    assert_eq!(d.status_lines(), vec![HELP_LINE]);
+    assert_eq!(d.lines.len(), 30);
+    assert!(d.view.folds.is_empty());
+}
+
+#[test]
+fn profile_result_moves_to_hottest_row_and_folds() {
+    let mut app = drill_app((80, 24), false);
+    let fx = app.on_key(ch('p'));
+    let Effect::Profile(job) = &fx[0] else {
+        panic!("{fx:?}")
+    };
+    assert!(job.request.kernel_samples, "p always samples the kernel");
+    assert_eq!(job.request.program_id, Some(42));
+    assert_eq!(job.line_limit, 0);
+    let seq = job.seq;
+    assert_eq!(
+        d(&app).status_lines()[0],
+        "profiling program 42 for 5s at 997Hz..."
+    );
+    assert!(app.on_key(ch('p')).is_empty(), "one profile at a time");
+    app.on_msg(Msg::Progress {
+        seq,
+        elapsed: 2.0,
+        samples: 12,
+    });
+    assert_eq!(
+        d(&app).status_lines()[1],
+        "2.0s of 5s, 12 samples; Esc cancels and closes"
+    );
+    let img = image();
+    app.on_msg(Msg::Profiled {
+        seq,
+        result: Ok(done(&img)),
+    });
+    let dd = d(&app);
+    assert!(dd
+        .title()
+        .ends_with("kernel=functions event=cpu-clock F=997Hz 1.0s samples=95"));
+    assert_eq!(
+        dd.status_lines(),
+        vec!["CPU: 9.5000% total = 8.0000% eBPF + 1.5000% under eBPF + 0.0000% unaccounted (100% = one CPU)"]
+    );
+    // Hottest: line 25 (50) beats line 5 (20 + 15 children).
+    assert!(code(&app).starts_with("prog.bpf.c:25:"), "{}", code(&app));
+    assert!(!dd.view.folds.is_empty());
+    assert!(shown(&app).contains(&"...".to_string()));
+    assert!(shown(&app)
+        .contains(&"+ prog.bpf.c:5: \tval = bpf_map_lookup_elem(&map, &key);".to_string()));
+}
+
+#[test]
+fn profile_errors_and_cancel() {
+    let mut app = drill_app((80, 24), false);
+    let fx = app.on_key(ch('p'));
+    let Effect::Profile(job) = &fx[0] else {
+        panic!()
+    };
+    let seq = job.seq;
+    app.on_msg(Msg::Profiled {
+        seq,
+        result: Err("brr: perf event cycles is not supported on this host".into()),
+    });
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["brr: perf event cycles is not supported on this host"]
+    );
+    // Esc while profiling cancels and closes.
+    app.on_key(ch('p'));
+    let fx = app.on_key(key(KeyCode::Esc));
+    assert_eq!(fx[0], Effect::CancelProfile);
+    assert!(app.drill.is_none());
+    assert!(fx.contains(&Effect::Cmd(Cmd::Measure { delay: 1.0 })) || app.window_running);
+}
+
+#[test]
+fn expand_collapse_keep_the_branch_in_place() {
+    let mut app = drill_app((80, 24), true);
+    // Go to the parent of line 5.
+    goto(&mut app, |c| c.starts_with("+ prog.bpf.c:5:"));
+    let screen = d(&app).cursor - d(&app).top;
+    app.on_key(ch('e'));
+    assert!(code(&app).starts_with("- prog.bpf.c:5:"));
+    assert_eq!(d(&app).cursor - d(&app).top, screen);
+    assert_eq!(
+        d(&app).lines[d(&app).cursor + 1].code,
+        "  -> kernel lookup_nulls_elem_raw (3 IPs)"
+    );
+    // c on a child: collapse and land on the parent at the child's line.
+    app.on_key(key(KeyCode::Down));
+    let screen = d(&app).cursor - d(&app).top;
+    app.on_key(ch('c'));
+    assert!(code(&app).starts_with("+ prog.bpf.c:5:"));
+    assert_eq!(d(&app).cursor - d(&app).top, screen.min(d(&app).cursor));
+    // e on a fold opens it in place; c inside re-folds it.
+    goto(&mut app, |c| c == "...");
+    let before = d(&app).lines.len();
+    app.on_key(ch('e'));
+    assert!(d(&app).lines.len() > before);
+    assert_ne!(code(&app), "...");
+    app.on_key(ch('c'));
+    assert_eq!(code(&app), "...");
+    // E: everything open, same row on the same line.
+    app.on_key(key(KeyCode::Down));
+    let row = code(&app);
+    let screen = d(&app).cursor - d(&app).top;
+    app.on_key(ch('E'));
+    assert_eq!(code(&app), row);
+    assert_eq!(d(&app).cursor - d(&app).top, screen);
+    assert!(!shown(&app).contains(&"...".to_string()));
+    assert_eq!(d(&app).lines.len(), 32);
+    // C on a child: collapse to its parent.
+    goto(&mut app, |c| c.contains("htab_map_hash"));
+    app.on_key(ch('C'));
+    assert!(code(&app).starts_with("+ prog.bpf.c:5:"), "{}", code(&app));
+    // e on a plain row does nothing.
+    let n = d(&app).lines.len();
+    app.on_key(key(KeyCode::Up));
+    app.on_key(ch('e'));
+    assert_eq!(d(&app).lines.len(), n);
+}
+
+#[test]
+fn markers_legend_help_and_exact_ips() {
+    let mut app = drill_app((120, 40), true);
+    let row = code(&app);
+    app.on_key(ch('m'));
+    assert_eq!(d(&app).status_lines(), vec!["source mapping markers shown"]);
+    assert!(code(&app).starts_with(&row));
+    assert!(shown(&app)
+        .iter()
+        .any(|c| c.ends_with("helper_6(map, key); [file-switch] [header]")));
+    app.on_key(ch('M'));
+    assert_eq!(d(&app).overlay, Overlay::Legend);
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["marker legend open; Esc or M closes"]
+    );
+    app.on_key(ch('e')); // inert under the overlay
+    app.on_key(ch('M'));
+    assert_eq!(d(&app).overlay, Overlay::None);
+    assert!(d(&app).status_lines()[0].starts_with("CPU: "), "restored");
+    app.on_key(ch('h'));
+    assert_eq!(d(&app).overlay, Overlay::Help);
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["drilldown help open; Esc or h closes"]
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.drill.is_some(), "Esc closed only the help");
+    assert_eq!(d(&app).overlay, Overlay::None);
+    // i: exact IPs, the expanded parent stays expanded.
+    goto(&mut app, |c| c.starts_with("+ prog.bpf.c:5:"));
+    app.on_key(ch('e'));
+    app.on_key(ch('i'));
+    assert!(d(&app).title().contains("kernel=IPs"));
+    assert!(code(&app).starts_with("- prog.bpf.c:5:"));
+    assert!(shown(&app).contains(&"  -> kernel lookup_nulls_elem_raw+0x1d".to_string()));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(ch('i'));
+    assert_eq!(code(&app), "  -> kernel lookup_nulls_elem_raw (3 IPs)");
+    // i before a profile does nothing.
+    let mut plain = drill_app((120, 40), false);
+    plain.on_key(ch('i'));
+    assert_eq!(d(&plain).status_lines(), vec![HELP_LINE]);
+}
+
+#[test]
+fn mixed_mode_round_trip() {
+    let mut app = drill_app((120, 40), true);
+    let row = code(&app);
+    let fx = app.on_key(ch(' '));
+    let [Effect::Cmd(Cmd::Disasm { id: 42, seq })] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(d(&app).status_lines(), vec!["Rendering mixed view..."]);
+    app.on_msg(Msg::Disasm {
+        seq,
+        bpftool: Vec::new(),
+        call_names: Default::default(),
+    });
+    assert_eq!(d(&app).mode, Mode::Mixed);
+    assert!(d(&app).title().contains("mode=mixed disasm=internal"));
+    assert!(shown(&app)
+        .iter()
+        .any(|c| c.starts_with("  0x0000: raw=07")));
+    assert!(code(&app).starts_with(&row), "same row after the switch");
+    assert!(d(&app).view.folds.is_empty(), "no folds in mixed mode");
+    // Back to source without another request.
+    assert!(app.on_key(ch(' ')).is_empty());
+    assert_eq!(d(&app).mode, Mode::Source);
+    assert_eq!(code(&app), row);
+    assert!(app.on_key(ch(' ')).is_empty(), "disassembly cached");
+}
+
+#[test]
+fn search_with_next_and_previous() {
+    let mut app = drill_app((80, 24), true);
+    app.on_key(ch('/'));
+    assert_eq!(d(&app).status_lines(), vec![SEARCH_HINT]);
+    assert!(!shown(&app).contains(&"...".to_string()), "folds opened");
+    for c in "HELPER".chars() {
+        app.on_key(ch(c));
+    }
+    assert!(d(&app).status_lines()[0].starts_with("CPU: "));
+    // Action keys are typed while editing.
+    assert_eq!(d(&app).search.as_ref().unwrap().input.text, "HELPER");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["2 source search matches for 'HELPER'"]
+    );
+    assert!(code(&app).contains("helper_6"));
+    app.on_key(ch('n'));
+    assert!(code(&app).contains("helper_7"));
+    app.on_key(ch('n'));
+    assert!(code(&app).contains("helper_6"), "wraps");
+    app.on_key(ch('N'));
+    assert!(code(&app).contains("helper_7"));
+    assert_eq!(d(&app).status_lines(), vec!["match 2 of 2 for 'HELPER'"]);
+    // Action keys are disabled while the bar is shown.
+    app.on_key(ch('m'));
+    assert!(!d(&app).view.markers);
+    app.on_key(ch('/'));
+    for _ in 0..6 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    for c in "nothing'here".chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["no source search matches for \"nothing'here\""]
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert!(d(&app).search.is_none());
+    assert!(app.drill.is_some());
+    assert!(!shown(&app).contains(&"...".to_string()), "folds stay open");
+}
+
+#[test]
+fn profile_form() {
+    let mut app = drill_app((80, 24), true);
+    app.on_key(ch('P'));
+    assert_eq!(d(&app).status_lines(), vec![FORM_PROMPT]);
+    let f = d(&app).form.clone().unwrap();
+    let texts: Vec<&str> = f.fields.iter().map(|i| i.text.as_str()).collect();
+    assert_eq!(texts, ["5.0", "997", "auto", "fp", "auto", "auto"]);
+    assert!(f.kernel);
+    // Esc restores the CPU line (D16).
+    app.on_key(key(KeyCode::Esc));
+    assert!(d(&app).status_lines()[0].starts_with("CPU: "));
+    let cases: [(usize, &str, &str); 9] = [
+        (
+            0,
+            "x",
+            "duration must be numeric and frequency must be an integer",
+        ),
+        (
+            1,
+            "1.5",
+            "duration must be numeric and frequency must be an integer",
+        ),
+        (0, "0", "duration and frequency must be greater than zero"),
+        (
+            2,
+            "cycles:q",
+            "event is not supported by brr; run brr perf-events to list options",
+        ),
+        (3, "dwarf", "call graph must be fp or lbr"),
+        (4, "abc", "perf buffer pages must be auto or an integer"),
+        (
+            4,
+            "12",
+            "perf buffer pages must be auto or a positive power of two",
+        ),
+        (5, "x", "perf drain milliseconds must be auto or an integer"),
+        (5, "0", "perf drain milliseconds must be greater than zero"),
+    ];
+    for (field, text, msg) in cases {
+        app.on_key(ch('P'));
+        for _ in 0..field {
+            app.on_key(key(KeyCode::Tab));
+        }
+        for _ in 0..8 {
+            app.on_key(key(KeyCode::Backspace));
+        }
+        for c in text.chars() {
+            app.on_key(ch(c));
+        }
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        assert_eq!(d(&app).status_lines(), vec![msg], "{field} {text}");
+        app.on_key(key(KeyCode::Esc));
+    }
+    // lbr needs the checkbox; Up wraps to it; Space toggles it.
+    app.on_key(ch('P'));
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Tab));
+    }
+    for _ in 0..2 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    for c in "lbr".chars() {
+        app.on_key(ch(c));
+    }
+    for _ in 0..4 {
+        app.on_key(key(KeyCode::BackTab));
+    }
+    assert_eq!(d(&app).form.as_ref().unwrap().focus, 6);
+    app.on_key(ch(' '));
+    assert!(!d(&app).form.as_ref().unwrap().kernel);
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter)); // toggles back on, does not submit
+    assert!(d(&app).form.as_ref().unwrap().kernel);
+}
+
+#[test]
+fn profile_form_submits() {
+    let mut app = drill_app((80, 24), false);
+    app.on_key(ch('P'));
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    for c in "2.5".chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    for _ in 0..4 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    for c in "cpu-clock".chars() {
+        app.on_key(ch(c));
+    }
+    let fx = app.on_key(key(KeyCode::Enter));
+    let [Effect::Profile(job)] = &fx[..] else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(job.request.duration, 2.5);
+    assert_eq!(job.request.event, "cpu-clock");
+    assert_eq!(job.request.pages, None);
+    assert!(d(&app).form.is_none());
+    assert_eq!(
+        d(&app).status_lines()[0],
+        "profiling program 42 for 2.5s at 997Hz..."
+    );
+    assert!(app.on_key(ch('P')).is_empty());
+    assert!(d(&app).form.is_none(), "no form while profiling");
+}
+
+#[test]
+fn vanished_program_and_quit_from_drilldown() {
+    let mut app = drill_app((80, 24), false);
+    app.on_msg(Msg::Vanished { id: 42 });
+    assert_eq!(
+        d(&app).status_lines().last().unwrap(),
+        "program 42 was unloaded; Esc returns to the live table"
+    );
+    assert_eq!(app.on_key(ch('q')), vec![Effect::Quit]);
+    for k in [ch('r'), ch('x'), ch('d'), ch('?'), key(KeyCode::Enter)] {
+        let mut app = drill_app((80, 24), false);
+        assert!(app.on_key(k).is_empty());
+        assert!(app.drill.is_some());
+    }
+    // Stale messages for another drilldown are ignored.
+    let mut app = drill_app((80, 24), false);
+    app.on_msg(Msg::Profiled {
+        seq: 999,
+        result: Err("x".into()),
+    });
+    assert_eq!(d(&app).status_lines(), vec![HELP_LINE]);
+}
+
+#[test]
+fn resize_recomputes_folds() {
+    let mut app = drill_app((80, 24), true);
+    assert!(!d(&app).view.folds.is_empty());
+    app.resize(120, 60);
+    assert!(d(&app).view.folds.is_empty(), "everything fits");
+    app.resize(80, 24);
+    assert!(!d(&app).view.folds.is_empty());
+}
+
+// ---------------------------------------------------------------------
+// Snapshots
+// ---------------------------------------------------------------------
+
+fn render(app: &App) -> String {
+    let (w, h) = app.size;
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| ui::draw(f, app, &Theme::new(false, true)))
+        .unwrap();
+    let buf = term.backend().buffer();
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
+
+fn snap(name: &str, build: impl Fn((u16, u16)) -> App) {
+    for size in SIZES {
+        let app = build(size);
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), render(&app));
+    }
+}
+
+#[test]
+fn snapshots_main_table() {
+    snap("main_default", |s| app_with("", s));
+    snap("main_extended", |s| app_with("-x", s));
+    snap("main_cumulative", |s| app_with("-c", s));
+    snap("main_sorted", |s| {
+        let mut a = app_with("", s);
+        a.on_key(ch('<'));
+        a.on_key(ch('<'));
+        a.on_key(ch('S'));
+        a
+    });
+    snap("main_filtered", |s| {
+        let mut a = app_with("", s);
+        a.on_key(ch('/'));
+        for c in "sys_".chars() {
+            a.on_key(ch(c));
+        }
+        a
+    });
+    snap("main_empty", |s| {
+        let mut a = App::new(opts(""), false, false, s, Vec::new());
+        a.start();
+        a
+    });
+    snap("main_help", |s| {
+        let mut a = app_with("", s);
+        a.on_key(ch('h'));
+        a
+    });
+    snap("main_delay_dialog", |s| {
+        let mut a = app_with("", s);
+        a.on_key(ch(' '));
+        a.on_key(ch('d'));
+        a
+    });
+}
+
+#[test]
+fn snapshots_drilldown() {
+    snap("drill_source_profiled", |s| {
+        let mut a = drill_app(s, true);
+        a.on_key(ch('m'));
+        goto(&mut a, |c| c.starts_with("+ prog.bpf.c:5:"));
+        a.on_key(ch('e'));
+        a
+    });
+    snap("drill_source_unprofiled", |s| drill_app(s, false));
+    snap("drill_mixed", |s| {
+        let mut a = drill_app(s, true);
+        let fx = a.on_key(ch(' '));
+        let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
+            panic!()
+        };
+        a.on_msg(Msg::Disasm {
+            seq,
+            bpftool: Vec::new(),
+            call_names: Default::default(),
+        });
+        a.on_key(ch('E'));
+        a
+    });
+    snap("drill_form", |s| {
+        let mut a = drill_app(s, true);
+        a.on_key(ch('P'));
+        a.on_key(key(KeyCode::Tab));
+        a
+    });
+    snap("drill_help", |s| {
+        let mut a = drill_app(s, true);
+        a.on_key(ch('h'));
+        a
+    });
+    snap("drill_legend", |s| {
+        let mut a = drill_app(s, true);
+        a.on_key(ch('M'));
+        a
+    });
+    snap("drill_search", |s| {
+        let mut a = drill_app(s, true);
+        a.on_key(ch('/'));
+        for c in "x2".chars() {
+            a.on_key(ch(c));
+        }
+        a.on_key(key(KeyCode::Enter));
+        a
+    });
+    snap("drill_profiling", |s| {
+        let mut a = drill_app(s, false);
+        let fx = a.on_key(ch('p'));
+        let Effect::Profile(job) = &fx[0] else {
+            panic!()
+        };
+        a.on_msg(Msg::Progress {
+            seq: job.seq,
+            elapsed: 1.5,
+            samples: 321,
+        });
+        a
+    });
+}
+
+#[test]
+fn image_is_shared_not_copied() {
+    let img = Arc::new(image());
+    let mut d = Drill::new(42, 1, &opts(""), (80, 24));
+    d.on_msg(Msg::Loaded {
+        seq: 1,
+        result: Ok(Arc::clone(&img)),
+    });
+    assert_eq!(Arc::strong_count(&img), 2);
+}
+
+/// Tiny terminals: every view draws without panicking.
+#[test]
+fn tiny_terminals_never_panic() {
+    for size in [(1, 1), (2, 2), (10, 3), (20, 5), (30, 8), (45, 12)] {
+        let mut views: Vec<App> = Vec::new();
+        let mut a = app_with("-x -c", size);
+        views.push(app_with("", size));
+        a.on_key(ch('h'));
+        views.push(a);
+        let mut a = app_with("", size);
+        a.on_key(ch('d'));
+        views.push(a);
+        let mut a = app_with("", size);
+        a.on_key(ch('/'));
+        views.push(a);
+        for key_seq in ["", "h", "M", "P", "/x", "mE", "p"] {
+            let mut a = drill_app(size, true);
+            for c in key_seq.chars() {
+                a.on_key(ch(c));
+            }
+            a.on_key(key(KeyCode::End));
+            a.on_key(key(KeyCode::Right));
+            views.push(a);
+        }
+        for mut a in views {
+            render(&a);
+            a.resize(size.0.saturating_add(3), size.1.saturating_add(2));
+            render(&a);
+        }
+    }
+}

@@ -1,0 +1,521 @@
+//! Drawing the TUI state with ratatui: the live table, its dialogs and help
+//! panel, and the drilldown with its form, search bar and overlays.
+
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::Frame;
+
+use super::app::{wrap, App, FOOTER, MAIN_HELP};
+use super::drill::{Drill, Overlay, FORM_LABELS, HELP_ROWS};
+use crate::inspect::drilldown::LEGEND;
+use crate::render::textmode::fmt_g;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub header: Style,
+    pub col_header: Style,
+    pub zebra: [Style; 2],
+    pub cursor: Style,
+    pub accent: Style,
+    pub dim: Style,
+    pub highlight: Style,
+    pub status: Style,
+    pub footer: Style,
+    pub overlay: Style,
+}
+
+impl Theme {
+    pub fn new(light: bool, color: bool) -> Theme {
+        if !color {
+            let plain = Style::default();
+            return Theme {
+                header: plain.add_modifier(Modifier::REVERSED),
+                col_header: plain.add_modifier(Modifier::BOLD),
+                zebra: [plain, plain],
+                cursor: plain.add_modifier(Modifier::REVERSED | Modifier::BOLD),
+                accent: plain,
+                dim: plain.add_modifier(Modifier::DIM),
+                highlight: plain.add_modifier(Modifier::UNDERLINED | Modifier::BOLD),
+                status: plain,
+                footer: plain.add_modifier(Modifier::REVERSED),
+                overlay: plain,
+            };
+        }
+        if light {
+            let base = Style::default().fg(Color::Black).bg(Color::Indexed(254));
+            Theme {
+                header: Style::default().fg(Color::White).bg(Color::Indexed(25)),
+                col_header: Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Indexed(152))
+                    .add_modifier(Modifier::BOLD),
+                zebra: [base, base.bg(Color::Indexed(252))],
+                cursor: Style::default()
+                    .fg(Color::White)
+                    .bg(Color::Indexed(27))
+                    .add_modifier(Modifier::BOLD),
+                accent: Style::default().fg(Color::Indexed(25)),
+                dim: Style::default().fg(Color::Indexed(244)),
+                highlight: Style::default().fg(Color::Black).bg(Color::Yellow),
+                status: base.fg(Color::Indexed(236)),
+                footer: Style::default().fg(Color::Black).bg(Color::Indexed(250)),
+                overlay: base,
+            }
+        } else {
+            let base = Style::default()
+                .fg(Color::Indexed(252))
+                .bg(Color::Indexed(234));
+            Theme {
+                header: Style::default().fg(Color::White).bg(Color::Indexed(18)),
+                col_header: Style::default()
+                    .fg(Color::White)
+                    .bg(Color::Indexed(30))
+                    .add_modifier(Modifier::BOLD),
+                zebra: [base, base.bg(Color::Indexed(236))],
+                cursor: Style::default()
+                    .fg(Color::Indexed(231))
+                    .bg(Color::Indexed(33))
+                    .add_modifier(Modifier::BOLD),
+                accent: Style::default().fg(Color::Indexed(39)),
+                dim: Style::default().fg(Color::Indexed(243)),
+                highlight: Style::default().fg(Color::Black).bg(Color::Yellow),
+                status: base.fg(Color::Indexed(250)),
+                footer: Style::default()
+                    .fg(Color::Indexed(252))
+                    .bg(Color::Indexed(238)),
+                overlay: base,
+            }
+        }
+    }
+}
+
+/// Expand tabs to the next multiple of 8 columns (D7: measured and drawn
+/// the same way).
+pub fn expand_tabs(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut col = 0;
+    for c in s.chars() {
+        if c == '\t' {
+            let n = 8 - col % 8;
+            out.extend(std::iter::repeat_n(' ', n));
+            col += n;
+        } else {
+            out.push(c);
+            col += 1;
+        }
+    }
+    out
+}
+
+fn skip_take(s: &str, skip: usize, take: usize) -> String {
+    s.chars().skip(skip).take(take).collect()
+}
+
+fn pad(s: &str, w: usize, right: bool) -> String {
+    let n = s.chars().count();
+    let fill = " ".repeat(w.saturating_sub(n));
+    if right {
+        format!("{fill}{s}")
+    } else {
+        format!("{s}{fill}")
+    }
+}
+
+fn line_at(f: &mut Frame, area: Rect, y: u16, line: Line<'_>) {
+    if y < area.y + area.height {
+        let r = Rect::new(area.x, y, area.width, 1);
+        f.render_widget(Paragraph::new(line), r);
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, t: &Theme) {
+    let area = f.area();
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    if let Some(d) = &app.drill {
+        draw_drill(f, d, t, area);
+        return;
+    }
+    draw_main(f, app, t, area);
+}
+
+fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
+    let w = area.width as usize;
+    f.render_widget(Block::default().style(t.zebra[0]), area);
+    // Header bar.
+    let sort_name = app
+        .cols
+        .iter()
+        .zip(&app.headers)
+        .find(|(c, _)| **c == app.sort.col)
+        .map_or("", |(_, h)| *h);
+    let mut head = format!(
+        " brr top  delay {}s  sort {sort_name} {}",
+        fmt_g(app.delay),
+        if app.sort.desc { "▼" } else { "▲" }
+    );
+    if !app.filter.is_empty() {
+        head.push_str(&format!(
+            "  filter '{}' {}/{}",
+            app.filter,
+            app.order.len(),
+            app.rows.len()
+        ));
+    }
+    if app.paused {
+        head.push_str("  PAUSED");
+    }
+    line_at(
+        f,
+        area,
+        area.y,
+        Line::styled(pad(&skip_take(&head, 0, w), w, false), t.header),
+    );
+    // Column headers and rows, scrolled by whole columns.
+    let cols: Vec<usize> = (app.hcol..app.headers.len()).collect();
+    let render_row = |cells: &dyn Fn(usize) -> String| -> String {
+        let mut s = String::new();
+        for &c in &cols {
+            let right = !app.cols[c].left_aligned();
+            s.push(' ');
+            s.push_str(&pad(&cells(c), app.widths[c], right));
+            s.push(' ');
+        }
+        skip_take(&s, 0, w)
+    };
+    let header = render_row(&|c| app.header_text(c, app.headers[c]));
+    line_at(
+        f,
+        area,
+        area.y + 1,
+        Line::styled(pad(&header, w, false), t.col_header),
+    );
+    let body = app.body_height();
+    for (k, ri) in (app.top..app.order.len().min(app.top + body)).enumerate() {
+        let text = render_row(&|c| app.cells[ri][c].clone());
+        let style = if ri == app.cursor {
+            t.cursor
+        } else {
+            t.zebra[ri % 2]
+        };
+        line_at(
+            f,
+            area,
+            area.y + 2 + k as u16,
+            Line::styled(pad(&text, w, false), style),
+        );
+    }
+    // Status line (or the filter being typed) and footer.
+    let status = match &app.filter_input {
+        Some(i) => format!(
+            " filter (name or type): {}▏  Enter keeps, Esc clears",
+            i.text
+        ),
+        None => format!(" {}", app.status),
+    };
+    let h = area.height;
+    if h >= 2 {
+        line_at(
+            f,
+            area,
+            area.y + h - 2,
+            Line::styled(pad(&skip_take(&status, 0, w), w, false), t.status),
+        );
+    }
+    line_at(
+        f,
+        area,
+        area.y + h - 1,
+        Line::styled(
+            pad(
+                &skip_take(
+                    if app.delay_dialog.is_some() {
+                        " ^q Quit  esc Close"
+                    } else {
+                        FOOTER
+                    },
+                    0,
+                    w,
+                ),
+                w,
+                false,
+            ),
+            t.footer,
+        ),
+    );
+    if app.help {
+        draw_main_help(f, t, area);
+    }
+    if let Some(input) = &app.delay_dialog {
+        let bw = 40.min(area.width.saturating_sub(2)).max(10);
+        let r = Rect::new(
+            area.x + 2.min(area.width.saturating_sub(bw)),
+            area.y + 2.min(area.height.saturating_sub(3)),
+            bw.min(area.width),
+            3.min(area.height),
+        );
+        f.render_widget(Clear, r);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .title(" refresh delay seconds ")
+            .style(t.overlay)
+            .border_style(t.accent);
+        let text = format!("{}▏", input.text);
+        f.render_widget(Paragraph::new(text).block(block), r);
+    }
+}
+
+fn draw_main_help(f: &mut Frame, t: &Theme, area: Rect) {
+    let pw = 46.min(area.width);
+    let ph = (area.height.saturating_sub(3)).min(MAIN_HELP.len() as u16 + 2);
+    let r = Rect::new(area.x + area.width - pw, area.y + 1, pw, ph);
+    f.render_widget(Clear, r);
+    let lines: Vec<Line> = MAIN_HELP
+        .iter()
+        .map(|(k, v)| Line::from(format!("{k:>12}  {v}")))
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .title(" Keys (h closes) ")
+        .style(t.overlay)
+        .border_style(t.accent);
+    f.render_widget(Paragraph::new(lines).block(block), r);
+}
+
+fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect) {
+    f.render_widget(Block::default().style(t.zebra[0]), area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Thick)
+        .border_style(t.accent);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    let w = inner.width as usize;
+    let mut y = inner.y;
+    let bottom = inner.y + inner.height;
+    let title = format!(" {}", d.title());
+    line_at(
+        f,
+        inner,
+        y,
+        Line::styled(
+            skip_take(&title, 0, w),
+            t.status.add_modifier(Modifier::BOLD),
+        ),
+    );
+    y += 1;
+    for s in d.status_wrapped() {
+        line_at(f, inner, y, Line::styled(format!(" {s}"), t.status));
+        y += 1;
+    }
+    if let Some(form) = &d.form {
+        for (i, label) in FORM_LABELS.iter().enumerate() {
+            let value = if i < 6 {
+                let v = &form.fields[i].text;
+                if i == form.focus {
+                    format!("{v}▏")
+                } else {
+                    v.clone()
+                }
+            } else {
+                format!("[{}]", if form.kernel { "x" } else { " " })
+            };
+            let text = format!(" {label:>22}: {value}");
+            let style = if i == form.focus {
+                t.cursor
+            } else {
+                t.zebra[1]
+            };
+            line_at(
+                f,
+                inner,
+                y,
+                Line::styled(pad(&skip_take(&text, 0, w), w, false), style),
+            );
+            y += 1;
+        }
+    }
+    if let Some(s) = &d.search {
+        let text = if s.input.text.is_empty() && s.editing {
+            " / search source▏".to_string()
+        } else if s.editing {
+            format!(" / {}▏", s.input.text)
+        } else {
+            format!(" / {}", s.input.text)
+        };
+        let style = if s.editing { t.cursor } else { t.zebra[1] };
+        line_at(
+            f,
+            inner,
+            y,
+            Line::styled(pad(&skip_take(&text, 0, w), w, false), style),
+        );
+        y += 1;
+    }
+    line_at(
+        f,
+        inner,
+        y,
+        Line::styled(pad(" %THIS  SAMPLES  CODE", w, false), t.col_header),
+    );
+    y += 1;
+    let query = d
+        .search
+        .as_ref()
+        .map(|s| s.input.text.to_lowercase())
+        .unwrap_or_default();
+    let h = bottom.saturating_sub(y) as usize;
+    for (k, li) in (d.top..d.lines.len().min(d.top + h)).enumerate() {
+        let l = &d.lines[li];
+        let base = if li == d.cursor {
+            t.cursor
+        } else {
+            t.zebra[li % 2]
+        };
+        let lead = format!("{:>6}  {:>7}  ", l.this, l.samples);
+        let mut spans = vec![Span::styled(lead.clone(), base)];
+        let code_w = w.saturating_sub(lead.chars().count());
+        // Markers (drawn dimmed) are the tail of the code text.
+        let marker_len = match (l.row, &d.dd) {
+            (Some(r), Some(dd)) if d.view.markers => dd.rows[r]
+                .markers
+                .iter()
+                .map(|m| m.name().chars().count() + 3)
+                .sum(),
+            _ => 0,
+        };
+        let n = l.code.chars().count();
+        let body: String = l.code.chars().take(n - marker_len.min(n)).collect();
+        let markers: String = l.code.chars().skip(n - marker_len.min(n)).collect();
+        let body = expand_tabs(&body);
+        let full = format!("{body}{markers}");
+        let split = body.chars().count();
+        let shown = skip_take(&full, d.hscroll, code_w);
+        let hl = highlight_ranges(&full, &query);
+        let mut cur = String::new();
+        let mut cur_style = base;
+        for (i, c) in shown.chars().enumerate() {
+            let pos = i + d.hscroll;
+            let mut st = base;
+            if l.fold.is_some() || pos >= split {
+                st = if li == d.cursor {
+                    base
+                } else {
+                    base.patch(t.dim)
+                };
+            }
+            if hl.iter().any(|r| r.contains(&pos)) {
+                st = t.highlight;
+            }
+            if st != cur_style && !cur.is_empty() {
+                spans.push(Span::styled(std::mem::take(&mut cur), cur_style));
+            }
+            cur_style = st;
+            cur.push(c);
+        }
+        let used: usize = lead.chars().count() + shown.chars().count();
+        cur.push_str(&" ".repeat(w.saturating_sub(used)));
+        spans.push(Span::styled(cur, cur_style));
+        line_at(f, inner, y + k as u16, Line::from(spans));
+    }
+    match d.overlay {
+        Overlay::Help => {
+            let rows: Vec<(String, String)> = HELP_ROWS
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            overlay(f, t, inner, "Drilldown help", ("KEY", "ACTION"), &rows);
+        }
+        Overlay::Legend => {
+            let rows: Vec<(String, String)> = LEGEND
+                .iter()
+                .map(|(m, v)| (format!("[{}]", m.name()), v.to_string()))
+                .collect();
+            overlay(f, t, inner, "Code markers", ("MARKER", "MEANING"), &rows);
+        }
+        Overlay::None => {}
+    }
+}
+
+/// Case-insensitive match ranges (in characters) of `q` in `text`.
+fn highlight_ranges(text: &str, q: &str) -> Vec<std::ops::Range<usize>> {
+    if q.is_empty() {
+        return Vec::new();
+    }
+    let hay: Vec<char> = text
+        .chars()
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect();
+    let needle: Vec<char> = q.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        if hay[i..i + needle.len()] == needle[..] {
+            out.push(i..i + needle.len());
+            i += needle.len();
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A rounded box with a two-column table, sized to the panel; long texts
+/// wrap under their column (D10).
+fn overlay(
+    f: &mut Frame,
+    t: &Theme,
+    inner: Rect,
+    title: &str,
+    head: (&str, &str),
+    rows: &[(String, String)],
+) {
+    let kw = rows
+        .iter()
+        .map(|r| r.0.chars().count())
+        .chain([head.0.len()])
+        .max()
+        .unwrap_or(0);
+    let vw_full = rows
+        .iter()
+        .map(|r| r.1.chars().count())
+        .chain([head.1.len()])
+        .max()
+        .unwrap_or(0);
+    let (x0, y0) = (4.min(inner.width / 8), 3.min(inner.height / 8));
+    let max_w = (inner.width.saturating_sub(x0 + 1)) as usize;
+    let want = kw + vw_full + 2 + 4;
+    let bw = want.min(max_w).max(12);
+    let vw = bw.saturating_sub(kw + 2 + 4).max(8);
+    let mut lines = vec![
+        Line::from(format!(" {title}")),
+        Line::styled(
+            format!(" {}  {}", pad(head.0, kw, false), head.1),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+    ];
+    for (k, v) in rows {
+        for (i, part) in wrap(v, vw).into_iter().enumerate() {
+            let key = if i == 0 { k.as_str() } else { "" };
+            lines.push(Line::from(format!(" {}  {part}", pad(key, kw, false))));
+        }
+    }
+    let max_h = inner.height.saturating_sub(y0) as usize;
+    let bh = (lines.len() + 2).min(max_h);
+    let r = Rect::new(inner.x + x0, inner.y + y0, bw as u16, bh as u16);
+    f.render_widget(Clear, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .style(t.overlay)
+        .border_style(t.accent);
+    f.render_widget(Paragraph::new(lines).block(block), r);
+}

@@ -1,0 +1,353 @@
+//! The TUI's background work: activity windows (holding the stats fd),
+//! program images, mixed-mode disassembly, watching an inspected program,
+//! and profiles. Everything reaches the UI thread as an [`Event`] on one
+//! channel, so the UI blocks on a single receiver and wakes only when
+//! something happened.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::Event as TermEvent;
+
+use crate::activity::{self, ActivityRow};
+use crate::commands::attach_prog_pins;
+use crate::inspect::disasm::CallNames;
+use crate::inspect::insn;
+use crate::inspect::profile::ProfileInput;
+use crate::kernel::lines::{self, ProgramImage};
+use crate::kernel::{helper_syms, objects, stats::StatsGuard};
+use crate::model::Program;
+use crate::profile::{self, capture::StopSignal};
+
+/// Everything the UI thread waits for.
+pub enum Event {
+    Input(TermEvent),
+    /// The terminal input stream ended (closed terminal).
+    InputGone,
+    Worker(Box<Msg>),
+    /// SIGINT, SIGTERM or SIGHUP.
+    Signal(i32),
+}
+
+/// Requests from the UI.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cmd {
+    /// Measure one window of `delay` seconds. Any later command ends a
+    /// window in flight without a result.
+    Measure { delay: f64 },
+    /// Read a program's image (and then watch it for unloading).
+    Load { id: u32, seq: u64 },
+    /// bpftool's disassembly and helper names for mixed mode.
+    Disasm { id: u32, seq: u64 },
+    /// The drilldown closed: stop watching its program.
+    Close,
+}
+
+/// A finished profile, reduced to what the drilldown shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileDone {
+    pub input: ProfileInput,
+    pub event: String,
+    pub frequency: u64,
+    pub actual_duration: f64,
+    pub inclusive_samples: u64,
+}
+
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Window {
+        rows: Vec<ActivityRow>,
+        measured: f64,
+    },
+    WindowFailed(String),
+    Loaded {
+        seq: u64,
+        result: Result<Arc<ProgramImage>, String>,
+    },
+    Disasm {
+        seq: u64,
+        bpftool: Vec<String>,
+        call_names: CallNames,
+    },
+    /// The watched program is gone.
+    Vanished {
+        id: u32,
+    },
+    Progress {
+        seq: u64,
+        elapsed: f64,
+        samples: u64,
+    },
+    Profiled {
+        seq: u64,
+        result: Result<ProfileDone, String>,
+    },
+}
+
+/// A profile to run for the drilldown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileJob {
+    pub seq: u64,
+    pub id: u32,
+    pub request: profile::Request,
+    pub line_limit: usize,
+}
+
+/// The stats fd and the last snapshot of a window, kept briefly so that the
+/// next window can start where this one ended (back-to-back windows with no
+/// unmeasured gap and one enumeration per window instead of two).
+pub struct Held {
+    pub stats: StatsGuard,
+    pub snapshot: Vec<Program>,
+    pub at: Instant,
+}
+
+/// How long a finished window's snapshot and stats fd are kept for the next
+/// window; past that, statistics are switched off (paused, drilldown).
+const HOLD: Duration = Duration::from_millis(300);
+/// How often an inspected program is checked for having been unloaded.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+/// Progress reports are sent at most this often.
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+pub struct Worker {
+    cmds: Sender<Cmd>,
+    events: Sender<Event>,
+    profile_stop: Option<Arc<StopSignal>>,
+    bpffs: String,
+}
+
+impl Worker {
+    /// Start the sampling thread. `held` is the start-up snapshot (taken
+    /// with statistics on) that the first window measures from.
+    pub fn spawn(events: Sender<Event>, held: Option<Held>, bpffs: String) -> Worker {
+        let (tx, rx) = mpsc::channel();
+        let ev = events.clone();
+        let root = bpffs.clone();
+        std::thread::spawn(move || sampler(rx, ev, held, root));
+        Worker {
+            cmds: tx,
+            events,
+            profile_stop: None,
+            bpffs,
+        }
+    }
+
+    pub fn send(&self, cmd: Cmd) {
+        let _ = self.cmds.send(cmd);
+    }
+
+    /// Run a profile on its own thread (the sampler stays free). A running
+    /// one is cancelled first.
+    pub fn profile(&mut self, mut job: ProfileJob) {
+        self.cancel_profile();
+        job.request.bpffs.clone_from(&self.bpffs);
+        let stop = Arc::new(StopSignal::new());
+        self.profile_stop = Some(Arc::clone(&stop));
+        let events = self.events.clone();
+        std::thread::spawn(move || {
+            let seq = job.seq;
+            let mut last = Instant::now();
+            let result = profile::run(&job.request, &stop, &mut |p| {
+                if last.elapsed() >= PROGRESS_EVERY {
+                    last = Instant::now();
+                    post(
+                        &events,
+                        Msg::Progress {
+                            seq,
+                            elapsed: p.elapsed.as_secs_f64(),
+                            samples: p.samples,
+                        },
+                    );
+                }
+            });
+            if stop.is_cancelled() && result.is_ok() {
+                // Cancelled by the UI: the result is dropped.
+                return;
+            }
+            let result = result
+                .map(|prof| {
+                    let input = crate::top::drilldown_input(&prof, job.id, job.line_limit);
+                    ProfileDone {
+                        inclusive_samples: input
+                            .program
+                            .as_ref()
+                            .map_or(0, |p| p.inclusive_samples),
+                        input,
+                        event: prof.selected_event.clone(),
+                        frequency: prof.frequency,
+                        actual_duration: prof.telemetry.actual_duration,
+                    }
+                })
+                .map_err(|e| e.render());
+            post(&events, Msg::Profiled { seq, result });
+        });
+    }
+
+    pub fn cancel_profile(&mut self) {
+        if let Some(stop) = self.profile_stop.take() {
+            stop.cancel();
+        }
+    }
+}
+
+fn post(events: &Sender<Event>, m: Msg) {
+    let _ = events.send(Event::Worker(Box::new(m)));
+}
+
+/// Enumerate programs for a window and attach nothing else: pins are added
+/// to the rows at the end of the window.
+fn snapshot() -> Result<Vec<Program>, String> {
+    objects::programs_brief().map_err(|e| e.render())
+}
+
+enum Window {
+    Done,
+    /// A command arrived meanwhile; it is handled next.
+    Interrupted(Cmd),
+    Disconnected,
+}
+
+fn measure(
+    delay: f64,
+    held: &mut Option<Held>,
+    rx: &Receiver<Cmd>,
+    events: &Sender<Event>,
+    bpffs: &str,
+) -> Window {
+    let fresh = || -> Result<Held, String> {
+        let stats = StatsGuard::enable().map_err(|e| e.render())?;
+        let at = Instant::now();
+        Ok(Held {
+            stats,
+            snapshot: snapshot()?,
+            at,
+        })
+    };
+    let base = match held.take() {
+        Some(h) if h.at.elapsed() < HOLD => Ok(h),
+        _ => fresh(),
+    };
+    let base = match base {
+        Ok(b) => b,
+        Err(e) => return fail(e, delay, rx, events),
+    };
+    let deadline = base.at + Duration::from_secs_f64(delay.min(crate::cli::MAX_SECONDS));
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        match rx.recv_timeout(deadline - now) {
+            Ok(cmd) => return Window::Interrupted(cmd),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Window::Disconnected,
+        }
+    }
+    let at = Instant::now();
+    let current = match snapshot() {
+        Ok(c) => c,
+        Err(e) => return fail(e, delay, rx, events),
+    };
+    let measured = at.duration_since(base.at).as_secs_f64();
+    let mut with_pins = current.clone();
+    attach_prog_pins(&mut with_pins, bpffs);
+    let rows = activity::compute(&base.snapshot, &with_pins, true, 0);
+    *held = Some(Held {
+        stats: base.stats,
+        snapshot: current,
+        at,
+    });
+    post(events, Msg::Window { rows, measured });
+    Window::Done
+}
+
+/// Report a failed window after waiting one delay, so that the UI's
+/// immediate retry does not spin.
+fn fail(e: String, delay: f64, rx: &Receiver<Cmd>, events: &Sender<Event>) -> Window {
+    let wait = Duration::from_secs_f64(delay.min(crate::cli::MAX_SECONDS));
+    post(events, Msg::WindowFailed(e));
+    match rx.recv_timeout(wait) {
+        Ok(cmd) => Window::Interrupted(cmd),
+        Err(RecvTimeoutError::Timeout) => Window::Done,
+        Err(RecvTimeoutError::Disconnected) => Window::Disconnected,
+    }
+}
+
+fn sampler(rx: Receiver<Cmd>, events: Sender<Event>, mut held: Option<Held>, bpffs: String) {
+    let mut watched: Option<u32> = None;
+    let mut pending: Option<Cmd> = None;
+    loop {
+        let cmd = match pending.take() {
+            Some(c) => c,
+            None => {
+                let timeout = if held.is_some() {
+                    Some(HOLD)
+                } else if watched.is_some() {
+                    Some(WATCH_EVERY)
+                } else {
+                    None
+                };
+                let got = match timeout {
+                    Some(t) => rx.recv_timeout(t),
+                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                };
+                match got {
+                    Ok(c) => c,
+                    Err(RecvTimeoutError::Timeout) => {
+                        // Nobody asked for the next window: statistics off.
+                        held = None;
+                        if let Some(id) = watched {
+                            if let Err(crate::error::BrrError::Failed(_)) =
+                                objects::open_program(id as u64)
+                            {
+                                watched = None;
+                                post(&events, Msg::Vanished { id });
+                            }
+                        }
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        };
+        match cmd {
+            Cmd::Measure { delay } => {
+                watched = None;
+                match measure(delay, &mut held, &rx, &events, &bpffs) {
+                    Window::Done => {}
+                    Window::Interrupted(c) => {
+                        held = None;
+                        pending = Some(c);
+                    }
+                    Window::Disconnected => return,
+                }
+            }
+            Cmd::Load { id, seq } => {
+                held = None;
+                let result = lines::image_by_id(id as u64)
+                    .map(Arc::new)
+                    .map_err(|e| e.render());
+                watched = result.is_ok().then_some(id);
+                post(&events, Msg::Loaded { seq, result });
+            }
+            Cmd::Disasm { id, seq } => {
+                let bpftool = crate::bpftool::disasm(id as u64);
+                let call_names = match lines::image_by_id(id as u64) {
+                    Ok(img) => helper_syms::for_program(&insn::slots(&img.xlated), &img.jit_ranges),
+                    Err(_) => CallNames::default(),
+                };
+                post(
+                    &events,
+                    Msg::Disasm {
+                        seq,
+                        bpftool,
+                        call_names,
+                    },
+                );
+            }
+            Cmd::Close => watched = None,
+        }
+    }
+}

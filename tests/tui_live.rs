@@ -1,0 +1,309 @@
+//! Live tests of the interactive `brr top` (root, real kernel): the real
+//! binary runs in a private tmux server, keys are sent with `send-keys` and
+//! the screen is read with `capture-pane`.
+//!
+//! Only the fixtures' own programs are asserted on; the host may run other
+//! BPF programs (the table is filtered to the fixture's name and sorted by
+//! ID so that rows do not move while the test navigates).
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use support::*;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A tmux server of our own (never the user's), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(cols: u16, rows: u16) -> Option<Tmux> {
+        let ok = Command::new("tmux")
+            .arg("-V")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
+                panic!("tmux is required for the TUI live tests");
+            }
+            eprintln!("skipping live TUI test: tmux not installed");
+            return None;
+        }
+        let socket = format!("brr-tui-test-{}-{cols}x{rows}", std::process::id());
+        let t = Tmux { socket };
+        t.cmd(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            "sh",
+        ]);
+        Some(t)
+    }
+
+    fn cmd(&self, args: &[&str]) -> String {
+        let o = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "t"];
+        a.extend_from_slice(keys);
+        self.cmd(&a);
+    }
+
+    /// Type text literally.
+    fn type_text(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-t", "t", "-p"])
+    }
+
+    /// Poll the screen until `cond` holds; returns the screen and the time
+    /// it took, or panics with the last screen.
+    fn wait(
+        &self,
+        what: &str,
+        timeout: Duration,
+        cond: impl Fn(&str) -> bool,
+    ) -> (String, Duration) {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if cond(&s) {
+                return (s, start.elapsed());
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out after {timeout:?} waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.cmd(&["kill-server"]);
+    }
+}
+
+/// The table row of program `id`: its cells split on whitespace.
+fn row_of(screen: &str, id: u32) -> Option<Vec<String>> {
+    screen.lines().find_map(|l| {
+        let cells: Vec<String> = l.split_whitespace().map(String::from).collect();
+        (cells.first().map(String::as_str) == Some(&id.to_string())).then_some(cells)
+    })
+}
+
+/// Start brr in the shell of `t`, after printing a marker that must come
+/// back when brr leaves the alternate screen.
+fn launch(t: &Tmux, args: &str) {
+    t.type_text(&format!(
+        "clear; echo SHELL_BEFORE_BRR; {} {args}; echo BRR_EXIT=$?",
+        env!("CARGO_BIN_EXE_brr")
+    ));
+    t.keys(&["Enter"]);
+}
+
+#[test]
+fn live_table_drilldown_profile_and_prompt_quit() {
+    if !support::live() {
+        return;
+    }
+    let _s = serial();
+    let Some(t) = Tmux::start(140, 40) else {
+        return;
+    };
+    let fx = HotFixture::load().expect("load hot fixture");
+    let id = fx.prog.id;
+    let load = fx.spawn_load(Duration::from_secs(30));
+
+    let launched = Instant::now();
+    launch(&t, "-d 1 --profile-duration 1");
+    // Rows at once, then the fixture's activity within one window.
+    let (_, first) = t.wait("the table", Duration::from_secs(5), |s| s.contains("CPU%"));
+    t.wait(
+        "the fixture's row with activity",
+        Duration::from_secs(3),
+        |s| row_of(s, id).is_some_and(|c| c.get(3).is_some_and(|cpu| cpu != "0.0000")),
+    );
+    assert!(
+        launched.elapsed() < Duration::from_millis(2500),
+        "activity shown {:?} after launch (first paint after {first:?})",
+        launched.elapsed()
+    );
+
+    // Sort by ID (stable rows), filter to the fixture's name, go to its row.
+    for _ in 0..3 {
+        t.type_text("<");
+    }
+    t.type_text("/");
+    t.type_text(HotFixture::PROG_NAME);
+    t.keys(&["Enter"]);
+    let (s, _) = t.wait("the sorted, filtered table", Duration::from_secs(3), |s| {
+        s.contains("ID▲") && s.contains(&format!("filter '{}'", HotFixture::PROG_NAME))
+    });
+    let body: Vec<&str> = s.lines().skip(2).collect();
+    let pos = body
+        .iter()
+        .position(|l| l.split_whitespace().next() == Some(&id.to_string()))
+        .unwrap_or_else(|| panic!("row {id} not shown:\n{s}"));
+    for _ in 0..pos {
+        t.keys(&["Down"]);
+    }
+    t.keys(&["Enter"]);
+    let hot = format!("hot.c:{}:", HotFixture::HOT_LINE);
+    t.wait(
+        "the drilldown with the hot line",
+        Duration::from_secs(5),
+        |s| {
+            s.contains(&format!("program {id} {}", HotFixture::PROG_NAME))
+                && s.contains(&format!("{hot} {}", HotFixture::HOT_TEXT))
+        },
+    );
+
+    // p: a short profile gives the hot line a non-zero %THIS.
+    t.type_text("p");
+    t.wait("profiling status", Duration::from_secs(3), |s| {
+        s.contains(&format!("profiling program {id} for 1s at 997Hz..."))
+    });
+    let (s, _) = t.wait("the profile result", Duration::from_secs(15), |s| {
+        s.contains("CPU: ")
+    });
+    let line = s
+        .lines()
+        .find(|l| l.contains(&hot))
+        .unwrap_or_else(|| panic!("no hot line:\n{s}"));
+    let this: f64 = line
+        .trim_start_matches(['┃', ' '])
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no %THIS on the hot line: {line:?}"));
+    assert!(this > 0.0, "{line}");
+    assert!(s.contains("samples="), "D20 title suffix:\n{s}");
+
+    // q: out at once, the shell screen is back.
+    let quit = Instant::now();
+    t.type_text("q");
+    let (s, took) = t.wait("the shell", Duration::from_secs(3), |s| {
+        s.contains("BRR_EXIT=0")
+    });
+    assert!(
+        quit.elapsed() < Duration::from_millis(1000),
+        "quit took {took:?}"
+    );
+    assert!(s.contains("SHELL_BEFORE_BRR"), "screen restored:\n{s}");
+    assert!(
+        !s.contains('┃') && !s.contains("CPU%"),
+        "TUI left behind:\n{s}"
+    );
+    drop(load);
+}
+
+#[test]
+fn program_id_opens_its_drilldown_and_sigterm_restores_the_terminal() {
+    if !support::live() {
+        return;
+    }
+    let _s = serial();
+    let Some(t) = Tmux::start(80, 24) else {
+        return;
+    };
+    let fx = SocketFilterFixture::load().expect("load socket filter fixture");
+    let id = fx.prog.id;
+    launch(&t, &format!("top --program-id {id}"));
+    t.wait("the drilldown", Duration::from_secs(5), |s| {
+        s.contains(&format!("program {id} {}", SocketFilterFixture::PROG_NAME))
+            && s.contains("sock_filter.c:")
+    });
+    // Unloading the program is reported in the status line.
+    drop(fx);
+    t.wait("the unloaded notice", Duration::from_secs(5), |s| {
+        s.contains(&format!("program {id} was unloaded"))
+    });
+    // Esc goes to the live table.
+    t.keys(&["Escape"]);
+    t.wait("the live table", Duration::from_secs(3), |s| {
+        s.contains("CPU%")
+    });
+    let pid = Command::new("pgrep")
+        .args([
+            "-n",
+            "-f",
+            &format!("{} top --program-id {id}", env!("CARGO_BIN_EXE_brr")),
+        ])
+        .output()
+        .expect("pgrep");
+    let pid = String::from_utf8_lossy(&pid.stdout).trim().to_string();
+    assert!(!pid.is_empty(), "brr process not found");
+    Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    let (s, _) = t.wait("the shell after SIGTERM", Duration::from_secs(3), |s| {
+        s.contains("BRR_EXIT=")
+    });
+    assert!(s.contains("BRR_EXIT=143"), "{s}");
+    assert!(s.contains("SHELL_BEFORE_BRR") && !s.contains("CPU%"), "{s}");
+}
+
+#[test]
+fn unprivileged_user_fails_before_the_tui_starts() {
+    if !support::live() {
+        return;
+    }
+    for args in [&[][..], &["top"][..]] {
+        let o = Command::new("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_brr"))
+            .args(args)
+            .output()
+            .expect("setpriv (util-linux) runs");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "brr: permission denied while trying to enable eBPF runtime statistics; run brr with sudo\n"
+        );
+        assert!(o.stdout.is_empty(), "no terminal escape codes");
+    }
+}
+
+#[test]
+fn without_a_terminal_it_says_so() {
+    if !support::live() {
+        return;
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_brr"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run brr");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "brr: the interactive top view needs a terminal; use 'brr top --textmode' for plain output\n"
+    );
+    assert!(o.stdout.is_empty());
+}
