@@ -138,6 +138,22 @@ garbage line
         assert_eq!(k.resolve(u64::MAX).unwrap().module, Some("ext4"));
     }
 
+    /// Cost of reading and parsing this host's table (run with
+    /// `cargo test --release -- --ignored load_cost --nocapture`).
+    #[test]
+    #[ignore]
+    fn load_cost() {
+        let t = std::time::Instant::now();
+        let text = std::fs::read("/proc/kallsyms").unwrap_or_default();
+        let read = t.elapsed();
+        let k = Kallsyms::parse(&String::from_utf8_lossy(&text));
+        eprintln!(
+            "read {read:?}, parse {:?}, {} symbols",
+            t.elapsed() - read,
+            k.syms.len()
+        );
+    }
+
     #[test]
     fn hidden_addresses() {
         let k = Kallsyms::parse("0000000000000000 T _text\n0000000000000000 t foo [m]\n");
