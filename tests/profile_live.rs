@@ -45,6 +45,21 @@ fn profile_json(args: &[&str]) -> Json {
     Json::parse(&stdout(&o)).expect("valid JSON")
 }
 
+/// A 2 s `--kernel-samples` profile, unlimited, taken while `load` runs.
+fn kernel_profile_while(load: std::thread::JoinHandle<u64>) -> Json {
+    let doc = profile_json(&[
+        "-d",
+        "2",
+        "--kernel-samples",
+        "--limit",
+        "0",
+        "--line-limit",
+        "0",
+    ]);
+    load.join().expect("load thread");
+    doc
+}
+
 fn program(doc: &Json, id: u32) -> Option<&Json> {
     doc.get("items")?
         .array()
@@ -146,16 +161,7 @@ fn helper_samples_sit_under_the_hot_line() {
     let _g = serial();
     let fx = HelperFixture::load().expect("load helper fixture");
     let load = fx.spawn_load(Duration::from_millis(2500));
-    let doc = profile_json(&[
-        "-d",
-        "2",
-        "--kernel-samples",
-        "--limit",
-        "0",
-        "--line-limit",
-        "0",
-    ]);
-    load.join().expect("load thread");
+    let doc = kernel_profile_while(load);
     let p = program(&doc, fx.prog.id).expect("helper fixture profiled");
     let under = num(p, "kernel_samples");
     assert!(under >= 100, "kernel samples under the program: {under}");
@@ -216,16 +222,7 @@ fn helper_time_goes_to_the_line_of_the_call_not_the_next() {
     let prog = load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, "brr_pt_callsite", &b)
         .expect("load call-site program");
     let load = spawn_test_run_load(prog.fd(), 1000, Duration::from_millis(2500));
-    let doc = profile_json(&[
-        "-d",
-        "2",
-        "--kernel-samples",
-        "--limit",
-        "0",
-        "--line-limit",
-        "0",
-    ]);
-    load.join().expect("load thread");
+    let doc = kernel_profile_while(load);
     let p = program(&doc, prog.id).expect("call-site program profiled");
     let under = num(p, "kernel_samples");
     assert!(under >= 100, "kernel samples under the program: {under}");
