@@ -77,6 +77,25 @@ fn text<'a>(v: &'a Json, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Json::str)
 }
 
+/// Nothing may be lost, malformed or discarded. The kernel may still throttle
+/// sampling when the machine is busy (its interrupt-time budget is shared
+/// with every other perf user); that alone marks the profile incomplete.
+fn assert_complete_unless_throttled(meta: &Json) {
+    for key in [
+        "lost_samples",
+        "perf_malformed_records",
+        "perf_discarded_bytes",
+    ] {
+        assert_eq!(num(meta, key), 0, "{key}: {meta:?}");
+    }
+    let throttled = num(meta, "perf_throttle_events") > 0;
+    assert_eq!(
+        meta.get("incomplete").and_then(Json::bool),
+        Some(throttled),
+        "{meta:?}"
+    );
+}
+
 #[test]
 fn hot_line_ranks_first_with_file_line_and_text() {
     if !live() {
@@ -88,11 +107,7 @@ fn hot_line_ranks_first_with_file_line_and_text() {
     let doc = profile_json(&["-d", "2", "--limit", "0", "--line-limit", "0"]);
     load.join().expect("load thread");
     let meta = doc.get("metadata").unwrap();
-    assert_eq!(
-        meta.get("incomplete").and_then(Json::bool),
-        Some(false),
-        "{meta:?}"
-    );
+    assert_complete_unless_throttled(meta);
     let p = program(&doc, fx.prog.id).expect("hot fixture profiled");
     let bpf = num(meta, "bpf_jit_samples");
     let mine = num(p, "samples");
