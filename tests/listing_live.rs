@@ -531,3 +531,46 @@ fn listings_survive_load_unload_churn() {
     let batches = churn.join().unwrap();
     assert!(batches > 5 && runs > 5, "batches {batches}, runs {runs}");
 }
+
+/// A stdout whose reader is already gone: every write fails with EPIPE.
+fn closed_pipe() -> Stdio {
+    let mut fds = [0; 2];
+    // SAFETY: pipe() fills two fresh fds that are owned from here on.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both fds were just created by pipe() and nothing else owns them.
+    let (read, write) = unsafe {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    };
+    drop(read);
+    Stdio::from(write)
+}
+
+#[test]
+fn closed_stdout_ends_listings_quietly() {
+    if !support::live() {
+        return;
+    }
+    let _fx = SocketFilterFixture::load().expect("load fixture");
+    for args in [
+        &["prog", "--json", "--pretty"][..],
+        &["prog", "-x", "--stats"],
+        &["map", "--csv"],
+        &["btf"],
+        &["link"],
+        &["activity", "-d", "0.2", "--all"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_brr"))
+            .args(args)
+            .stdout(closed_pipe())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(
+            o.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
