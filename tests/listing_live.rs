@@ -68,6 +68,26 @@ fn text_row(out: &str, id: u32) -> Vec<String> {
         .unwrap_or_else(|| panic!("no text row for {id}:\n{out}"))
 }
 
+/// Block until process `pid` holds a BPF_ENABLE_STATS fd (its measurement
+/// window has started), so work done afterwards falls inside the window.
+fn wait_for_stats_fd(pid: u32) {
+    let holds = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|dir| {
+                dir.flatten().any(|e| {
+                    std::fs::read_link(e.path())
+                        .map(|l| l.to_string_lossy() == "anon_inode:bpf-stats")
+                        .unwrap_or(false)
+                })
+            })
+            .unwrap_or(false)
+    };
+    assert!(
+        support::wait_until(Duration::from_secs(10), holds),
+        "brr never enabled statistics"
+    );
+}
+
 #[test]
 fn prog_lists_fixture_in_all_formats() {
     if !support::live() {
@@ -351,7 +371,8 @@ fn activity_counts_exact_runs_inside_the_window() {
             .spawn()
             .unwrap();
         // The window opens once brr holds the stats fd and has its baseline.
-        std::thread::sleep(Duration::from_millis(700));
+        wait_for_stats_fd(child.id());
+        std::thread::sleep(Duration::from_millis(300));
         fx.prog.test_run(RUNS).unwrap();
         child.wait_with_output().unwrap()
     };
@@ -432,7 +453,8 @@ fn activity_ctrl_c_reports_the_shortened_window() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(600));
+    wait_for_stats_fd(child.id());
+    std::thread::sleep(Duration::from_millis(300));
     fx.prog.test_run(777).unwrap();
     std::thread::sleep(Duration::from_millis(400));
     // SAFETY: plain kill(2) on our own child.
