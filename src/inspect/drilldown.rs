@@ -46,7 +46,6 @@ pub enum Marker {
 }
 
 /// Every marker with its legend text (for the TUI's legend overlay).
-#[allow(dead_code)] // the TUI's `M` overlay
 pub const LEGEND: [(Marker, &str); 8] = [
     (
         Marker::SourceMismatch,
@@ -826,7 +825,6 @@ impl Drilldown {
         out
     }
 
-    #[allow(dead_code)] // the TUI folds; textmode never does
     /// Fold ranges for a viewport of `viewport` rows (source mode, profiled,
     /// some samples, list longer than the viewport). Rows within 2 of a hot
     /// row stay; runs of at least 2 other rows fold.

@@ -53,17 +53,6 @@ pub struct ProgramImage {
     pub xlated: Vec<u8>,
     pub lines: Vec<LineRecord>,
     pub jit_ranges: Vec<JitRange>,
-    pub funcs: Vec<FuncRecord>,
-}
-
-impl ProgramImage {
-    /// The program's full BTF name (falls back to the kernel's 15-byte name).
-    pub fn display_name(&self) -> String {
-        self.funcs
-            .first()
-            .and_then(|f| f.name.clone())
-            .unwrap_or_else(|| self.program.name.clone())
-    }
 }
 
 fn u32s(rec: &[u8]) -> [u32; 4] {
@@ -154,7 +143,6 @@ pub fn image_from_detail(d: ProgDetail) -> ProgramImage {
         xlated: d.xlated,
         lines,
         jit_ranges: jit,
-        funcs,
     }
 }
 
@@ -177,17 +165,6 @@ pub fn image_by_id(id: u64) -> Result<ProgramImage> {
         libc::ENOENT => BrrError::no_program(id),
         _ => BrrError::bpf(&open_action(id as u32), e),
     })
-}
-
-/// Images of every loaded program (vanished ones skipped), by ID.
-pub fn all_images() -> Result<Vec<ProgramImage>> {
-    objects::walk(
-        |start| bpf::next_id(ObjKind::Prog, start),
-        |id| {
-            let fd = bpf::fd_by_id(ObjKind::Prog, id)?;
-            image_from_fd(&fd)
-        },
-    )
 }
 
 #[cfg(test)]

@@ -190,11 +190,9 @@ pub trait ProgSource {
 
 /// Reported while capturing (after each sweep).
 #[derive(Debug, Clone, Copy, Default)]
-#[allow(dead_code)] // `profile` ignores progress; `top` shows it
 pub struct Progress {
     pub elapsed: Duration,
     pub samples: u64,
-    pub lost: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -474,7 +472,6 @@ fn poll_loop(
             progress(Progress {
                 elapsed: now.saturating_duration_since(start),
                 samples: lp.attr.counters.total_samples,
-                lost: lp.out.stats.lost_samples,
             });
         } else if !ready.is_empty() {
             lp.drain(&ready);

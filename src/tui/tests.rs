@@ -531,7 +531,6 @@ fn image() -> ProgramImage {
             func_index: 0,
             func_name: None,
         }],
-        funcs: Vec::new(),
     }
 }
 
