@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use crate::inspect::disasm::CallNames;
 use crate::inspect::insn::Slot;
+use crate::kernel::kallsyms;
 use crate::kernel::lines::JitRange;
 
 /// Resolve the helper-call targets of `slots` and the symbols of the
@@ -19,9 +20,7 @@ pub fn for_program(slots: &[Slot], ranges: &[JitRange]) -> CallNames {
 
 pub fn from_kallsyms(text: &str, slots: &[Slot], ranges: &[JitRange]) -> CallNames {
     fn parse(l: &str) -> Option<(u64, &str)> {
-        let mut f = l.split_whitespace();
-        let addr = u64::from_str_radix(f.next()?, 16).ok()?;
-        let name = f.nth(1)?;
+        let (addr, name, _) = kallsyms::fields(l)?;
         (addr != 0).then_some((addr, name))
     }
     let Some(base) = text

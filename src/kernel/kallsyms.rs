@@ -31,6 +31,20 @@ pub struct Symbol<'a> {
     pub start: u64,
 }
 
+/// One `/proc/kallsyms` line: address, name and `[module]` (without the
+/// brackets). Lines without three fields are None; an unparsable address
+/// reads as 0, like a hidden one.
+pub fn fields(line: &str) -> Option<(u64, &str, Option<&str>)> {
+    let mut f = line.split_whitespace();
+    let (addr, _kind, name) = (f.next()?, f.next()?, f.next()?);
+    let module = f
+        .next()
+        .and_then(|m| m.strip_prefix('['))
+        .map(|m| m.trim_end_matches(']'))
+        .filter(|m| !m.is_empty());
+    Some((u64::from_str_radix(addr, 16).unwrap_or(0), name, module))
+}
+
 impl Kallsyms {
     /// Read `/proc/kallsyms`; an unreadable file gives an empty table.
     pub fn load() -> Kallsyms {
@@ -45,23 +59,15 @@ impl Kallsyms {
         let mut module_index: std::collections::HashMap<&str, u32> = Default::default();
         let mut lines = 0usize;
         for line in text.lines() {
-            let mut f = line.split_whitespace();
-            let (Some(addr), Some(_kind), Some(name)) = (f.next(), f.next(), f.next()) else {
+            let Some((addr, name, module)) = fields(line) else {
                 continue;
             };
             lines += 1;
-            let Ok(addr) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
             if addr == 0 {
                 continue;
             }
-            let module = match f
-                .next()
-                .and_then(|m| m.strip_prefix('['))
-                .map(|m| m.trim_end_matches(']'))
-            {
-                Some(m) if !m.is_empty() => {
+            let module = match module {
+                Some(m) => {
                     let next = module_index.len() as u32 + 1;
                     let idx = *module_index.entry(m).or_insert(next);
                     if idx == next {
@@ -69,7 +75,7 @@ impl Kallsyms {
                     }
                     idx
                 }
-                _ => 0,
+                None => 0,
             };
             k.syms.push(Sym {
                 addr,
