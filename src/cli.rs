@@ -284,7 +284,7 @@ const DEVMODE: Opt = opt(
     "devmode",
     Kind::OptionalPath,
     "DIR",
-    "Read source files under DIR (default: current directory) for context lines; use 'brr dump PROG_ID --devmode' or '--devmode=DIR'.",
+    "Read source files under DIR (default: current directory) for context lines and missing BTF source text.",
 );
 const PAGES_TOP: Opt = opt(
     None,
@@ -1186,11 +1186,22 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
     let mut unknown = root.unknown.clone();
     unknown.extend(lv.unknown.iter().cloned());
     let mut positionals = lv.positionals.clone();
-    let positional = match sub.positional {
+    let mut sub_values = lv.values.clone();
+    let mut positional = match sub.positional {
         None => None,
         Some(_) if positionals.is_empty() => None,
         Some(_) => Some(positionals.remove(0)),
     };
+    // `brr dump --devmode 632`: the optional DIR took the program ID. With
+    // no other PROG_ID given, a number there is the ID and DIR is the default.
+    if sub.name == "dump" && positional.is_none() {
+        if let Some(Val::Str(dir)) = sub_values.get("devmode") {
+            if !dir.is_empty() && dir.bytes().all(|b| b.is_ascii_digit()) {
+                positional = Some(dir.clone());
+                sub_values.insert("devmode", Val::Str(String::new()));
+            }
+        }
+    }
     unknown.append(&mut positionals);
     if !unknown.is_empty() {
         return Err(root_error(&format!(
@@ -1235,7 +1246,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BrrError> {
     };
     // Root values first, subcommand values override (last one wins).
     let mut v = root.values.clone();
-    v.extend(lv.values.clone());
+    v.extend(sub_values);
     finish(v, sub.name, Some(prog_id))
 }
 
@@ -1592,8 +1603,23 @@ mod tests {
                 devmode: Some("/src".into())
             }
         );
+        // The optional DIR never swallows the program ID.
         assert_eq!(
-            err_line("dump --devmode 632"),
+            cli("dump --devmode 632").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: Some(String::new())
+            }
+        );
+        assert_eq!(
+            cli("dump --devmode 17 632").command,
+            Command::Dump {
+                prog_id: 632,
+                devmode: Some("17".into())
+            }
+        );
+        assert_eq!(
+            err_line("dump --devmode src"),
             "brr dump: error: the following arguments are required: PROG_ID"
         );
         assert_eq!(

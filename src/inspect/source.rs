@@ -333,13 +333,25 @@ pub fn dump_context<'a>(
         .collect();
     for p in with_context(&mapped, tree) {
         ctx.rows.push(match p {
-            Placed::Mapped(i) => ContextRow {
-                kind: "mapped",
-                file: kept[i].0.to_string(),
-                line: kept[i].1,
-                source: kept[i].2.map(str::to_string),
-                resolved_path: tree.resolve(kept[i].0).resolved().map(|r| r.0.to_string()),
-            },
+            Placed::Mapped(i) => {
+                let (file, line, btf_text) = kept[i];
+                let resolved = tree.resolve(file).resolved();
+                // BTF text missing (or blank): fill it from the source tree.
+                let source = btf_text
+                    .filter(|t| !t.trim().is_empty())
+                    .map(str::to_string)
+                    .or_else(|| {
+                        let (_, lines) = resolved?;
+                        lines.get((line as usize).checked_sub(1)?).cloned()
+                    });
+                ContextRow {
+                    kind: "mapped",
+                    file: file.to_string(),
+                    line,
+                    source,
+                    resolved_path: resolved.map(|r| r.0.to_string()),
+                }
+            }
             Placed::Context {
                 file,
                 line,
@@ -513,5 +525,31 @@ mod tests {
         assert_eq!(got.file_source, "  y = a ? b : c;");
         assert_eq!(mismatch(&mut t, "/z/p.c", 3, "x"), None);
         assert_eq!(mismatch(&mut t, "/z/none.c", 1, "x"), None);
+    }
+
+    #[test]
+    fn missing_btf_text_is_filled_from_the_file() {
+        let (_d, mut t) = tree_with(&[("src/p.c", "int f(void)\n{\n    return 1;\n}\n")]);
+        let rows = [
+            (Some("/build/src/p.c"), Some(1), Some("int f(void)")),
+            (Some("/build/src/p.c"), Some(3), None),
+            (Some("/other/q.c"), Some(7), Some("")),
+        ];
+        let ctx = dump_context(rows.into_iter(), &mut t);
+        let got: Vec<(&str, u32, Option<&str>)> = ctx
+            .rows
+            .iter()
+            .map(|r| (r.kind, r.line, r.source.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("mapped", 1, Some("int f(void)")),
+                ("context", 2, Some("{")),
+                ("mapped", 3, Some("    return 1;")),
+                ("mapped", 7, None),
+            ]
+        );
+        assert!(ctx.mismatches.is_empty());
     }
 }
