@@ -1,6 +1,8 @@
 //! Minimal CSV: quote only fields containing `,`, `"` or a newline.
 //! (A few lines do not justify a dependency.)
 
+use super::json::Json;
+
 pub fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -22,6 +24,41 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 
 pub fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// A JSON value as a CSV cell: null empty, lists joined with `;`, floats
+/// in the JSON text form, strings raw (non-ASCII stays UTF-8).
+pub fn cell(v: &Json) -> String {
+    match v {
+        Json::Null => String::new(),
+        Json::Bool(b) => b.to_string(),
+        Json::Int(i) => i.to_string(),
+        Json::Float(f) => super::float(*f),
+        Json::Str(s) => s.clone(),
+        Json::Arr(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
+        Json::Obj(_) => super::json::to_string(v, false),
+    }
+}
+
+/// CSV of JSON objects: the `keys` header, then each object's values under
+/// those keys (a missing key is an empty cell).
+pub fn from_items(keys: &[&str], items: &[Json]) -> String {
+    let rows: Vec<Vec<String>> = items
+        .iter()
+        .map(|item| {
+            keys.iter()
+                .map(|k| match item {
+                    Json::Obj(fields) => fields
+                        .iter()
+                        .find(|(name, _)| name == k)
+                        .map(|(_, v)| cell(v))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                })
+                .collect()
+        })
+        .collect();
+    render(keys, &rows)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Text, JSON and CSV for `prog`, `map`, `link`, `btf` and `activity`.
 
 use super::json::{self, obj, Json};
-use super::{csv, dash_join, float, table, Format};
+use super::{csv, dash_join, table, Format};
 use crate::activity::ActivityRow;
 use crate::model::{Btf, Link, Map, Program};
 
@@ -14,14 +14,12 @@ fn opt_num64(v: u64) -> Option<u64> {
 fn dash<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
-fn joined<T: ToString>(v: &[T]) -> String {
-    v.iter().map(T::to_string).collect::<Vec<_>>().join(";")
-}
 fn strings(v: &[String]) -> Json {
     Json::Arr(v.iter().map(|s| Json::from(s.as_str())).collect())
 }
 
-/// Emit a listing in the chosen format; `empty` replaces an empty text table.
+/// Emit a listing in the chosen format; `empty` replaces an empty text
+/// table. CSV rows are the JSON items' values under `csv_keys`.
 fn emit(
     format: Format,
     kind: &str,
@@ -29,13 +27,13 @@ fn emit(
     text: (Vec<&str>, Vec<Vec<String>>),
     items: Vec<Json>,
     metadata: Json,
-    csv_out: (&[&str], Vec<Vec<String>>),
+    csv_keys: &[&str],
 ) -> String {
     match format {
         Format::Text if text.1.is_empty() => empty.to_string(),
         Format::Text => table::render(&text.0, &text.1),
         Format::Json { pretty } => json::to_string(&json::document(kind, items, metadata), pretty),
-        Format::Csv => csv::render(csv_out.0, &csv_out.1),
+        Format::Csv => csv::from_items(csv_keys, &items),
     }
 }
 
@@ -102,24 +100,6 @@ pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -
             r
         })
         .collect();
-    let csv_rows = list
-        .iter()
-        .map(|p| {
-            vec![
-                p.id.to_string(),
-                p.prog_type.clone(),
-                p.name.clone(),
-                p.tag.clone(),
-                p.xlated_size.to_string(),
-                p.jited_size.to_string(),
-                csv::opt(opt_num64(p.run_time_ns)),
-                csv::opt(opt_num64(p.run_count)),
-                joined(&p.map_ids),
-                csv::opt(opt_num(p.btf_id)),
-                p.pinned_paths.join(";"),
-            ]
-        })
-        .collect();
     emit(
         format,
         "programs",
@@ -127,7 +107,7 @@ pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -
         (headers, text_rows),
         list.iter().map(program_json).collect(),
         obj([]),
-        (PROG_CSV, csv_rows),
+        PROG_CSV,
     )
 }
 
@@ -177,21 +157,6 @@ pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
             ])
         })
         .collect();
-    let csv_rows = list
-        .iter()
-        .map(|m| {
-            vec![
-                m.id.to_string(),
-                m.map_type.clone(),
-                m.name.clone(),
-                m.key_size.to_string(),
-                m.value_size.to_string(),
-                m.max_entries.to_string(),
-                csv::opt(opt_num(m.btf_id)),
-                m.pinned_paths.join(";"),
-            ]
-        })
-        .collect();
     emit(
         format,
         "maps",
@@ -199,19 +164,16 @@ pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
         (headers, text_rows),
         items,
         obj([]),
-        (
-            &[
-                "id",
-                "type",
-                "name",
-                "key_size",
-                "value_size",
-                "max_entries",
-                "btf_id",
-                "pinned_paths",
-            ],
-            csv_rows,
-        ),
+        &[
+            "id",
+            "type",
+            "name",
+            "key_size",
+            "value_size",
+            "max_entries",
+            "btf_id",
+            "pinned_paths",
+        ],
     )
 }
 
@@ -258,20 +220,6 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
             ])
         })
         .collect();
-    let csv_rows = list
-        .iter()
-        .map(|l| {
-            vec![
-                l.id.to_string(),
-                l.link_type.clone(),
-                l.prog_id.to_string(),
-                csv::opt(l.attach_type.clone()),
-                csv::opt(l.target_obj_id),
-                csv::opt(l.target_btf_id),
-                l.pinned_paths.join(";"),
-            ]
-        })
-        .collect();
     emit(
         format,
         "links",
@@ -279,18 +227,15 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
         (headers, text_rows),
         items,
         obj([]),
-        (
-            &[
-                "id",
-                "type",
-                "prog_id",
-                "attach_type",
-                "target_obj_id",
-                "target_btf_id",
-                "pinned_paths",
-            ],
-            csv_rows,
-        ),
+        &[
+            "id",
+            "type",
+            "prog_id",
+            "attach_type",
+            "target_obj_id",
+            "target_btf_id",
+            "pinned_paths",
+        ],
     )
 }
 
@@ -310,17 +255,6 @@ pub fn btfs(list: &[Btf], format: Format) -> String {
             ])
         })
         .collect();
-    let csv_rows = list
-        .iter()
-        .map(|b| {
-            vec![
-                b.id.to_string(),
-                b.name.clone(),
-                b.size.to_string(),
-                b.pinned_paths.join(";"),
-            ]
-        })
-        .collect();
     emit(
         format,
         "btfs",
@@ -328,7 +262,7 @@ pub fn btfs(list: &[Btf], format: Format) -> String {
         (vec!["ID", "NAME", "SIZE"], text_rows),
         items,
         obj([]),
-        (&["id", "name", "size", "pinned_paths"], csv_rows),
+        &["id", "name", "size", "pinned_paths"],
     )
 }
 
@@ -411,7 +345,7 @@ pub fn activity(
 ) -> String {
     let (headers, text_rows) =
         activity_table(rows, run.measured, cumulative, extended, |n| n.to_string());
-    let items = rows
+    let items: Vec<Json> = rows
         .iter()
         .map(|r| {
             let p = &r.prog;
@@ -438,31 +372,27 @@ pub fn activity(
         ("include_all", run.all.into()),
         ("measured_duration", run.measured.into()),
     ]);
-    let csv_rows = rows
-        .iter()
-        .map(|r| {
-            let p = &r.prog;
-            vec![
-                float(run.duration),
-                run.limit.to_string(),
-                run.all.to_string(),
-                p.id.to_string(),
-                p.prog_type.clone(),
-                p.name.clone(),
-                p.tag.clone(),
-                p.xlated_size.to_string(),
-                p.jited_size.to_string(),
-                r.run_count_delta.to_string(),
-                r.run_time_ns_delta.to_string(),
-                r.avg_ns().to_string(),
-                r.run_count_total().to_string(),
-                r.run_time_ns_total().to_string(),
-                r.cumulative_avg_ns().to_string(),
-                p.pinned_paths.join(";"),
-                float(run.measured),
-            ]
-        })
-        .collect();
+    // CSV repeats the run parameters on every row.
+    let items = if format == Format::Csv {
+        items
+            .into_iter()
+            .map(|item| {
+                let Json::Obj(fields) = item else {
+                    return item;
+                };
+                let mut row = vec![
+                    ("duration".to_string(), run.duration.into()),
+                    ("limit".to_string(), run.limit.into()),
+                    ("include_all".to_string(), run.all.into()),
+                ];
+                row.extend(fields);
+                row.push(("measured_duration".to_string(), run.measured.into()));
+                Json::Obj(row)
+            })
+            .collect()
+    } else {
+        items
+    };
     emit(
         format,
         "program_activity",
@@ -470,28 +400,25 @@ pub fn activity(
         (headers, text_rows),
         items,
         metadata,
-        (
-            &[
-                "duration",
-                "limit",
-                "include_all",
-                "id",
-                "type",
-                "name",
-                "tag",
-                "xlated_size_bytes",
-                "jited_size_bytes",
-                "run_count_delta",
-                "run_time_ns_delta",
-                "avg_run_time_ns",
-                "run_count_total",
-                "run_time_ns_total",
-                "cumulative_avg_run_time_ns",
-                "pinned_paths",
-                "measured_duration",
-            ],
-            csv_rows,
-        ),
+        &[
+            "duration",
+            "limit",
+            "include_all",
+            "id",
+            "type",
+            "name",
+            "tag",
+            "xlated_size_bytes",
+            "jited_size_bytes",
+            "run_count_delta",
+            "run_time_ns_delta",
+            "avg_run_time_ns",
+            "run_count_total",
+            "run_time_ns_total",
+            "cumulative_avg_run_time_ns",
+            "pinned_paths",
+            "measured_duration",
+        ],
     )
 }
 
