@@ -1,6 +1,7 @@
 //! Command-line behaviour of the real binary that needs no BPF access.
 
-use std::os::fd::{FromRawFd, OwnedFd};
+mod support;
+
 use std::process::{Command, Output, Stdio};
 
 fn brr(args: &[&str]) -> Output {
@@ -124,23 +125,12 @@ fn huge_values_are_usage_errors() {
     }
 }
 
-/// A stdout whose reader is already gone: every write fails with EPIPE.
-fn closed_pipe() -> Stdio {
-    let mut fds = [0; 2];
-    // SAFETY: pipe() fills two fresh fds we then own.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: both fds were just created by pipe() and are owned here.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    drop(read);
-    Stdio::from(write)
-}
-
 #[test]
 fn closed_stdout_is_quiet() {
     for args in [&["-V"][..], &["--help"]] {
         let o = Command::new(env!("CARGO_BIN_EXE_brr"))
             .args(args)
-            .stdout(closed_pipe())
+            .stdout(support::closed_pipe())
             .stderr(Stdio::piped())
             .output()
             .unwrap();

@@ -554,20 +554,6 @@ fn listings_survive_load_unload_churn() {
     assert!(batches > 5 && runs > 5, "batches {batches}, runs {runs}");
 }
 
-/// A stdout whose reader is already gone: every write fails with EPIPE.
-fn closed_pipe() -> Stdio {
-    let mut fds = [0; 2];
-    // SAFETY: pipe() fills two fresh fds that are owned from here on.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: both fds were just created by pipe() and nothing else owns them.
-    let (read, write) = unsafe {
-        use std::os::fd::{FromRawFd, OwnedFd};
-        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
-    };
-    drop(read);
-    Stdio::from(write)
-}
-
 #[test]
 fn closed_stdout_ends_listings_quietly() {
     if !support::live() {
@@ -584,7 +570,7 @@ fn closed_stdout_ends_listings_quietly() {
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_brr"))
             .args(args)
-            .stdout(closed_pipe())
+            .stdout(support::closed_pipe())
             .stderr(Stdio::piped())
             .output()
             .unwrap();

@@ -15,6 +15,7 @@ pub mod fixtures;
 pub mod insn;
 pub mod sys;
 
+#[allow(unused_imports)] // each test crate uses a different subset
 pub use fixtures::*;
 
 use std::io;
@@ -340,4 +341,16 @@ pub fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::Result<L
         funcs,
         lines: b.lines.clone(),
     })
+}
+
+/// A stdout whose reader is already gone: every write fails with EPIPE.
+pub fn closed_pipe() -> std::process::Stdio {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe() fills two fresh fds that are owned from here on.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both fds were just created by pipe() and nothing else owns them.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    std::process::Stdio::from(write)
 }
