@@ -7,7 +7,7 @@ use crate::commands::{attach_prog_pins, capture, devmode_tree, measure_window};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
 use crate::inspect::insn;
-use crate::inspect::profile::{KernelHotspot, ProfileInput, ProgramProfile};
+use crate::inspect::profile::{KernelRow, ProfileInput, ProgramProfile};
 use crate::kernel::{helper_syms, lines};
 use crate::profile::{self, data, report};
 use crate::render::textmode;
@@ -41,21 +41,6 @@ fn profile_program(
 pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> ProfileInput {
     let program = prof.program(id).map(|p| {
         let view = report::ProgramView::new(p, line_limit);
-        let kernel = |k: &data::KernelHotspot| KernelHotspot {
-            samples: k.samples,
-            ip: k.ip,
-            symbol: k.symbol.clone(),
-            module: k.module.clone(),
-            symbol_offset: k.symbol_offset,
-            kind: k.kind.to_string(),
-            ip_count: 1,
-            bpf_jited_address: k.bpf_jited_address,
-            bpf_instruction_offset: k.bpf_instruction_offset,
-            bpf_file: k.bpf_file.clone(),
-            bpf_line: k.bpf_line,
-            bpf_column: k.bpf_column,
-            bpf_source: k.bpf_source.clone(),
-        };
         ProgramProfile {
             samples: p.samples,
             kernel_samples: p.kernel_samples,
@@ -68,26 +53,15 @@ pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> Prof
             under_bpf_function_samples_omitted_by_limit: view.groups_omitted,
             unaccounted_samples: 0,
             hotspots: view.hotspots.clone(),
-            kernel_ips: view.kernel.iter().map(kernel).collect(),
-            kernel_functions: view
-                .groups
+            kernel_ips: view
+                .kernel
                 .iter()
-                .map(|g| KernelHotspot {
-                    samples: g.samples,
-                    ip: g.ip,
-                    symbol: g.symbol.clone(),
-                    module: g.module.clone(),
-                    symbol_offset: None,
-                    kind: g.kind.to_string(),
-                    ip_count: g.ip_count,
-                    bpf_jited_address: g.bpf_jited_address,
-                    bpf_instruction_offset: g.bpf_instruction_offset,
-                    bpf_file: g.bpf_file.clone(),
-                    bpf_line: g.bpf_line,
-                    bpf_column: g.bpf_column,
-                    bpf_source: g.bpf_source.clone(),
+                .map(|k| KernelRow {
+                    row: k.clone(),
+                    ip_count: 1,
                 })
                 .collect(),
+            kernel_functions: view.groups.clone(),
         }
     });
     ProfileInput {

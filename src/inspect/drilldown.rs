@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use super::disasm::{self, CallNames};
 use super::insn::{self, Slot};
-use super::profile::{KernelHotspot, ProfileInput, ProgramProfile};
+use super::profile::{KernelRow, ProfileInput, ProgramProfile};
 use super::source::{self, Mapped, Placed, SourceTree};
 use crate::kernel::lines::{JitRange, LineRecord};
 
@@ -100,7 +100,7 @@ pub struct SourceKey {
 }
 
 impl SourceKey {
-    fn of_kernel(k: &KernelHotspot) -> SourceKey {
+    fn of_kernel(k: &KernelRow) -> SourceKey {
         SourceKey {
             file: k.bpf_file.clone(),
             line: k.bpf_line,
@@ -266,7 +266,7 @@ struct KeyFacts {
 }
 
 /// The text of a kernel child row.
-pub fn child_text(k: &KernelHotspot, exact_ips: bool) -> String {
+pub fn child_text(k: &KernelRow, exact_ips: bool) -> String {
     let symbol = k.symbol.clone().unwrap_or_else(|| format!("0x{:x}", k.ip));
     let detail = if exact_ips {
         match (k.symbol.is_some(), k.symbol_offset) {
@@ -375,12 +375,12 @@ impl Drilldown {
 
         let prog_profile = profile.and_then(|p| p.program.as_ref());
         let exact_ips = opts.exact_ips;
-        let kernel_list: &[KernelHotspot] = match prog_profile {
+        let kernel_list: &[KernelRow] = match prog_profile {
             Some(p) if exact_ips => &p.kernel_ips,
             Some(p) => &p.kernel_functions,
             None => &[],
         };
-        let mut children_of: HashMap<usize, Vec<&KernelHotspot>> = HashMap::new();
+        let mut children_of: HashMap<usize, Vec<&KernelRow>> = HashMap::new();
         for k in kernel_list {
             if let Some(&key) = index.get(&SourceKey::of_kernel(k)) {
                 children_of.entry(key).or_default().push(k);

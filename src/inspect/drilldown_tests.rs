@@ -5,6 +5,7 @@ use super::drilldown::*;
 use super::profile::*;
 use super::source::SourceTree;
 use crate::kernel::lines::{JitRange, LineRecord};
+use crate::profile::data::KernelHotspot;
 use crate::render::textmode;
 
 const F: &str = "/b/prog.bpf.c";
@@ -145,23 +146,25 @@ fn direct(samples: u64, off: Option<u64>, k: Key) -> DirectHotspot {
     }
 }
 
-fn kernel(samples: u64, sym: &str, kind: &str, ips: usize, off: u64, k: Key) -> KernelHotspot {
+fn kernel(samples: u64, sym: &str, kind: &'static str, ips: usize, off: u64, k: Key) -> KernelRow {
     let (f, l, _, s) = k.unwrap();
     let (bpf_file, bpf_line, bpf_source) = key(f, l, s);
-    KernelHotspot {
-        samples,
-        ip: 0xffff_0000 + off,
-        symbol: Some(sym.to_string()),
-        module: None,
-        symbol_offset: Some(off),
-        kind: kind.to_string(),
+    KernelRow {
+        row: KernelHotspot {
+            samples,
+            ip: 0xffff_0000 + off,
+            symbol: Some(sym.to_string()),
+            symbol_offset: Some(off),
+            kind,
+            bpf_jited_address: Some(0x1000),
+            bpf_instruction_offset: Some(24),
+            bpf_file,
+            bpf_line,
+            bpf_source,
+            caller_mapped: true,
+            ..Default::default()
+        },
         ip_count: ips,
-        bpf_jited_address: Some(0x1000),
-        bpf_instruction_offset: Some(24),
-        bpf_file,
-        bpf_line,
-        bpf_column: None,
-        bpf_source,
     }
 }
 
@@ -607,13 +610,13 @@ fn child_row_texts() {
     assert_eq!(child_text(&k, false), "  -> kernel memcmp (5 IPs)");
     assert_eq!(child_text(&k, true), "  -> kernel memcmp+0x5d");
     k.ip_count = 1;
-    k.module = Some("nf_tables".into());
+    k.row.module = Some("nf_tables".into());
     assert_eq!(child_text(&k, false), "  -> kernel memcmp [nf_tables]");
-    k.symbol_offset = Some(0);
+    k.row.symbol_offset = Some(0);
     assert_eq!(child_text(&k, true), "  -> kernel memcmp [nf_tables]");
-    k.symbol = None;
-    k.module = None;
-    k.kind = "unknown".into();
-    k.ip = 0xffffffffa0001234;
+    k.row.symbol = None;
+    k.row.module = None;
+    k.row.kind = "unknown";
+    k.row.ip = 0xffffffffa0001234;
     assert_eq!(child_text(&k, true), "  -> unknown 0xffffffffa0001234");
 }

@@ -1,33 +1,16 @@
 //! What the drilldown needs from a profile of one program, as plain data.
 //! `top` fills these from the profile engine (`src/profile`); tests build
 //! them by hand. Kernel rows come in one shape for both exact IPs and
-//! function groups.
+//! function groups (the engine's `KernelGroup`).
 
 /// A retained direct hotspot: samples whose IP fell in the program's JIT
 /// code, keyed by the line record that covers the IP (profiler spec §8.4).
 /// The engine's own row type; it is plain data.
 pub use crate::profile::data::Hotspot as DirectHotspot;
 
-/// A retained under-eBPF hotspot: kernel code that ran while this program
-/// was the nearest BPF frame on the callchain. An exact-IP row has
-/// `ip_count == 1` and a `symbol_offset`; a function group sums several IPs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct KernelHotspot {
-    pub samples: u64,
-    pub ip: u64,
-    pub symbol: Option<String>,
-    pub module: Option<String>,
-    pub symbol_offset: Option<u64>,
-    /// `bpf_helper`, `bpf_map`, `kernel` or `unknown`.
-    pub kind: String,
-    pub ip_count: usize,
-    pub bpf_jited_address: Option<u64>,
-    pub bpf_instruction_offset: Option<u64>,
-    pub bpf_file: Option<String>,
-    pub bpf_line: Option<u32>,
-    pub bpf_column: Option<u32>,
-    pub bpf_source: Option<String>,
-}
+/// A retained under-eBPF row: the engine's kernel row and how many distinct
+/// IPs it sums (1 for an exact-IP row, which also has a `symbol_offset`).
+pub use crate::profile::report::KernelGroup as KernelRow;
 
 /// One program's share of a capture (profiler spec §10.3), with the
 /// `--line-limit`-retained hotspot lists in the profiler's order (§10.4).
@@ -48,9 +31,9 @@ pub struct ProgramProfile {
     pub unaccounted_samples: u64,
     pub hotspots: Vec<DirectHotspot>,
     /// Exact-IP rows.
-    pub kernel_ips: Vec<KernelHotspot>,
+    pub kernel_ips: Vec<KernelRow>,
     /// Function groups.
-    pub kernel_functions: Vec<KernelHotspot>,
+    pub kernel_functions: Vec<KernelRow>,
 }
 
 /// A finished capture as the drilldown sees it.

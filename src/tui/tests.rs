@@ -14,9 +14,10 @@ use super::worker::{Cmd, Msg, ProfileDone};
 use crate::activity::ActivityRow;
 use crate::cli::{self, Command, Parsed, TopOptions};
 use crate::inspect::drilldown::Mode;
-use crate::inspect::profile::{DirectHotspot, KernelHotspot, ProfileInput, ProgramProfile};
+use crate::inspect::profile::{DirectHotspot, KernelRow, ProfileInput, ProgramProfile};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
 use crate::model::Program;
+use crate::profile::data::KernelHotspot;
 
 fn opts(args: &str) -> TopOptions {
     let a: Vec<String> = args.split_whitespace().map(String::from).collect();
@@ -551,26 +552,29 @@ fn hotspot(samples: u64, line: u32, img: &ProgramImage) -> DirectHotspot {
 fn kernel(
     samples: u64,
     sym: &str,
-    kind: &str,
+    kind: &'static str,
     line: u32,
     ips: usize,
     img: &ProgramImage,
-) -> KernelHotspot {
+) -> KernelRow {
     let rec = img.lines.iter().find(|r| r.line == Some(line)).unwrap();
-    KernelHotspot {
-        samples,
-        ip: 0xffff_ffff_8100_0000,
-        symbol: Some(sym.into()),
-        module: None,
-        symbol_offset: Some(0x1d),
-        kind: kind.into(),
+    KernelRow {
+        row: KernelHotspot {
+            samples,
+            ip: 0xffff_ffff_8100_0000,
+            symbol: Some(sym.into()),
+            symbol_offset: Some(0x1d),
+            kind,
+            bpf_jited_address: rec.jited_addr,
+            bpf_instruction_offset: Some(rec.insn_off as u64 * 8),
+            bpf_file: rec.file.clone(),
+            bpf_line: rec.line,
+            bpf_column: rec.column,
+            bpf_source: rec.source.clone(),
+            caller_mapped: true,
+            ..Default::default()
+        },
         ip_count: ips,
-        bpf_jited_address: rec.jited_addr,
-        bpf_instruction_offset: Some(rec.insn_off as u64 * 8),
-        bpf_file: rec.file.clone(),
-        bpf_line: rec.line,
-        bpf_column: rec.column,
-        bpf_source: rec.source.clone(),
     }
 }
 
