@@ -2,7 +2,7 @@
 
 mod support;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 fn brr(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_brr"))
@@ -128,17 +128,6 @@ fn huge_values_are_usage_errors() {
 #[test]
 fn closed_stdout_is_quiet() {
     for args in [&["-V"][..], &["--help"]] {
-        let o = Command::new(env!("CARGO_BIN_EXE_brr"))
-            .args(args)
-            .stdout(support::closed_pipe())
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{args:?}");
-        assert!(
-            o.stderr.is_empty(),
-            "{:?}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        support::assert_quiet_on_closed_stdout(env!("CARGO_BIN_EXE_brr"), args);
     }
 }

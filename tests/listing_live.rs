@@ -568,17 +568,6 @@ fn closed_stdout_ends_listings_quietly() {
         &["link"],
         &["activity", "-d", "0.2", "--all"],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_brr"))
-            .args(args)
-            .stdout(support::closed_pipe())
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{args:?}");
-        assert!(
-            o.stderr.is_empty(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        support::assert_quiet_on_closed_stdout(env!("CARGO_BIN_EXE_brr"), args);
     }
 }

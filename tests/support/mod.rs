@@ -343,8 +343,10 @@ pub fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::Result<L
     })
 }
 
-/// A stdout whose reader is already gone: every write fails with EPIPE.
-pub fn closed_pipe() -> std::process::Stdio {
+/// Run brr (the binary at `brr`) with a stdout whose reader is already gone (every write fails
+/// with EPIPE) and check it ends as it would have: status 0, nothing on
+/// stderr (no panic, no message).
+pub fn assert_quiet_on_closed_stdout(brr: &str, args: &[&str]) {
     use std::os::fd::{FromRawFd, OwnedFd};
     let mut fds = [0; 2];
     // SAFETY: pipe() fills two fresh fds that are owned from here on.
@@ -352,5 +354,16 @@ pub fn closed_pipe() -> std::process::Stdio {
     // SAFETY: both fds were just created by pipe() and nothing else owns them.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(read);
-    std::process::Stdio::from(write)
+    let o = std::process::Command::new(brr)
+        .args(args)
+        .stdout(std::process::Stdio::from(write))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run brr");
+    assert_eq!(o.status.code(), Some(0), "brr {args:?}");
+    assert!(
+        o.stderr.is_empty(),
+        "brr {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
