@@ -1,20 +1,8 @@
 //! brr: ps and top for loaded Linux eBPF objects.
 
-mod activity;
-mod bpftool;
-mod cli;
-mod commands;
-mod error;
-mod inspect;
-mod kernel;
-mod model;
-mod profile;
-mod render;
-mod sys;
-mod top;
-mod tui;
-
 use std::io::Write;
+
+use brr::{cli, commands};
 
 /// Write the whole output plus one newline; a closed pipe ends quietly.
 fn print_stdout(text: &str) {
