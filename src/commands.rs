@@ -242,6 +242,7 @@ pub fn measure_window(duration: f64) -> Result<(Vec<Program>, Vec<Program>, f64)
     let stats = StatsGuard::enable()?;
     let start = Instant::now();
     let base = objects::programs()?;
+    crate::trace::ready("stats-window");
     let deadline = start + Duration::from_secs_f64(duration.min(1e9));
     loop {
         let now = Instant::now();

@@ -16,4 +16,5 @@ pub mod profile;
 pub mod render;
 pub mod sys;
 pub mod top;
+pub mod trace;
 pub mod tui;

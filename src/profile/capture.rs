@@ -366,6 +366,7 @@ pub fn run(
         }
     }
     let start = Instant::now();
+    crate::trace::ready("capture");
     let deadline = start
         .checked_add(duration)
         .unwrap_or(start + Duration::from_secs(1 << 32));
