@@ -1,12 +1,9 @@
-//! One function per subcommand: collect from the kernel, render to a string.
+//! Dispatch: each subcommand collects through the kernel, session and
+//! analysis layers and renders the result to a string.
 
-use crate::activity;
 use crate::cli::{Cli, Command, ProfileArgs};
-use crate::error::{BrrError, Result};
-use crate::inspect::compare::{self, ToolRow};
-use crate::inspect::drilldown::DEVMODE_NOTHING;
-use crate::inspect::insn;
-use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
+use crate::error::Result;
+use crate::kernel::{lines, objects};
 use crate::profile::{self, events, report};
 use crate::render::listing::{self, ActivityRun};
 use crate::render::{dump, Format};
@@ -17,14 +14,7 @@ use crate::session;
 pub fn run(cli: &Cli) -> Result<(String, i32)> {
     let out = match &cli.command {
         Command::Prog { stats } => {
-            let mut progs = {
-                let _stats = if *stats {
-                    Some(StatsGuard::enable()?)
-                } else {
-                    None
-                };
-                objects::programs()?
-            };
+            let mut progs = session::programs(*stats)?;
             session::attach_prog_pins(&mut progs, &cli.bpffs);
             listing::programs(&progs, cli.format, *stats, cli.extended)
         }
@@ -46,12 +36,10 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             limit,
             all,
         } => {
-            let mut window = session::measure(*duration)?;
-            session::attach_prog_pins(&mut window.current, &cli.bpffs);
-            let rows = activity::compute(&window.base, &window.current, *all, *limit);
+            let (rows, measured) = session::activity(*duration, &cli.bpffs, *all, *limit)?;
             let run = ActivityRun {
                 duration: *duration,
-                measured: window.seconds,
+                measured,
                 limit: *limit,
                 all: *all,
             };
@@ -59,51 +47,21 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
         }
         Command::Dump { prog_id, devmode } => {
             let mut image = lines::image_by_id(*prog_id)?;
-            image.program.pinned_paths = bpffs::scan(&cli.bpffs).for_prog(image.program.id);
-            match devmode.as_deref().filter(|_| cli.format != Format::Csv) {
-                None => dump::dump(&image, cli.format, None),
-                Some(dir) => {
-                    let (mut tree, bare) = session::devmode_tree(dir);
-                    let ctx = session::image_context(&image, &mut tree);
-                    if bare && !ctx.any_resolved {
-                        return Err(BrrError::Failed(DEVMODE_NOTHING.to_string()));
-                    }
-                    let dev = dump::Devmode {
-                        devdir: tree.dir().to_string_lossy().into_owned(),
-                        context: &ctx,
-                    };
-                    dump::dump(&image, cli.format, Some(&dev))
-                }
-            }
+            session::attach_prog_pins(std::slice::from_mut(&mut image.program), &cli.bpffs);
+            // CSV has no source context.
+            let dev = devmode
+                .as_deref()
+                .filter(|_| cli.format != Format::Csv)
+                .map(|dir| session::dump_devmode(&image, dir))
+                .transpose()?;
+            let dev = dev.as_ref().map(|(devdir, context)| dump::Devmode {
+                devdir: devdir.clone(),
+                context,
+            });
+            dump::dump(&image, cli.format, dev.as_ref())
         }
         Command::DumpCompare { prog_id } => {
-            let image = lines::image_by_id(*prog_id)?;
-            let json = crate::bpftool::dump_json(*prog_id)?;
-            let text = crate::bpftool::dump_text(*prog_id)?;
-            if json.len() != text.len() {
-                return Err(BrrError::Failed(format!(
-                    "bpftool dump returned inconsistent text and JSON instruction counts ({} text, {} JSON)",
-                    text.len(),
-                    json.len()
-                )));
-            }
-            let rows: Vec<ToolRow> = text
-                .into_iter()
-                .zip(json)
-                .map(|(index, e)| ToolRow {
-                    index,
-                    file: e.file,
-                    line: e.line_num,
-                    column: e.line_col,
-                    source: e.src,
-                })
-                .collect();
-            let c = compare::compare(
-                image.program.id,
-                &insn::slots(&image.xlated),
-                &image.lines,
-                &rows,
-            );
+            let c = session::compare_with_bpftool(*prog_id)?;
             let code = if c.passed() { 0 } else { 1 };
             return Ok((dump::compare(&c, cli.format), code));
         }
@@ -141,24 +99,11 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
     } else {
         0
     };
-    // Source context for the listed programs that still exist (CSV has none).
+    // CSV has no source context.
     let contexts = a
         .devmode
         .as_deref()
         .filter(|_| cli.format != Format::Csv)
-        .map(|dir| {
-            let (mut tree, _) = session::devmode_tree(dir);
-            let by_program = report::listed(&profile, a.limit)
-                .into_iter()
-                .filter_map(|p| {
-                    let image = lines::image_by_id(p.id as u64).ok()?;
-                    Some((p.id, session::image_context(&image, &mut tree)))
-                })
-                .collect();
-            report::SourceContexts {
-                devdir: tree.dir().to_string_lossy().into_owned(),
-                by_program,
-            }
-        });
+        .map(|dir| session::profile_contexts(&profile, a.limit, dir));
     Ok((report::render(&profile, &view, contexts.as_ref()), code))
 }

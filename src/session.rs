@@ -9,7 +9,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::activity::{self, ActivityRow};
 use crate::error::{BrrError, Result};
+use crate::inspect::compare::{self, ToolRow};
+use crate::inspect::drilldown::DEVMODE_NOTHING;
 use crate::inspect::insn;
 use crate::inspect::profile::{KernelRow, ProfileInput, ProgramProfile};
 use crate::inspect::source::{self, SourceTree};
@@ -151,6 +154,23 @@ pub fn measure(duration: f64) -> Result<Measurement> {
     window.finish()
 }
 
+/// Activity rows of one [`measure`] window, with pinned paths under
+/// `bpffs`, and the measured seconds (`all` and `limit` as in
+/// [`activity::compute`]).
+pub fn activity(
+    duration: f64,
+    bpffs: impl AsRef<Path>,
+    all: bool,
+    limit: usize,
+) -> Result<(Vec<ActivityRow>, f64)> {
+    let mut m = measure(duration)?;
+    attach_prog_pins(&mut m.current, bpffs);
+    Ok((
+        activity::compute(&m.base, &m.current, all, limit),
+        m.seconds,
+    ))
+}
+
 /// One capture in which the first Ctrl-C ends sampling early (the partial
 /// profile is reported as usual) and a second one exits with 130.
 pub fn capture(req: &profile::Request) -> Result<data::Profile> {
@@ -172,6 +192,13 @@ pub fn capture(req: &profile::Request) -> Result<data::Profile> {
         }
     });
     profile::run(req, &stop, &mut |_| {})
+}
+
+/// Programs as `brr prog` lists them; with `stats`, statistics are on
+/// while they are read, so the run counters are current.
+pub fn programs(stats: bool) -> Result<Vec<Program>> {
+    let _stats = stats.then(StatsGuard::enable).transpose()?;
+    objects::programs()
 }
 
 /// The signals that end the interactive view: SIGINT (`kill -INT`; in raw
@@ -253,6 +280,74 @@ pub fn image_context(image: &lines::ProgramImage, tree: &mut SourceTree) -> sour
         }),
         tree,
     )
+}
+
+/// `brr dump --devmode`: the directory searched and the program's source
+/// context. A bare flag that resolves no file at all is an error, since the
+/// current directory was only a guess.
+pub fn dump_devmode(
+    image: &lines::ProgramImage,
+    dir: impl AsRef<Path>,
+) -> Result<(String, source::DumpContext)> {
+    let (mut tree, bare) = devmode_tree(dir);
+    let ctx = image_context(image, &mut tree);
+    if bare && !ctx.any_resolved {
+        return Err(BrrError::Failed(DEVMODE_NOTHING.to_string()));
+    }
+    Ok((tree.dir().to_string_lossy().into_owned(), ctx))
+}
+
+/// `brr profile --devmode`: source context for the programs the report
+/// lists (`limit` as in the report) that still exist.
+pub fn profile_contexts(
+    prof: &data::Profile,
+    limit: usize,
+    dir: impl AsRef<Path>,
+) -> report::SourceContexts {
+    let (mut tree, _) = devmode_tree(dir);
+    let by_program = report::listed(prof, limit)
+        .into_iter()
+        .filter_map(|p| {
+            let image = lines::image_by_id(p.id as u64).ok()?;
+            Some((p.id, image_context(&image, &mut tree)))
+        })
+        .collect();
+    report::SourceContexts {
+        devdir: tree.dir().to_string_lossy().into_owned(),
+        by_program,
+    }
+}
+
+/// `brr dump-compare`: brr's instruction-to-line mapping of a program
+/// against bpftool's text and JSON dumps of it.
+pub fn compare_with_bpftool(prog_id: u64) -> Result<compare::Comparison> {
+    let image = lines::image_by_id(prog_id)?;
+    let json = crate::bpftool::dump_json(prog_id)?;
+    let text = crate::bpftool::dump_text(prog_id)?;
+    if json.len() != text.len() {
+        return Err(BrrError::Failed(format!(
+            "bpftool dump returned inconsistent text and JSON instruction counts ({} text, {} JSON)",
+            text.len(),
+            json.len()
+        )));
+    }
+    let rows: Vec<ToolRow> = text
+        .into_iter()
+        .zip(json)
+        .map(|(index, e)| ToolRow {
+            index,
+            file: e.file,
+            line: e.line_num,
+            column: e.line_col,
+            source: e.src,
+        })
+        .collect();
+    Ok(compare::compare(
+        image.program.id,
+        &insn::slots(&image.xlated),
+        &image.lines,
+        &rows,
+    ))
 }
 
 /// The engine's result for one program, cut by `line_limit` in the
@@ -359,6 +454,15 @@ mod tests {
         assert_eq!(p.under_bpf_function_samples_omitted_by_limit, 1);
         assert_eq!((input.line_limit, input.incomplete), (1, true));
         assert!(drilldown_input(&prof, 8, 1).program.is_none());
+    }
+
+    #[test]
+    fn waits_are_always_addable() {
+        assert_eq!(wait_for(1.5), Duration::from_millis(1500));
+        assert_eq!(wait_for(-1.0), Duration::ZERO);
+        assert_eq!(wait_for(f64::NAN), Duration::ZERO);
+        assert_eq!(wait_for(f64::INFINITY), Duration::from_secs(1_000_000_000));
+        let _ = Instant::now() + wait_for(f64::MAX);
     }
 
     #[test]

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::activity;
 use crate::cli::{Cli, TopOptions};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
@@ -77,9 +76,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     }
     // A program the user named is checked before anything is measured.
     let named = t.program_id.map(lines::image_by_id).transpose()?;
-    let mut window = session::measure(t.delay)?;
-    session::attach_prog_pins(&mut window.current, &cli.bpffs);
-    let all_rows = activity::compute(&window.base, &window.current, true, 0);
+    let (all_rows, measured) = session::activity(t.delay, &cli.bpffs, true, 0)?;
     let shown = if t.limit > 0 && all_rows.len() > t.limit {
         &all_rows[..t.limit]
     } else {
@@ -88,7 +85,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     let mut sections = vec![textmode::activity(
         shown,
         t.delay,
-        window.seconds,
+        measured,
         cli.cumulative,
         cli.extended,
     )];
@@ -156,4 +153,60 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         sections.push(textmode::inspect(&dd, t.collapse_samples));
     }
     Ok((sections.join("\n\n"), code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{self, Command, Parsed};
+
+    fn config(args: &str) -> tui::Config {
+        let a: Vec<String> = args.split_whitespace().map(String::from).collect();
+        match cli::parse(&a) {
+            Ok(Parsed::Run(c)) => match &c.command {
+                Command::Top(t) => tui_config(&c, t),
+                _ => panic!("not top: {args}"),
+            },
+            _ => panic!("bad args {args}"),
+        }
+    }
+
+    #[test]
+    fn tui_config_from_the_command_line() {
+        let c = config("");
+        assert_eq!(
+            (c.delay, c.extended, c.cumulative, c.light),
+            (1.0, false, false, false)
+        );
+        assert_eq!((c.program_id, c.line_limit, c.devmode), (None, 0, None));
+        assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
+        assert_eq!(c.profile.call_graph, "fp");
+        assert_eq!(c.profile.program_id, None);
+        assert_eq!(c.bpffs, PathBuf::from("/sys/fs/bpf"));
+
+        let c = config(
+            "-x -c --bpffs /tmp/b top -d 2.5 --light --program-id 7 --inspect-mode mixed \
+             --line-limit 3 --devmode src --perf-buffer-pages 8 --perf-drain-ms 50 \
+             -F 99 --event cpu-clock --kernel-samples --call-graph lbr",
+        );
+        assert_eq!(
+            (c.delay, c.extended, c.cumulative, c.light),
+            (2.5, true, true, true)
+        );
+        assert_eq!((c.program_id, c.mixed, c.line_limit), (Some(7), true, 3));
+        assert_eq!(c.devmode, Some(PathBuf::from("src")));
+        assert_eq!((c.profile.pages, c.profile.drain_ms), (Some(8), Some(50)));
+        assert_eq!(
+            (c.profile.frequency, c.profile.event.as_str()),
+            (99, "cpu-clock")
+        );
+        assert_eq!(c.profile.call_graph, "lbr");
+        assert_eq!(c.profile.bpffs, "/tmp/b");
+        assert_eq!(c.bpffs, PathBuf::from("/tmp/b"));
+    }
+
+    #[test]
+    fn bare_devmode_is_an_empty_path() {
+        assert_eq!(config("top --devmode").devmode, Some(PathBuf::new()));
+    }
 }
