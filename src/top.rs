@@ -174,6 +174,7 @@ mod tests {
     #[test]
     fn tui_config_from_the_command_line() {
         let c = config("");
+        assert_eq!(c, crate::tui::tests::config());
         assert_eq!(
             (c.delay, c.extended, c.cumulative, c.light),
             (1.0, false, false, false)

@@ -12,7 +12,7 @@ pub mod ui;
 pub mod worker;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;

@@ -13,23 +13,38 @@ use super::ui::{self, Theme};
 use super::worker::{Cmd, Msg, ProfileDone};
 use super::Config;
 use crate::activity::ActivityRow;
-use crate::cli::{self, Command, Parsed};
 use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::inspect::profile::{DirectHotspot, KernelRow, ProfileInput, ProgramProfile};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
 use crate::model::Program;
-use crate::profile::data::KernelHotspot;
+use crate::profile::{self, data::KernelHotspot};
 
-/// The configuration `brr ARGS` starts the TUI with.
-fn opts(args: &str) -> Config {
-    let a: Vec<String> = args.split_whitespace().map(String::from).collect();
-    match cli::parse(&a) {
-        Ok(Parsed::Run(c)) => match &c.command {
-            Command::Top(t) => crate::top::tui_config(&c, t),
-            _ => panic!("not top"),
+/// What plain `brr` starts the TUI with (`top::tests` checks that it is
+/// what the command line gives).
+pub(crate) fn config() -> Config {
+    Config {
+        delay: 1.0,
+        extended: false,
+        cumulative: false,
+        light: false,
+        program_id: None,
+        mixed: false,
+        kernel_ip_detail: false,
+        line_limit: 0,
+        devmode: None,
+        profile: profile::Request {
+            event: "auto".into(),
+            duration: 5.0,
+            frequency: 997,
+            kernel_samples: false,
+            call_graph: "fp",
+            pages: None,
+            drain_ms: None,
+            program_id: None,
+            bpffs: "/sys/fs/bpf".into(),
         },
-        _ => panic!("bad args {args}"),
+        bpffs: "/sys/fs/bpf".into(),
     }
 }
 
@@ -94,8 +109,14 @@ fn ctrl(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::CONTROL)
 }
 
-fn app_with(args: &str, size: (u16, u16)) -> App {
-    let mut app = App::new(opts(args), size, Vec::new());
+/// `flags`: `-x` and `-c` as on the command line.
+fn app_with(flags: &str, size: (u16, u16)) -> App {
+    let c = Config {
+        extended: flags.contains("-x"),
+        cumulative: flags.contains("-c"),
+        ..config()
+    };
+    let mut app = App::new(c, size, Vec::new());
     let fx = app.start();
     assert_eq!(fx, vec![Effect::Cmd(Cmd::Measure { delay: app.delay })]);
     let fx = app.on_msg(Msg::Window {
@@ -124,7 +145,7 @@ fn cursor_id(app: &App) -> u32 {
 
 #[test]
 fn start_shows_sampling_then_rows_and_chains_windows() {
-    let mut app = App::new(opts(""), (80, 24), rows());
+    let mut app = App::new(config(), (80, 24), rows());
     assert_eq!(app.status, "Sampling eBPF runtime deltas...");
     assert_eq!(app.order.len(), 6, "rows shown at once");
     assert_eq!(app.start(), vec![Effect::Cmd(Cmd::Measure { delay: 1.0 })]);
@@ -463,14 +484,18 @@ fn enter_opens_drilldown_and_esc_resumes_once() {
         app.on_key(ch('?'))[..],
         [Effect::Cmd(Cmd::Load { .. })]
     ));
-    let mut empty = App::new(opts(""), (80, 24), Vec::new());
+    let mut empty = App::new(config(), (80, 24), Vec::new());
     assert!(empty.on_key(key(KeyCode::Enter)).is_empty());
 }
 
 #[test]
 fn program_id_starts_in_the_drilldown() {
     let mut app = App::new(
-        opts("top --program-id 7 --inspect-mode mixed"),
+        Config {
+            program_id: Some(7),
+            mixed: true,
+            ..config()
+        },
         (80, 24),
         rows(),
     );
@@ -1095,7 +1120,7 @@ fn snapshots_main_table() {
         a
     });
     snap("main_empty", |s| {
-        let mut a = App::new(opts(""), s, Vec::new());
+        let mut a = App::new(config(), s, Vec::new());
         a.start();
         a
     });
@@ -1179,7 +1204,7 @@ fn snapshots_drilldown() {
 #[test]
 fn image_is_shared_not_copied() {
     let img = Arc::new(image());
-    let mut d = Drill::new(42, 1, &opts(""), (80, 24));
+    let mut d = Drill::new(42, 1, &config(), (80, 24));
     d.on_msg(Msg::Loaded {
         seq: 1,
         result: Ok(Arc::clone(&img)),
