@@ -14,6 +14,7 @@ pub mod kernel;
 pub mod model;
 pub mod profile;
 pub mod render;
+pub mod session;
 pub mod sys;
 pub mod top;
 pub mod trace;

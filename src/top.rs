@@ -1,19 +1,37 @@
 //! `brr top --textmode`: one activity window, then optionally one program's
 //! drilldown (profiled with `--profile-top`).
 
-use crate::activity;
+use std::path::PathBuf;
+
 use crate::cli::{Cli, TopOptions};
-use crate::commands::{attach_prog_pins, capture, devmode_tree, measure_window};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
 use crate::inspect::insn;
-use crate::inspect::profile::{KernelRow, ProfileInput, ProgramProfile};
+use crate::inspect::profile::ProfileInput;
 use crate::kernel::{helper_syms, lines};
-use crate::profile::{self, data, report};
+use crate::profile;
 use crate::render::textmode;
+use crate::session;
+use crate::tui;
 
 /// Line limit when `--line-limit` is not given: 10 in textmode.
 const TEXTMODE_LINE_LIMIT: usize = 10;
+
+/// The profile the top options describe, for every program (the
+/// drilldown names one).
+fn profile_request(t: &TopOptions, bpffs: &str) -> profile::Request {
+    profile::Request {
+        event: t.event.clone(),
+        duration: t.profile_duration,
+        frequency: t.frequency,
+        kernel_samples: t.kernel_samples,
+        call_graph: if t.call_graph == "lbr" { "lbr" } else { "fp" },
+        pages: Some(t.perf_buffer_pages).filter(|&p| p > 0),
+        drain_ms: Some(t.perf_drain_ms).filter(|&p| p > 0),
+        program_id: None,
+        bpffs: bpffs.to_string(),
+    }
+}
 
 /// Profile program `id` with the top options (selected-program mode).
 fn profile_program(
@@ -23,64 +41,42 @@ fn profile_program(
     line_limit: usize,
 ) -> Result<ProfileInput> {
     let req = profile::Request {
-        event: t.event.clone(),
-        duration: t.profile_duration,
-        frequency: t.frequency,
-        kernel_samples: t.kernel_samples,
-        call_graph: if t.call_graph == "lbr" { "lbr" } else { "fp" },
-        pages: Some(t.perf_buffer_pages).filter(|&p| p > 0),
-        drain_ms: Some(t.perf_drain_ms).filter(|&p| p > 0),
         program_id: Some(id as u64),
-        bpffs: bpffs.to_string(),
+        ..profile_request(t, bpffs)
     };
-    Ok(drilldown_input(&capture(&req)?, id, line_limit))
+    Ok(session::drilldown_input(
+        &session::capture(&req)?,
+        id,
+        line_limit,
+    ))
 }
 
-/// The engine's result for one program, cut by `--line-limit` in the
-/// profiler's order, as the drilldown's plain input.
-pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> ProfileInput {
-    let program = prof.program(id).map(|p| {
-        let view = report::ProgramView::new(p, line_limit);
-        ProgramProfile {
-            samples: p.samples,
-            kernel_samples: p.kernel_samples,
-            inclusive_samples: p.inclusive_samples(),
-            inclusive_cpu_percent: prof.cpu_percent(p.inclusive_samples()),
-            direct_source_unmapped_samples: p.direct_source_unmapped_samples,
-            under_bpf_caller_source_unmapped_samples: p.under_bpf_caller_source_unmapped_samples,
-            direct_hotspot_samples_omitted_by_limit: view.direct_omitted,
-            under_bpf_hotspot_samples_omitted_by_limit: view.kernel_omitted,
-            under_bpf_function_samples_omitted_by_limit: view.groups_omitted,
-            unaccounted_samples: 0,
-            hotspots: view.hotspots.clone(),
-            kernel_ips: view
-                .kernel
-                .iter()
-                .map(|k| KernelRow {
-                    row: k.clone(),
-                    ip_count: 1,
-                })
-                .collect(),
-            kernel_functions: view.groups.clone(),
-        }
-    });
-    ProfileInput {
-        program,
-        line_limit,
-        warnings: prof.telemetry.warnings.clone(),
-        incomplete: prof.telemetry.incomplete,
+/// The interactive view's settings from the command line.
+pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
+    tui::Config {
+        delay: t.delay,
+        extended: cli.extended,
+        cumulative: cli.cumulative,
+        light: t.light,
+        // An ID past u32 names no program: the drilldown reports it missing.
+        program_id: t.program_id.map(|id| u32::try_from(id).unwrap_or(u32::MAX)),
+        mixed: t.mixed,
+        kernel_ip_detail: t.kernel_ip_detail,
+        // The TUI keeps every hotspot row unless told otherwise.
+        line_limit: t.line_limit.unwrap_or(0),
+        devmode: t.devmode.as_ref().map(PathBuf::from),
+        profile: profile_request(t, &cli.bpffs),
+        bpffs: PathBuf::from(&cli.bpffs),
     }
 }
 
 pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     if !t.textmode {
-        return crate::tui::run(cli, t);
+        return tui::run(tui_config(cli, t));
     }
     // A program the user named is checked before anything is measured.
     let named = t.program_id.map(lines::image_by_id).transpose()?;
-    let (base, mut current, measured) = measure_window(t.delay)?;
-    attach_prog_pins(&mut current, &cli.bpffs);
-    let all_rows = activity::compute(&base, &current, true, 0);
+    let (all_rows, measured) = session::activity(t.delay, &cli.bpffs, true, 0)?;
     let shown = if t.limit > 0 && all_rows.len() > t.limit {
         &all_rows[..t.limit]
     } else {
@@ -136,7 +132,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
                 Default::default()
             },
         };
-        let mut tree = t.devmode.as_deref().map(devmode_tree);
+        let mut tree = t.devmode.as_deref().map(session::devmode_tree);
         let dev = tree
             .as_mut()
             .map(|(tree, bare)| Devmode { tree, bare: *bare });
@@ -162,70 +158,56 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{self, Command, Parsed};
 
-    fn kh(samples: u64, sym: &str, off: u64, line: u32) -> data::KernelHotspot {
-        data::KernelHotspot {
-            samples,
-            ip: 0x1000 + off,
-            symbol: Some(sym.into()),
-            symbol_offset: Some(off),
-            kind: "kernel",
-            bpf_file: Some("/p.c".into()),
-            bpf_line: Some(line),
-            caller_mapped: true,
-            ..Default::default()
+    fn config(args: &str) -> tui::Config {
+        let a: Vec<String> = args.split_whitespace().map(String::from).collect();
+        match cli::parse(&a) {
+            Ok(Parsed::Run(c)) => match &c.command {
+                Command::Top(t) => tui_config(&c, t),
+                _ => panic!("not top: {args}"),
+            },
+            _ => panic!("bad args {args}"),
         }
     }
 
     #[test]
-    fn engine_result_to_drilldown_input() {
-        let hs = |samples, line| data::Hotspot {
-            samples,
-            jited_address: Some(0x10),
-            instruction_offset: Some(8),
-            file: Some("/p.c".into()),
-            line: Some(line),
-            ..Default::default()
-        };
-        let prof = data::Profile {
-            duration: 2.0,
-            frequency: 100,
-            programs: vec![data::ProgramProfile {
-                id: 9,
-                samples: 10,
-                kernel_samples: 6,
-                hotspots: vec![hs(1, 3), hs(7, 4), hs(2, 5)],
-                kernel_hotspots: vec![
-                    kh(3, "memcmp", 4, 4),
-                    kh(2, "memcmp", 8, 4),
-                    kh(1, "a", 0, 5),
-                ],
-                ..Default::default()
-            }],
-            telemetry: data::Telemetry {
-                warnings: vec!["w".into()],
-                incomplete: true,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let input = drilldown_input(&prof, 9, 1);
-        let p = input.program.unwrap();
+    fn tui_config_from_the_command_line() {
+        let c = config("");
+        assert_eq!(c, crate::tui::tests::config());
         assert_eq!(
-            (p.samples, p.kernel_samples, p.inclusive_samples),
-            (10, 6, 16)
+            (c.delay, c.extended, c.cumulative, c.light),
+            (1.0, false, false, false)
         );
-        assert_eq!(p.inclusive_cpu_percent, 8.0);
-        // The line limit keeps the hottest row of each list.
-        assert_eq!(p.hotspots.len(), 1);
-        assert_eq!(p.hotspots[0].samples, 7);
-        assert_eq!(p.direct_hotspot_samples_omitted_by_limit, 3);
-        assert_eq!(p.kernel_ips.len(), 1);
-        assert_eq!(p.under_bpf_hotspot_samples_omitted_by_limit, 3);
-        assert_eq!(p.kernel_functions[0].ip_count, 2);
-        assert_eq!(p.kernel_functions[0].samples, 5);
-        assert_eq!(p.under_bpf_function_samples_omitted_by_limit, 1);
-        assert_eq!((input.line_limit, input.incomplete), (1, true));
-        assert!(drilldown_input(&prof, 8, 1).program.is_none());
+        assert_eq!((c.program_id, c.line_limit, c.devmode), (None, 0, None));
+        assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
+        assert_eq!(c.profile.call_graph, "fp");
+        assert_eq!(c.profile.program_id, None);
+        assert_eq!(c.bpffs, PathBuf::from("/sys/fs/bpf"));
+
+        let c = config(
+            "-x -c --bpffs /tmp/b top -d 2.5 --light --program-id 7 --inspect-mode mixed \
+             --line-limit 3 --devmode src --perf-buffer-pages 8 --perf-drain-ms 50 \
+             -F 99 --event cpu-clock --kernel-samples --call-graph lbr",
+        );
+        assert_eq!(
+            (c.delay, c.extended, c.cumulative, c.light),
+            (2.5, true, true, true)
+        );
+        assert_eq!((c.program_id, c.mixed, c.line_limit), (Some(7), true, 3));
+        assert_eq!(c.devmode, Some(PathBuf::from("src")));
+        assert_eq!((c.profile.pages, c.profile.drain_ms), (Some(8), Some(50)));
+        assert_eq!(
+            (c.profile.frequency, c.profile.event.as_str()),
+            (99, "cpu-clock")
+        );
+        assert_eq!(c.profile.call_graph, "lbr");
+        assert_eq!(c.profile.bpffs, "/tmp/b");
+        assert_eq!(c.bpffs, PathBuf::from("/tmp/b"));
+    }
+
+    #[test]
+    fn bare_devmode_is_an_empty_path() {
+        assert_eq!(config("top --devmode").devmode, Some(PathBuf::new()));
     }
 }

@@ -44,9 +44,9 @@ pub fn normalise(path: &str) -> String {
 
 /// Scan `root` recursively. A missing root, unreadable directories and files
 /// that are not BPF objects are silently skipped: pins are decoration.
-pub fn scan(root: &str) -> Pins {
+pub fn scan(root: impl AsRef<Path>) -> Pins {
     let mut pins = Pins::default();
-    let base = normalise(root);
+    let base = normalise(&root.as_ref().to_string_lossy());
     let mut stack = vec![base.clone()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {

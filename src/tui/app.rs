@@ -10,8 +10,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::drill::Drill;
 use super::worker::{Cmd, Msg, ProfileJob};
+use super::Config;
 use crate::activity::ActivityRow;
-use crate::cli::TopOptions;
 use crate::render::listing::activity_table;
 use crate::render::textmode::{commas, fmt_g};
 
@@ -224,7 +224,7 @@ pub const MAIN_HELP: [(&str, &str); 18] = [
 ];
 
 pub struct App {
-    pub opts: TopOptions,
+    pub config: Config,
     pub extended: bool,
     pub cumulative: bool,
     pub delay: f64,
@@ -261,18 +261,12 @@ pub struct App {
 
 impl App {
     /// `rows` is the start-up snapshot (shown at once, zero deltas).
-    pub fn new(
-        opts: TopOptions,
-        extended: bool,
-        cumulative: bool,
-        size: (u16, u16),
-        rows: Vec<ActivityRow>,
-    ) -> App {
+    pub fn new(config: Config, size: (u16, u16), rows: Vec<ActivityRow>) -> App {
         let mut app = App {
-            delay: opts.delay,
-            opts,
-            extended,
-            cumulative,
+            delay: config.delay,
+            extended: config.extended,
+            cumulative: config.cumulative,
+            config,
             size,
             rows,
             measured: 0.0,
@@ -306,11 +300,8 @@ impl App {
     /// Effects to run at start: the first window, or straight into a
     /// drilldown for `--program-id`.
     pub fn start(&mut self) -> Vec<Effect> {
-        match self.opts.program_id {
-            Some(id) => {
-                let id = u32::try_from(id).unwrap_or(u32::MAX);
-                self.open_drill(id)
-            }
+        match self.config.program_id {
+            Some(id) => self.open_drill(id),
             None => self.maybe_measure(),
         }
     }
@@ -486,7 +477,7 @@ impl App {
             Msg::WindowFailed(e) => {
                 self.window_running = false;
                 if self.drill.is_none() {
-                    self.set_status(e);
+                    self.set_status(e.render());
                 }
                 self.maybe_measure()
             }
@@ -503,7 +494,7 @@ impl App {
 
     fn open_drill(&mut self, id: u32) -> Vec<Effect> {
         let seq = self.next_seq();
-        self.drill = Some(Drill::new(id, seq, &self.opts, self.size));
+        self.drill = Some(Drill::new(id, seq, &self.config, self.size));
         // The window in flight ends without a result (the Load interrupts it).
         self.window_running = false;
         self.dirty = true;

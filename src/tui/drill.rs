@@ -13,7 +13,7 @@ use super::app::{is_hard_quit, scroll_top, wrap, Effect, Input};
 #[cfg(test)]
 use super::worker::ProfileDone;
 use super::worker::{Cmd, Msg, ProfileJob};
-use crate::cli::TopOptions;
+use super::Config;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{
     Devmode, Drilldown, Line, Mode, Options, ProgramData, RowKind, SourceKey, ViewState,
@@ -104,22 +104,17 @@ pub struct Form {
 }
 
 impl Form {
-    fn new(o: &TopOptions) -> Form {
-        let auto = |v: u64| {
-            if v == 0 {
-                "auto".to_string()
-            } else {
-                v.to_string()
-            }
-        };
+    /// Prefilled from the profile defaults.
+    fn new(o: &profile::Request) -> Form {
+        let auto = |v: Option<u64>| v.map_or_else(|| "auto".to_string(), |v| v.to_string());
         Form {
             fields: [
-                Input::new(&super::app::py_float(o.profile_duration)),
+                Input::new(&super::app::py_float(o.duration)),
                 Input::new(&o.frequency.to_string()),
                 Input::new(&o.event),
-                Input::new(&o.call_graph),
-                Input::new(&auto(o.perf_buffer_pages)),
-                Input::new(&auto(o.perf_drain_ms)),
+                Input::new(o.call_graph),
+                Input::new(&auto(o.pages)),
+                Input::new(&auto(o.drain_ms)),
             ],
             // Prefilled on, so that P + Enter profiles like p does.
             kernel: true,
@@ -256,7 +251,7 @@ pub struct Drill {
     pub id: u32,
     load_seq: u64,
     counter: u64,
-    opts: TopOptions,
+    config: Config,
     size: (u16, u16),
     pub image: Option<Arc<ProgramImage>>,
     pub failed: Option<String>,
@@ -284,24 +279,24 @@ pub struct Drill {
 }
 
 impl Drill {
-    pub fn new(id: u32, load_seq: u64, opts: &TopOptions, size: (u16, u16)) -> Drill {
+    pub fn new(id: u32, load_seq: u64, config: &Config, size: (u16, u16)) -> Drill {
         Drill {
             id,
             load_seq,
             counter: 0,
-            opts: opts.clone(),
+            config: config.clone(),
             size,
             image: None,
             failed: None,
             vanished: false,
             disasm: None,
             disasm_seq: None,
-            mode: if opts.mixed && opts.program_id == Some(id as u64) {
+            mode: if config.mixed && config.program_id == Some(id) {
                 Mode::Mixed
             } else {
                 Mode::Source
             },
-            exact_ips: opts.kernel_ip_detail,
+            exact_ips: config.kernel_ip_detail,
             profile: None,
             meta: None,
             dd: None,
@@ -315,7 +310,7 @@ impl Drill {
             search: None,
             form: None,
             running: None,
-            devmode: opts.devmode.as_deref().map(crate::commands::devmode_tree),
+            devmode: config.devmode.as_deref().map(crate::session::devmode_tree),
             dev_warning: None,
             dirty: true,
         }
@@ -324,12 +319,12 @@ impl Drill {
     /// A drilldown over an already loaded image (tests, snapshots).
     #[cfg(test)]
     pub fn with_image(
-        opts: &TopOptions,
+        config: &Config,
         size: (u16, u16),
         image: ProgramImage,
         profile: Option<ProfileDone>,
     ) -> Drill {
-        let mut d = Drill::new(image.program.id, 1, opts, size);
+        let mut d = Drill::new(image.program.id, 1, config, size);
         let _ = d.on_msg(Msg::Loaded {
             seq: 1,
             result: Ok(Arc::new(image)),
@@ -732,7 +727,7 @@ impl Drill {
                         return self.request_disasm();
                     }
                 }
-                Err(e) => self.failed = Some(e),
+                Err(e) => self.failed = Some(e.render()),
             },
             Msg::Disasm {
                 seq,
@@ -775,6 +770,7 @@ impl Drill {
                         self.cursor_to_hottest();
                     }
                     Err(e) => {
+                        let e = e.render();
                         if e.contains("no eBPF program with id") {
                             self.vanished = true;
                         }
@@ -813,23 +809,18 @@ impl Drill {
             seq,
             id: self.id,
             request,
-            line_limit: self.opts.line_limit.unwrap_or(0),
+            line_limit: self.config.line_limit,
         })]
     }
 
     fn default_request(&self) -> profile::Request {
-        let o = &self.opts;
         profile::Request {
-            event: o.event.clone(),
-            duration: o.profile_duration,
-            frequency: o.frequency,
             // `p` always captures kernel samples (spec 4.5).
             kernel_samples: true,
-            call_graph: if o.call_graph == "lbr" { "lbr" } else { "fp" },
-            pages: Some(o.perf_buffer_pages).filter(|&p| p > 0),
-            drain_ms: Some(o.perf_drain_ms).filter(|&p| p > 0),
             program_id: Some(self.id as u64),
+            // The worker fills in its own root.
             bpffs: String::new(),
+            ..self.config.profile.clone()
         }
     }
 
@@ -958,7 +949,7 @@ impl Drill {
                 return self.start_profile(r);
             }
             KeyCode::Char('P') if self.running.is_none() => {
-                self.form = Some(Form::new(&self.opts));
+                self.form = Some(Form::new(&self.config.profile));
                 self.message = Some(FORM_PROMPT.into());
                 self.refresh_lines();
             }

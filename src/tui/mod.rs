@@ -12,11 +12,11 @@ pub mod ui;
 pub mod worker;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::mpsc;
-use std::time::Instant;
 
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event as TermEvent};
@@ -24,13 +24,38 @@ use ratatui::crossterm::{cursor, execute, terminal};
 use ratatui::Terminal;
 
 use crate::activity;
-use crate::cli::{Cli, TopOptions};
-use crate::commands::attach_prog_pins;
 use crate::error::{BrrError, Result};
-use crate::kernel::{objects, stats::StatsGuard};
-use crate::sys::signal;
+use crate::profile;
+use crate::session::{self, Detail, Terminations, Window};
 use app::{App, Effect};
-use worker::{Event, Held, Worker};
+use worker::{Event, Worker};
+
+/// What the interactive view is started with, taken from the command line
+/// by the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Seconds per activity window.
+    pub delay: f64,
+    pub extended: bool,
+    pub cumulative: bool,
+    /// Colours for a light terminal background.
+    pub light: bool,
+    /// Open this program's drilldown at start.
+    pub program_id: Option<u32>,
+    /// Start that drilldown in mixed mode.
+    pub mixed: bool,
+    /// Exact kernel IPs instead of functions in the drilldown.
+    pub kernel_ip_detail: bool,
+    /// Hotspot rows kept per list of a profile; 0 keeps all.
+    pub line_limit: usize,
+    /// `--devmode` source directory; an empty path for the bare flag.
+    pub devmode: Option<PathBuf>,
+    /// What `p` and the `P` form start from; the program and the kernel
+    /// sample flag are set per profile.
+    pub profile: profile::Request,
+    /// bpffs root for pinned paths.
+    pub bpffs: PathBuf,
+}
 
 /// Leave the alternate screen and raw mode (idempotent; errors ignored:
 /// this also runs from the panic hook).
@@ -48,23 +73,20 @@ fn no_color() -> bool {
 /// Run the TUI until the user quits; never returns (the process exits with
 /// the terminal restored, without waiting for a window or profile in
 /// flight, so quitting is immediate at any delay).
-pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
+pub fn run(config: Config) -> Result<(String, i32)> {
     // Fail before touching the terminal (spec §2): statistics must be
     // available and every program readable.
-    let stats = StatsGuard::enable()?;
-    let at = Instant::now();
-    let snapshot = objects::programs_brief()?;
+    let window = Window::start(Detail::Brief)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(BrrError::Failed(
             "the interactive top view needs a terminal; use 'brr top --textmode' for plain output"
                 .into(),
         ));
     }
-    // Before any thread exists, so that only the signal thread gets them.
-    signal::block_terminating();
+    let mut terminations = Terminations::catch()?;
 
-    let mut listed = snapshot.clone();
-    attach_prog_pins(&mut listed, &cli.bpffs);
+    let mut listed = window.base().to_vec();
+    session::attach_prog_pins(&mut listed, &config.bpffs);
     // Rows at once (zero deltas) while the first window runs.
     let rows = activity::compute(&listed, &listed, true, 0);
 
@@ -111,22 +133,14 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     });
     let sig_tx = tx.clone();
     std::thread::spawn(move || loop {
-        let s = signal::wait_terminating();
+        let s = terminations.wait();
         if sig_tx.send(Event::Signal(s)).is_err() {
             return;
         }
     });
-    let mut worker = Worker::spawn(
-        tx,
-        Some(Held {
-            stats,
-            snapshot,
-            at,
-        }),
-        cli.bpffs.clone(),
-    );
-    let theme = ui::Theme::new(t.light, !no_color());
-    let mut app = App::new(t.clone(), cli.extended, cli.cumulative, size, rows);
+    let mut worker = Worker::spawn(tx, Some(window), config.bpffs.clone());
+    let theme = ui::Theme::new(config.light, !no_color());
+    let mut app = App::new(config, size, rows);
     let mut effects = app.start();
     let code = 'run: loop {
         for e in effects.drain(..) {

@@ -11,22 +11,40 @@ use super::app::{App, Col, Effect};
 use super::drill::{Drill, Overlay, FORM_PROMPT, HELP_LINE, SEARCH_HINT};
 use super::ui::{self, Theme};
 use super::worker::{Cmd, Msg, ProfileDone};
+use super::Config;
 use crate::activity::ActivityRow;
-use crate::cli::{self, Command, Parsed, TopOptions};
+use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::inspect::profile::{DirectHotspot, KernelRow, ProfileInput, ProgramProfile};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
 use crate::model::Program;
-use crate::profile::data::KernelHotspot;
+use crate::profile::{self, data::KernelHotspot};
 
-fn opts(args: &str) -> TopOptions {
-    let a: Vec<String> = args.split_whitespace().map(String::from).collect();
-    match cli::parse(&a) {
-        Ok(Parsed::Run(c)) => match c.command {
-            Command::Top(t) => t,
-            _ => panic!("not top"),
+/// What plain `brr` starts the TUI with (`top::tests` checks that it is
+/// what the command line gives).
+pub(crate) fn config() -> Config {
+    Config {
+        delay: 1.0,
+        extended: false,
+        cumulative: false,
+        light: false,
+        program_id: None,
+        mixed: false,
+        kernel_ip_detail: false,
+        line_limit: 0,
+        devmode: None,
+        profile: profile::Request {
+            event: "auto".into(),
+            duration: 5.0,
+            frequency: 997,
+            kernel_samples: false,
+            call_graph: "fp",
+            pages: None,
+            drain_ms: None,
+            program_id: None,
+            bpffs: "/sys/fs/bpf".into(),
         },
-        _ => panic!("bad args {args}"),
+        bpffs: "/sys/fs/bpf".into(),
     }
 }
 
@@ -91,10 +109,14 @@ fn ctrl(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::CONTROL)
 }
 
-fn app_with(args: &str, size: (u16, u16)) -> App {
-    let o = opts(args);
-    let (x, c) = (args.contains("-x"), args.contains("-c"));
-    let mut app = App::new(o, x, c, size, Vec::new());
+/// `flags`: `-x` and `-c` as on the command line.
+fn app_with(flags: &str, size: (u16, u16)) -> App {
+    let c = Config {
+        extended: flags.contains("-x"),
+        cumulative: flags.contains("-c"),
+        ..config()
+    };
+    let mut app = App::new(c, size, Vec::new());
     let fx = app.start();
     assert_eq!(fx, vec![Effect::Cmd(Cmd::Measure { delay: app.delay })]);
     let fx = app.on_msg(Msg::Window {
@@ -123,7 +145,7 @@ fn cursor_id(app: &App) -> u32 {
 
 #[test]
 fn start_shows_sampling_then_rows_and_chains_windows() {
-    let mut app = App::new(opts(""), false, false, (80, 24), rows());
+    let mut app = App::new(config(), (80, 24), rows());
     assert_eq!(app.status, "Sampling eBPF runtime deltas...");
     assert_eq!(app.order.len(), 6, "rows shown at once");
     assert_eq!(app.start(), vec![Effect::Cmd(Cmd::Measure { delay: 1.0 })]);
@@ -155,7 +177,7 @@ fn start_shows_sampling_then_rows_and_chains_windows() {
         "No active eBPF program runtime deltas observed."
     );
     // A failed window is shown and retried.
-    let fx = app.on_msg(Msg::WindowFailed("brr: boom".into()));
+    let fx = app.on_msg(Msg::WindowFailed(BrrError::Failed("boom".into())));
     assert_eq!(app.status, "brr: boom");
     assert_eq!(fx.len(), 1);
 }
@@ -442,7 +464,7 @@ fn enter_opens_drilldown_and_esc_resumes_once() {
     // The program vanished before loading (D3).
     app.on_msg(Msg::Loaded {
         seq,
-        result: Err("brr: no eBPF program with id 67".into()),
+        result: Err(BrrError::no_program(67)),
     });
     let d = app.drill.as_ref().unwrap();
     assert_eq!(d.title(), "program 67");
@@ -462,16 +484,18 @@ fn enter_opens_drilldown_and_esc_resumes_once() {
         app.on_key(ch('?'))[..],
         [Effect::Cmd(Cmd::Load { .. })]
     ));
-    let mut empty = App::new(opts(""), false, false, (80, 24), Vec::new());
+    let mut empty = App::new(config(), (80, 24), Vec::new());
     assert!(empty.on_key(key(KeyCode::Enter)).is_empty());
 }
 
 #[test]
 fn program_id_starts_in_the_drilldown() {
     let mut app = App::new(
-        opts("top --program-id 7 --inspect-mode mixed"),
-        false,
-        false,
+        Config {
+            program_id: Some(7),
+            mixed: true,
+            ..config()
+        },
         (80, 24),
         rows(),
     );
@@ -620,7 +644,7 @@ fn drill_app(size: (u16, u16), profiled: bool) -> App {
     let mut app = app_with("", size);
     let img = image();
     let p = profiled.then(|| done(&img));
-    app.drill = Some(Drill::with_image(&app.opts, size, img, p));
+    app.drill = Some(Drill::with_image(&app.config, size, img, p));
     app
 }
 
@@ -718,7 +742,9 @@ fn profile_errors_and_cancel() {
     let seq = job.seq;
     app.on_msg(Msg::Profiled {
         seq,
-        result: Err("brr: perf event cycles is not supported on this host".into()),
+        result: Err(BrrError::Unsupported(
+            "perf event cycles is not supported on this host".into(),
+        )),
     });
     assert_eq!(
         d(&app).status_lines(),
@@ -1027,7 +1053,7 @@ fn vanished_program_and_quit_from_drilldown() {
     let mut app = drill_app((80, 24), false);
     app.on_msg(Msg::Profiled {
         seq: 999,
-        result: Err("x".into()),
+        result: Err(BrrError::Failed("x".into())),
     });
     assert_eq!(d(&app).status_lines(), vec![HELP_LINE]);
 }
@@ -1094,7 +1120,7 @@ fn snapshots_main_table() {
         a
     });
     snap("main_empty", |s| {
-        let mut a = App::new(opts(""), false, false, s, Vec::new());
+        let mut a = App::new(config(), s, Vec::new());
         a.start();
         a
     });
@@ -1178,7 +1204,7 @@ fn snapshots_drilldown() {
 #[test]
 fn image_is_shared_not_copied() {
     let img = Arc::new(image());
-    let mut d = Drill::new(42, 1, &opts(""), (80, 24));
+    let mut d = Drill::new(42, 1, &config(), (80, 24));
     d.on_msg(Msg::Loaded {
         seq: 1,
         result: Ok(Arc::clone(&img)),

@@ -4,6 +4,7 @@
 //! channel, so the UI blocks on a single receiver and wakes only when
 //! something happened.
 
+use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,14 +12,14 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::Event as TermEvent;
 
 use crate::activity::{self, ActivityRow};
-use crate::commands::attach_prog_pins;
+use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
-use crate::kernel::{helper_syms, objects, stats::StatsGuard};
-use crate::model::Program;
+use crate::kernel::{helper_syms, objects};
 use crate::profile::{self, capture::StopSignal};
+use crate::session::{self, Detail};
 
 /// Everything the UI thread waits for.
 pub enum Event {
@@ -60,10 +61,10 @@ pub enum Msg {
         rows: Vec<ActivityRow>,
         measured: f64,
     },
-    WindowFailed(String),
+    WindowFailed(BrrError),
     Loaded {
         seq: u64,
-        result: Result<Arc<ProgramImage>, String>,
+        result: Result<Arc<ProgramImage>, BrrError>,
     },
     Disasm {
         seq: u64,
@@ -81,7 +82,7 @@ pub enum Msg {
     },
     Profiled {
         seq: u64,
-        result: Result<ProfileDone, String>,
+        result: Result<ProfileDone, BrrError>,
     },
 }
 
@@ -94,17 +95,10 @@ pub struct ProfileJob {
     pub line_limit: usize,
 }
 
-/// The stats fd and the last snapshot of a window, kept briefly so that the
-/// next window can start where this one ended (back-to-back windows with no
-/// unmeasured gap and one enumeration per window instead of two).
-pub struct Held {
-    pub stats: StatsGuard,
-    pub snapshot: Vec<Program>,
-    pub at: Instant,
-}
-
-/// How long a finished window's snapshot and stats fd are kept for the next
-/// window; past that, statistics are switched off (paused, drilldown).
+/// How long a finished window is kept open (its last snapshot and the
+/// stats fd) for the next window to start from, so that back-to-back
+/// windows leave no unmeasured gap and cost one enumeration each; past
+/// that, statistics are switched off (paused, drilldown).
 const HOLD: Duration = Duration::from_millis(300);
 /// How often an inspected program is checked for having been unloaded.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
@@ -115,13 +109,14 @@ pub struct Worker {
     cmds: Sender<Cmd>,
     events: Sender<Event>,
     profile_stop: Option<Arc<StopSignal>>,
-    bpffs: String,
+    bpffs: PathBuf,
 }
 
 impl Worker {
-    /// Start the sampling thread. `held` is the start-up snapshot (taken
-    /// with statistics on) that the first window measures from.
-    pub fn spawn(events: Sender<Event>, held: Option<Held>, bpffs: String) -> Worker {
+    /// Start the sampling thread. `held` is the start-up window (its
+    /// baseline read with statistics on) that the first window measures
+    /// from.
+    pub fn spawn(events: Sender<Event>, held: Option<session::Window>, bpffs: PathBuf) -> Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
         let root = bpffs.clone();
@@ -142,7 +137,7 @@ impl Worker {
     /// one is cancelled first.
     pub fn profile(&mut self, mut job: ProfileJob) {
         self.cancel_profile();
-        job.request.bpffs.clone_from(&self.bpffs);
+        job.request.bpffs = self.bpffs.to_string_lossy().into_owned();
         let stop = Arc::new(StopSignal::new());
         self.profile_stop = Some(Arc::clone(&stop));
         let events = self.events.clone();
@@ -166,21 +161,16 @@ impl Worker {
                 // Cancelled by the UI: the result is dropped.
                 return;
             }
-            let result = result
-                .map(|prof| {
-                    let input = crate::top::drilldown_input(&prof, job.id, job.line_limit);
-                    ProfileDone {
-                        inclusive_samples: input
-                            .program
-                            .as_ref()
-                            .map_or(0, |p| p.inclusive_samples),
-                        input,
-                        event: prof.selected_event.clone(),
-                        frequency: prof.frequency,
-                        actual_duration: prof.telemetry.actual_duration,
-                    }
-                })
-                .map_err(|e| e.render());
+            let result = result.map(|prof| {
+                let input = session::drilldown_input(&prof, job.id, job.line_limit);
+                ProfileDone {
+                    inclusive_samples: input.program.as_ref().map_or(0, |p| p.inclusive_samples),
+                    input,
+                    event: prof.selected_event.clone(),
+                    frequency: prof.frequency,
+                    actual_duration: prof.telemetry.actual_duration,
+                }
+            });
             post(&events, Msg::Profiled { seq, result });
         });
     }
@@ -196,86 +186,79 @@ fn post(events: &Sender<Event>, m: Msg) {
     let _ = events.send(Event::Worker(Box::new(m)));
 }
 
-/// Enumerate programs for a window and attach nothing else: pins are added
-/// to the rows at the end of the window.
-fn snapshot() -> Result<Vec<Program>, String> {
-    objects::programs_brief().map_err(|e| e.render())
-}
-
-enum Window {
+enum Outcome {
     Done,
     /// A command arrived meanwhile; it is handled next.
     Interrupted(Cmd),
     Disconnected,
 }
 
+/// One window of `delay` seconds, started from the held window when it is
+/// recent enough. Snapshots are brief: pins are added to the rows at the
+/// end of the window.
 fn measure(
     delay: f64,
-    held: &mut Option<Held>,
+    held: &mut Option<session::Window>,
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
-    bpffs: &str,
-) -> Window {
-    let fresh = || -> Result<Held, String> {
-        let stats = StatsGuard::enable().map_err(|e| e.render())?;
-        let at = Instant::now();
-        Ok(Held {
-            stats,
-            snapshot: snapshot()?,
-            at,
-        })
+    bpffs: &PathBuf,
+) -> Outcome {
+    let window = match held.take() {
+        Some(w) if w.started().elapsed() < HOLD => Ok(w),
+        _ => session::Window::start(Detail::Brief),
     };
-    let base = match held.take() {
-        Some(h) if h.at.elapsed() < HOLD => Ok(h),
-        _ => fresh(),
-    };
-    let base = match base {
-        Ok(b) => b,
+    let window = match window {
+        Ok(w) => w,
         Err(e) => return fail(e, delay, rx, events),
     };
-    let deadline = base.at + Duration::from_secs_f64(delay.min(crate::cli::MAX_SECONDS));
+    let deadline = window.deadline(delay);
     loop {
         let now = Instant::now();
         if now >= deadline {
             break;
         }
         match rx.recv_timeout(deadline - now) {
-            Ok(cmd) => return Window::Interrupted(cmd),
+            Ok(cmd) => return Outcome::Interrupted(cmd),
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return Window::Disconnected,
+            Err(RecvTimeoutError::Disconnected) => return Outcome::Disconnected,
         }
     }
-    let at = Instant::now();
-    let current = match snapshot() {
-        Ok(c) => c,
+    let (m, next) = match window.finish_and_continue() {
+        Ok(r) => r,
         Err(e) => return fail(e, delay, rx, events),
     };
-    let measured = at.duration_since(base.at).as_secs_f64();
-    let mut with_pins = current.clone();
-    attach_prog_pins(&mut with_pins, bpffs);
-    let rows = activity::compute(&base.snapshot, &with_pins, true, 0);
-    *held = Some(Held {
-        stats: base.stats,
-        snapshot: current,
-        at,
-    });
-    post(events, Msg::Window { rows, measured });
-    Window::Done
+    let mut with_pins = m.current;
+    session::attach_prog_pins(&mut with_pins, bpffs);
+    let rows = activity::compute(&m.base, &with_pins, true, 0);
+    *held = Some(next);
+    post(
+        events,
+        Msg::Window {
+            rows,
+            measured: m.seconds,
+        },
+    );
+    Outcome::Done
 }
 
 /// Report a failed window after waiting one delay, so that the UI's
 /// immediate retry does not spin.
-fn fail(e: String, delay: f64, rx: &Receiver<Cmd>, events: &Sender<Event>) -> Window {
-    let wait = Duration::from_secs_f64(delay.min(crate::cli::MAX_SECONDS));
+fn fail(e: BrrError, delay: f64, rx: &Receiver<Cmd>, events: &Sender<Event>) -> Outcome {
+    let wait = session::wait_for(delay);
     post(events, Msg::WindowFailed(e));
     match rx.recv_timeout(wait) {
-        Ok(cmd) => Window::Interrupted(cmd),
-        Err(RecvTimeoutError::Timeout) => Window::Done,
-        Err(RecvTimeoutError::Disconnected) => Window::Disconnected,
+        Ok(cmd) => Outcome::Interrupted(cmd),
+        Err(RecvTimeoutError::Timeout) => Outcome::Done,
+        Err(RecvTimeoutError::Disconnected) => Outcome::Disconnected,
     }
 }
 
-fn sampler(rx: Receiver<Cmd>, events: Sender<Event>, mut held: Option<Held>, bpffs: String) {
+fn sampler(
+    rx: Receiver<Cmd>,
+    events: Sender<Event>,
+    mut held: Option<session::Window>,
+    bpffs: PathBuf,
+) {
     let mut watched: Option<u32> = None;
     let mut pending: Option<Cmd> = None;
     loop {
@@ -299,9 +282,7 @@ fn sampler(rx: Receiver<Cmd>, events: Sender<Event>, mut held: Option<Held>, bpf
                         // Nobody asked for the next window: statistics off.
                         held = None;
                         if let Some(id) = watched {
-                            if let Err(crate::error::BrrError::Failed(_)) =
-                                objects::open_program(id as u64)
-                            {
+                            if let Err(BrrError::Failed(_)) = objects::open_program(id as u64) {
                                 watched = None;
                                 post(&events, Msg::Vanished { id });
                             }
@@ -316,19 +297,17 @@ fn sampler(rx: Receiver<Cmd>, events: Sender<Event>, mut held: Option<Held>, bpf
             Cmd::Measure { delay } => {
                 watched = None;
                 match measure(delay, &mut held, &rx, &events, &bpffs) {
-                    Window::Done => {}
-                    Window::Interrupted(c) => {
+                    Outcome::Done => {}
+                    Outcome::Interrupted(c) => {
                         held = None;
                         pending = Some(c);
                     }
-                    Window::Disconnected => return,
+                    Outcome::Disconnected => return,
                 }
             }
             Cmd::Load { id, seq } => {
                 held = None;
-                let result = lines::image_by_id(id as u64)
-                    .map(Arc::new)
-                    .map_err(|e| e.render());
+                let result = lines::image_by_id(id as u64).map(Arc::new);
                 watched = result.is_ok().then_some(id);
                 post(&events, Msg::Loaded { seq, result });
             }

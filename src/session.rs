@@ -1,0 +1,477 @@
+//! What `commands`, `top` and the TUI share: the measuring window, a capture
+//! that Ctrl-C ends early, pinned paths, the `--devmode` source tree, and
+//! the signals that end the interactive view.
+//!
+//! Signal handling lives here and nowhere above it, so that the way signals
+//! are caught can change without touching the callers.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::activity::{self, ActivityRow};
+use crate::error::{BrrError, Result};
+use crate::inspect::compare::{self, ToolRow};
+use crate::inspect::drilldown::DEVMODE_NOTHING;
+use crate::inspect::insn;
+use crate::inspect::profile::{KernelRow, ProfileInput, ProgramProfile};
+use crate::inspect::source::{self, SourceTree};
+use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
+use crate::model::{Link, Map, Program};
+use crate::profile::{self, capture::StopSignal, data, report};
+use crate::sys::signal::InterruptGuard;
+
+/// Longest wait that is ever computed: keeps `Instant + Duration` from
+/// overflowing (the CLI caps durations much lower).
+const MAX_WAIT_SECONDS: f64 = 1e9;
+
+/// `seconds` as a wait that can always be added to an `Instant`: negative
+/// or NaN waits are zero, absurd ones capped.
+pub fn wait_for(seconds: f64) -> Duration {
+    if seconds.is_nan() {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(seconds.clamp(0.0, MAX_WAIT_SECONDS))
+}
+
+/// How much of each program a window's snapshots read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything the listings show (map IDs, ...).
+    Full,
+    /// What activity rows need; cheaper, for windows that repeat.
+    Brief,
+}
+
+fn snapshot(detail: Detail) -> Result<Vec<Program>> {
+    match detail {
+        Detail::Full => objects::programs(),
+        Detail::Brief => objects::programs_brief(),
+    }
+}
+
+/// An activity window in progress: statistics are on and the baseline has
+/// been read. The window's clock starts when the baseline enumeration
+/// starts, so the measured time is the one between the starts of the two
+/// enumerations.
+pub struct Window {
+    stats: StatsGuard,
+    detail: Detail,
+    base: Vec<Program>,
+    start: Instant,
+}
+
+/// Two snapshots of one window and the seconds between them.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    pub base: Vec<Program>,
+    pub current: Vec<Program>,
+    pub seconds: f64,
+}
+
+impl Window {
+    /// Enable statistics and read the baseline.
+    pub fn start(detail: Detail) -> Result<Window> {
+        let stats = StatsGuard::enable()?;
+        let start = Instant::now();
+        let base = snapshot(detail)?;
+        Ok(Window {
+            stats,
+            detail,
+            base,
+            start,
+        })
+    }
+
+    /// When the baseline enumeration started.
+    pub fn started(&self) -> Instant {
+        self.start
+    }
+
+    /// The baseline snapshot.
+    pub fn base(&self) -> &[Program] {
+        &self.base
+    }
+
+    /// When a window of `seconds` ends.
+    pub fn deadline(&self, seconds: f64) -> Instant {
+        self.start + wait_for(seconds)
+    }
+
+    /// The second snapshot, when its enumeration started, and the seconds
+    /// since the baseline's started.
+    fn second(&self) -> Result<(Vec<Program>, Instant, f64)> {
+        let at = Instant::now();
+        let current = snapshot(self.detail)?;
+        Ok((current, at, at.duration_since(self.start).as_secs_f64()))
+    }
+
+    /// Read the second snapshot; statistics go off right after it.
+    pub fn finish(self) -> Result<Measurement> {
+        let (current, _, seconds) = self.second()?;
+        drop(self.stats);
+        Ok(Measurement {
+            base: self.base,
+            current,
+            seconds,
+        })
+    }
+
+    /// Read the second snapshot and keep statistics on: the returned window
+    /// starts from that snapshot, so back-to-back windows leave no
+    /// unmeasured gap and cost one enumeration each.
+    pub fn finish_and_continue(self) -> Result<(Measurement, Window)> {
+        let (current, at, seconds) = self.second()?;
+        let next = Window {
+            stats: self.stats,
+            detail: self.detail,
+            base: current.clone(),
+            start: at,
+        };
+        let m = Measurement {
+            base: self.base,
+            current,
+            seconds,
+        };
+        Ok((m, next))
+    }
+}
+
+/// One activity window of `duration` seconds over full snapshots, with
+/// statistics enabled only in between. Ctrl-C ends the window early; the
+/// rates then cover the shorter window.
+pub fn measure(duration: f64) -> Result<Measurement> {
+    let interrupt = InterruptGuard::block();
+    let window = Window::start(Detail::Full)?;
+    crate::trace::ready("stats-window");
+    let deadline = window.deadline(duration);
+    loop {
+        let now = Instant::now();
+        if now >= deadline || interrupt.wait(deadline - now) {
+            break;
+        }
+    }
+    window.finish()
+}
+
+/// Activity rows of one [`measure`] window, with pinned paths under
+/// `bpffs`, and the measured seconds (`all` and `limit` as in
+/// [`activity::compute`]).
+pub fn activity(
+    duration: f64,
+    bpffs: impl AsRef<Path>,
+    all: bool,
+    limit: usize,
+) -> Result<(Vec<ActivityRow>, f64)> {
+    let mut m = measure(duration)?;
+    attach_prog_pins(&mut m.current, bpffs);
+    Ok((
+        activity::compute(&m.base, &m.current, all, limit),
+        m.seconds,
+    ))
+}
+
+/// One capture in which the first Ctrl-C ends sampling early (the partial
+/// profile is reported as usual) and a second one exits with 130.
+pub fn capture(req: &profile::Request) -> Result<data::Profile> {
+    // Blocked here, before any capture thread exists, so every thread
+    // inherits the mask and only the watcher below ever receives SIGINT.
+    let _blocked = InterruptGuard::block();
+    let stop = Arc::new(StopSignal::new());
+    let watcher_stop = Arc::clone(&stop);
+    // Detached: it lives until the process exits.
+    std::thread::spawn(move || {
+        let guard = InterruptGuard::block();
+        loop {
+            if guard.wait(Duration::from_secs(3600)) {
+                if watcher_stop.is_cancelled() {
+                    std::process::exit(130);
+                }
+                watcher_stop.cancel();
+            }
+        }
+    });
+    profile::run(req, &stop, &mut |_| {})
+}
+
+/// Programs as `brr prog` lists them; with `stats`, statistics are on
+/// while they are read, so the run counters are current.
+pub fn programs(stats: bool) -> Result<Vec<Program>> {
+    let _stats = stats.then(StatsGuard::enable).transpose()?;
+    objects::programs()
+}
+
+/// The signals that end the interactive view: SIGINT (`kill -INT`; in raw
+/// mode Ctrl-C is a key), SIGTERM and SIGHUP (a closed terminal).
+pub struct Terminations {
+    signals: signal_hook::iterator::Signals,
+}
+
+impl Terminations {
+    /// Catch the terminating signals from now on; they no longer kill the
+    /// process, so the caller must act on [`Terminations::wait`].
+    pub fn catch() -> Result<Terminations> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+            .map(|signals| Terminations { signals })
+            .map_err(|e| BrrError::Failed(format!("failed to set up signal handling: {e}")))
+    }
+
+    /// Block until one of the signals arrives; returns its number.
+    pub fn wait(&mut self) -> i32 {
+        loop {
+            if let Some(s) = self.signals.forever().next() {
+                return s;
+            }
+        }
+    }
+}
+
+pub fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {
+    let pins = bpffs::scan(root);
+    for p in progs {
+        p.pinned_paths = pins.for_prog(p.id);
+    }
+}
+
+pub fn attach_map_pins(maps: &mut [Map], root: impl AsRef<Path>) {
+    let pins = bpffs::scan(root);
+    for m in maps {
+        m.pinned_paths = pins.for_map(m.id);
+    }
+}
+
+pub fn attach_link_pins(links: &mut [Link], root: impl AsRef<Path>) {
+    let pins = bpffs::scan(root);
+    for l in links {
+        l.pinned_paths = pins.for_link(l.id);
+    }
+}
+
+/// The `--devmode` tree: DIR (normalised) or, for a bare flag (an empty
+/// path), the current directory. Returns the tree and whether the flag was
+/// bare.
+pub fn devmode_tree(dir: impl AsRef<Path>) -> (SourceTree, bool) {
+    let dir = dir.as_ref();
+    if dir.as_os_str().is_empty() {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+        (SourceTree::new(cwd), true)
+    } else {
+        (
+            SourceTree::new(bpffs::normalise(&dir.to_string_lossy())),
+            false,
+        )
+    }
+}
+
+/// `--devmode` source context of a program image: its mapped lines in
+/// instruction order with context lines from the resolved files.
+pub fn image_context(image: &lines::ProgramImage, tree: &mut SourceTree) -> source::DumpContext {
+    let slots = insn::slots(&image.xlated);
+    let rec = insn::match_lines(slots.len(), &image.lines);
+    source::dump_context(
+        rec.iter().map(|r| {
+            let r = r.map(|i| &image.lines[i]);
+            (
+                r.and_then(|r| r.file.as_deref()),
+                r.and_then(|r| r.line),
+                r.and_then(|r| r.source.as_deref()),
+            )
+        }),
+        tree,
+    )
+}
+
+/// `brr dump --devmode`: the directory searched and the program's source
+/// context. A bare flag that resolves no file at all is an error, since the
+/// current directory was only a guess.
+pub fn dump_devmode(
+    image: &lines::ProgramImage,
+    dir: impl AsRef<Path>,
+) -> Result<(String, source::DumpContext)> {
+    let (mut tree, bare) = devmode_tree(dir);
+    let ctx = image_context(image, &mut tree);
+    if bare && !ctx.any_resolved {
+        return Err(BrrError::Failed(DEVMODE_NOTHING.to_string()));
+    }
+    Ok((tree.dir().to_string_lossy().into_owned(), ctx))
+}
+
+/// `brr profile --devmode`: source context for the programs the report
+/// lists (`limit` as in the report) that still exist.
+pub fn profile_contexts(
+    prof: &data::Profile,
+    limit: usize,
+    dir: impl AsRef<Path>,
+) -> report::SourceContexts {
+    let (mut tree, _) = devmode_tree(dir);
+    let by_program = report::listed(prof, limit)
+        .into_iter()
+        .filter_map(|p| {
+            let image = lines::image_by_id(p.id as u64).ok()?;
+            Some((p.id, image_context(&image, &mut tree)))
+        })
+        .collect();
+    report::SourceContexts {
+        devdir: tree.dir().to_string_lossy().into_owned(),
+        by_program,
+    }
+}
+
+/// `brr dump-compare`: brr's instruction-to-line mapping of a program
+/// against bpftool's text and JSON dumps of it.
+pub fn compare_with_bpftool(prog_id: u64) -> Result<compare::Comparison> {
+    let image = lines::image_by_id(prog_id)?;
+    let json = crate::bpftool::dump_json(prog_id)?;
+    let text = crate::bpftool::dump_text(prog_id)?;
+    if json.len() != text.len() {
+        return Err(BrrError::Failed(format!(
+            "bpftool dump returned inconsistent text and JSON instruction counts ({} text, {} JSON)",
+            text.len(),
+            json.len()
+        )));
+    }
+    let rows: Vec<ToolRow> = text
+        .into_iter()
+        .zip(json)
+        .map(|(index, e)| ToolRow {
+            index,
+            file: e.file,
+            line: e.line_num,
+            column: e.line_col,
+            source: e.src,
+        })
+        .collect();
+    Ok(compare::compare(
+        image.program.id,
+        &insn::slots(&image.xlated),
+        &image.lines,
+        &rows,
+    ))
+}
+
+/// The engine's result for one program, cut by `line_limit` in the
+/// profiler's order, as the drilldown's plain input.
+pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> ProfileInput {
+    let program = prof.program(id).map(|p| {
+        let view = report::ProgramView::new(p, line_limit);
+        ProgramProfile {
+            samples: p.samples,
+            kernel_samples: p.kernel_samples,
+            inclusive_samples: p.inclusive_samples(),
+            inclusive_cpu_percent: prof.cpu_percent(p.inclusive_samples()),
+            direct_source_unmapped_samples: p.direct_source_unmapped_samples,
+            under_bpf_caller_source_unmapped_samples: p.under_bpf_caller_source_unmapped_samples,
+            direct_hotspot_samples_omitted_by_limit: view.direct_omitted,
+            under_bpf_hotspot_samples_omitted_by_limit: view.kernel_omitted,
+            under_bpf_function_samples_omitted_by_limit: view.groups_omitted,
+            unaccounted_samples: 0,
+            hotspots: view.hotspots.clone(),
+            kernel_ips: view
+                .kernel
+                .iter()
+                .map(|k| KernelRow {
+                    row: k.clone(),
+                    ip_count: 1,
+                })
+                .collect(),
+            kernel_functions: view.groups.clone(),
+        }
+    });
+    ProfileInput {
+        program,
+        line_limit,
+        warnings: prof.telemetry.warnings.clone(),
+        incomplete: prof.telemetry.incomplete,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kh(samples: u64, sym: &str, off: u64, line: u32) -> data::KernelHotspot {
+        data::KernelHotspot {
+            samples,
+            ip: 0x1000 + off,
+            symbol: Some(sym.into()),
+            symbol_offset: Some(off),
+            kind: "kernel",
+            bpf_file: Some("/p.c".into()),
+            bpf_line: Some(line),
+            caller_mapped: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn engine_result_to_drilldown_input() {
+        let hs = |samples, line| data::Hotspot {
+            samples,
+            jited_address: Some(0x10),
+            instruction_offset: Some(8),
+            file: Some("/p.c".into()),
+            line: Some(line),
+            ..Default::default()
+        };
+        let prof = data::Profile {
+            duration: 2.0,
+            frequency: 100,
+            programs: vec![data::ProgramProfile {
+                id: 9,
+                samples: 10,
+                kernel_samples: 6,
+                hotspots: vec![hs(1, 3), hs(7, 4), hs(2, 5)],
+                kernel_hotspots: vec![
+                    kh(3, "memcmp", 4, 4),
+                    kh(2, "memcmp", 8, 4),
+                    kh(1, "a", 0, 5),
+                ],
+                ..Default::default()
+            }],
+            telemetry: data::Telemetry {
+                warnings: vec!["w".into()],
+                incomplete: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let input = drilldown_input(&prof, 9, 1);
+        let p = input.program.unwrap();
+        assert_eq!(
+            (p.samples, p.kernel_samples, p.inclusive_samples),
+            (10, 6, 16)
+        );
+        assert_eq!(p.inclusive_cpu_percent, 8.0);
+        // The line limit keeps the hottest row of each list.
+        assert_eq!(p.hotspots.len(), 1);
+        assert_eq!(p.hotspots[0].samples, 7);
+        assert_eq!(p.direct_hotspot_samples_omitted_by_limit, 3);
+        assert_eq!(p.kernel_ips.len(), 1);
+        assert_eq!(p.under_bpf_hotspot_samples_omitted_by_limit, 3);
+        assert_eq!(p.kernel_functions[0].ip_count, 2);
+        assert_eq!(p.kernel_functions[0].samples, 5);
+        assert_eq!(p.under_bpf_function_samples_omitted_by_limit, 1);
+        assert_eq!((input.line_limit, input.incomplete), (1, true));
+        assert!(drilldown_input(&prof, 8, 1).program.is_none());
+    }
+
+    #[test]
+    fn waits_are_always_addable() {
+        assert_eq!(wait_for(1.5), Duration::from_millis(1500));
+        assert_eq!(wait_for(-1.0), Duration::ZERO);
+        assert_eq!(wait_for(f64::NAN), Duration::ZERO);
+        assert_eq!(wait_for(f64::INFINITY), Duration::from_secs(1_000_000_000));
+        let _ = Instant::now() + wait_for(f64::MAX);
+    }
+
+    #[test]
+    fn bare_devmode_is_the_current_directory() {
+        let (tree, bare) = devmode_tree("");
+        assert!(bare);
+        assert_eq!(tree.dir(), std::env::current_dir().unwrap().as_path());
+        let (tree, bare) = devmode_tree("src//tui/");
+        assert!(!bare);
+        assert_eq!(tree.dir(), Path::new("src/tui"));
+    }
+}
