@@ -206,24 +206,24 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
 /// One capture in which the first Ctrl-C ends sampling early (the partial
 /// profile is reported as usual) and a second one exits with 130.
 pub fn capture(req: &profile::Request) -> Result<profile::data::Profile> {
-    // Blocked here, before any capture thread exists, so every thread
-    // inherits the mask and only the watcher below ever receives SIGINT.
-    let _blocked = InterruptGuard::block();
+    // Caught from here on, so a Ctrl-C before the watcher runs is not lost.
+    let guard = InterruptGuard::block();
     let stop = Arc::new(StopSignal::new());
     let watcher_stop = Arc::clone(&stop);
     // Detached: it lives until the process exits.
-    std::thread::spawn(move || {
-        let guard = InterruptGuard::block();
-        loop {
-            if guard.wait(Duration::from_secs(3600)) {
-                if watcher_stop.is_cancelled() {
-                    std::process::exit(130);
-                }
-                watcher_stop.cancel();
+    std::thread::spawn(move || loop {
+        if guard.wait(Duration::from_secs(3600)) {
+            if watcher_stop.is_cancelled() {
+                std::process::exit(130);
             }
+            watcher_stop.cancel();
         }
     });
-    profile::run(req, &stop, &mut |_| {})
+    let profile = profile::run(req, &stop, &mut |_| {});
+    // The capture is over and the watcher keeps catching Ctrl-C: let the
+    // next one end brr at once, as an uncaught SIGINT would.
+    stop.cancel();
+    profile
 }
 
 pub fn attach_prog_pins(progs: &mut [Program], root: &str) {

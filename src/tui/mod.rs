@@ -60,7 +60,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
                 .into(),
         ));
     }
-    // Before any thread exists, so that only the signal thread gets them.
+    // From here on they end the view through the signal thread below.
     signal::block_terminating();
 
     let mut listed = snapshot.clone();
