@@ -132,12 +132,13 @@ pub fn open_cpu_event(attr: &PerfEventAttr, cpu: u32) -> Result<OwnedFd, Errno> 
     Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
 }
 
-/// Start counting/sampling. Takes a raw fd so a timer thread can stop events
-/// it does not own.
-pub fn enable(fd: RawFd) -> Result<(), Errno> {
-    // SAFETY: PERF_EVENT_IOC_ENABLE takes an integer argument (0 = this event
-    // only), no pointer; a stale or foreign fd just yields an error.
-    let rc = unsafe { perf_event_open_sys::ioctls::ENABLE(fd, 0) };
+type EventIoctl = unsafe fn(libc::c_int, libc::c_uint) -> libc::c_int;
+
+fn event_ioctl(fd: RawFd, op: EventIoctl) -> Result<(), Errno> {
+    // SAFETY: `op` is PERF_EVENT_IOC_ENABLE or _DISABLE, which take an
+    // integer argument (0 = this event only), no pointer; a stale or foreign
+    // fd just yields an error.
+    let rc = unsafe { op(fd, 0) };
     if rc < 0 {
         Err(Errno::last())
     } else {
@@ -145,14 +146,14 @@ pub fn enable(fd: RawFd) -> Result<(), Errno> {
     }
 }
 
+/// Start counting/sampling. Takes a raw fd so a timer thread can stop events
+/// it does not own.
+pub fn enable(fd: RawFd) -> Result<(), Errno> {
+    event_ioctl(fd, perf_event_open_sys::ioctls::ENABLE)
+}
+
 pub fn disable(fd: RawFd) -> Result<(), Errno> {
-    // SAFETY: as for `enable`.
-    let rc = unsafe { perf_event_open_sys::ioctls::DISABLE(fd, 0) };
-    if rc < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(())
-    }
+    event_ioctl(fd, perf_event_open_sys::ioctls::DISABLE)
 }
 
 /// `read()` of an event opened with TOTAL_TIME_ENABLED|RUNNING:
