@@ -109,9 +109,13 @@ impl InterruptGuard {
                     let mut byte = [0u8; 1];
                     match (&*reader).read(&mut byte) {
                         Ok(1) => return true,
-                        Ok(_) => return false,
                         Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                        Err(_) => return false,
+                        // Cannot happen while the writer is registered;
+                        // sleeping keeps a caller's wait loop from spinning.
+                        Ok(_) | Err(_) => {
+                            std::thread::sleep(left);
+                            return false;
+                        }
                     }
                 }
                 Err(rustix::io::Errno::INTR) => {}
