@@ -174,24 +174,24 @@ pub fn activity(
 /// One capture in which the first Ctrl-C ends sampling early (the partial
 /// profile is reported as usual) and a second one exits with 130.
 pub fn capture(req: &profile::Request) -> Result<data::Profile> {
-    // Blocked here, before any capture thread exists, so every thread
-    // inherits the mask and only the watcher below ever receives SIGINT.
-    let _blocked = InterruptGuard::block();
+    // Caught from here on, so a Ctrl-C before the watcher runs is not lost.
+    let guard = InterruptGuard::block();
     let stop = Arc::new(StopSignal::new());
     let watcher_stop = Arc::clone(&stop);
     // Detached: it lives until the process exits.
-    std::thread::spawn(move || {
-        let guard = InterruptGuard::block();
-        loop {
-            if guard.wait(Duration::from_secs(3600)) {
-                if watcher_stop.is_cancelled() {
-                    std::process::exit(130);
-                }
-                watcher_stop.cancel();
+    std::thread::spawn(move || loop {
+        if guard.wait(Duration::from_secs(3600)) {
+            if watcher_stop.is_cancelled() {
+                std::process::exit(130);
             }
+            watcher_stop.cancel();
         }
     });
-    profile::run(req, &stop, &mut |_| {})
+    let profile = profile::run(req, &stop, &mut |_| {});
+    // The capture is over and the watcher keeps catching Ctrl-C: let the
+    // next one end brr at once, as an uncaught SIGINT would.
+    stop.cancel();
+    profile
 }
 
 /// Programs as `brr prog` lists them; with `stats`, statistics are on
@@ -203,27 +203,19 @@ pub fn programs(stats: bool) -> Result<Vec<Program>> {
 
 /// The signals that end the interactive view: SIGINT (`kill -INT`; in raw
 /// mode Ctrl-C is a key), SIGTERM and SIGHUP (a closed terminal).
-pub struct Terminations {
-    signals: signal_hook::iterator::Signals,
-}
+pub struct Terminations(());
 
 impl Terminations {
     /// Catch the terminating signals from now on; they no longer kill the
     /// process, so the caller must act on [`Terminations::wait`].
     pub fn catch() -> Result<Terminations> {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-            .map(|signals| Terminations { signals })
-            .map_err(|e| BrrError::Failed(format!("failed to set up signal handling: {e}")))
+        crate::sys::signal::block_terminating();
+        Ok(Terminations(()))
     }
 
     /// Block until one of the signals arrives; returns its number.
     pub fn wait(&mut self) -> i32 {
-        loop {
-            if let Some(s) = self.signals.forever().next() {
-                return s;
-            }
-        }
+        crate::sys::signal::wait_terminating()
     }
 }
 

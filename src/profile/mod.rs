@@ -98,7 +98,7 @@ fn limit_text(v: Option<u64>) -> String {
 }
 
 fn alloc_error(cpu: u32, plan: &capture::Plan, ncpus: usize, page: u64, e: Errno) -> BrrError {
-    let (soft, hard) = perf::rlimit(libc::RLIMIT_MEMLOCK);
+    let (soft, hard) = perf::rlimit(perf::Resource::Memlock);
     BrrError::Failed(format!(
         "failed to allocate perf ring for CPU {cpu}: {} data pages ({} bytes per CPU, {} bytes total): {e}; kernel.perf_event_mlock_kb={}, RLIMIT_MEMLOCK={}/{}; lower --perf-buffer-pages or sampling frequency, or raise the perf/memlock allowance",
         plan.pages,
@@ -217,7 +217,7 @@ pub fn run(
     });
     let mut warnings = plan.warnings.clone();
 
-    if let (Some(soft), Some(open)) = (perf::rlimit(libc::RLIMIT_NOFILE).0, open_fds()) {
+    if let (Some(soft), Some(open)) = (perf::rlimit(perf::Resource::Nofile).0, open_fds()) {
         let n = cpus.len() as u64;
         if open + n > soft {
             return Err(BrrError::Failed(format!(

@@ -5,21 +5,22 @@
 //! zeroed and a newer one simply does not write what we did not ask for.
 
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::Errno;
 
-const BPF_OBJ_GET: i32 = 7;
-const BPF_PROG_GET_NEXT_ID: i32 = 11;
-const BPF_MAP_GET_NEXT_ID: i32 = 12;
-const BPF_PROG_GET_FD_BY_ID: i32 = 13;
-const BPF_MAP_GET_FD_BY_ID: i32 = 14;
-const BPF_OBJ_GET_INFO_BY_FD: i32 = 15;
-const BPF_BTF_GET_FD_BY_ID: i32 = 19;
-const BPF_BTF_GET_NEXT_ID: i32 = 23;
-const BPF_LINK_GET_FD_BY_ID: i32 = 30;
-const BPF_LINK_GET_NEXT_ID: i32 = 31;
-const BPF_ENABLE_STATS: i32 = 32;
+// enum bpf_cmd: the read-only commands brr issues.
+const BPF_OBJ_GET: u32 = 7;
+const BPF_PROG_GET_NEXT_ID: u32 = 11;
+const BPF_MAP_GET_NEXT_ID: u32 = 12;
+const BPF_PROG_GET_FD_BY_ID: u32 = 13;
+const BPF_MAP_GET_FD_BY_ID: u32 = 14;
+const BPF_OBJ_GET_INFO_BY_FD: u32 = 15;
+const BPF_BTF_GET_FD_BY_ID: u32 = 19;
+const BPF_BTF_GET_NEXT_ID: u32 = 23;
+const BPF_LINK_GET_FD_BY_ID: u32 = 30;
+const BPF_LINK_GET_NEXT_ID: u32 = 31;
+const BPF_ENABLE_STATS: u32 = 32;
 const BPF_STATS_RUN_TIME: u32 = 0;
 
 /// The four kinds of kernel objects brr enumerates.
@@ -32,7 +33,7 @@ pub enum ObjKind {
 }
 
 impl ObjKind {
-    fn next_id_cmd(self) -> i32 {
+    fn next_id_cmd(self) -> u32 {
         match self {
             ObjKind::Prog => BPF_PROG_GET_NEXT_ID,
             ObjKind::Map => BPF_MAP_GET_NEXT_ID,
@@ -40,7 +41,7 @@ impl ObjKind {
             ObjKind::Btf => BPF_BTF_GET_NEXT_ID,
         }
     }
-    fn fd_by_id_cmd(self) -> i32 {
+    fn fd_by_id_cmd(self) -> u32 {
         match self {
             ObjKind::Prog => BPF_PROG_GET_FD_BY_ID,
             ObjKind::Map => BPF_MAP_GET_FD_BY_ID,
@@ -97,9 +98,14 @@ const _: () = assert!(std::mem::size_of::<InfoAttr>() == 16);
 const _: () = assert!(std::mem::size_of::<ObjGetAttr>() == 24);
 
 /// Issue one bpf() command with `attr`; returns the non-negative result.
-fn bpf<T>(cmd: i32, attr: &mut T) -> Result<i64, Errno> {
-    // SAFETY: `attr` is a live, initialised #[repr(C)] value of exactly
-    // size_of::<T>() bytes; the kernel reads/writes at most that many bytes.
+///
+/// Safe to call only from this module, whose callers pass attrs whose
+/// embedded pointers (if any) are valid for the command; others go through
+/// [`command`].
+fn bpf<T>(cmd: u32, attr: &mut T) -> Result<i64, Errno> {
+    // SAFETY: `attr` is a live, exclusively borrowed value of exactly
+    // size_of::<T>() bytes, so the kernel reads/writes at most that many
+    // bytes of it; the pointers inside are valid (see above).
     let rc = unsafe {
         libc::syscall(
             libc::SYS_bpf,
@@ -116,9 +122,29 @@ fn bpf<T>(cmd: i32, attr: &mut T) -> Result<i64, Errno> {
 }
 
 fn owned_fd(rc: i64) -> OwnedFd {
-    // SAFETY: a successful fd-returning bpf() command hands us a fresh fd that
-    // nothing else owns.
+    // SAFETY: only called with the result of a successful fd-returning bpf()
+    // command, a fresh fd that nothing else owns.
     unsafe { OwnedFd::from_raw_fd(rc as RawFd) }
+}
+
+/// `bpf(cmd, attr, sizeof(*attr))` for commands brr itself never issues
+/// (the test fixtures load programs with it).
+///
+/// # Safety
+/// `T` must be the `#[repr(C)]` attr layout of `cmd`, and every pointer
+/// stored in `attr` (as a `u64`) must be zero or valid for the reads and
+/// writes the kernel performs for `cmd` for the duration of the call.
+pub unsafe fn command<T>(cmd: u32, attr: &mut T) -> Result<i64, Errno> {
+    bpf(cmd, attr)
+}
+
+/// [`command`] for commands that return a new file descriptor.
+///
+/// # Safety
+/// As for [`command`]; additionally a non-negative result of `cmd` must be
+/// a newly created file descriptor.
+pub unsafe fn command_fd<T>(cmd: u32, attr: &mut T) -> Result<OwnedFd, Errno> {
+    bpf(cmd, attr).map(owned_fd)
 }
 
 /// The next ID after `start` of this kind, or `None` when the walk is over.
@@ -161,30 +187,29 @@ pub fn enable_stats() -> Result<OwnedFd, Errno> {
     bpf(BPF_ENABLE_STATS, &mut attr).map(owned_fd)
 }
 
-/// Marker for the plain-old-data info structs: all-zero is a valid value and
-/// any bytes the kernel writes form a valid value.
-///
-/// # Safety
-/// Implementors must be #[repr(C)] and consist only of integer fields/arrays.
-unsafe trait InfoStruct: Sized {
-    fn zeroed() -> Self {
-        // SAFETY: guaranteed by the trait contract (integers only).
-        unsafe { std::mem::zeroed() }
-    }
-}
-
-fn get_info<T: InfoStruct>(fd: &OwnedFd, info: &mut T) -> Result<(), Errno> {
+fn get_info<T>(fd: impl AsFd, info: &mut T) -> Result<(), Errno> {
     let mut attr = InfoAttr {
-        bpf_fd: fd.as_raw_fd() as u32,
+        bpf_fd: fd.as_fd().as_raw_fd() as u32,
         info_len: std::mem::size_of::<T>() as u32,
         info: info as *mut T as u64,
     };
     bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr).map(|_| ())
 }
 
+/// `BPF_OBJ_GET_INFO_BY_FD` into a caller-prepared info struct, for the
+/// arrays brr does not fetch itself.
+///
+/// # Safety
+/// `T` must be the info struct of `fd`'s object type (or a prefix of it),
+/// and every non-zero pointer field in `info` must be valid for writes of
+/// the length given by its companion length/count field.
+pub unsafe fn obj_info<T>(fd: impl AsFd, info: &mut T) -> Result<(), Errno> {
+    get_info(fd, info)
+}
+
 /// `struct bpf_prog_info` through `attach_btf_id` (232 bytes).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct ProgInfo {
     pub prog_type: u32,
     pub id: u32,
@@ -227,18 +252,12 @@ pub struct ProgInfo {
     _pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<ProgInfo>() == 232);
-// SAFETY: #[repr(C)], integer fields only.
-unsafe impl InfoStruct for ProgInfo {}
-
-impl Default for ProgInfo {
-    fn default() -> ProgInfo {
-        ProgInfo::zeroed()
-    }
-}
+const _: () = assert!(std::mem::offset_of!(ProgInfo, btf_id) == 128);
+const _: () = assert!(std::mem::offset_of!(ProgInfo, run_time_ns) == 192);
 
 /// `struct bpf_map_info` through `map_extra` (88 bytes).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct MapInfo {
     pub map_type: u32,
     pub id: u32,
@@ -258,8 +277,6 @@ pub struct MapInfo {
     pub map_extra: u64,
 }
 const _: () = assert!(std::mem::size_of::<MapInfo>() == 88);
-// SAFETY: #[repr(C)], integer fields only.
-unsafe impl InfoStruct for MapInfo {}
 
 /// `struct bpf_link_info`: header plus the 96-byte type-specific union.
 #[repr(C)]
@@ -272,11 +289,14 @@ pub struct LinkInfo {
     pub union: [u8; 96],
 }
 const _: () = assert!(std::mem::size_of::<LinkInfo>() == 112);
-// SAFETY: #[repr(C)], integer fields only.
-unsafe impl InfoStruct for LinkInfo {}
+
+impl Default for LinkInfo {
+    fn default() -> LinkInfo {
+        LinkInfo::new(0, 0, 0, [0; 96])
+    }
+}
 
 impl LinkInfo {
-    #[cfg(test)]
     pub fn new(link_type: u32, id: u32, prog_id: u32, union: [u8; 96]) -> LinkInfo {
         LinkInfo {
             link_type,
@@ -287,16 +307,18 @@ impl LinkInfo {
         }
     }
 
-    /// A little-endian-native u32 at byte `off` of the union.
+    /// A native-endian u32 at byte `off` of the union (0 past its end).
     pub fn union_u32(&self, off: usize) -> u32 {
-        let b = &self.union[off..off + 4];
-        u32::from_ne_bytes([b[0], b[1], b[2], b[3]])
+        match self.union.get(off..off.saturating_add(4)) {
+            Some(&[a, b, c, d]) => u32::from_ne_bytes([a, b, c, d]),
+            _ => 0,
+        }
     }
 }
 
 /// `struct bpf_btf_info` (32 bytes).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct BtfInfo {
     pub btf: u64,
     pub btf_size: u32,
@@ -306,8 +328,6 @@ pub struct BtfInfo {
     pub kernel_btf: u32,
 }
 const _: () = assert!(std::mem::size_of::<BtfInfo>() == 32);
-// SAFETY: #[repr(C)], integer fields only.
-unsafe impl InfoStruct for BtfInfo {}
 
 /// Which variable-length arrays to fetch with a program's info.
 #[derive(Debug, Clone, Copy, Default)]
@@ -339,27 +359,60 @@ pub struct ProgDetail {
 /// Maximum number of map IDs reported per program (as the original).
 pub const MAX_MAP_IDS: u32 = 256;
 
+/// A zeroed buffer of `count` elements for the kernel to fill. The byte size
+/// is computed in `usize` with checked arithmetic: a count the kernel
+/// reports that cannot be a buffer is EOVERFLOW, one that cannot be
+/// allocated ENOMEM, never a panic or a wrapped size.
+fn buffer<T: Copy + Default>(count: usize) -> Result<Vec<T>, Errno> {
+    count
+        .checked_mul(std::mem::size_of::<T>())
+        .filter(|&bytes| bytes <= isize::MAX as usize)
+        .ok_or(Errno(libc::EOVERFLOW))?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(count)
+        .map_err(|_| Errno(libc::ENOMEM))?;
+    v.resize(count, T::default());
+    Ok(v)
+}
+
+/// `count` records of `rec_size` bytes each.
+fn records(count: u32, rec_size: u32) -> Result<Vec<u8>, Errno> {
+    let bytes = (count as usize)
+        .checked_mul(rec_size as usize)
+        .ok_or(Errno(libc::EOVERFLOW))?;
+    buffer(bytes)
+}
+
+/// Keep the first `reported` records of a buffer of `rec_size`-byte records
+/// (never more than the buffer holds).
+fn keep_records(buf: &mut Vec<u8>, reported: u32, rec_size: u32) {
+    if rec_size == 0 {
+        buf.clear();
+        return;
+    }
+    let n = (reported as usize).min(buf.len() / rec_size as usize);
+    buf.truncate(n * rec_size as usize);
+}
+
 /// Read a program's info. Map IDs alone take one call with a fixed buffer;
 /// the other arrays need a first call to learn their sizes.
-pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
+pub fn prog_detail(fd: impl AsFd, want: ProgWant) -> Result<ProgDetail, Errno> {
+    let fd = fd.as_fd();
     let needs_sizes = want.xlated || want.jit_ranges || want.line_info || want.func_info;
     let sizes = if needs_sizes {
-        let mut first = ProgInfo::zeroed();
+        let mut first = ProgInfo::default();
         get_info(fd, &mut first)?;
         Some(first)
     } else {
         None
     };
 
-    let mut info = ProgInfo::zeroed();
-    let mut map_ids = vec![
-        0u32;
-        if want.map_ids {
-            MAX_MAP_IDS as usize
-        } else {
-            0
-        }
-    ];
+    let mut info = ProgInfo::default();
+    let mut map_ids = buffer::<u32>(if want.map_ids {
+        MAX_MAP_IDS as usize
+    } else {
+        0
+    })?;
     let mut xlated = Vec::new();
     let mut ksyms = Vec::new();
     let mut func_lens = Vec::new();
@@ -374,13 +427,13 @@ pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
     }
     if let Some(s) = &sizes {
         if want.xlated && s.xlated_prog_len > 0 {
-            xlated = vec![0u8; s.xlated_prog_len as usize];
+            xlated = buffer::<u8>(s.xlated_prog_len as usize)?;
             info.xlated_prog_len = s.xlated_prog_len;
             info.xlated_prog_insns = xlated.as_mut_ptr() as u64;
         }
         if want.jit_ranges {
-            ksyms = vec![0u64; s.nr_jited_ksyms as usize];
-            func_lens = vec![0u32; s.nr_jited_func_lens as usize];
+            ksyms = buffer::<u64>(s.nr_jited_ksyms as usize)?;
+            func_lens = buffer::<u32>(s.nr_jited_func_lens as usize)?;
             info.nr_jited_ksyms = s.nr_jited_ksyms;
             info.jited_ksyms = ksyms.as_mut_ptr() as u64;
             info.nr_jited_func_lens = s.nr_jited_func_lens;
@@ -392,12 +445,12 @@ pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
             } else {
                 s.line_info_rec_size
             };
-            line_info = vec![0u8; (s.nr_line_info * line_rec) as usize];
+            line_info = records(s.nr_line_info, line_rec)?;
             info.nr_line_info = s.nr_line_info;
             info.line_info_rec_size = line_rec;
             info.line_info = line_info.as_mut_ptr() as u64;
             if s.nr_jited_line_info > 0 {
-                jited_line_info = vec![0u64; s.nr_jited_line_info as usize];
+                jited_line_info = buffer::<u64>(s.nr_jited_line_info as usize)?;
                 info.nr_jited_line_info = s.nr_jited_line_info;
                 info.jited_line_info_rec_size = 8;
                 info.jited_line_info = jited_line_info.as_mut_ptr() as u64;
@@ -409,7 +462,7 @@ pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
             } else {
                 s.func_info_rec_size
             };
-            func_info = vec![0u8; (s.nr_func_info * func_rec) as usize];
+            func_info = records(s.nr_func_info, func_rec)?;
             info.nr_func_info = s.nr_func_info;
             info.func_info_rec_size = func_rec;
             info.func_info = func_info.as_mut_ptr() as u64;
@@ -420,19 +473,13 @@ pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
     get_info(fd, &mut info)?;
 
     // The kernel reports its own counts; never trust them past our buffers.
-    map_ids.truncate(info.nr_map_ids.min(map_ids.len() as u32) as usize);
+    map_ids.truncate((info.nr_map_ids as usize).min(map_ids.len()));
     xlated.truncate((info.xlated_prog_len as usize).min(xlated.len()));
     ksyms.truncate((info.nr_jited_ksyms as usize).min(ksyms.len()));
     func_lens.truncate((info.nr_jited_func_lens as usize).min(func_lens.len()));
-    if line_rec > 0 {
-        let n = (info.nr_line_info as usize).min(line_info.len() / line_rec as usize);
-        line_info.truncate(n * line_rec as usize);
-    }
+    keep_records(&mut line_info, info.nr_line_info, line_rec);
     jited_line_info.truncate((info.nr_jited_line_info as usize).min(jited_line_info.len()));
-    if func_rec > 0 {
-        let n = (info.nr_func_info as usize).min(func_info.len() / func_rec as usize);
-        func_info.truncate(n * func_rec as usize);
-    }
+    keep_records(&mut func_info, info.nr_func_info, func_rec);
     // Pointers in the returned struct would dangle; clear them.
     info.map_ids = 0;
     info.xlated_prog_insns = 0;
@@ -455,31 +502,39 @@ pub fn prog_detail(fd: &OwnedFd, want: ProgWant) -> Result<ProgDetail, Errno> {
     })
 }
 
-pub fn map_info(fd: &OwnedFd) -> Result<MapInfo, Errno> {
-    let mut info = MapInfo::zeroed();
+pub fn map_info(fd: impl AsFd) -> Result<MapInfo, Errno> {
+    let mut info = MapInfo::default();
     get_info(fd, &mut info)?;
     Ok(info)
 }
 
-pub fn link_info(fd: &OwnedFd) -> Result<LinkInfo, Errno> {
-    let mut info = LinkInfo::zeroed();
+pub fn link_info(fd: impl AsFd) -> Result<LinkInfo, Errno> {
+    let mut info = LinkInfo::default();
     get_info(fd, &mut info)?;
     Ok(info)
 }
+
+/// Room for a BTF object's name (the kernel's names are far shorter).
+const BTF_NAME_BUF: usize = 512;
 
 /// A BTF object's info, its name, and optionally its raw bytes.
-pub fn btf_info(fd: &OwnedFd, with_data: bool) -> Result<(BtfInfo, String, Vec<u8>), Errno> {
-    let mut name = vec![0u8; 512];
-    let mut info = BtfInfo::zeroed();
-    info.name = name.as_mut_ptr() as u64;
-    info.name_len = name.len() as u32;
+pub fn btf_info(fd: impl AsFd, with_data: bool) -> Result<(BtfInfo, String, Vec<u8>), Errno> {
+    let fd = fd.as_fd();
+    let mut name = buffer::<u8>(BTF_NAME_BUF)?;
+    let mut info = BtfInfo {
+        name: name.as_mut_ptr() as u64,
+        name_len: BTF_NAME_BUF as u32,
+        ..Default::default()
+    };
     get_info(fd, &mut info)?;
     let mut data = Vec::new();
     if with_data && info.btf_size > 0 {
-        data = vec![0u8; info.btf_size as usize];
-        let mut again = BtfInfo::zeroed();
-        again.btf = data.as_mut_ptr() as u64;
-        again.btf_size = info.btf_size;
+        data = buffer::<u8>(info.btf_size as usize)?;
+        let mut again = BtfInfo {
+            btf: data.as_mut_ptr() as u64,
+            btf_size: info.btf_size,
+            ..Default::default()
+        };
         get_info(fd, &mut again)?;
         data.truncate((again.btf_size as usize).min(data.len()));
     }
@@ -496,13 +551,56 @@ pub fn btf_info(fd: &OwnedFd, with_data: bool) -> Result<(BtfInfo, String, Vec<u
 /// What kind of BPF object an fd refers to, from the fd's anon-inode name.
 /// (GET_INFO_BY_FD dispatches on the fd's type, so probing with a program
 /// info struct "succeeds" for maps and links as well.)
-pub fn fd_object_kind(fd: &OwnedFd) -> Option<ObjKind> {
-    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+pub fn fd_object_kind(fd: impl AsFd) -> Option<ObjKind> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd())).ok()?;
     match link.to_str()? {
         "anon_inode:bpf-prog" => Some(ObjKind::Prog),
         "anon_inode:bpf-map" => Some(ObjKind::Map),
         "anon_inode:bpf_link" | "anon_inode:bpf-link" => Some(ObjKind::Link),
         "anon_inode:btf" => Some(ObjKind::Btf),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_counts_that_cannot_be_buffers_are_errors() {
+        // (2^32 - 1)^2 does not wrap in usize but is far past isize::MAX
+        // on 32-bit targets, and past any allocation on 64-bit ones.
+        assert_eq!(
+            records(u32::MAX, u32::MAX).unwrap_err(),
+            Errno(libc::EOVERFLOW)
+        );
+        assert_eq!(
+            buffer::<u64>(usize::MAX / 4).unwrap_err(),
+            Errno(libc::EOVERFLOW)
+        );
+        assert_eq!(records(3, 16).unwrap(), vec![0u8; 48]);
+        assert_eq!(buffer::<u64>(2).unwrap(), vec![0u64; 2]);
+    }
+
+    #[test]
+    fn reported_record_counts_never_reach_past_the_buffer() {
+        let mut v = vec![1u8; 48];
+        keep_records(&mut v, 2, 16);
+        assert_eq!(v.len(), 32);
+        keep_records(&mut v, 100, 16);
+        assert_eq!(v.len(), 32);
+        keep_records(&mut v, 1, 0);
+        assert!(v.is_empty());
+    }
+
+    #[test]
+    fn union_words_past_the_end_are_zero() {
+        let mut union = [0u8; 96];
+        union[92..].copy_from_slice(&7u32.to_ne_bytes());
+        let l = LinkInfo::new(1, 2, 3, union);
+        assert_eq!(
+            (l.union_u32(92), l.union_u32(93), l.union_u32(usize::MAX)),
+            (7, 0, 0)
+        );
     }
 }

@@ -1,4 +1,6 @@
-//! The only place with `unsafe`: raw syscalls and the kernel ABI structs they use.
+//! The only place with `unsafe`: raw syscalls and the kernel ABI structs they
+//! use. Where rustix, signal-hook or perf-event-open-sys cover a call or a
+//! layout, they are used instead of hand-written code.
 
 pub mod bpf;
 pub mod perf;
@@ -27,6 +29,18 @@ impl Errno {
             Some(i) => s[..i].to_string(),
             None => s,
         }
+    }
+}
+
+impl From<rustix::io::Errno> for Errno {
+    fn from(e: rustix::io::Errno) -> Errno {
+        Errno(e.raw_os_error())
+    }
+}
+
+impl From<Errno> for io::Error {
+    fn from(e: Errno) -> io::Error {
+        io::Error::from_raw_os_error(e.0)
     }
 }
 

@@ -9,20 +9,27 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use perf_event_open_sys::bindings::{self as abi, perf_event_attr, perf_event_mmap_page};
+use rustix::event::EventfdFlags;
+use rustix::mm::{MapFlags, ProtFlags};
+pub use rustix::process::Resource;
+
 use super::Errno;
 
-pub const PERF_TYPE_HARDWARE: u32 = 0;
-pub const PERF_TYPE_SOFTWARE: u32 = 1;
-pub const PERF_COUNT_SW_DUMMY: u64 = 9;
+pub const PERF_TYPE_HARDWARE: u32 = abi::PERF_TYPE_HARDWARE;
+pub const PERF_TYPE_SOFTWARE: u32 = abi::PERF_TYPE_SOFTWARE;
+pub const PERF_COUNT_SW_DUMMY: u64 = abi::PERF_COUNT_SW_DUMMY as u64;
 
-pub const FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
-pub const FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
+pub const FORMAT_TOTAL_TIME_ENABLED: u64 = abi::PERF_FORMAT_TOTAL_TIME_ENABLED as u64;
+pub const FORMAT_TOTAL_TIME_RUNNING: u64 = abi::PERF_FORMAT_TOTAL_TIME_RUNNING as u64;
 
-pub const BRANCH_USER: u64 = 1 << 0;
-pub const BRANCH_KERNEL: u64 = 1 << 1;
-pub const BRANCH_CALL_STACK: u64 = 1 << 11;
+pub const BRANCH_USER: u64 = abi::PERF_SAMPLE_BRANCH_USER as u64;
+pub const BRANCH_KERNEL: u64 = abi::PERF_SAMPLE_BRANCH_KERNEL as u64;
+pub const BRANCH_CALL_STACK: u64 = abi::PERF_SAMPLE_BRANCH_CALL_STACK as u64;
 
-/// Bit positions in the attribute flag word.
+/// The attribute flags brr uses, numbered as the bits of the ABI's flag
+/// word (so a value reads like the kernel's documentation). They reach the
+/// kernel through the bindings' bitfield setters, never as a raw word.
 pub mod flag {
     pub const DISABLED: u64 = 1 << 0;
     pub const EXCLUDE_USER: u64 = 1 << 4;
@@ -30,18 +37,29 @@ pub mod flag {
     pub const FREQ: u64 = 1 << 10;
     pub const WATERMARK: u64 = 1 << 14;
     pub const PRECISE_SHIFT: u32 = 15;
+    pub const PRECISE_MASK: u64 = 3 << PRECISE_SHIFT;
     pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
     pub const KSYMBOL: u64 = 1 << 29;
     pub const BPF_EVENT: u64 = 1 << 30;
+
+    pub(super) const KNOWN: u64 = DISABLED
+        | EXCLUDE_USER
+        | EXCLUDE_HV
+        | FREQ
+        | WATERMARK
+        | PRECISE_MASK
+        | EXCLUDE_CALLCHAIN_USER
+        | KSYMBOL
+        | BPF_EVENT;
 }
 
-pub const ATTR_SIZE_VER0: u32 = 64;
-pub const ATTR_SIZE_VER2: u32 = 80;
+pub const ATTR_SIZE_VER0: u32 = abi::PERF_ATTR_SIZE_VER0;
+pub const ATTR_SIZE_VER2: u32 = abi::PERF_ATTR_SIZE_VER2;
 
-/// `struct perf_event_attr` through `sig_data` (VER7, 128 bytes). The
-/// `size` field tells the kernel how much of it we mean.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
+/// What brr asks of `perf_event_open`: the part of `struct perf_event_attr`
+/// it sets, as plain fields. [`open_cpu_event`] writes it into the
+/// bindings' struct; `size` tells the kernel how much of that we mean.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PerfEventAttr {
     pub type_: u32,
     pub size: u32,
@@ -49,44 +67,62 @@ pub struct PerfEventAttr {
     pub sample_freq: u64,
     pub sample_type: u64,
     pub read_format: u64,
+    /// [`flag`] bits.
     pub flags: u64,
     /// `wakeup_events` or, with the watermark flag, `wakeup_watermark`.
     pub wakeup: u32,
-    pub bp_type: u32,
-    pub config1: u64,
-    pub config2: u64,
     pub branch_sample_type: u64,
-    pub sample_regs_user: u64,
-    pub sample_stack_user: u32,
-    pub clockid: i32,
-    pub sample_regs_intr: u64,
-    pub aux_watermark: u32,
-    pub sample_max_stack: u16,
-    pub reserved_2: u16,
-    pub aux_sample_size: u32,
-    pub reserved_3: u32,
-    pub sig_data: u64,
 }
-const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == 128);
-const _: () = assert!(std::mem::offset_of!(PerfEventAttr, wakeup) == 48);
-const _: () = assert!(std::mem::offset_of!(PerfEventAttr, branch_sample_type) == 72);
 
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+impl PerfEventAttr {
+    /// The kernel's struct, or EINVAL for a flag brr does not know how to
+    /// set or a size larger than the struct.
+    fn to_abi(self) -> Result<perf_event_attr, Errno> {
+        if self.flags & !flag::KNOWN != 0
+            || self.size as usize > std::mem::size_of::<perf_event_attr>()
+        {
+            return Err(Errno(libc::EINVAL));
+        }
+        let mut a = perf_event_attr {
+            type_: self.type_,
+            size: self.size,
+            config: self.config,
+            sample_type: self.sample_type,
+            read_format: self.read_format,
+            branch_sample_type: self.branch_sample_type,
+            ..Default::default()
+        };
+        a.sample_freq = self.sample_freq;
+        a.wakeup_events = self.wakeup;
+        let on = |bit: u64| u64::from(self.flags & bit != 0);
+        a.set_disabled(on(flag::DISABLED));
+        a.set_exclude_user(on(flag::EXCLUDE_USER));
+        a.set_exclude_hv(on(flag::EXCLUDE_HV));
+        a.set_freq(on(flag::FREQ));
+        a.set_watermark(on(flag::WATERMARK));
+        a.set_precise_ip((self.flags & flag::PRECISE_MASK) >> flag::PRECISE_SHIFT);
+        a.set_exclude_callchain_user(on(flag::EXCLUDE_CALLCHAIN_USER));
+        a.set_ksymbol(on(flag::KSYMBOL));
+        a.set_bpf_event(on(flag::BPF_EVENT));
+        Ok(a)
+    }
+}
 
 /// `perf_event_open(attr, pid = -1, cpu, group_fd = -1, FD_CLOEXEC)`:
 /// a system-wide event on one CPU.
 pub fn open_cpu_event(attr: &PerfEventAttr, cpu: u32) -> Result<OwnedFd, Errno> {
-    let mut copy = *attr;
-    // SAFETY: `copy` is a live, initialised #[repr(C)] attribute of 128 bytes
-    // and its `size` field is at most 128, so the kernel reads only our bytes.
+    let mut raw = attr.to_abi()?;
+    // SAFETY: `raw` is a live, fully initialised perf_event_attr and its
+    // `size` field is at most its size (checked in `to_abi`), so the kernel
+    // reads only our bytes; the other arguments are plain integers.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            &mut copy as *mut PerfEventAttr,
+            &mut raw as *mut perf_event_attr,
             -1 as libc::pid_t,
             cpu as libc::c_int,
             -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
+            abi::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
         )
     };
     if rc < 0 {
@@ -96,13 +132,13 @@ pub fn open_cpu_event(attr: &PerfEventAttr, cpu: u32) -> Result<OwnedFd, Errno> 
     Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) })
 }
 
-const IOC_ENABLE: libc::c_ulong = 0x2400;
-const IOC_DISABLE: libc::c_ulong = 0x2401;
+type EventIoctl = unsafe fn(libc::c_int, libc::c_uint) -> libc::c_int;
 
-fn ioctl0(fd: RawFd, req: libc::c_ulong) -> Result<(), Errno> {
-    // SAFETY: ENABLE/DISABLE take an integer argument (0 = this event only);
-    // an invalid fd just yields EBADF.
-    let rc = unsafe { libc::ioctl(fd, req as _, 0 as libc::c_ulong) };
+fn event_ioctl(fd: RawFd, op: EventIoctl) -> Result<(), Errno> {
+    // SAFETY: `op` is PERF_EVENT_IOC_ENABLE or _DISABLE, which take an
+    // integer argument (0 = this event only), no pointer; a stale or foreign
+    // fd just yields an error.
+    let rc = unsafe { op(fd, 0) };
     if rc < 0 {
         Err(Errno::last())
     } else {
@@ -113,68 +149,48 @@ fn ioctl0(fd: RawFd, req: libc::c_ulong) -> Result<(), Errno> {
 /// Start counting/sampling. Takes a raw fd so a timer thread can stop events
 /// it does not own.
 pub fn enable(fd: RawFd) -> Result<(), Errno> {
-    ioctl0(fd, IOC_ENABLE)
+    event_ioctl(fd, perf_event_open_sys::ioctls::ENABLE)
 }
 
 pub fn disable(fd: RawFd) -> Result<(), Errno> {
-    ioctl0(fd, IOC_DISABLE)
+    event_ioctl(fd, perf_event_open_sys::ioctls::DISABLE)
 }
 
 /// `read()` of an event opened with TOTAL_TIME_ENABLED|RUNNING:
 /// `(value, time_enabled, time_running)`; a short read is `None`.
 pub fn read_times(fd: &OwnedFd) -> Result<Option<(u64, u64, u64)>, Errno> {
-    let mut buf = [0u64; 3];
-    // SAFETY: `buf` is 24 writable bytes.
-    let rc = unsafe {
-        libc::read(
-            fd.as_raw_fd(),
-            buf.as_mut_ptr() as *mut libc::c_void,
-            std::mem::size_of_val(&buf),
-        )
-    };
-    if rc < 0 {
-        return Err(Errno::last());
+    let mut buf = [0u8; 24];
+    let n = rustix::io::read(fd, &mut buf)?;
+    if n != buf.len() {
+        return Ok(None);
     }
-    Ok((rc as usize == std::mem::size_of_val(&buf)).then_some((buf[0], buf[1], buf[2])))
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&buf[i * 8..i * 8 + 8]);
+        u64::from_ne_bytes(w)
+    };
+    Ok(Some((word(0), word(1), word(2))))
 }
 
 pub fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if v > 0 {
-        v as usize
-    } else {
-        4096
-    }
+    rustix::param::page_size()
 }
 
 /// Soft and hard limits of a resource; `None` components are unlimited.
-pub fn rlimit(resource: libc::__rlimit_resource_t) -> (Option<u64>, Option<u64>) {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(resource, &mut lim) } != 0 {
-        return (None, None);
-    }
-    let f = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
-    (f(lim.rlim_cur), f(lim.rlim_max))
+pub fn rlimit(resource: Resource) -> (Option<u64>, Option<u64>) {
+    let lim = rustix::process::getrlimit(resource);
+    (lim.current, lim.maximum)
 }
 
 /// CPUs this process may run on (sorted).
 pub fn affinity_cpus() -> Vec<u32> {
-    // SAFETY: `set` is a zeroed cpu_set_t we own; the kernel fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .map(|c| c as u32)
-            .collect()
-    }
+    let Ok(set) = rustix::thread::sched_getaffinity(None) else {
+        return Vec::new();
+    };
+    (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&c| set.is_set(c))
+        .filter_map(|c| u32::try_from(c).ok())
+        .collect()
 }
 
 /// A per-CPU ring: one header page plus `2^n` data pages, mapped shared and
@@ -203,10 +219,17 @@ pub struct RingData<'a> {
     pub overrun: u64,
 }
 
-const HEAD_OFF: usize = 1024;
-const TAIL_OFF: usize = 1032;
-const DATA_OFFSET_OFF: usize = 1040;
-const DATA_SIZE_OFF: usize = 1048;
+const HEAD_OFF: usize = std::mem::offset_of!(perf_event_mmap_page, data_head);
+const TAIL_OFF: usize = std::mem::offset_of!(perf_event_mmap_page, data_tail);
+const DATA_OFFSET_OFF: usize = std::mem::offset_of!(perf_event_mmap_page, data_offset);
+const DATA_SIZE_OFF: usize = std::mem::offset_of!(perf_event_mmap_page, data_size);
+// `word` hands these out as AtomicU64s.
+const _: () = assert!(
+    HEAD_OFF.is_multiple_of(8)
+        && TAIL_OFF.is_multiple_of(8)
+        && DATA_OFFSET_OFF.is_multiple_of(8)
+        && DATA_SIZE_OFF.is_multiple_of(8)
+);
 
 impl Ring {
     pub fn map(fd: &OwnedFd, data_pages: usize, page_size: usize) -> Result<Ring, Errno> {
@@ -214,21 +237,23 @@ impl Ring {
             .checked_add(1)
             .and_then(|p| p.checked_mul(page_size))
             .ok_or(Errno(libc::ENOMEM))?;
-        // SAFETY: a fresh shared mapping of a perf fd; the kernel validates
-        // the length (1 + 2^n pages) and we check the result.
+        if page_size < std::mem::size_of::<perf_event_mmap_page>() {
+            // The control words would lie outside the mapping.
+            return Err(Errno(libc::EINVAL));
+        }
+        // SAFETY: a fresh shared mapping of a perf fd at an address of the
+        // kernel's choosing, so no existing memory is replaced; the kernel
+        // validates the length (1 + 2^n pages).
         let base = unsafe {
-            libc::mmap(
+            rustix::mm::mmap(
                 std::ptr::null_mut(),
                 len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                fd.as_raw_fd(),
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED | MapFlags::POPULATE,
+                fd,
                 0,
             )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(Errno::last());
-        }
+        }?;
         let mut ring = Ring {
             base: base as *mut u8,
             len,
@@ -321,19 +346,19 @@ impl Ring {
 impl Ring {
     /// An anonymous mapping laid out like a perf ring (header page + data).
     pub fn anonymous(data_pages: usize, page_size: usize) -> Ring {
+        assert!(page_size >= std::mem::size_of::<perf_event_mmap_page>());
         let len = (data_pages + 1) * page_size;
-        // SAFETY: a fresh private anonymous mapping; checked below.
+        // SAFETY: a fresh private anonymous mapping at an address of the
+        // kernel's choosing.
         let base = unsafe {
-            libc::mmap(
+            rustix::mm::mmap_anonymous(
                 std::ptr::null_mut(),
                 len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::PRIVATE,
             )
-        };
-        assert_ne!(base, libc::MAP_FAILED, "test mapping");
+        }
+        .expect("test mapping");
         Ring {
             base: base as *mut u8,
             len,
@@ -358,10 +383,9 @@ impl Ring {
 impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly the region mapped in `map`; no slice into
-        // it outlives a `consume` call.
-        unsafe {
-            libc::munmap(self.base as *mut libc::c_void, self.len);
-        }
+        // it outlives a `consume` call. A failure leaves the mapping in
+        // place, which is harmless.
+        let _ = unsafe { rustix::mm::munmap(self.base as *mut libc::c_void, self.len) };
     }
 }
 
@@ -372,28 +396,13 @@ pub struct Waker {
 
 impl Waker {
     pub fn new() -> Result<Waker, Errno> {
-        // SAFETY: eventfd has no pointer arguments.
-        let rc = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if rc < 0 {
-            return Err(Errno::last());
-        }
-        // SAFETY: a new fd owned by nobody else.
-        Ok(Waker {
-            fd: unsafe { OwnedFd::from_raw_fd(rc) },
-        })
+        let fd = rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
+        Ok(Waker { fd })
     }
 
     pub fn wake(&self) {
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live u64. A full counter (EAGAIN)
-        // already means "woken".
-        unsafe {
-            libc::write(
-                self.fd.as_raw_fd(),
-                &one as *const u64 as *const libc::c_void,
-                8,
-            );
-        }
+        // A full counter (EAGAIN) already means "woken".
+        let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
 
     pub fn raw(&self) -> RawFd {
@@ -402,15 +411,8 @@ impl Waker {
 
     /// Reset the counter after a wake-up.
     pub fn clear(&self) {
-        let mut v: u64 = 0;
-        // SAFETY: reads 8 bytes into a live u64; EAGAIN when not woken.
-        unsafe {
-            libc::read(
-                self.fd.as_raw_fd(),
-                &mut v as *mut u64 as *mut libc::c_void,
-                8,
-            );
-        }
+        // EAGAIN when not woken.
+        let _ = rustix::io::read(&self.fd, &mut [0u8; 8]);
     }
 }
 
@@ -418,7 +420,9 @@ impl Waker {
 /// EINTR with the same timeout.
 pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> Result<usize, Errno> {
     loop {
-        // SAFETY: `fds` is a valid, writable slice of pollfd of the stated length.
+        // SAFETY: `fds` is a valid, writable slice of pollfd of the stated
+        // length. (rustix's poll wants borrowed fds, which the callers'
+        // raw descriptors are not.)
         let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
         if rc >= 0 {
             return Ok(rc as usize);
@@ -427,5 +431,87 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> Result<usize, Errno> {
         if e.0 != libc::EINTR {
             return Err(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr(flags: u64) -> PerfEventAttr {
+        PerfEventAttr {
+            type_: PERF_TYPE_SOFTWARE,
+            size: ATTR_SIZE_VER2,
+            config: 7,
+            sample_freq: 997,
+            sample_type: 0x1a7,
+            read_format: FORMAT_TOTAL_TIME_ENABLED | FORMAT_TOTAL_TIME_RUNNING,
+            flags,
+            wakeup: 4096,
+            branch_sample_type: BRANCH_KERNEL,
+        }
+    }
+
+    #[test]
+    fn attribute_fields_reach_the_abi_struct() {
+        let a = attr(flag::DISABLED | flag::FREQ | flag::WATERMARK | 2 << flag::PRECISE_SHIFT)
+            .to_abi()
+            .unwrap();
+        assert_eq!((a.type_, a.size, a.config), (1, 80, 7));
+        assert_eq!(
+            (a.sample_freq, a.sample_type, a.read_format),
+            (997, 0x1a7, 3)
+        );
+        assert_eq!((a.wakeup_watermark, a.branch_sample_type), (4096, 2));
+        assert_eq!(
+            (a.disabled(), a.freq(), a.watermark(), a.precise_ip()),
+            (1, 1, 1, 2)
+        );
+        assert_eq!((a.exclude_user(), a.exclude_hv(), a.ksymbol()), (0, 0, 0));
+        assert_eq!((a.bpf_event(), a.exclude_callchain_user()), (0, 0));
+    }
+
+    // The flag constants are documented as the ABI's bit numbers; check
+    // each one against where the bindings put the bitfield.
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn flag_constants_are_the_abi_bit_positions() {
+        for f in [
+            flag::DISABLED,
+            flag::EXCLUDE_USER,
+            flag::EXCLUDE_HV,
+            flag::FREQ,
+            flag::WATERMARK,
+            1 << flag::PRECISE_SHIFT,
+            2 << flag::PRECISE_SHIFT,
+            flag::EXCLUDE_CALLCHAIN_USER,
+            flag::KSYMBOL,
+            flag::BPF_EVENT,
+        ] {
+            let a = attr(f).to_abi().unwrap();
+            let mut word = [0u8; 8];
+            for (i, b) in word.iter_mut().enumerate() {
+                for bit in 0..8 {
+                    if a._bitfield_1.get_bit(i * 8 + bit) {
+                        *b |= 1 << bit;
+                    }
+                }
+            }
+            assert_eq!(u64::from_le_bytes(word), f, "flag {f:#x}");
+        }
+    }
+
+    #[test]
+    fn unknown_flags_and_oversized_attributes_are_refused() {
+        assert_eq!(attr(1 << 2).to_abi().unwrap_err(), Errno(libc::EINVAL));
+        let mut big = attr(0);
+        big.size = 4096;
+        assert_eq!(big.to_abi().unwrap_err(), Errno(libc::EINVAL));
+    }
+
+    #[test]
+    fn ring_control_words_sit_where_the_kernel_puts_them() {
+        assert_eq!((HEAD_OFF, TAIL_OFF), (1024, 1032));
+        assert_eq!((DATA_OFFSET_OFF, DATA_SIZE_OFF), (1040, 1048));
     }
 }

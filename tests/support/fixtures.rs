@@ -1,7 +1,6 @@
 //! The concrete fixtures: programs, maps, links and pins with known
 //! metadata, plus helpers to drive programs with BPF_PROG_TEST_RUN.
 
-use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -26,14 +25,7 @@ pub const BPF_FS_MAGIC: i64 = 0xcafe4a11;
 
 /// Is `path` on a bpffs mount?
 pub fn is_bpffs(path: &str) -> io::Result<bool> {
-    let c = CString::new(path).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    // SAFETY: statfs is plain old data; all-zero is a valid value.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is NUL-terminated and `st` is a valid, writable statfs.
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let st = rustix::fs::statfs(path)?;
     Ok(st.f_type as i64 == BPF_FS_MAGIC)
 }
 
@@ -45,28 +37,17 @@ pub fn ensure_bpffs() -> io::Result<()> {
         return Ok(());
     }
     std::fs::create_dir_all(BPFFS_ROOT)?;
-    let src = c"bpf";
-    let target = CString::new(BPFFS_ROOT).expect("no NUL");
-    let fstype = c"bpf";
-    // SAFETY: all strings are NUL-terminated and live for the call; data is
-    // NULL, which mount(2) accepts.
-    let rc = unsafe {
-        libc::mount(
-            src.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(
-            e.kind(),
-            format!("mount -t bpf bpf {BPFFS_ROOT}: {e}"),
-        ));
-    }
-    Ok(())
+    rustix::mount::mount(
+        "bpf",
+        BPFFS_ROOT,
+        "bpf",
+        rustix::mount::MountFlags::empty(),
+        None,
+    )
+    .map_err(|e| {
+        let e = io::Error::from(e);
+        io::Error::new(e.kind(), format!("mount -t bpf bpf {BPFFS_ROOT}: {e}"))
+    })
 }
 
 /// A fresh directory `/sys/fs/bpf/brr-test-<pid>-<counter>/`; pins made
@@ -677,21 +658,17 @@ impl NoBtfFixture {
 /// Raise RLIMIT_NOFILE's soft limit so at least `needed` more fds fit
 /// (best effort, up to the hard limit).
 pub fn raise_nofile_limit(needed: usize) {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return;
-    }
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let lim = getrlimit(Resource::Nofile);
     let want = (needed as u64).saturating_add(256);
-    if lim.rlim_cur >= want {
+    if lim.current.is_none_or(|cur| cur >= want) {
         return;
     }
-    lim.rlim_cur = want.min(lim.rlim_max);
-    // SAFETY: `lim` is a valid rlimit with cur <= max.
-    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    let raised = Rlimit {
+        current: Some(lim.maximum.map_or(want, |max| want.min(max))),
+        maximum: lim.maximum,
+    };
+    let _ = setrlimit(Resource::Nofile, raised);
 }
 
 /// Minimal program instructions: `r0 = 0; exit`.

@@ -347,12 +347,7 @@ pub fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::Result<L
 /// with EPIPE) and check it ends as it would have: status 0, nothing on
 /// stderr (no panic, no message).
 pub fn assert_quiet_on_closed_stdout(brr: &str, args: &[&str]) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let mut fds = [0; 2];
-    // SAFETY: pipe() fills two fresh fds that are owned from here on.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: both fds were just created by pipe() and nothing else owns them.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = std::io::pipe().expect("pipe");
     drop(read);
     let o = std::process::Command::new(brr)
         .args(args)
