@@ -1,5 +1,6 @@
 //! One function per subcommand: collect from the kernel, render to a string.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -69,7 +70,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
         }
         Command::Dump { prog_id, devmode } => {
-            let mut image = lines::image_by_id(*prog_id)?;
+            let mut image = lines::image_by_id(u64::from(*prog_id))?;
             image.program.pinned_paths = bpffs::scan(&cli.bpffs).for_prog(image.program.id);
             match devmode.as_deref().filter(|_| cli.format != Format::Csv) {
                 None => dump::dump(&image, cli.format, None),
@@ -88,9 +89,9 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             }
         }
         Command::DumpCompare { prog_id } => {
-            let image = lines::image_by_id(*prog_id)?;
-            let json = crate::bpftool::dump_json(*prog_id)?;
-            let text = crate::bpftool::dump_text(*prog_id)?;
+            let image = lines::image_by_id(u64::from(*prog_id))?;
+            let json = crate::bpftool::dump_json(u64::from(*prog_id))?;
+            let text = crate::bpftool::dump_text(u64::from(*prog_id))?;
             if json.len() != text.len() {
                 return Err(BrrError::Failed(format!(
                     "bpftool dump returned inconsistent text and JSON instruction counts ({} text, {} JSON)",
@@ -143,8 +144,8 @@ fn image_context(image: &lines::ProgramImage, tree: &mut SourceTree) -> source::
 
 /// The `--devmode` tree: DIR (normalised) or, for a bare flag, the current
 /// directory. Returns the tree and whether the flag was bare.
-pub fn devmode_tree(dir: &str) -> (SourceTree, bool) {
-    if dir.is_empty() {
+pub fn devmode_tree(dir: &Path) -> (SourceTree, bool) {
+    if dir.as_os_str().is_empty() {
         let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
         (SourceTree::new(cwd), true)
     } else {
@@ -164,7 +165,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         call_graph: a.call_graph,
         pages: a.perf_buffer_pages,
         drain_ms: a.perf_drain_ms,
-        program_id: a.program_id,
+        program_id: a.program_id.map(u64::from),
         bpffs: cli.bpffs.clone(),
     };
     let profile = capture(&req)?;
@@ -226,7 +227,7 @@ pub fn capture(req: &profile::Request) -> Result<profile::data::Profile> {
     profile::run(req, &stop, &mut |_| {})
 }
 
-pub fn attach_prog_pins(progs: &mut [Program], root: &str) {
+pub fn attach_prog_pins(progs: &mut [Program], root: &Path) {
     let pins = bpffs::scan(root);
     for p in progs {
         p.pinned_paths = pins.for_prog(p.id);

@@ -18,3 +18,4 @@ pub mod sys;
 pub mod top;
 pub mod trace;
 pub mod tui;
+pub mod values;

@@ -18,7 +18,7 @@ const TEXTMODE_LINE_LIMIT: usize = 10;
 /// Profile program `id` with the top options (selected-program mode).
 fn profile_program(
     t: &TopOptions,
-    bpffs: &str,
+    bpffs: &std::path::Path,
     id: u32,
     line_limit: usize,
 ) -> Result<ProfileInput> {
@@ -31,7 +31,7 @@ fn profile_program(
         pages: Some(t.perf_buffer_pages).filter(|&p| p > 0),
         drain_ms: Some(t.perf_drain_ms).filter(|&p| p > 0),
         program_id: Some(id as u64),
-        bpffs: bpffs.to_string(),
+        bpffs: bpffs.to_path_buf(),
     };
     Ok(drilldown_input(&capture(&req)?, id, line_limit))
 }
@@ -77,7 +77,10 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         return crate::tui::run(cli, t);
     }
     // A program the user named is checked before anything is measured.
-    let named = t.program_id.map(lines::image_by_id).transpose()?;
+    let named = t
+        .program_id
+        .map(|id| lines::image_by_id(u64::from(id)))
+        .transpose()?;
     let (base, mut current, measured) = measure_window(t.delay)?;
     attach_prog_pins(&mut current, &cli.bpffs);
     let all_rows = activity::compute(&base, &current, true, 0);

@@ -20,7 +20,7 @@ use crate::model::Program;
 use crate::profile::data::KernelHotspot;
 
 fn opts(args: &str) -> TopOptions {
-    let a: Vec<String> = args.split_whitespace().map(String::from).collect();
+    let a: Vec<std::ffi::OsString> = args.split_whitespace().map(Into::into).collect();
     match cli::parse(&a) {
         Ok(Parsed::Run(c)) => match c.command {
             Command::Top(t) => t,

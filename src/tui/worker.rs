@@ -115,13 +115,13 @@ pub struct Worker {
     cmds: Sender<Cmd>,
     events: Sender<Event>,
     profile_stop: Option<Arc<StopSignal>>,
-    bpffs: String,
+    bpffs: std::path::PathBuf,
 }
 
 impl Worker {
     /// Start the sampling thread. `held` is the start-up snapshot (taken
     /// with statistics on) that the first window measures from.
-    pub fn spawn(events: Sender<Event>, held: Option<Held>, bpffs: String) -> Worker {
+    pub fn spawn(events: Sender<Event>, held: Option<Held>, bpffs: std::path::PathBuf) -> Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
         let root = bpffs.clone();
@@ -214,7 +214,7 @@ fn measure(
     held: &mut Option<Held>,
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
-    bpffs: &str,
+    bpffs: &std::path::Path,
 ) -> Window {
     let fresh = || -> Result<Held, String> {
         let stats = StatsGuard::enable().map_err(|e| e.render())?;
@@ -275,7 +275,12 @@ fn fail(e: String, delay: f64, rx: &Receiver<Cmd>, events: &Sender<Event>) -> Wi
     }
 }
 
-fn sampler(rx: Receiver<Cmd>, events: Sender<Event>, mut held: Option<Held>, bpffs: String) {
+fn sampler(
+    rx: Receiver<Cmd>,
+    events: Sender<Event>,
+    mut held: Option<Held>,
+    bpffs: std::path::PathBuf,
+) {
     let mut watched: Option<u32> = None;
     let mut pending: Option<Cmd> = None;
     loop {
