@@ -1,5 +1,6 @@
 //! Grammar tests on `parse`.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -369,4 +370,192 @@ fn repr_quoting() {
     assert_eq!(py_repr("xyz"), "'xyz'");
     assert_eq!(py_repr("it's"), "\"it's\"");
     assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
+}
+
+#[test]
+fn non_ascii_and_non_utf8_arguments_are_usage_errors() {
+    use std::os::unix::ffi::OsStringExt;
+    for args in [
+        vec![OsString::from("-é")],
+        vec!["prog".into(), "-xé".into()],
+        vec!["activity".into(), "-dé".into()],
+        vec!["--é".into()],
+        vec![OsString::from_vec(b"-\xff".to_vec())],
+        vec!["prog".into(), OsString::from_vec(b"\xff\xfe".to_vec())],
+        vec![
+            "activity".into(),
+            "-d".into(),
+            OsString::from_vec(b"1\xff".to_vec()),
+        ],
+    ] {
+        match parse(&args) {
+            Err(BrrError::Usage(line)) => assert!(!line.contains('\n'), "{args:?}: {line}"),
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+    assert_eq!(err_line("-é"), "brr: error: unrecognized arguments: -é");
+    assert_eq!(
+        err_line("prog -xé"),
+        "brr: error: unrecognized arguments: -é"
+    );
+}
+
+#[test]
+fn non_utf8_paths_are_kept() {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let raw = b"/tmp/brr-\xff".to_vec();
+    let args = vec![
+        OsString::from("--bpffs"),
+        OsString::from_vec(raw.clone()),
+        OsString::from("dump"),
+        OsString::from("7"),
+        OsString::from("--devmode"),
+        OsString::from_vec(raw.clone()),
+    ];
+    match parse(&args) {
+        Ok(Parsed::Run(c)) => {
+            assert_eq!(c.bpffs.as_os_str().as_bytes(), raw.as_slice());
+            assert_eq!(
+                c.command,
+                Command::Dump {
+                    prog_id: 7,
+                    devmode: Some(PathBuf::from(OsString::from_vec(raw.clone())))
+                }
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn completions_and_man_print_text() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        match run(&format!("completions {shell}")) {
+            Ok(Parsed::Print(t)) => {
+                assert!(t.contains("brr") && t.contains("perf-events"), "{shell}")
+            }
+            other => panic!("{shell}: {other:?}"),
+        }
+    }
+    match run("man") {
+        Ok(Parsed::Print(t)) => {
+            assert!(
+                t.starts_with(".ie") || t.contains(".TH"),
+                "{}",
+                &t[..80.min(t.len())]
+            );
+            for name in [
+                "prog",
+                "activity",
+                "top",
+                "dump-compare",
+                "profile",
+                "completions",
+            ] {
+                assert!(
+                    t.contains(&format!("brr\\-{}", name.replace('-', "\\-"))),
+                    "{name}"
+                );
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err_line("completions tcsh").starts_with(
+        "brr completions: error: argument SHELL: invalid choice: 'tcsh' (choose from 'bash'"
+    ));
+}
+
+#[test]
+fn missing_values_and_flag_values() {
+    assert_eq!(
+        err_line("-d"),
+        "brr: error: argument -d/--delay: expected one argument"
+    );
+    assert_eq!(
+        err_line("top --inspect-mode"),
+        "brr top: error: argument --inspect-mode: expected one argument"
+    );
+    assert_eq!(
+        err_line("prog --json=1"),
+        "brr prog: error: argument --json: ignored explicit argument '1'"
+    );
+    assert_eq!(
+        err_line("profile --event bogus"),
+        "brr profile: error: argument --event: unsupported perf event 'bogus'; run 'brr perf-events' to list openable events; expected one of: auto, cycles:ppp, cycles:pp, cycles:p, cycles, cpu-clock, instructions, cache-references, cache-misses, branches, branch-misses, bus-cycles, stalled-cycles-frontend, stalled-cycles-backend, ref-cycles"
+    );
+    assert_eq!(
+        err_line("profile --perf-buffer-pages 3"),
+        "brr profile: error: argument --perf-buffer-pages: must be 'auto' or a positive power of two"
+    );
+    assert_eq!(
+        err_line("profile --perf-drain-ms x"),
+        "brr profile: error: argument --perf-drain-ms: must be an integer"
+    );
+    assert_eq!(
+        err_line("--perf-drain-ms 0"),
+        "brr: error: argument --perf-drain-ms: perf drain milliseconds must be greater than zero"
+    );
+    assert_eq!(
+        err_line("perf-events -F 0"),
+        "brr perf-events: error: argument -F/--frequency: must be greater than 0"
+    );
+}
+
+mod random_argv {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    use proptest::prelude::*;
+
+    use super::super::{command, parse};
+    use crate::error::BrrError;
+
+    /// Every option and subcommand name the grammar knows, at any level.
+    fn names() -> Vec<String> {
+        fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                if let Some(l) = a.get_long() {
+                    out.push(format!("--{l}"));
+                }
+                if let Some(s) = a.get_short() {
+                    out.push(format!("-{s}"));
+                }
+            }
+            for s in cmd.get_subcommands() {
+                out.push(s.get_name().to_string());
+                walk(s, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&command(), &mut out);
+        out
+    }
+
+    fn token() -> impl Strategy<Value = OsString> {
+        let names = names();
+        prop_oneof![
+            3 => proptest::sample::select(names).prop_map(OsString::from),
+            2 => "-?-?[a-zé=_.0-9]{0,6}".prop_map(OsString::from),
+            1 => any::<String>().prop_map(OsString::from),
+            1 => proptest::collection::vec(any::<u8>(), 0..8).prop_map(OsString::from_vec),
+            1 => (any::<char>(), any::<char>()).prop_map(|(a, b)| OsString::from(format!("-x{a}{b}"))),
+            1 => any::<i128>().prop_map(|n| OsString::from(n.to_string())),
+            1 => Just(OsString::from("auto")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn parse_never_panics(args in proptest::collection::vec(token(), 0..7)) {
+            match parse(&args) {
+                Ok(_) => {}
+                Err(BrrError::Usage(line)) => {
+                    prop_assert!(!line.contains('\n'), "{args:?}: {line}");
+                    prop_assert!(line.starts_with("brr"), "{args:?}: {line}");
+                }
+                Err(other) => prop_assert!(false, "{args:?}: {other:?}"),
+            }
+        }
+    }
 }
