@@ -285,9 +285,17 @@ pub(super) enum Sub {
     Btf(BtfArgs),
     #[command(about = "List brr-supported perf events openable on this host.")]
     PerfEvents(PerfEventsArgs),
-    #[command(about = "Dump translated instructions and source-line metadata for a program.")]
+    // PROG_ID is optional to clap only so that `dump --devmode 42` can be
+    // read as the ID (see `split_devmode_id`); it is required.
+    #[command(
+        about = "Dump translated instructions and source-line metadata for a program.",
+        override_usage = "brr dump [OPTIONS] PROG_ID"
+    )]
     Dump(DumpArgs),
-    #[command(about = "Compare brr dump output with bpftool source-line metadata.")]
+    #[command(
+        about = "Compare brr dump output with bpftool source-line metadata.",
+        override_usage = "brr dump-compare [OPTIONS] PROG_ID"
+    )]
     DumpCompare(DumpCompareArgs),
     #[command(about = "Profile BPF JIT execution with native perf_event_open sampling.")]
     Profile(ProfileCliArgs),

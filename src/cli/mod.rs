@@ -228,11 +228,6 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
         Ok(r) => r,
         Err(e) => return clap_outcome(&cmd, args, e),
     };
-    match &root.command {
-        Some(Sub::Completions(c)) => return Ok(Parsed::Print(docs::completions(c.shell))),
-        Some(Sub::Man) => return Ok(Parsed::Print(docs::man_page())),
-        _ => {}
-    }
     finish(root)
 }
 
@@ -315,8 +310,18 @@ fn arg_label(cmd: &clap::Command, shown: &str) -> String {
     }
 }
 
+/// A usage error line; control characters from the arguments are escaped
+/// so that it stays one line.
 fn usage(prog: &str, msg: &str) -> BrrError {
-    BrrError::Usage(format!("{prog}: error: {msg}"))
+    let mut line = format!("{prog}: error: ");
+    for c in msg.chars() {
+        if c.is_control() {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
+    }
+    BrrError::Usage(line)
 }
 
 fn quoted_list<S: AsRef<str>>(items: &[S]) -> String {
@@ -605,14 +610,17 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         Some(sub) => {
             let sub_name = sub_name(&sub);
             let prog = format!("brr {sub_name}");
-            let command = sub_command(
+            let command = match sub_command(
                 &prog,
                 sub,
                 &root.top,
                 &mut out,
                 &mut extended,
                 &mut cumulative,
-            )?;
+            )? {
+                Ok(command) => command,
+                Err(text) => return Ok(Parsed::Print(text)),
+            };
             if sub_name != "top" && root_top_given {
                 return Err(usage(
                     "brr",
@@ -695,7 +703,7 @@ fn sub_name(sub: &Sub) -> &'static str {
 }
 
 /// One subcommand's values, checked; output flags and -x/-c are OR-ed into
-/// the root's.
+/// the root's. `completions` and `man` give their text instead.
 fn sub_command(
     prog: &str,
     sub: Sub,
@@ -703,9 +711,9 @@ fn sub_command(
     out: &mut OutputFlags,
     extended: &mut bool,
     cumulative: &mut bool,
-) -> Result<Command, BrrError> {
+) -> Result<Result<Command, String>, BrrError> {
     let mut merge_out = |o: &OutputFlags| *out = out.or(o);
-    Ok(match sub {
+    Ok(Ok(match sub {
         Sub::Prog(a) => {
             merge_out(&a.out);
             *extended |= a.extended;
@@ -824,11 +832,9 @@ fn sub_command(
                 devmode: devmode_path(a.devmode),
             })
         }
-        // Handled before validation: they print text and run nothing.
-        Sub::Completions(_) | Sub::Man => {
-            return Err(usage("brr", "nothing to run"));
-        }
-    })
+        Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
+        Sub::Man => return Ok(Err(docs::man_page())),
+    }))
 }
 
 #[cfg(test)]
