@@ -559,3 +559,69 @@ mod random_argv {
         }
     }
 }
+
+/// The TUI's profile form and delay dialog take numbers through the same
+/// parsers as the command line: the same texts pass and fail in both.
+#[test]
+fn tui_form_and_cli_agree() {
+    use crate::tui::app::Input;
+    use crate::tui::drill::Form;
+
+    let form = |i: usize, text: &str| {
+        let mut fields = ["5", "997", "auto", "fp", "auto", "auto"].map(Input::new);
+        fields[i] = Input::new(text);
+        Form {
+            fields,
+            kernel: true,
+            focus: 0,
+        }
+        .request(1)
+        .is_ok()
+    };
+    let accepts = |s: &str| matches!(run_args(s), Ok(Parsed::Run(_)));
+    for text in [
+        "1_0",
+        "1__0",
+        "_1",
+        "1_",
+        "1_.5",
+        " 5 ",
+        "+2",
+        "2.5",
+        "0",
+        "-1",
+        "nan",
+        "inf",
+        "1e400",
+        "1e300",
+        "abc",
+        "",
+        "99999999999999999999999",
+        "64",
+        "3",
+        "auto",
+        " AUTO ",
+    ] {
+        for (i, option) in [
+            (0, "--profile-duration"),
+            (1, "--frequency"),
+            (4, "--perf-buffer-pages"),
+            (5, "--perf-drain-ms"),
+        ] {
+            assert_eq!(
+                form(i, text),
+                accepts(&format!("{option}={text}")),
+                "{option}={text:?}"
+            );
+        }
+        assert_eq!(
+            crate::values::seconds(text).is_ok(),
+            accepts(&format!("--delay={text}")),
+            "--delay={text:?}"
+        );
+    }
+}
+
+fn run_args(joined: &str) -> Result<Parsed, BrrError> {
+    parse(&[OsString::from(joined)])
+}

@@ -23,7 +23,7 @@ use crate::inspect::source::SourceTree;
 use crate::kernel::lines::ProgramImage;
 use crate::profile::{self, events};
 use crate::render::textmode::fmt_g;
-use crate::values;
+use crate::values::{self, ValueError};
 
 pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 pub const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
@@ -131,14 +131,17 @@ impl Form {
     /// The request these fields describe, or the first validation message.
     pub fn request(&self, id: u32) -> Result<profile::Request, String> {
         let f = |i: usize| self.fields[i].text.trim().to_string();
-        let duration = values::number(&f(0));
-        let frequency = values::integer(&f(1));
-        let (Ok(duration), Ok(frequency)) = (duration, frequency) else {
+        let frequency = values::positive_int(&f(1));
+        let Ok(duration) = values::number(&f(0)) else {
             return Err("duration must be numeric and frequency must be an integer".into());
         };
-        if duration <= 0.0 || frequency <= 0 {
+        if frequency == Err(ValueError::NotAnInteger) {
+            return Err("duration must be numeric and frequency must be an integer".into());
+        }
+        if duration <= 0.0 || frequency == Err(ValueError::NotPositive) {
             return Err("duration and frequency must be greater than zero".into());
         }
+        let frequency = frequency.map_err(|e| format!("frequency {e}"))?;
         if duration > values::MAX_SECONDS {
             return Err(format!(
                 "duration must be at most {}",
@@ -164,7 +167,7 @@ impl Form {
         Ok(profile::Request {
             event,
             duration,
-            frequency: frequency.min(u32::MAX as i128) as u64,
+            frequency: frequency.min(u64::from(u32::MAX)),
             kernel_samples: self.kernel,
             call_graph,
             pages,
