@@ -46,7 +46,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
         }
         Command::Dump { prog_id, devmode } => {
-            let mut image = lines::image_by_id(*prog_id)?;
+            let mut image = lines::image_by_id(u64::from(*prog_id))?;
             session::attach_prog_pins(std::slice::from_mut(&mut image.program), &cli.bpffs);
             // CSV has no source context.
             let dev = devmode
@@ -82,7 +82,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         call_graph: a.call_graph,
         pages: a.perf_buffer_pages,
         drain_ms: a.perf_drain_ms,
-        program_id: a.program_id,
+        program_id: a.program_id.map(u64::from),
         bpffs: cli.bpffs.clone(),
     };
     let profile = session::capture(&req)?;

@@ -4,7 +4,7 @@ use crate::sys::Errno;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BrrError {
-    /// Argument error; the text is the whole stderr output (usage + error line).
+    /// Argument error; the text is the one stderr line (`brr: error: ...`).
     Usage(String),
     /// EPERM/EACCES: exit 2.
     Permission(String),

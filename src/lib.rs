@@ -19,3 +19,4 @@ pub mod sys;
 pub mod top;
 pub mod trace;
 pub mod tui;
+pub mod values;

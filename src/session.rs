@@ -249,10 +249,7 @@ pub fn devmode_tree(dir: impl AsRef<Path>) -> (SourceTree, bool) {
         let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
         (SourceTree::new(cwd), true)
     } else {
-        (
-            SourceTree::new(bpffs::normalise(&dir.to_string_lossy())),
-            false,
-        )
+        (SourceTree::new(bpffs::normalise(dir)), false)
     }
 }
 
@@ -312,7 +309,8 @@ pub fn profile_contexts(
 
 /// `brr dump-compare`: brr's instruction-to-line mapping of a program
 /// against bpftool's text and JSON dumps of it.
-pub fn compare_with_bpftool(prog_id: u64) -> Result<compare::Comparison> {
+pub fn compare_with_bpftool(prog_id: u32) -> Result<compare::Comparison> {
+    let prog_id = u64::from(prog_id);
     let image = lines::image_by_id(prog_id)?;
     let json = crate::bpftool::dump_json(prog_id)?;
     let text = crate::bpftool::dump_text(prog_id)?;

@@ -1,7 +1,7 @@
 //! `brr top --textmode`: one activity window, then optionally one program's
 //! drilldown (profiled with `--profile-top`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, TopOptions};
 use crate::error::{BrrError, Result};
@@ -19,7 +19,7 @@ const TEXTMODE_LINE_LIMIT: usize = 10;
 
 /// The profile the top options describe, for every program (the
 /// drilldown names one).
-fn profile_request(t: &TopOptions, bpffs: &str) -> profile::Request {
+fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
     profile::Request {
         event: t.event.clone(),
         duration: t.profile_duration,
@@ -29,14 +29,14 @@ fn profile_request(t: &TopOptions, bpffs: &str) -> profile::Request {
         pages: Some(t.perf_buffer_pages).filter(|&p| p > 0),
         drain_ms: Some(t.perf_drain_ms).filter(|&p| p > 0),
         program_id: None,
-        bpffs: bpffs.to_string(),
+        bpffs: bpffs.to_path_buf(),
     }
 }
 
 /// Profile program `id` with the top options (selected-program mode).
 fn profile_program(
     t: &TopOptions,
-    bpffs: &str,
+    bpffs: &std::path::Path,
     id: u32,
     line_limit: usize,
 ) -> Result<ProfileInput> {
@@ -58,8 +58,7 @@ pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
         extended: cli.extended,
         cumulative: cli.cumulative,
         light: t.light,
-        // An ID past u32 names no program: the drilldown reports it missing.
-        program_id: t.program_id.map(|id| u32::try_from(id).unwrap_or(u32::MAX)),
+        program_id: t.program_id,
         mixed: t.mixed,
         kernel_ip_detail: t.kernel_ip_detail,
         // The TUI keeps every hotspot row unless told otherwise.
@@ -75,7 +74,10 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         return tui::run(tui_config(cli, t));
     }
     // A program the user named is checked before anything is measured.
-    let named = t.program_id.map(lines::image_by_id).transpose()?;
+    let named = t
+        .program_id
+        .map(|id| lines::image_by_id(u64::from(id)))
+        .transpose()?;
     let (all_rows, measured) = session::activity(t.delay, &cli.bpffs, true, 0)?;
     let shown = if t.limit > 0 && all_rows.len() > t.limit {
         &all_rows[..t.limit]
@@ -161,7 +163,7 @@ mod tests {
     use crate::cli::{self, Command, Parsed};
 
     fn config(args: &str) -> tui::Config {
-        let a: Vec<String> = args.split_whitespace().map(String::from).collect();
+        let a: Vec<std::ffi::OsString> = args.split_whitespace().map(Into::into).collect();
         match cli::parse(&a) {
             Ok(Parsed::Run(c)) => match &c.command {
                 Command::Top(t) => tui_config(&c, t),
@@ -202,7 +204,7 @@ mod tests {
             (99, "cpu-clock")
         );
         assert_eq!(c.profile.call_graph, "lbr");
-        assert_eq!(c.profile.bpffs, "/tmp/b");
+        assert_eq!(c.profile.bpffs, Path::new("/tmp/b"));
         assert_eq!(c.bpffs, PathBuf::from("/tmp/b"));
     }
 

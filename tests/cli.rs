@@ -2,21 +2,31 @@
 
 mod support;
 
-use std::process::{Command, Output};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::process::{Command, Output, Stdio};
+
+use support::{PinnedFixture, SocketFilterFixture};
 
 fn brr(args: &[&str]) -> Output {
+    brr_os(args.iter().map(OsStr::new))
+}
+
+fn brr_os<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(args: I) -> Output {
     Command::new(env!("CARGO_BIN_EXE_brr"))
         .args(args)
         .output()
         .expect("run brr")
 }
 
-fn stderr_last_line(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr)
-        .lines()
-        .last()
-        .unwrap_or("")
-        .to_string()
+/// The whole of stderr, which must be exactly one line.
+fn one_stderr_line(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.ends_with('\n') && err.matches('\n').count() == 1,
+        "not one line: {err:?}"
+    );
+    err.trim_end().to_string()
 }
 
 #[test]
@@ -43,6 +53,7 @@ fn help_lists_commands() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("{prog,activity,"), "{out}");
     assert!(out.contains("List loaded eBPF programs."));
+    assert!(out.contains("completions") && out.contains("Print the man page (roff)."));
     let o = brr(&["activity", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("--duration"));
@@ -92,17 +103,51 @@ fn usage_errors_exit_2_with_exact_lines() {
             &["prog", "extra"],
             "brr: error: unrecognized arguments: extra",
         ),
+        (&["-é"], "brr: error: unrecognized arguments: -é"),
+        (&["prog", "-xé"], "brr: error: unrecognized arguments: -é"),
+        (
+            &["activity", "-d"],
+            "brr activity: error: argument -d/--duration: expected one argument",
+        ),
+        (
+            &["dump", "--devmode", "src"],
+            "brr dump: error: the following arguments are required: PROG_ID",
+        ),
+        (
+            &["dump", "4294967296"],
+            "brr dump: error: argument PROG_ID: must be at most 4294967295",
+        ),
+        (
+            &["dump-compare", "4294967296"],
+            "brr dump-compare: error: argument PROG_ID: must be at most 4294967295",
+        ),
+        (
+            &["--program-id", "4294967296"],
+            "brr: error: argument --program-id: must be at most 4294967295",
+        ),
+        (
+            &["profile", "--program-id", "4294967296"],
+            "brr profile: error: argument --program-id: must be at most 4294967295",
+        ),
+        (
+            &["-d", "10", "activity"],
+            "brr: error: top options may only be used with bare 'brr' or the 'top' command",
+        ),
+        (
+            &["--p"],
+            "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms",
+        ),
     ];
     for (args, line) in cases {
         let o = brr(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert_eq!(stderr_last_line(&o), *line, "{args:?}");
+        assert_eq!(one_stderr_line(&o), *line, "{args:?}");
         assert!(o.stdout.is_empty(), "{args:?}");
         assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     }
     let o = brr(&["nosuch"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr_last_line(&o).starts_with(
+    assert!(one_stderr_line(&o).starts_with(
         "brr: error: argument object_type: invalid choice: 'nosuch' (choose from 'prog', 'activity'"
     ));
 }
@@ -121,13 +166,239 @@ fn huge_values_are_usage_errors() {
     ] {
         let o = brr(args);
         assert_eq!(o.status.code(), Some(2));
-        assert_eq!(stderr_last_line(&o), line);
+        assert_eq!(one_stderr_line(&o), line);
     }
 }
 
 #[test]
 fn closed_stdout_is_quiet() {
-    for args in [&["-V"][..], &["--help"]] {
+    for args in [&["-V"][..], &["--help"], &["man"], &["completions", "bash"]] {
         support::assert_quiet_on_closed_stdout(env!("CARGO_BIN_EXE_brr"), args);
     }
+}
+
+/// Run brr with stdout on /dev/full: every write fails with ENOSPC.
+fn brr_to_full(args: &[&str]) -> Output {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full");
+    Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(args)
+        .stdout(Stdio::from(full))
+        .output()
+        .expect("run brr")
+}
+
+fn assert_write_error(args: &[&str]) {
+    let o = brr_to_full(args);
+    assert_eq!(o.status.code(), Some(1), "{args:?}");
+    assert_eq!(
+        one_stderr_line(&o),
+        "brr: write error: No space left on device",
+        "{args:?}"
+    );
+}
+
+#[test]
+fn full_stdout_is_a_write_error() {
+    for args in [
+        &["-V"][..],
+        &["--version"],
+        &["--help"],
+        &["dump", "--help"],
+        &["man"],
+    ] {
+        assert_write_error(args);
+    }
+}
+
+#[test]
+fn full_stdout_is_a_write_error_live() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load socket filter fixture");
+    let id = fx.prog.id.to_string();
+    for args in [
+        &["prog"][..],
+        &["dump", &id],
+        &["activity", "-d", "0.2"],
+        &["profile", "-d", "0.2"],
+    ] {
+        assert_write_error(args);
+    }
+}
+
+#[test]
+fn non_utf8_argv_never_panics() {
+    for args in [
+        vec![OsString::from_vec(b"-\xff".to_vec())],
+        vec![OsString::from("prog"), OsString::from_vec(b"\xc3".to_vec())],
+        vec![
+            OsString::from("activity"),
+            OsString::from("-d"),
+            OsString::from_vec(b"\xff".to_vec()),
+        ],
+    ] {
+        let o = brr_os(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let line = one_stderr_line(&o);
+        assert!(line.starts_with("brr"), "{line}");
+    }
+}
+
+#[test]
+fn help_fits_80_columns_when_piped() {
+    let mut all = vec![vec!["--help".to_string()]];
+    for sub in [
+        "prog",
+        "activity",
+        "top",
+        "map",
+        "link",
+        "btf",
+        "perf-events",
+        "dump",
+        "dump-compare",
+        "profile",
+        "completions",
+        "man",
+    ] {
+        all.push(vec![sub.to_string(), "--help".to_string()]);
+    }
+    for args in all {
+        // COLUMNS must not widen help that does not go to a terminal.
+        let o = Command::new(env!("CARGO_BIN_EXE_brr"))
+            .args(&args)
+            .env("COLUMNS", "200")
+            .output()
+            .expect("run brr");
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let out = String::from_utf8(o.stdout).expect("utf-8 help");
+        assert!(out.lines().count() > 3, "{args:?}");
+        for line in out.lines() {
+            assert!(line.chars().count() <= 80, "{args:?}: {line:?}");
+        }
+    }
+}
+
+#[test]
+fn bash_completion_completes_subcommands() {
+    let o = brr(&["completions", "bash"]);
+    assert_eq!(o.status.code(), Some(0));
+    let dir = std::env::temp_dir().join(format!("brr-completion-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("brr.bash");
+    std::fs::write(&script, &o.stdout).unwrap();
+    let probe = format!(
+        "source '{}' && COMP_WORDS=(brr pr) && COMP_CWORD=1 && _brr brr pr brr && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
+    let r = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &probe])
+        .output()
+        .expect("run bash");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut words: Vec<String> = String::from_utf8_lossy(&r.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    words.sort();
+    assert_eq!(words, ["profile", "prog"]);
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let o = brr(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("dump-compare"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn man_page_renders_every_subcommand() {
+    let o = brr(&["man"]);
+    assert_eq!(o.status.code(), Some(0));
+    let dir = std::env::temp_dir().join(format!("brr-man-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("brr.1");
+    std::fs::write(&page, &o.stdout).unwrap();
+    let r = Command::new("man")
+        .arg("-l")
+        .arg(&page)
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .output()
+        .expect("run man (install man-db)");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        r.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(text.contains("eBPF Runtime Reporter and Profiler"));
+    for sub in [
+        "prog",
+        "activity",
+        "top",
+        "map",
+        "link",
+        "btf",
+        "perf-events",
+        "dump",
+        "dump-compare",
+        "profile",
+        "completions",
+        "man",
+    ] {
+        assert!(text.contains(&format!("brr-{sub}")), "{sub}");
+    }
+    assert!(text.contains("--perf-buffer-pages"));
+}
+
+#[test]
+fn non_utf8_bpffs_root_reports_its_pins() {
+    if !support::live() {
+        return;
+    }
+    let fx = PinnedFixture::load().expect("load pinned fixture");
+    // A directory whose name is not UTF-8, holding the map's pin.
+    let mut raw = fx.path().as_os_str().as_bytes().to_vec();
+    raw.extend_from_slice(b"/dir-\xff");
+    let odd = std::path::PathBuf::from(OsString::from_vec(raw));
+    std::fs::create_dir(&odd).expect("mkdir on bpffs");
+    let moved = odd.join("map");
+    std::fs::rename(&fx.map_a, &moved).expect("rename pin");
+    let o = brr_os([
+        OsStr::new("--bpffs"),
+        odd.as_os_str(),
+        OsStr::new("map"),
+        OsStr::new("--json"),
+    ]);
+    // Put things back first so that the fixture cleans up whatever happened.
+    std::fs::rename(&moved, &fx.map_a).expect("rename pin back");
+    std::fs::remove_dir(&odd).expect("rmdir");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let item = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == fx.map.id)
+        .expect("fixture map listed")
+        .clone();
+    assert_eq!(
+        item["pinned_paths"],
+        serde_json::json!([moved.to_string_lossy()])
+    );
 }

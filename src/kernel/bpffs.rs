@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use crate::sys::bpf::{self, ObjKind, ProgWant};
 
@@ -27,42 +27,36 @@ impl Pins {
     }
 }
 
-/// Join and normalise lexically: no repeated or trailing `/`, symlinks kept.
-pub fn normalise(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let parts: Vec<&str> = path
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    let joined = parts.join("/");
-    match (absolute, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_string(),
-        (false, false) => joined,
+/// Normalise lexically: no repeated or trailing `/`, no `.` parts,
+/// symlinks kept. Works on bytes, so a non-UTF-8 root is scanned as given.
+pub fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        if c != Component::CurDir {
+            out.push(c);
+        }
     }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
 }
 
 /// Scan `root` recursively. A missing root, unreadable directories and files
 /// that are not BPF objects are silently skipped: pins are decoration.
 pub fn scan(root: impl AsRef<Path>) -> Pins {
     let mut pins = Pins::default();
-    let base = normalise(&root.as_ref().to_string_lossy());
-    let mut stack = vec![base.clone()];
+    let mut stack = vec![normalise(root.as_ref())];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
-            let name = entry.file_name();
-            let path = if dir.ends_with('/') {
-                format!("{dir}{}", name.to_string_lossy())
-            } else {
-                format!("{dir}/{}", name.to_string_lossy())
-            };
+            let path = dir.join(entry.file_name());
             // file_type() does not follow symlinks: symlinked dirs are not walked.
             match entry.file_type() {
                 Ok(t) if t.is_dir() => stack.push(path),
-                Ok(_) => classify(&entry.path(), &path, &mut pins),
+                Ok(_) => classify(&path, &path.to_string_lossy(), &mut pins),
                 Err(_) => {}
             }
         }
@@ -105,15 +99,20 @@ mod tests {
 
     #[test]
     fn normalise_is_lexical() {
-        assert_eq!(normalise("/sys/fs/bpf/"), "/sys/fs/bpf");
-        assert_eq!(normalise("//sys//fs/bpf//x"), "/sys/fs/bpf/x");
-        assert_eq!(normalise("/"), "/");
-        assert_eq!(normalise("rel/./dir/"), "rel/dir");
+        for (given, want) in [
+            ("/sys/fs/bpf/", "/sys/fs/bpf"),
+            ("//sys//fs/bpf//x", "/sys/fs/bpf/x"),
+            ("/", "/"),
+            ("rel/./dir/", "rel/dir"),
+            ("./", "."),
+        ] {
+            assert_eq!(normalise(Path::new(given)), Path::new(want), "{given}");
+        }
     }
 
     #[test]
     fn missing_root_has_no_pins() {
-        let p = scan("/nonexistent/brr/bpffs");
+        let p = scan(Path::new("/nonexistent/brr/bpffs"));
         assert!(p.progs.is_empty() && p.maps.is_empty() && p.links.is_empty());
     }
 }

@@ -45,7 +45,7 @@ pub struct Request {
     /// Report only this program (checked to exist before capturing).
     pub program_id: Option<u64>,
     /// bpffs root for pinned paths.
-    pub bpffs: String,
+    pub bpffs: std::path::PathBuf,
 }
 
 impl Request {

@@ -14,6 +14,7 @@ use super::Config;
 use crate::activity::ActivityRow;
 use crate::render::listing::activity_table;
 use crate::render::textmode::{commas, fmt_g};
+use crate::values::ValueError;
 
 /// What the event loop must do after a key or message.
 #[derive(Debug, Clone, PartialEq)]
@@ -554,20 +555,20 @@ impl App {
                 self.set_status(s);
                 self.maybe_measure()
             }
-            KeyCode::Enter => match crate::cli::parse_float(&input.text) {
-                Err(_) => {
-                    self.set_status("delay must be a number greater than zero");
-                    Vec::new()
-                }
-                Ok(v) if v <= 0.0 => {
+            KeyCode::Enter => match crate::values::seconds(&input.text) {
+                Err(ValueError::NotPositive) => {
                     self.set_status("delay must be greater than zero");
                     Vec::new()
                 }
-                Ok(v) if v > crate::cli::MAX_SECONDS => {
+                Err(ValueError::AtMost(_)) => {
                     self.set_status(format!(
                         "delay must be at most {}",
-                        fmt_g(crate::cli::MAX_SECONDS)
+                        fmt_g(crate::values::MAX_SECONDS)
                     ));
+                    Vec::new()
+                }
+                Err(_) => {
+                    self.set_status("delay must be a number greater than zero");
                     Vec::new()
                 }
                 Ok(v) => {

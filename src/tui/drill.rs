@@ -23,6 +23,7 @@ use crate::inspect::source::SourceTree;
 use crate::kernel::lines::ProgramImage;
 use crate::profile::{self, events};
 use crate::render::textmode::fmt_g;
+use crate::values::{self, ValueError};
 
 pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 pub const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
@@ -125,18 +126,21 @@ impl Form {
     /// The request these fields describe, or the first validation message.
     pub fn request(&self, id: u32) -> Result<profile::Request, String> {
         let f = |i: usize| self.fields[i].text.trim().to_string();
-        let duration = crate::cli::parse_float(&f(0));
-        let frequency = parse_py_int(&f(1));
-        let (Ok(duration), Some(frequency)) = (duration, frequency) else {
+        let frequency = values::positive_int(&f(1));
+        let Ok(duration) = values::number(&f(0)) else {
             return Err("duration must be numeric and frequency must be an integer".into());
         };
-        if duration <= 0.0 || frequency <= 0 {
+        if frequency == Err(ValueError::NotAnInteger) {
+            return Err("duration must be numeric and frequency must be an integer".into());
+        }
+        if duration <= 0.0 || frequency == Err(ValueError::NotPositive) {
             return Err("duration and frequency must be greater than zero".into());
         }
-        if duration > crate::cli::MAX_SECONDS {
+        let frequency = frequency.map_err(|e| format!("frequency {e}"))?;
+        if duration > values::MAX_SECONDS {
             return Err(format!(
                 "duration must be at most {}",
-                fmt_g(crate::cli::MAX_SECONDS)
+                fmt_g(values::MAX_SECONDS)
             ));
         }
         let event = if f(2).is_empty() { "auto".into() } else { f(2) };
@@ -153,54 +157,20 @@ impl Form {
         if call_graph == "lbr" && !self.kernel {
             return Err("lbr call graph requires kernel/helper samples".into());
         }
-        let auto_int = |s: String| -> Result<Option<i128>, ()> {
-            let s = s.to_lowercase();
-            if s.is_empty() || s == "auto" {
-                Ok(None)
-            } else {
-                parse_py_int(&s).map(Some).ok_or(())
-            }
-        };
-        let pages = match auto_int(f(4)) {
-            Err(()) => return Err("perf buffer pages must be auto or an integer".into()),
-            Ok(Some(p)) if p <= 0 || p > u32::MAX as i128 || (p & (p - 1)) != 0 => {
-                return Err("perf buffer pages must be auto or a positive power of two".into())
-            }
-            Ok(p) => p.map(|p| p as u64),
-        };
-        let drain_ms = match auto_int(f(5)) {
-            Err(()) => return Err("perf drain milliseconds must be auto or an integer".into()),
-            Ok(Some(p)) if p <= 0 => {
-                return Err("perf drain milliseconds must be greater than zero".into())
-            }
-            Ok(p) => p.map(|p| p.min(u32::MAX as i128) as u64),
-        };
+        let pages = values::perf_pages_or_empty(&f(4))?;
+        let drain_ms = values::drain_ms_or_empty(&f(5))?;
         Ok(profile::Request {
             event,
             duration,
-            frequency: frequency.min(u32::MAX as i128) as u64,
+            frequency: frequency.min(u64::from(u32::MAX)),
             kernel_samples: self.kernel,
             call_graph,
             pages,
             drain_ms,
             program_id: Some(id as u64),
-            bpffs: String::new(),
+            bpffs: std::path::PathBuf::new(),
         })
     }
-}
-
-/// Python `int()` of a string: optional sign, digits with single `_`.
-fn parse_py_int(s: &str) -> Option<i128> {
-    let t = s.trim();
-    if t.is_empty() || t.contains("__") || t.ends_with('_') || t.starts_with('_') {
-        return None;
-    }
-    let t = t.replace('_', "");
-    let digits = t.strip_prefix(['+', '-']).unwrap_or(&t);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 30 {
-        return None;
-    }
-    t.parse().ok()
 }
 
 /// Python `repr` of a string, for the search messages.
@@ -819,7 +789,7 @@ impl Drill {
             kernel_samples: true,
             program_id: Some(self.id as u64),
             // The worker fills in its own root.
-            bpffs: String::new(),
+            bpffs: std::path::PathBuf::new(),
             ..self.config.profile.clone()
         }
     }

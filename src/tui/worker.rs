@@ -137,7 +137,7 @@ impl Worker {
     /// one is cancelled first.
     pub fn profile(&mut self, mut job: ProfileJob) {
         self.cancel_profile();
-        job.request.bpffs = self.bpffs.to_string_lossy().into_owned();
+        job.request.bpffs = self.bpffs.clone();
         let stop = Arc::new(StopSignal::new());
         self.profile_stop = Some(Arc::clone(&stop));
         let events = self.events.clone();

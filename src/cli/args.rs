@@ -1,0 +1,503 @@
+//! The clap grammar. Option values are kept as text here and checked after
+//! parsing (`super::finish`), so that each error names the parser that owns
+//! the option (`brr activity: error: argument -d/--duration: ...`) exactly as
+//! the original did, and so that root and `top` values can be merged with
+//! "last one wins".
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub const VERSION_TEXT: &str =
+    "brr 0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
+pub(super) const DESCRIPTION: &str =
+    "eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
+
+/// The original's choice list, kept in the usage text users grep for.
+const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
+       brr [OPTIONS] {prog,activity,top,map,link,btf,perf-events,dump,
+                      dump-compare,profile,completions,man} ...";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "brr",
+    bin_name = "brr",
+    version = "0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).",
+    about = DESCRIPTION,
+    override_usage = ROOT_USAGE
+)]
+pub(super) struct RootArgs {
+    #[arg(
+        long,
+        value_name = "BPFFS",
+        help = "bpffs root scanned for pinned paths (default /sys/fs/bpf)."
+    )]
+    pub bpffs: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    pub extended: bool,
+    #[arg(
+        short = 'c',
+        long,
+        help = "Show cumulative runtime columns and the NS_PER/s rate."
+    )]
+    pub cumulative: bool,
+    #[command(flatten)]
+    pub top: TopArgs,
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub(super) struct OutputFlags {
+    #[arg(long, help = "Print JSON.")]
+    pub json: bool,
+    #[arg(long, help = "Print CSV.")]
+    pub csv: bool,
+    #[arg(long, help = "Indent JSON output (requires --json).")]
+    pub pretty: bool,
+}
+
+impl OutputFlags {
+    pub fn any(&self) -> bool {
+        self.json || self.csv || self.pretty
+    }
+
+    pub fn or(&self, other: &OutputFlags) -> OutputFlags {
+        OutputFlags {
+            json: self.json || other.json,
+            csv: self.csv || other.csv,
+            pretty: self.pretty || other.pretty,
+        }
+    }
+}
+
+/// `top` options, accepted at root level (bare `brr`) and by `brr top`.
+#[derive(Args, Debug, Clone, Default)]
+pub(super) struct TopArgs {
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "SECONDS",
+        help = "Length of each activity sampling window in seconds (default 1)."
+    )]
+    pub delay: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Rows in the textmode activity table; 0 shows all (default 20)."
+    )]
+    pub limit: Option<String>,
+    #[arg(long, hide = true)]
+    pub all: bool,
+    #[arg(
+        long,
+        value_name = "EVENT",
+        help = "Perf event to sample (default auto; see 'brr perf-events')."
+    )]
+    pub event: Option<String>,
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        help = "Profile length in seconds (default 5)."
+    )]
+    pub profile_duration: Option<String>,
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "HZ",
+        help = "Sampling frequency in Hz (default 997)."
+    )]
+    pub frequency: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Detailed hotspot rows per bucket; 0 = unlimited (default 10 in textmode, unlimited in the TUI)."
+    )]
+    pub line_limit: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Keep only the first N detail rows of the textmode inspect table; 0 = all."
+    )]
+    pub source_limit: Option<String>,
+    #[arg(long, help = "Print one text snapshot and exit.")]
+    pub textmode: bool,
+    #[arg(long, help = "Profile the top program (or --program-id) in textmode.")]
+    pub profile_top: bool,
+    #[arg(
+        long,
+        help = "Fold helper/kernel rows into their source lines (textmode with --profile-top)."
+    )]
+    pub collapse_samples: bool,
+    #[arg(
+        long,
+        help = "Capture callchains and attribute kernel time under eBPF programs."
+    )]
+    pub kernel_samples: bool,
+    #[arg(
+        long,
+        help = "Show exact kernel IPs instead of functions (requires --kernel-samples)."
+    )]
+    pub kernel_ip_detail: bool,
+    #[arg(
+        long,
+        value_name = "{fp,lbr}",
+        help = "Callchain source (default fp; lbr requires --kernel-samples)."
+    )]
+    pub call_graph: Option<String>,
+    #[arg(
+        long,
+        value_name = "PROG_ID",
+        help = "Inspect this program instead of the top activity row."
+    )]
+    pub program_id: Option<String>,
+    #[arg(
+        long,
+        value_name = "{source,mixed}",
+        help = "Inspect view: source lines, or source lines with instructions (default source)."
+    )]
+    pub inspect_mode: Option<String>,
+    #[arg(long, help = "Light colour theme.")]
+    pub light: bool,
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
+    )]
+    pub devmode: Option<Option<PathBuf>>,
+    #[arg(
+        long,
+        value_name = "auto|PAGES",
+        help = "Perf ring data pages per CPU: auto or a power of two."
+    )]
+    pub perf_buffer_pages: Option<String>,
+    #[arg(
+        long,
+        value_name = "auto|MS",
+        help = "Perf ring drain interval: auto or milliseconds."
+    )]
+    pub perf_drain_ms: Option<String>,
+    #[arg(long, help = "Exit 1 when the profile is incomplete.")]
+    pub fail_on_loss: bool,
+}
+
+impl TopArgs {
+    /// Whether any option was given (root-level top options need a top command).
+    pub fn any(&self) -> bool {
+        let TopArgs {
+            delay,
+            limit,
+            all,
+            event,
+            profile_duration,
+            frequency,
+            line_limit,
+            source_limit,
+            textmode,
+            profile_top,
+            collapse_samples,
+            kernel_samples,
+            kernel_ip_detail,
+            call_graph,
+            program_id,
+            inspect_mode,
+            light,
+            devmode,
+            perf_buffer_pages,
+            perf_drain_ms,
+            fail_on_loss,
+        } = self;
+        [
+            delay,
+            limit,
+            event,
+            profile_duration,
+            frequency,
+            line_limit,
+            source_limit,
+            call_graph,
+            program_id,
+            inspect_mode,
+            perf_buffer_pages,
+            perf_drain_ms,
+        ]
+        .iter()
+        .any(|v| v.is_some())
+            || devmode.is_some()
+            || [
+                *all,
+                *textmode,
+                *profile_top,
+                *collapse_samples,
+                *kernel_samples,
+                *kernel_ip_detail,
+                *light,
+                *fail_on_loss,
+            ]
+            .iter()
+            .any(|&b| b)
+    }
+
+    /// `self` (root level) overridden by `later` (the `top` subcommand).
+    pub fn then(self, later: TopArgs) -> TopArgs {
+        TopArgs {
+            delay: later.delay.or(self.delay),
+            limit: later.limit.or(self.limit),
+            all: later.all || self.all,
+            event: later.event.or(self.event),
+            profile_duration: later.profile_duration.or(self.profile_duration),
+            frequency: later.frequency.or(self.frequency),
+            line_limit: later.line_limit.or(self.line_limit),
+            source_limit: later.source_limit.or(self.source_limit),
+            textmode: later.textmode || self.textmode,
+            profile_top: later.profile_top || self.profile_top,
+            collapse_samples: later.collapse_samples || self.collapse_samples,
+            kernel_samples: later.kernel_samples || self.kernel_samples,
+            kernel_ip_detail: later.kernel_ip_detail || self.kernel_ip_detail,
+            call_graph: later.call_graph.or(self.call_graph),
+            program_id: later.program_id.or(self.program_id),
+            inspect_mode: later.inspect_mode.or(self.inspect_mode),
+            light: later.light || self.light,
+            devmode: later.devmode.or(self.devmode),
+            perf_buffer_pages: later.perf_buffer_pages.or(self.perf_buffer_pages),
+            perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
+            fail_on_loss: later.fail_on_loss || self.fail_on_loss,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum Sub {
+    #[command(about = "List loaded eBPF programs.")]
+    Prog(ProgArgs),
+    #[command(about = "Show eBPF program runtime deltas.")]
+    Activity(ActivityArgs),
+    #[command(about = "Show the live eBPF top TUI.")]
+    Top(TopSubArgs),
+    #[command(about = "List loaded eBPF maps.")]
+    Map(MapLinkArgs),
+    #[command(about = "List loaded eBPF links.")]
+    Link(MapLinkArgs),
+    #[command(about = "List loaded BTF objects.")]
+    Btf(BtfArgs),
+    #[command(about = "List brr-supported perf events openable on this host.")]
+    PerfEvents(PerfEventsArgs),
+    // PROG_ID is optional to clap only so that `dump --devmode 42` can be
+    // read as the ID (see `split_devmode_id`); it is required.
+    #[command(
+        about = "Dump translated instructions and source-line metadata for a program.",
+        override_usage = "brr dump [OPTIONS] PROG_ID"
+    )]
+    Dump(DumpArgs),
+    #[command(
+        about = "Compare brr dump output with bpftool source-line metadata.",
+        override_usage = "brr dump-compare [OPTIONS] PROG_ID"
+    )]
+    DumpCompare(DumpCompareArgs),
+    #[command(about = "Profile BPF JIT execution with native perf_event_open sampling.")]
+    Profile(ProfileCliArgs),
+    #[command(about = "Print a shell completion script.")]
+    Completions(CompletionsArgs),
+    #[command(about = "Print the man page (roff).")]
+    Man,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ProgArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    pub extended: bool,
+    #[arg(
+        long,
+        help = "Enable runtime statistics while reading and show the cumulative RUN_CNT and RUN_TIME_NS counters (accumulated whenever statistics were enabled; this does not measure an interval)."
+    )]
+    pub stats: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ActivityArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(
+        short = 'c',
+        long,
+        help = "Show cumulative runtime columns and the NS_PER/s rate."
+    )]
+    pub cumulative: bool,
+    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    pub extended: bool,
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "SECONDS",
+        help = "Measurement window in seconds (default 5)."
+    )]
+    pub duration: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Show at most N rows; 0 shows all (default 20)."
+    )]
+    pub limit: Option<String>,
+    #[arg(long, help = "Also show programs that did not run during the window.")]
+    pub all: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct TopSubArgs {
+    #[command(flatten)]
+    pub top: TopArgs,
+    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    pub extended: bool,
+    #[arg(
+        short = 'c',
+        long,
+        help = "Show cumulative runtime columns and the NS_PER/s rate."
+    )]
+    pub cumulative: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct MapLinkArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(short = 'x', long, help = "Add the PINNED column.")]
+    pub extended: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct BtfArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct PerfEventsArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "HZ",
+        help = "Sampling frequency in Hz (default 997)."
+    )]
+    pub frequency: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct DumpArgs {
+    #[arg(value_name = "PROG_ID", help = "eBPF program ID")]
+    pub prog_id: Option<String>,
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
+    )]
+    pub devmode: Option<Option<PathBuf>>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct DumpCompareArgs {
+    #[arg(value_name = "PROG_ID", help = "eBPF program ID")]
+    pub prog_id: Option<String>,
+    #[command(flatten)]
+    pub out: OutputFlags,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ProfileCliArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    pub extended: bool,
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
+    )]
+    pub devmode: Option<Option<PathBuf>>,
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "SECONDS",
+        help = "Capture length in seconds (default 5)."
+    )]
+    pub duration: Option<String>,
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "HZ",
+        help = "Sampling frequency in Hz (default 997)."
+    )]
+    pub frequency: Option<String>,
+    #[arg(
+        long,
+        value_name = "EVENT",
+        help = "Perf event to sample (default auto; see 'brr perf-events')."
+    )]
+    pub event: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Show at most N programs; 0 shows all (default 20)."
+    )]
+    pub limit: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Show at most N hotspot rows per program and list; 0 shows all (default 10)."
+    )]
+    pub line_limit: Option<String>,
+    #[arg(long, value_name = "PROG_ID", help = "Report only this program.")]
+    pub program_id: Option<String>,
+    #[arg(
+        long,
+        help = "Capture callchains and attribute kernel time under eBPF programs."
+    )]
+    pub kernel_samples: bool,
+    #[arg(
+        long,
+        help = "Show exact kernel IPs instead of functions (requires --kernel-samples)."
+    )]
+    pub kernel_ip_detail: bool,
+    #[arg(
+        long,
+        value_name = "{fp,lbr}",
+        help = "Callchain source (default fp; lbr requires --kernel-samples)."
+    )]
+    pub call_graph: Option<String>,
+    #[arg(
+        short = 'w',
+        long,
+        help = "Show addresses, full source paths and the SAMPLES column."
+    )]
+    pub wide: bool,
+    #[arg(
+        long,
+        value_name = "auto|PAGES",
+        help = "Data pages per CPU ring: auto or a power of two (default auto)."
+    )]
+    pub perf_buffer_pages: Option<String>,
+    #[arg(
+        long,
+        value_name = "auto|MS",
+        help = "Longest interval between ring sweeps: auto or whole milliseconds (default auto)."
+    )]
+    pub perf_drain_ms: Option<String>,
+    #[arg(long, help = "Exit 1 when the profile is incomplete.")]
+    pub fail_on_loss: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct CompletionsArgs {
+    #[arg(value_name = "SHELL", value_enum, help = "Shell to complete for.")]
+    pub shell: clap_complete::Shell,
+}

@@ -1,0 +1,841 @@
+//! Command line: clap definitions (`args`), the post-parse rules of the CLI
+//! spec §2.7, the original's one-line error texts, completions and man page.
+//!
+//! Every usage error is a single line on stderr, exit 2; texts the original's
+//! users match (`brr activity: error: argument -d/--duration: ...`) are kept.
+
+mod args;
+mod docs;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::error::BrrError;
+use crate::render::Format;
+use crate::values::{self, ValueError};
+
+pub use crate::values::MAX_SECONDS;
+pub use args::VERSION_TEXT;
+
+use args::{OutputFlags, RootArgs, Sub, TopArgs};
+
+/// `top` (and bare `brr`) settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopOptions {
+    pub delay: f64,
+    pub limit: usize,
+    pub event: String,
+    pub profile_duration: f64,
+    pub frequency: u64,
+    /// None: 10 in textmode, unlimited in the TUI.
+    pub line_limit: Option<usize>,
+    pub source_limit: usize,
+    pub textmode: bool,
+    pub profile_top: bool,
+    pub collapse_samples: bool,
+    pub kernel_samples: bool,
+    pub kernel_ip_detail: bool,
+    pub call_graph: String,
+    pub program_id: Option<u32>,
+    pub mixed: bool,
+    pub light: bool,
+    /// Some(empty path) for a bare `--devmode`.
+    pub devmode: Option<PathBuf>,
+    /// 0 = auto.
+    pub perf_buffer_pages: u64,
+    /// 0 = auto.
+    pub perf_drain_ms: u64,
+    pub fail_on_loss: bool,
+}
+
+/// The command to run, with its own options.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Prog {
+        stats: bool,
+    },
+    Activity {
+        duration: f64,
+        limit: usize,
+        all: bool,
+    },
+    Map,
+    Link,
+    Btf,
+    Dump {
+        prog_id: u32,
+        /// Some(empty path) for a bare `--devmode`.
+        devmode: Option<PathBuf>,
+    },
+    DumpCompare {
+        prog_id: u32,
+    },
+    Top(TopOptions),
+    PerfEvents {
+        frequency: u64,
+    },
+    Profile(ProfileArgs),
+}
+
+/// `brr profile` options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileArgs {
+    pub duration: f64,
+    pub frequency: u64,
+    pub event: String,
+    pub limit: usize,
+    pub line_limit: usize,
+    pub program_id: Option<u32>,
+    pub kernel_samples: bool,
+    pub kernel_ip_detail: bool,
+    /// `fp` or `lbr`.
+    pub call_graph: &'static str,
+    pub wide: bool,
+    /// None = auto.
+    pub perf_buffer_pages: Option<u64>,
+    /// None = auto.
+    pub perf_drain_ms: Option<u64>,
+    pub fail_on_loss: bool,
+    /// `--devmode [DIR]`: Some(empty path) when given without a directory.
+    pub devmode: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cli {
+    pub bpffs: PathBuf,
+    pub format: Format,
+    pub extended: bool,
+    pub cumulative: bool,
+    pub command: Command,
+}
+
+/// What a successful parse asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    Run(Cli),
+    /// Print this text on stdout and exit 0 (`--help`, `--version`,
+    /// `completions`, `man`).
+    Print(String),
+}
+
+pub const EVENT_NAMES: &[&str] = &[
+    "auto",
+    "cycles:ppp",
+    "cycles:pp",
+    "cycles:p",
+    "cycles",
+    "cpu-clock",
+    "instructions",
+    "cache-references",
+    "cache-misses",
+    "branches",
+    "branch-misses",
+    "bus-cycles",
+    "stalled-cycles-frontend",
+    "stalled-cycles-backend",
+    "ref-cycles",
+];
+
+const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
+
+/// Python `repr()` of a string, for `invalid choice: 'x'` style messages.
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// The whole grammar as a clap command (also used for completions and man).
+pub fn command() -> clap::Command {
+    configure(RootArgs::command())
+}
+
+/// Settings every level shares: argparse's "last one wins" for repeated
+/// options, `brr dump -5` as a value, unique prefixes of long options, and
+/// no `help` subcommand (the original has none).
+fn configure(mut cmd: clap::Command) -> clap::Command {
+    let valued: Vec<String> = cmd
+        .get_arguments()
+        .filter(|a| a.get_action().takes_values())
+        .map(|a| a.get_id().to_string())
+        .collect();
+    for id in valued {
+        cmd = cmd.mut_arg(id, |a| a.allow_negative_numbers(true));
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, configure);
+    }
+    cmd.args_override_self(true)
+        .infer_long_args(true)
+        .disable_help_subcommand(true)
+        .color(clap::ColorChoice::Never)
+        .styles(clap::builder::Styles::plain())
+}
+
+/// Help wraps to the terminal, or to 80 columns when stdout is not one
+/// (COLUMNS alone does not count: piped help should not depend on it).
+fn help_width() -> usize {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        if let Ok((w, _)) = ratatui::crossterm::terminal::size() {
+            if w >= 20 {
+                return usize::from(w);
+            }
+        }
+    }
+    80
+}
+
+/// Parse the arguments after the program name. Never panics, whatever the
+/// bytes: the result is a command, text to print, or a usage error.
+pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
+    let cmd = command().term_width(help_width());
+    let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
+    let matches = match cmd.clone().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => return clap_outcome(&cmd, args, e),
+    };
+    let root = match RootArgs::from_arg_matches(&matches) {
+        Ok(r) => r,
+        Err(e) => return clap_outcome(&cmd, args, e),
+    };
+    finish(root)
+}
+
+fn context_text(e: &clap::Error, kind: ContextKind) -> Option<String> {
+    match e.get(kind)? {
+        ContextValue::String(s) => Some(s.clone()),
+        ContextValue::StyledStr(s) => Some(s.to_string()),
+        ContextValue::Strings(v) => Some(v.join(" ")),
+        _ => None,
+    }
+}
+
+fn context_list(e: &clap::Error, kind: ContextKind) -> Vec<String> {
+    match e.get(kind) {
+        Some(ContextValue::Strings(v)) => v.clone(),
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// The subcommand level an error happened at, and its argparse name
+/// (`brr activity`). clap's errors do not all say, so the arguments are
+/// parsed again with errors ignored, which stops at the same level.
+fn error_level(root: &clap::Command, args: &[OsString]) -> (clap::Command, String) {
+    fn lenient(cmd: clap::Command) -> clap::Command {
+        let subs: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .collect();
+        let mut cmd = cmd.ignore_errors(true);
+        for name in subs {
+            cmd = cmd.mut_subcommand(name, lenient);
+        }
+        cmd
+    }
+    let mut cmd = root.clone();
+    let mut prog = String::from("brr");
+    let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
+    let Ok(matches) = lenient(root.clone()).try_get_matches_from(argv) else {
+        return (cmd, prog);
+    };
+    let mut at = &matches;
+    while let Some((name, sub_matches)) = at.subcommand() {
+        let Some(sub) = cmd.find_subcommand(name).cloned() else {
+            break;
+        };
+        prog.push(' ');
+        prog.push_str(name);
+        cmd = sub;
+        at = sub_matches;
+    }
+    (cmd, prog)
+}
+
+/// argparse's name for an argument: `-d/--duration`, `--limit`, `PROG_ID`.
+fn arg_label(cmd: &clap::Command, shown: &str) -> String {
+    let word = shown.split_whitespace().next().unwrap_or(shown);
+    let found = cmd.get_arguments().find(|a| {
+        if let Some(long) = word.strip_prefix("--") {
+            a.get_long() == Some(long)
+        } else if let Some(short) = word.strip_prefix('-') {
+            let mut cs = short.chars();
+            matches!((cs.next(), cs.next()), (Some(c), None) if a.get_short() == Some(c))
+        } else {
+            a.is_positional()
+                && a.get_value_names()
+                    .and_then(|v| v.first())
+                    .is_some_and(|n| word.trim_matches(['<', '>']) == n.as_str())
+        }
+    });
+    match found {
+        Some(a) if a.is_positional() => word.trim_matches(['<', '>']).to_string(),
+        Some(a) => match (a.get_short(), a.get_long()) {
+            (Some(s), Some(l)) => format!("-{s}/--{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, Some(l)) => format!("--{l}"),
+            (None, None) => word.to_string(),
+        },
+        None => word.trim_matches(['<', '>']).to_string(),
+    }
+}
+
+/// A usage error line; control characters from the arguments are escaped
+/// so that it stays one line.
+fn usage(prog: &str, msg: &str) -> BrrError {
+    let mut line = format!("{prog}: error: ");
+    for c in msg.chars() {
+        if c.is_control() {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
+    }
+    BrrError::Usage(line)
+}
+
+fn quoted_list<S: AsRef<str>>(items: &[S]) -> String {
+    items
+        .iter()
+        .map(|s| py_repr(s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Turn a clap outcome into ours: help and version are text to print,
+/// everything else one error line in the original's words where it had them.
+fn clap_outcome(
+    root: &clap::Command,
+    args: &[OsString],
+    e: clap::Error,
+) -> Result<Parsed, BrrError> {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            return Ok(Parsed::Print(e.render().to_string().trim_end().to_string()));
+        }
+        ErrorKind::DisplayVersion => return Ok(Parsed::Print(VERSION_TEXT.to_string())),
+        _ => {}
+    }
+    let (level, prog) = error_level(root, args);
+    let arg = context_text(&e, ContextKind::InvalidArg);
+    let bad = context_text(&e, ContextKind::InvalidValue);
+    let err = match e.kind() {
+        ErrorKind::UnknownArgument => {
+            let token = arg.unwrap_or_default();
+            match ambiguous(&level, &token) {
+                Some(longs) => usage(
+                    &prog,
+                    &format!("ambiguous option: {token} could match {}", longs.join(", ")),
+                ),
+                None => usage("brr", &format!("unrecognized arguments: {token}")),
+            }
+        }
+        ErrorKind::InvalidSubcommand => {
+            let token = context_text(&e, ContextKind::InvalidSubcommand).unwrap_or_default();
+            let names: Vec<&str> = root.get_subcommands().map(|s| s.get_name()).collect();
+            usage(
+                "brr",
+                &format!(
+                    "argument object_type: invalid choice: {} (choose from {})",
+                    py_repr(&token),
+                    quoted_list(&names)
+                ),
+            )
+        }
+        ErrorKind::InvalidValue if bad.as_deref().unwrap_or("").is_empty() => usage(
+            &prog,
+            &format!(
+                "argument {}: expected one argument",
+                arg_label(&level, arg.as_deref().unwrap_or(""))
+            ),
+        ),
+        ErrorKind::InvalidValue => usage(
+            &prog,
+            &format!(
+                "argument {}: invalid choice: {} (choose from {})",
+                arg_label(&level, arg.as_deref().unwrap_or("")),
+                py_repr(bad.as_deref().unwrap_or("")),
+                quoted_list(&context_list(&e, ContextKind::ValidValue))
+            ),
+        ),
+        ErrorKind::TooManyValues => usage(
+            &prog,
+            &format!(
+                "argument {}: ignored explicit argument {}",
+                arg_label(&level, arg.as_deref().unwrap_or("")),
+                py_repr(bad.as_deref().unwrap_or(""))
+            ),
+        ),
+        _ => {
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or("invalid arguments");
+            usage(&prog, line.strip_prefix("error: ").unwrap_or(line))
+        }
+    };
+    Err(err)
+}
+
+/// The long options a `--prefix` token could mean, when more than one.
+fn ambiguous(cmd: &clap::Command, token: &str) -> Option<Vec<String>> {
+    let name = token.strip_prefix("--")?;
+    let name = name.split('=').next().unwrap_or(name);
+    if name.is_empty() {
+        return None;
+    }
+    let mut args: Vec<&clap::Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
+    // Declaration order, as the original lists them.
+    args.sort_by_key(|a| a.get_display_order());
+    let hits: Vec<String> = args
+        .iter()
+        .filter_map(|a| a.get_long())
+        .chain(std::iter::once("help"))
+        .filter(|l| l.starts_with(name))
+        .map(|l| format!("--{l}"))
+        .collect();
+    (hits.len() > 1).then_some(hits)
+}
+
+/// Check one option's text; errors name the parser (`prog`) and option.
+fn check<T>(
+    prog: &str,
+    label: &str,
+    raw: Option<&String>,
+    f: impl Fn(&str) -> Result<T, ValueError>,
+) -> Result<Option<T>, BrrError> {
+    raw.map(|r| f(r).map_err(|e| usage(prog, &format!("argument {label}: {e}"))))
+        .transpose()
+}
+
+fn check_event(prog: &str, raw: Option<&String>) -> Result<String, BrrError> {
+    match raw {
+        None => Ok("auto".to_string()),
+        Some(e) if EVENT_NAMES.contains(&e.as_str()) => Ok(e.clone()),
+        Some(e) => Err(usage(
+            prog,
+            &format!(
+                "argument --event: unsupported perf event {}; run 'brr perf-events' to list openable events; expected one of: {}",
+                py_repr(e),
+                EVENT_NAMES.join(", ")
+            ),
+        )),
+    }
+}
+
+fn check_choice(
+    prog: &str,
+    label: &str,
+    raw: Option<&String>,
+    allowed: &[&'static str],
+) -> Result<Option<&'static str>, BrrError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    match allowed.iter().find(|a| **a == raw.as_str()) {
+        Some(a) => Ok(Some(a)),
+        None => Err(usage(
+            prog,
+            &format!(
+                "argument {label}: invalid choice: {} (choose from {})",
+                py_repr(raw),
+                quoted_list(allowed)
+            ),
+        )),
+    }
+}
+
+fn usize_of(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// `--devmode` as the commands take it: Some(empty) for the bare flag.
+fn devmode_path(d: Option<Option<PathBuf>>) -> Option<PathBuf> {
+    d.map(Option::unwrap_or_default)
+}
+
+/// Validate `top` option texts; `prog` is the parser they were given to.
+fn top_options(prog: &str, t: &TopArgs) -> Result<TopOptions, BrrError> {
+    let top_style =
+        |label: &str, raw: Option<&String>, f: fn(&str) -> Result<Option<u64>, String>| {
+            raw.map(|r| f(r).map_err(|m| usage(prog, &format!("argument {label}: {m}"))))
+                .transpose()
+                .map(|v| v.flatten().unwrap_or(0))
+        };
+    let delay = check(prog, "-d/--delay", t.delay.as_ref(), values::seconds)?;
+    let limit = check(prog, "--limit", t.limit.as_ref(), values::non_negative_int)?;
+    let event = check_event(prog, t.event.as_ref())?;
+    let profile_duration = check(
+        prog,
+        "--profile-duration",
+        t.profile_duration.as_ref(),
+        values::seconds,
+    )?;
+    let frequency = check(
+        prog,
+        "-F/--frequency",
+        t.frequency.as_ref(),
+        values::positive_int,
+    )?;
+    let line_limit = check(
+        prog,
+        "--line-limit",
+        t.line_limit.as_ref(),
+        values::non_negative_int,
+    )?;
+    let source_limit = check(
+        prog,
+        "--source-limit",
+        t.source_limit.as_ref(),
+        values::non_negative_int,
+    )?;
+    let call_graph = check_choice(prog, "--call-graph", t.call_graph.as_ref(), &["fp", "lbr"])?;
+    let program_id = check(
+        prog,
+        "--program-id",
+        t.program_id.as_ref(),
+        values::object_id,
+    )?;
+    let inspect_mode = check_choice(
+        prog,
+        "--inspect-mode",
+        t.inspect_mode.as_ref(),
+        &["source", "mixed"],
+    )?;
+    let perf_buffer_pages = top_style(
+        "--perf-buffer-pages",
+        t.perf_buffer_pages.as_ref(),
+        values::perf_pages_or_empty,
+    )?;
+    let perf_drain_ms = top_style(
+        "--perf-drain-ms",
+        t.perf_drain_ms.as_ref(),
+        values::drain_ms_or_empty,
+    )?;
+    Ok(TopOptions {
+        delay: delay.unwrap_or(1.0),
+        limit: usize_of(limit.unwrap_or(20)),
+        event,
+        profile_duration: profile_duration.unwrap_or(5.0),
+        frequency: frequency.unwrap_or(997),
+        line_limit: line_limit.map(usize_of),
+        source_limit: usize_of(source_limit.unwrap_or(0)),
+        textmode: t.textmode,
+        profile_top: t.profile_top,
+        collapse_samples: t.collapse_samples,
+        kernel_samples: t.kernel_samples,
+        kernel_ip_detail: t.kernel_ip_detail,
+        call_graph: call_graph.unwrap_or("fp").to_string(),
+        program_id,
+        mixed: inspect_mode == Some("mixed"),
+        light: t.light,
+        devmode: devmode_path(t.devmode.clone()),
+        perf_buffer_pages,
+        perf_drain_ms,
+        fail_on_loss: t.fail_on_loss,
+    })
+}
+
+fn prog_id(prog: &str, raw: Option<&String>) -> Result<u32, BrrError> {
+    check(prog, "PROG_ID", raw, values::object_id)?
+        .ok_or_else(|| usage(prog, "the following arguments are required: PROG_ID"))
+}
+
+/// `brr dump --devmode 632`: the optional DIR took the program ID. With no
+/// other PROG_ID given, a number there is the ID and DIR is the default.
+fn split_devmode_id(
+    id: Option<String>,
+    devmode: Option<Option<PathBuf>>,
+) -> (Option<String>, Option<Option<PathBuf>>) {
+    if id.is_none() {
+        if let Some(Some(dir)) = &devmode {
+            if let Some(digits) = dir
+                .to_str()
+                .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return (Some(digits.to_string()), Some(None));
+            }
+        }
+    }
+    (id, devmode)
+}
+
+/// Value checks and the post-parse rules (spec §2.7), first failure wins.
+fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
+    // argparse converts values while parsing: root options first.
+    let root_top = top_options("brr", &root.top)?;
+    let root_top_given = root.top.any();
+    let mut extended = root.extended;
+    let mut cumulative = root.cumulative;
+    let mut out = root.out.clone();
+    let mut kernel_checks: Option<(bool, bool, bool)> = None;
+    let command = match root.command {
+        None => {
+            if root.out.any() {
+                return Err(usage(
+                    "brr",
+                    "--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs",
+                ));
+            }
+            Command::Top(root_top)
+        }
+        Some(sub) => {
+            let sub_name = sub_name(&sub);
+            let prog = format!("brr {sub_name}");
+            let command = match sub_command(
+                &prog,
+                sub,
+                &root.top,
+                &mut out,
+                &mut extended,
+                &mut cumulative,
+            )? {
+                Ok(command) => command,
+                Err(text) => return Ok(Parsed::Print(text)),
+            };
+            if sub_name != "top" && root_top_given {
+                return Err(usage(
+                    "brr",
+                    "top options may only be used with bare 'brr' or the 'top' command",
+                ));
+            }
+            if sub_name == "top" && root.out.any() {
+                return Err(usage(
+                    "brr",
+                    "--json, --csv, and --pretty are not supported by top",
+                ));
+            }
+            command
+        }
+    };
+    if out.json && out.csv {
+        return Err(usage("brr", "--json and --csv are mutually exclusive"));
+    }
+    if out.pretty && !out.json {
+        return Err(usage("brr", "--pretty requires --json"));
+    }
+    match &command {
+        Command::Top(t) => {
+            kernel_checks = Some((t.call_graph == "lbr", t.kernel_ip_detail, t.kernel_samples))
+        }
+        Command::Profile(p) => {
+            kernel_checks = Some((p.call_graph == "lbr", p.kernel_ip_detail, p.kernel_samples))
+        }
+        _ => {}
+    }
+    if let Some((lbr, ip_detail, kernel_samples)) = kernel_checks {
+        if lbr && !kernel_samples {
+            return Err(usage("brr", "--call-graph lbr requires --kernel-samples"));
+        }
+        if ip_detail && !kernel_samples {
+            return Err(usage("brr", "--kernel-ip-detail requires --kernel-samples"));
+        }
+    }
+    if let Command::Top(t) = &command {
+        if t.collapse_samples && !(t.textmode && t.profile_top) {
+            return Err(usage(
+                "brr",
+                "--collapse-samples requires --textmode and --profile-top",
+            ));
+        }
+    }
+    let format = if out.json {
+        Format::Json { pretty: out.pretty }
+    } else if out.csv {
+        Format::Csv
+    } else {
+        Format::Text
+    };
+    Ok(Parsed::Run(Cli {
+        bpffs: root
+            .bpffs
+            .unwrap_or_else(|| Path::new(DEFAULT_BPFFS).to_path_buf()),
+        format,
+        extended,
+        cumulative,
+        command,
+    }))
+}
+
+fn sub_name(sub: &Sub) -> &'static str {
+    match sub {
+        Sub::Prog(_) => "prog",
+        Sub::Activity(_) => "activity",
+        Sub::Top(_) => "top",
+        Sub::Map(_) => "map",
+        Sub::Link(_) => "link",
+        Sub::Btf(_) => "btf",
+        Sub::PerfEvents(_) => "perf-events",
+        Sub::Dump(_) => "dump",
+        Sub::DumpCompare(_) => "dump-compare",
+        Sub::Profile(_) => "profile",
+        Sub::Completions(_) => "completions",
+        Sub::Man => "man",
+    }
+}
+
+/// One subcommand's values, checked; output flags and -x/-c are OR-ed into
+/// the root's. `completions` and `man` give their text instead.
+fn sub_command(
+    prog: &str,
+    sub: Sub,
+    root_top: &TopArgs,
+    out: &mut OutputFlags,
+    extended: &mut bool,
+    cumulative: &mut bool,
+) -> Result<Result<Command, String>, BrrError> {
+    let mut merge_out = |o: &OutputFlags| *out = out.or(o);
+    Ok(Ok(match sub {
+        Sub::Prog(a) => {
+            merge_out(&a.out);
+            *extended |= a.extended;
+            Command::Prog { stats: a.stats }
+        }
+        Sub::Activity(a) => {
+            merge_out(&a.out);
+            *extended |= a.extended;
+            *cumulative |= a.cumulative;
+            let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
+            let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+            Command::Activity {
+                duration: duration.unwrap_or(5.0),
+                limit: usize_of(limit.unwrap_or(20)),
+                all: a.all,
+            }
+        }
+        Sub::Top(a) => {
+            *extended |= a.extended;
+            *cumulative |= a.cumulative;
+            top_options(prog, &a.top)?;
+            Command::Top(top_options(prog, &root_top.clone().then(a.top))?)
+        }
+        Sub::Map(a) => {
+            merge_out(&a.out);
+            *extended |= a.extended;
+            Command::Map
+        }
+        Sub::Link(a) => {
+            merge_out(&a.out);
+            *extended |= a.extended;
+            Command::Link
+        }
+        Sub::Btf(a) => {
+            merge_out(&a.out);
+            Command::Btf
+        }
+        Sub::PerfEvents(a) => {
+            merge_out(&a.out);
+            let frequency = check(
+                prog,
+                "-F/--frequency",
+                a.frequency.as_ref(),
+                values::positive_int,
+            )?;
+            Command::PerfEvents {
+                frequency: frequency.unwrap_or(997),
+            }
+        }
+        Sub::Dump(a) => {
+            merge_out(&a.out);
+            let (id, devmode) = split_devmode_id(a.prog_id, a.devmode);
+            Command::Dump {
+                prog_id: prog_id(prog, id.as_ref())?,
+                devmode: devmode_path(devmode),
+            }
+        }
+        Sub::DumpCompare(a) => {
+            merge_out(&a.out);
+            Command::DumpCompare {
+                prog_id: prog_id(prog, a.prog_id.as_ref())?,
+            }
+        }
+        Sub::Profile(a) => {
+            merge_out(&a.out);
+            *extended |= a.extended;
+            let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
+            let frequency = check(
+                prog,
+                "-F/--frequency",
+                a.frequency.as_ref(),
+                values::positive_int,
+            )?;
+            let event = check_event(prog, a.event.as_ref())?;
+            let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+            let line_limit = check(
+                prog,
+                "--line-limit",
+                a.line_limit.as_ref(),
+                values::non_negative_int,
+            )?;
+            let program_id = check(
+                prog,
+                "--program-id",
+                a.program_id.as_ref(),
+                values::object_id,
+            )?;
+            let call_graph =
+                check_choice(prog, "--call-graph", a.call_graph.as_ref(), &["fp", "lbr"])?;
+            let pages = check(
+                prog,
+                "--perf-buffer-pages",
+                a.perf_buffer_pages.as_ref(),
+                values::perf_pages,
+            )?;
+            let drain = check(
+                prog,
+                "--perf-drain-ms",
+                a.perf_drain_ms.as_ref(),
+                values::drain_ms,
+            )?;
+            Command::Profile(ProfileArgs {
+                duration: duration.unwrap_or(5.0),
+                frequency: frequency.unwrap_or(997),
+                event,
+                limit: usize_of(limit.unwrap_or(20)),
+                line_limit: usize_of(line_limit.unwrap_or(10)),
+                program_id,
+                kernel_samples: a.kernel_samples,
+                kernel_ip_detail: a.kernel_ip_detail,
+                call_graph: call_graph.unwrap_or("fp"),
+                wide: a.wide,
+                perf_buffer_pages: pages.flatten(),
+                perf_drain_ms: drain.flatten(),
+                fail_on_loss: a.fail_on_loss,
+                devmode: devmode_path(a.devmode),
+            })
+        }
+        Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
+        Sub::Man => return Ok(Err(docs::man_page())),
+    }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,627 @@
+//! Grammar tests on `parse`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+fn run(s: &str) -> Result<Parsed, BrrError> {
+    let args: Vec<std::ffi::OsString> = s.split_whitespace().map(Into::into).collect();
+    parse(&args)
+}
+
+fn cli(s: &str) -> Cli {
+    match run(s) {
+        Ok(Parsed::Run(c)) => c,
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
+fn err_line(s: &str) -> String {
+    match run(s) {
+        Err(BrrError::Usage(t)) => t.lines().last().unwrap().to_string(),
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
+#[test]
+fn globals_before_or_after() {
+    assert_eq!(cli("--csv map").format, Format::Csv);
+    assert_eq!(
+        cli("--json prog --pretty").format,
+        Format::Json { pretty: true }
+    );
+    assert_eq!(
+        cli("--pretty prog --json").format,
+        Format::Json { pretty: true }
+    );
+    assert!(cli("-x prog").extended);
+    assert!(cli("-x btf").extended);
+    assert_eq!(cli("--bpffs /tmp/x prog").bpffs, Path::new("/tmp/x"));
+    assert_eq!(cli("--bpf=/y prog").bpffs, Path::new("/y"));
+    assert_eq!(cli("prog").bpffs, Path::new("/sys/fs/bpf"));
+}
+
+#[test]
+fn activity_values() {
+    let c = cli("activity -d 2.5 --limit 3 --all -cx");
+    assert_eq!(
+        c.command,
+        Command::Activity {
+            duration: 2.5,
+            limit: 3,
+            all: true
+        }
+    );
+    assert!(c.cumulative && c.extended);
+    assert_eq!(
+        cli("activity --dur=1_0").command,
+        Command::Activity {
+            duration: 10.0,
+            limit: 20,
+            all: false
+        }
+    );
+    assert_eq!(
+        cli("activity -d0.5").command,
+        Command::Activity {
+            duration: 0.5,
+            limit: 20,
+            all: false
+        }
+    );
+}
+
+#[test]
+fn value_errors() {
+    assert_eq!(
+        err_line("activity -d 0"),
+        "brr activity: error: argument -d/--duration: must be greater than 0"
+    );
+    assert_eq!(
+        err_line("activity -d -1"),
+        "brr activity: error: argument -d/--duration: must be greater than 0"
+    );
+    for bad in ["nan", "inf", "abc", "1e999", "1__0"] {
+        assert_eq!(
+            err_line(&format!("activity -d {bad}")),
+            "brr activity: error: argument -d/--duration: must be a number",
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        err_line("activity --limit -1"),
+        "brr activity: error: argument --limit: must be 0 or greater"
+    );
+    assert_eq!(
+        err_line("activity --limit 1.5"),
+        "brr activity: error: argument --limit: must be an integer"
+    );
+    assert_eq!(
+        err_line("activity -d"),
+        "brr activity: error: argument -d/--duration: expected one argument"
+    );
+    assert_eq!(
+        err_line("activity --limit 99999999999999999999999"),
+        "brr activity: error: argument --limit: must be at most 18446744073709551615"
+    );
+    assert_eq!(
+        err_line("activity -d 1e300"),
+        "brr activity: error: argument -d/--duration: must be at most 10000000"
+    );
+    assert!(matches!(
+        cli("activity --limit 18446744073709551615").command,
+        Command::Activity { .. }
+    ));
+}
+
+#[test]
+fn post_parse_validation() {
+    assert_eq!(
+        err_line("--json"),
+        "brr: error: --json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"
+    );
+    assert_eq!(
+        err_line("prog --pretty"),
+        "brr: error: --pretty requires --json"
+    );
+    assert_eq!(
+        err_line("--pretty prog"),
+        "brr: error: --pretty requires --json"
+    );
+    assert_eq!(
+        err_line("prog --json --csv"),
+        "brr: error: --json and --csv are mutually exclusive"
+    );
+    assert_eq!(
+        err_line("--json prog --csv"),
+        "brr: error: --json and --csv are mutually exclusive"
+    );
+    assert_eq!(
+        err_line("prog --csv --pretty"),
+        "brr: error: --pretty requires --json"
+    );
+}
+
+#[test]
+fn unknown_things() {
+    assert_eq!(
+        err_line("prog -c"),
+        "brr: error: unrecognized arguments: -c"
+    );
+    assert_eq!(
+        err_line("prog --bpffs /x"),
+        "brr: error: unrecognized arguments: --bpffs"
+    );
+    assert_eq!(
+        err_line("prog -V"),
+        "brr: error: unrecognized arguments: -V"
+    );
+    assert!(err_line("foo").starts_with(
+        "brr: error: argument object_type: invalid choice: 'foo' (choose from 'prog', 'activity'"
+    ));
+    assert!(err_line("list").contains("invalid choice: 'list'"));
+}
+
+#[test]
+fn version_and_help() {
+    assert_eq!(run("-V prog").unwrap(), Parsed::Print(VERSION_TEXT.into()));
+    assert_eq!(
+        run("-V --json").unwrap(),
+        Parsed::Print(VERSION_TEXT.into())
+    );
+    match run("--help").unwrap() {
+        Parsed::Print(t) => {
+            assert!(t.contains("{prog,activity,"));
+            assert!(!t.contains("list"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(run("activity -h").unwrap(), Parsed::Print(t) if t.contains("--duration")));
+}
+
+#[test]
+fn ambiguous_prefix() {
+    assert_eq!(
+        err_line("--c prog"),
+        "brr: error: ambiguous option: --c could match --csv, --cumulative, --collapse-samples, --call-graph"
+    );
+    assert!(cli("--ext prog").extended);
+    assert!(cli("prog --st").command == Command::Prog { stats: true });
+}
+
+fn top(s: &str) -> TopOptions {
+    match cli(s).command {
+        Command::Top(t) => t,
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
+#[test]
+fn dump_grammar() {
+    assert_eq!(
+        cli("dump 632").command,
+        Command::Dump {
+            prog_id: 632,
+            devmode: None
+        }
+    );
+    assert_eq!(
+        cli("dump 632 --devmode").command,
+        Command::Dump {
+            prog_id: 632,
+            devmode: Some(PathBuf::new())
+        }
+    );
+    assert_eq!(
+        cli("dump --devmode=/src 632 --json").command,
+        Command::Dump {
+            prog_id: 632,
+            devmode: Some("/src".into())
+        }
+    );
+    // The optional DIR never swallows the program ID.
+    assert_eq!(
+        cli("dump --devmode 632").command,
+        Command::Dump {
+            prog_id: 632,
+            devmode: Some(PathBuf::new())
+        }
+    );
+    assert_eq!(
+        cli("dump --devmode 17 632").command,
+        Command::Dump {
+            prog_id: 632,
+            devmode: Some("17".into())
+        }
+    );
+    assert_eq!(
+        err_line("dump --devmode src"),
+        "brr dump: error: the following arguments are required: PROG_ID"
+    );
+    assert_eq!(
+        err_line("dump"),
+        "brr dump: error: the following arguments are required: PROG_ID"
+    );
+    assert_eq!(
+        err_line("dump abc"),
+        "brr dump: error: argument PROG_ID: must be an integer"
+    );
+    assert_eq!(
+        err_line("dump -5"),
+        "brr dump: error: argument PROG_ID: must be greater than 0"
+    );
+    assert_eq!(
+        err_line("dump 5 6"),
+        "brr: error: unrecognized arguments: 6"
+    );
+    // Kernel object IDs are u32: larger ones are rejected, never truncated.
+    assert_eq!(
+        cli("dump-compare 4294967295 --csv").command,
+        Command::DumpCompare { prog_id: u32::MAX }
+    );
+    for s in ["dump 4294967296", "dump-compare 4294967296"] {
+        assert!(
+            err_line(s).ends_with("error: argument PROG_ID: must be at most 4294967295"),
+            "{s}"
+        );
+    }
+    assert_eq!(
+        err_line("--program-id 4294967296"),
+        "brr: error: argument --program-id: must be at most 4294967295"
+    );
+    assert_eq!(
+        err_line("profile --program-id 4294967296"),
+        "brr profile: error: argument --program-id: must be at most 4294967295"
+    );
+    assert!(cli("-x dump 5").extended);
+    assert_eq!(
+        err_line("--program-id 5 dump 632"),
+        "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+    );
+}
+
+#[test]
+fn top_grammar() {
+    let t = top("");
+    assert_eq!(
+        (t.delay, t.limit, t.line_limit, t.textmode),
+        (1.0, 20, None, false)
+    );
+    assert_eq!(top("-d 10").delay, 10.0);
+    assert_eq!(top("-d 4 top -d 9").delay, 9.0);
+    assert_eq!(top("-d 4 top").delay, 4.0);
+    let t = top("top --textmode --profile-top --collapse-samples --program-id 7 --inspect-mode mixed --line-limit 0 --source-limit 5 --kernel-samples --kernel-ip-detail --fail-on-loss --perf-buffer-pages auto --perf-drain-ms 50 -F 99 --event cpu-clock --call-graph lbr");
+    assert!(t.textmode && t.profile_top && t.collapse_samples && t.mixed);
+    assert_eq!(t.program_id, Some(7));
+    assert_eq!((t.line_limit, t.source_limit), (Some(0), 5));
+    assert_eq!(
+        (t.perf_buffer_pages, t.perf_drain_ms, t.frequency),
+        (0, 50, 99)
+    );
+    assert!(t.kernel_ip_detail && t.fail_on_loss);
+    assert_eq!(
+        (t.event.as_str(), t.call_graph.as_str()),
+        ("cpu-clock", "lbr")
+    );
+    assert!(cli("top -xc").extended && cli("-c top").cumulative);
+    assert_eq!(
+        err_line("-d 10 activity"),
+        "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+    );
+    assert_eq!(
+        err_line("--kernel-ip-detail prog"),
+        "brr: error: top options may only be used with bare 'brr' or the 'top' command"
+    );
+    for s in ["--json top", "--csv top --textmode", "--pretty top"] {
+        assert_eq!(
+            err_line(s),
+            "brr: error: --json, --csv, and --pretty are not supported by top",
+            "{s}"
+        );
+    }
+    assert_eq!(
+        err_line("top --json"),
+        "brr: error: unrecognized arguments: --json"
+    );
+    assert_eq!(
+        err_line("--json --textmode"),
+        "brr: error: --json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs"
+    );
+    assert_eq!(
+        err_line("--collapse-samples"),
+        "brr: error: --collapse-samples requires --textmode and --profile-top"
+    );
+    assert_eq!(
+        err_line("top --textmode --kernel-ip-detail"),
+        "brr: error: --kernel-ip-detail requires --kernel-samples"
+    );
+    assert_eq!(
+        err_line("--call-graph lbr"),
+        "brr: error: --call-graph lbr requires --kernel-samples"
+    );
+    assert_eq!(
+        err_line("top -d 0"),
+        "brr top: error: argument -d/--delay: must be greater than 0"
+    );
+    assert_eq!(
+        err_line("-d nan"),
+        "brr: error: argument -d/--delay: must be a number"
+    );
+    assert_eq!(
+        err_line("top --inspect-mode x"),
+        "brr top: error: argument --inspect-mode: invalid choice: 'x' (choose from 'source', 'mixed')"
+    );
+    assert_eq!(
+        err_line("top --perf-buffer-pages 3"),
+        "brr top: error: argument --perf-buffer-pages: perf buffer pages must be auto or a positive power of two"
+    );
+    assert_eq!(
+        err_line("--p"),
+        "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms"
+    );
+    assert!(
+        matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))
+    );
+}
+
+#[test]
+fn repr_quoting() {
+    assert_eq!(py_repr("xyz"), "'xyz'");
+    assert_eq!(py_repr("it's"), "\"it's\"");
+    assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
+}
+
+#[test]
+fn non_ascii_and_non_utf8_arguments_are_usage_errors() {
+    use std::os::unix::ffi::OsStringExt;
+    for args in [
+        vec![OsString::from("-é")],
+        vec!["prog".into(), "-xé".into()],
+        vec!["activity".into(), "-dé".into()],
+        vec!["--é".into()],
+        vec![OsString::from_vec(b"-\xff".to_vec())],
+        vec!["prog".into(), OsString::from_vec(b"\xff\xfe".to_vec())],
+        vec![
+            "activity".into(),
+            "-d".into(),
+            OsString::from_vec(b"1\xff".to_vec()),
+        ],
+    ] {
+        match parse(&args) {
+            Err(BrrError::Usage(line)) => assert!(!line.contains('\n'), "{args:?}: {line}"),
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+    assert_eq!(err_line("-é"), "brr: error: unrecognized arguments: -é");
+    assert_eq!(
+        err_line("prog -xé"),
+        "brr: error: unrecognized arguments: -é"
+    );
+}
+
+#[test]
+fn non_utf8_paths_are_kept() {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let raw = b"/tmp/brr-\xff".to_vec();
+    let args = vec![
+        OsString::from("--bpffs"),
+        OsString::from_vec(raw.clone()),
+        OsString::from("dump"),
+        OsString::from("7"),
+        OsString::from("--devmode"),
+        OsString::from_vec(raw.clone()),
+    ];
+    match parse(&args) {
+        Ok(Parsed::Run(c)) => {
+            assert_eq!(c.bpffs.as_os_str().as_bytes(), raw.as_slice());
+            assert_eq!(
+                c.command,
+                Command::Dump {
+                    prog_id: 7,
+                    devmode: Some(PathBuf::from(OsString::from_vec(raw.clone())))
+                }
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn completions_and_man_print_text() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        match run(&format!("completions {shell}")) {
+            Ok(Parsed::Print(t)) => {
+                assert!(t.contains("brr") && t.contains("perf-events"), "{shell}")
+            }
+            other => panic!("{shell}: {other:?}"),
+        }
+    }
+    match run("man") {
+        Ok(Parsed::Print(t)) => {
+            assert!(
+                t.starts_with(".ie") || t.contains(".TH"),
+                "{}",
+                &t[..80.min(t.len())]
+            );
+            for name in [
+                "prog",
+                "activity",
+                "top",
+                "dump-compare",
+                "profile",
+                "completions",
+            ] {
+                assert!(
+                    t.contains(&format!("brr\\-{}", name.replace('-', "\\-"))),
+                    "{name}"
+                );
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err_line("completions tcsh").starts_with(
+        "brr completions: error: argument SHELL: invalid choice: 'tcsh' (choose from 'bash'"
+    ));
+}
+
+#[test]
+fn missing_values_and_flag_values() {
+    assert_eq!(
+        err_line("-d"),
+        "brr: error: argument -d/--delay: expected one argument"
+    );
+    assert_eq!(
+        err_line("top --inspect-mode"),
+        "brr top: error: argument --inspect-mode: expected one argument"
+    );
+    assert_eq!(
+        err_line("prog --json=1"),
+        "brr prog: error: argument --json: ignored explicit argument '1'"
+    );
+    assert_eq!(
+        err_line("profile --event bogus"),
+        "brr profile: error: argument --event: unsupported perf event 'bogus'; run 'brr perf-events' to list openable events; expected one of: auto, cycles:ppp, cycles:pp, cycles:p, cycles, cpu-clock, instructions, cache-references, cache-misses, branches, branch-misses, bus-cycles, stalled-cycles-frontend, stalled-cycles-backend, ref-cycles"
+    );
+    assert_eq!(
+        err_line("profile --perf-buffer-pages 3"),
+        "brr profile: error: argument --perf-buffer-pages: must be 'auto' or a positive power of two"
+    );
+    assert_eq!(
+        err_line("profile --perf-drain-ms x"),
+        "brr profile: error: argument --perf-drain-ms: must be an integer"
+    );
+    assert_eq!(
+        err_line("--perf-drain-ms 0"),
+        "brr: error: argument --perf-drain-ms: perf drain milliseconds must be greater than zero"
+    );
+    assert_eq!(
+        err_line("perf-events -F 0"),
+        "brr perf-events: error: argument -F/--frequency: must be greater than 0"
+    );
+}
+
+mod random_argv {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    use proptest::prelude::*;
+
+    use super::super::{command, parse};
+    use crate::error::BrrError;
+
+    /// Every option and subcommand name the grammar knows, at any level.
+    fn names() -> Vec<String> {
+        fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                if let Some(l) = a.get_long() {
+                    out.push(format!("--{l}"));
+                }
+                if let Some(s) = a.get_short() {
+                    out.push(format!("-{s}"));
+                }
+            }
+            for s in cmd.get_subcommands() {
+                out.push(s.get_name().to_string());
+                walk(s, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&command(), &mut out);
+        out
+    }
+
+    fn token() -> impl Strategy<Value = OsString> {
+        let names = names();
+        prop_oneof![
+            3 => proptest::sample::select(names).prop_map(OsString::from),
+            2 => "-?-?[a-zé=_.0-9]{0,6}".prop_map(OsString::from),
+            1 => any::<String>().prop_map(OsString::from),
+            1 => proptest::collection::vec(any::<u8>(), 0..8).prop_map(OsString::from_vec),
+            1 => (any::<char>(), any::<char>()).prop_map(|(a, b)| OsString::from(format!("-x{a}{b}"))),
+            1 => any::<i128>().prop_map(|n| OsString::from(n.to_string())),
+            1 => Just(OsString::from("auto")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn parse_never_panics(args in proptest::collection::vec(token(), 0..7)) {
+            match parse(&args) {
+                Ok(_) => {}
+                Err(BrrError::Usage(line)) => {
+                    prop_assert!(!line.contains('\n'), "{args:?}: {line}");
+                    prop_assert!(line.starts_with("brr"), "{args:?}: {line}");
+                }
+                Err(other) => prop_assert!(false, "{args:?}: {other:?}"),
+            }
+        }
+    }
+}
+
+/// The TUI's profile form and delay dialog take numbers through the same
+/// parsers as the command line: the same texts pass and fail in both.
+#[test]
+fn tui_form_and_cli_agree() {
+    use crate::tui::app::Input;
+    use crate::tui::drill::Form;
+
+    let form = |i: usize, text: &str| {
+        let mut fields = ["5", "997", "auto", "fp", "auto", "auto"].map(Input::new);
+        fields[i] = Input::new(text);
+        Form {
+            fields,
+            kernel: true,
+            focus: 0,
+        }
+        .request(1)
+        .is_ok()
+    };
+    let accepts = |s: &str| matches!(run_args(s), Ok(Parsed::Run(_)));
+    for text in [
+        "1_0",
+        "1__0",
+        "_1",
+        "1_",
+        "1_.5",
+        " 5 ",
+        "+2",
+        "2.5",
+        "0",
+        "-1",
+        "nan",
+        "inf",
+        "1e400",
+        "1e300",
+        "abc",
+        "",
+        "99999999999999999999999",
+        "64",
+        "3",
+        "auto",
+        " AUTO ",
+    ] {
+        for (i, option) in [
+            (0, "--profile-duration"),
+            (1, "--frequency"),
+            (4, "--perf-buffer-pages"),
+            (5, "--perf-drain-ms"),
+        ] {
+            assert_eq!(
+                form(i, text),
+                accepts(&format!("{option}={text}")),
+                "{option}={text:?}"
+            );
+        }
+        assert_eq!(
+            crate::values::seconds(text).is_ok(),
+            accepts(&format!("--delay={text}")),
+            "--delay={text:?}"
+        );
+    }
+}
+
+fn run_args(joined: &str) -> Result<Parsed, BrrError> {
+    parse(&[OsString::from(joined)])
+}
