@@ -12,9 +12,9 @@ use crate::inspect::insn;
 use crate::inspect::source::{self, SourceTree};
 use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
 use crate::model::Program;
-use crate::profile::{self, capture::StopSignal, events, report};
+use crate::profile::{self, aggregate, capture::StopSignal, events};
 use crate::render::listing::{self, ActivityRun};
-use crate::render::{dump, Format};
+use crate::render::{dump, perf_events, profile as report, Format};
 use crate::sys::signal::InterruptGuard;
 
 /// Run a parsed command; returns stdout text (without the final newline)
@@ -50,7 +50,9 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             listing::links(&links, cli.format, cli.extended)
         }
         Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
-        Command::PerfEvents { frequency } => events::perf_events(*frequency, cli.format)?,
+        Command::PerfEvents { frequency } => {
+            perf_events::render(&events::listing(*frequency)?, cli.format)
+        }
         Command::Profile(args) => return run_profile(cli, args),
         Command::Activity {
             duration,
@@ -79,7 +81,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                     if bare && !ctx.any_resolved {
                         return Err(BrrError::Failed(DEVMODE_NOTHING.to_string()));
                     }
-                    let dev = dump::Devmode {
+                    let dev = dump::DumpDevmode {
                         devdir: tree.dir().to_string_lossy().into_owned(),
                         context: &ctx,
                     };
@@ -188,7 +190,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         .filter(|_| cli.format != Format::Csv)
         .map(|dir| {
             let (mut tree, _) = devmode_tree(dir);
-            let by_program = report::listed(&profile, a.limit)
+            let by_program = aggregate::listed(&profile, a.limit)
                 .into_iter()
                 .filter_map(|p| {
                     let image = lines::image_by_id(p.id as u64).ok()?;
@@ -205,7 +207,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
 
 /// One capture in which the first Ctrl-C ends sampling early (the partial
 /// profile is reported as usual) and a second one exits with 130.
-pub fn capture(req: &profile::Request) -> Result<profile::data::Profile> {
+pub fn capture(req: &profile::Request) -> Result<crate::model::profile::Profile> {
     // Blocked here, before any capture thread exists, so every thread
     // inherits the mask and only the watcher below ever receives SIGINT.
     let _blocked = InterruptGuard::block();

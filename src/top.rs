@@ -6,10 +6,12 @@ use crate::cli::{Cli, TopOptions};
 use crate::commands::{attach_prog_pins, capture, devmode_tree, measure_window};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
+use crate::inspect::helper_syms;
 use crate::inspect::insn;
-use crate::inspect::profile::{KernelRow, ProfileInput, ProgramProfile};
-use crate::kernel::{helper_syms, lines};
-use crate::profile::{self, data, report};
+use crate::inspect::profile::{DrillProfile, KernelRow, ProfileInput};
+use crate::kernel::lines;
+use crate::model::profile as data;
+use crate::profile::{self, aggregate};
 use crate::render::textmode;
 
 /// Line limit when `--line-limit` is not given: 10 in textmode.
@@ -40,8 +42,8 @@ fn profile_program(
 /// profiler's order, as the drilldown's plain input.
 pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> ProfileInput {
     let program = prof.program(id).map(|p| {
-        let view = report::ProgramView::new(p, line_limit);
-        ProgramProfile {
+        let view = aggregate::ProgramView::new(p, line_limit);
+        DrillProfile {
             samples: p.samples,
             kernel_samples: p.kernel_samples,
             inclusive_samples: p.inclusive_samples(),

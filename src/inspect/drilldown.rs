@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use super::disasm::{self, CallNames};
 use super::insn::{self, Slot};
-use super::profile::{KernelRow, ProfileInput, ProgramProfile};
+use super::profile::{DrillProfile, KernelRow, ProfileInput};
 use super::source::{self, Mapped, Placed, SourceTree};
 use crate::kernel::lines::{JitRange, LineRecord};
 
@@ -620,7 +620,7 @@ impl Drilldown {
 
     fn add_summary_rows(
         &mut self,
-        p: &ProgramProfile,
+        p: &DrillProfile,
         line_limit: usize,
         source_limit: usize,
         cut: (u64, u64),

@@ -102,6 +102,23 @@ impl Kallsyms {
         }
     }
 
+    /// The address of the symbol called `name` (the lowest, should there
+    /// be several).
+    pub fn address_of(&self, name: &str) -> Option<u64> {
+        self.syms
+            .iter()
+            .find(|s| self.symbol(s).name == name)
+            .map(|s| s.addr)
+    }
+
+    /// The name of the first symbol (in file order) that starts exactly at
+    /// `addr`.
+    pub fn exact(&self, addr: u64) -> Option<&str> {
+        let i = self.syms.partition_point(|s| s.addr < addr);
+        let s = self.syms.get(i).filter(|s| s.addr == addr)?;
+        Some(self.symbol(s).name)
+    }
+
     /// The symbol containing `ip`: the last one starting at or below it.
     pub fn resolve(&self, ip: u64) -> Option<Symbol<'_>> {
         let i = self.syms.partition_point(|s| s.addr <= ip);

@@ -13,7 +13,7 @@ use super::worker::{Cmd, Msg, ProfileJob};
 use crate::activity::ActivityRow;
 use crate::cli::TopOptions;
 use crate::render::listing::activity_table;
-use crate::render::textmode::{commas, fmt_g};
+use crate::render::num::{commas, fmt_g};
 
 /// What the event loop must do after a key or message.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,6 +14,7 @@ use super::app::{is_hard_quit, scroll_top, wrap, Effect, Input};
 use super::worker::ProfileDone;
 use super::worker::{Cmd, Msg, ProfileJob};
 use crate::cli::TopOptions;
+use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{
     Devmode, Drilldown, Line, Mode, Options, ProgramData, RowKind, SourceKey, ViewState,
@@ -22,7 +23,7 @@ use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::kernel::lines::ProgramImage;
 use crate::profile::{self, events};
-use crate::render::textmode::fmt_g;
+use crate::render::num::fmt_g;
 
 pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 pub const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
@@ -775,10 +776,10 @@ impl Drill {
                         self.cursor_to_hottest();
                     }
                     Err(e) => {
-                        if e.contains("no eBPF program with id") {
+                        if matches!(e, BrrError::NoProgram(_)) {
                             self.vanished = true;
                         }
-                        self.message = Some(e);
+                        self.message = Some(e.render());
                     }
                 }
                 self.refresh_lines();

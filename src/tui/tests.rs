@@ -13,11 +13,12 @@ use super::ui::{self, Theme};
 use super::worker::{Cmd, Msg, ProfileDone};
 use crate::activity::ActivityRow;
 use crate::cli::{self, Command, Parsed, TopOptions};
+use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
-use crate::inspect::profile::{DirectHotspot, KernelRow, ProfileInput, ProgramProfile};
+use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
+use crate::model::profile::KernelHotspot;
 use crate::model::Program;
-use crate::profile::data::KernelHotspot;
 
 fn opts(args: &str) -> TopOptions {
     let a: Vec<String> = args.split_whitespace().map(String::from).collect();
@@ -589,7 +590,7 @@ fn done(img: &ProgramImage) -> ProfileDone {
         kernel(5, "htab_map_hash", "bpf_map", 5, 1, img),
     ];
     let input = ProfileInput {
-        program: Some(ProgramProfile {
+        program: Some(DrillProfile {
             samples: 80,
             kernel_samples: 15,
             inclusive_samples: 95,
@@ -718,7 +719,9 @@ fn profile_errors_and_cancel() {
     let seq = job.seq;
     app.on_msg(Msg::Profiled {
         seq,
-        result: Err("brr: perf event cycles is not supported on this host".into()),
+        result: Err(BrrError::Unsupported(
+            "perf event cycles is not supported on this host".into(),
+        )),
     });
     assert_eq!(
         d(&app).status_lines(),
@@ -1027,7 +1030,7 @@ fn vanished_program_and_quit_from_drilldown() {
     let mut app = drill_app((80, 24), false);
     app.on_msg(Msg::Profiled {
         seq: 999,
-        result: Err("x".into()),
+        result: Err(BrrError::Failed("x".into())),
     });
     assert_eq!(d(&app).status_lines(), vec![HELP_LINE]);
 }

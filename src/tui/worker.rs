@@ -12,11 +12,13 @@ use ratatui::crossterm::event::Event as TermEvent;
 
 use crate::activity::{self, ActivityRow};
 use crate::commands::attach_prog_pins;
+use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
+use crate::inspect::helper_syms;
 use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
-use crate::kernel::{helper_syms, objects, stats::StatsGuard};
+use crate::kernel::{objects, stats::StatsGuard};
 use crate::model::Program;
 use crate::profile::{self, capture::StopSignal};
 
@@ -81,7 +83,7 @@ pub enum Msg {
     },
     Profiled {
         seq: u64,
-        result: Result<ProfileDone, String>,
+        result: Result<ProfileDone, BrrError>,
     },
 }
 
@@ -166,21 +168,16 @@ impl Worker {
                 // Cancelled by the UI: the result is dropped.
                 return;
             }
-            let result = result
-                .map(|prof| {
-                    let input = crate::top::drilldown_input(&prof, job.id, job.line_limit);
-                    ProfileDone {
-                        inclusive_samples: input
-                            .program
-                            .as_ref()
-                            .map_or(0, |p| p.inclusive_samples),
-                        input,
-                        event: prof.selected_event.clone(),
-                        frequency: prof.frequency,
-                        actual_duration: prof.telemetry.actual_duration,
-                    }
-                })
-                .map_err(|e| e.render());
+            let result = result.map(|prof| {
+                let input = crate::top::drilldown_input(&prof, job.id, job.line_limit);
+                ProfileDone {
+                    inclusive_samples: input.program.as_ref().map_or(0, |p| p.inclusive_samples),
+                    input,
+                    event: prof.selected_event.clone(),
+                    frequency: prof.frequency,
+                    actual_duration: prof.telemetry.actual_duration,
+                }
+            });
             post(&events, Msg::Profiled { seq, result });
         });
     }
