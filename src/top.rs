@@ -155,7 +155,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
             &opts,
             dev,
         )
-        .map_err(BrrError::Failed)?;
+        .map_err(BrrError::from)?;
         sections.push(textmode::inspect(&dd, t.collapse_samples));
     }
     Ok((sections.join("\n\n"), code))

@@ -15,7 +15,8 @@ use super::disasm::{self, CallNames};
 use super::insn::{self, Slot};
 use super::profile::{DrillProfile, KernelRow, ProfileInput};
 use super::source::{self, Mapped, Placed, SourceTree};
-use crate::kernel::lines::{JitRange, LineRecord};
+use crate::error::BrrError;
+use crate::model::image::{JitRange, LineRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -213,6 +214,23 @@ pub struct Devmode<'a> {
 
 pub const DEVMODE_NOTHING: &str = "devmode did not resolve any source files from the current directory; pass --devmode DIR to point at the matching source tree";
 
+/// A bare `--devmode` resolved no source row to a local file. The TUI shows
+/// it as a warning; `top --textmode` fails with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoDevmodeSource;
+
+impl std::fmt::Display for NoDevmodeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(DEVMODE_NOTHING)
+    }
+}
+
+impl From<NoDevmodeSource> for BrrError {
+    fn from(_: NoDevmodeSource) -> BrrError {
+        BrrError::Failed(DEVMODE_NOTHING.to_string())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Drilldown {
     pub program_id: u32,
@@ -294,7 +312,7 @@ impl Drilldown {
         profile: Option<&ProfileInput>,
         opts: &Options,
         devmode: Option<Devmode<'_>>,
-    ) -> Result<Drilldown, String> {
+    ) -> Result<Drilldown, NoDevmodeSource> {
         let slots = insn::slots(prog.xlated);
         let second = insn::second_halves(&slots);
         let rec_of_slot = insn::match_lines(slots.len(), prog.lines);
@@ -524,7 +542,7 @@ impl Drilldown {
     }
 
     /// Insert `--devmode` context rows and `[source-mismatch]` markers.
-    fn enrich(&mut self, dev: Devmode<'_>) -> Result<(), String> {
+    fn enrich(&mut self, dev: Devmode<'_>) -> Result<(), NoDevmodeSource> {
         let tree = dev.tree;
         let mut mapped = Vec::new();
         let mut mapped_rows = Vec::new();
@@ -543,7 +561,7 @@ impl Drilldown {
             }
         }
         if dev.bare && !any_resolved {
-            return Err(DEVMODE_NOTHING.to_string());
+            return Err(NoDevmodeSource);
         }
         for (&i, m) in mapped_rows.iter().zip(&mapped) {
             let RowKind::Source { key } = self.rows[i].kind else {

@@ -4,7 +4,7 @@
 use super::drilldown::*;
 use super::profile::*;
 use super::source::SourceTree;
-use crate::kernel::lines::{JitRange, LineRecord};
+use crate::model::image::{JitRange, LineRecord};
 use crate::model::profile::KernelHotspot;
 use crate::render::textmode;
 
@@ -583,7 +583,8 @@ fn devmode_context_rows_and_mismatch_marker() {
         }),
     )
     .unwrap_err();
-    assert_eq!(err, DEVMODE_NOTHING);
+    assert_eq!(err, NoDevmodeSource);
+    assert_eq!(err.to_string(), DEVMODE_NOTHING);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

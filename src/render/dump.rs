@@ -6,7 +6,7 @@ use super::{csv, table, Format};
 use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::insn::{self, Slot};
 use crate::inspect::source::{basename, DumpContext};
-use crate::kernel::lines::{LineRecord, ProgramImage};
+use crate::model::image::{LineRecord, ProgramImage};
 
 /// `--devmode` results to append.
 pub struct DumpDevmode<'a> {
