@@ -811,23 +811,7 @@ fn choice(raw: &str, allowed: &[&str]) -> Result<Val, String> {
     }
 }
 
-pub const EVENT_NAMES: &[&str] = &[
-    "auto",
-    "cycles:ppp",
-    "cycles:pp",
-    "cycles:p",
-    "cycles",
-    "cpu-clock",
-    "instructions",
-    "cache-references",
-    "cache-misses",
-    "branches",
-    "branch-misses",
-    "bus-cycles",
-    "stalled-cycles-frontend",
-    "stalled-cycles-backend",
-    "ref-cycles",
-];
+pub use crate::profile::events::EVENT_NAMES;
 
 fn opt_strings(o: &Opt) -> String {
     match o.short {

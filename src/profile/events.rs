@@ -23,27 +23,48 @@ const fn hw(name: &'static str, config: u64, precise_ip: u8) -> EventSpec {
     }
 }
 
-/// Canonical order: the `perf-events` listing and the "expected one of" list.
+/// Every name `--event` accepts, `auto` first, then the catalogue in its
+/// canonical order (the `perf-events` listing and the "expected one of"
+/// list). [`EVENTS`] takes its names from here.
+pub const EVENT_NAMES: &[&str] = &[
+    "auto",
+    "cycles:ppp",
+    "cycles:pp",
+    "cycles:p",
+    "cycles",
+    "cpu-clock",
+    "instructions",
+    "cache-references",
+    "cache-misses",
+    "branches",
+    "branch-misses",
+    "bus-cycles",
+    "stalled-cycles-frontend",
+    "stalled-cycles-backend",
+    "ref-cycles",
+];
+
+/// The catalogue, in [`EVENT_NAMES`] order.
 pub const EVENTS: &[EventSpec] = &[
-    hw("cycles:ppp", 0, 3),
-    hw("cycles:pp", 0, 2),
-    hw("cycles:p", 0, 1),
-    hw("cycles", 0, 0),
+    hw(EVENT_NAMES[1], 0, 3),
+    hw(EVENT_NAMES[2], 0, 2),
+    hw(EVENT_NAMES[3], 0, 1),
+    hw(EVENT_NAMES[4], 0, 0),
     EventSpec {
-        name: "cpu-clock",
+        name: EVENT_NAMES[5],
         type_: perf::PERF_TYPE_SOFTWARE,
         config: 0,
         precise_ip: 0,
     },
-    hw("instructions", 1, 0),
-    hw("cache-references", 2, 0),
-    hw("cache-misses", 3, 0),
-    hw("branches", 4, 0),
-    hw("branch-misses", 5, 0),
-    hw("bus-cycles", 6, 0),
-    hw("stalled-cycles-frontend", 7, 0),
-    hw("stalled-cycles-backend", 8, 0),
-    hw("ref-cycles", 9, 0),
+    hw(EVENT_NAMES[6], 1, 0),
+    hw(EVENT_NAMES[7], 2, 0),
+    hw(EVENT_NAMES[8], 3, 0),
+    hw(EVENT_NAMES[9], 4, 0),
+    hw(EVENT_NAMES[10], 5, 0),
+    hw(EVENT_NAMES[11], 6, 0),
+    hw(EVENT_NAMES[12], 7, 0),
+    hw(EVENT_NAMES[13], 8, 0),
+    hw(EVENT_NAMES[14], 9, 0),
 ];
 
 /// What `auto` tries, in order.
@@ -300,9 +321,16 @@ pub mod tests {
     use super::*;
 
     #[test]
-    fn catalogue_order_matches_cli() {
+    fn catalogue_names() {
         let names: Vec<&str> = EVENTS.iter().map(|e| e.name).collect();
-        assert_eq!(&crate::cli::EVENT_NAMES[1..], names.as_slice());
+        assert_eq!(&EVENT_NAMES[1..], names.as_slice());
+        assert_eq!(
+            lookup("cycles:ppp").map(|e| (e.config, e.precise_ip)),
+            Some((0, 3))
+        );
+        assert_eq!(lookup("ref-cycles").map(|e| e.config), Some(9));
+        assert_eq!(lookup("cpu-clock").map(|e| e.type_name()), Some("software"));
+        assert!(AUTO_CANDIDATES.iter().all(|n| lookup(n).is_some()));
     }
 
     #[test]
