@@ -18,7 +18,7 @@ fn min_opt<T: Ord + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
 /// Group exact-IP rows (given in first-seen order) by function and caller
 /// line; groups keep first-seen order until sorted.
 pub fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
-    type Key<'a> = (
+    type GroupKey<'a> = (
         Option<&'a str>,
         Option<&'a str>,
         &'static str,
@@ -27,10 +27,10 @@ pub fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
         Option<u32>,
         Option<&'a str>,
     );
-    let mut index: HashMap<Key<'_>, usize> = HashMap::new();
+    let mut index: HashMap<GroupKey<'_>, usize> = HashMap::new();
     let mut groups: Vec<(KernelHotspot, HashSet<u64>)> = Vec::new();
     for r in rows {
-        let key: Key<'_> = (
+        let key: GroupKey<'_> = (
             r.symbol.as_deref(),
             r.module.as_deref(),
             r.kind,

@@ -2,7 +2,7 @@
 
 use super::json::{self, obj, Json};
 use super::listing::program_json;
-use super::{csv, table, Format};
+use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::insn::{self, Slot};
 use crate::inspect::source::{basename, DumpContext};
@@ -23,10 +23,6 @@ fn rows(image: &ProgramImage) -> Vec<(Slot, Option<&LineRecord>)> {
         .zip(rec)
         .map(|(s, r)| (s, r.map(|i| &image.lines[i])))
         .collect()
-}
-
-fn dash<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
 pub fn dump(image: &ProgramImage, format: Format, dev: Option<&DumpDevmode<'_>>) -> String {

@@ -1,7 +1,7 @@
 //! Text, JSON and CSV for `prog`, `map`, `link`, `btf` and `activity`.
 
 use super::json::{self, obj, Json};
-use super::{csv, dash_join, table, Format};
+use super::{csv, dash, dash_join, table, Format};
 use crate::activity::ActivityRow;
 use crate::model::{BtfObject, Link, Map, Program};
 
@@ -10,9 +10,6 @@ fn opt_num(v: u32) -> Option<u32> {
 }
 fn opt_num64(v: u64) -> Option<u64> {
     (v != 0).then_some(v)
-}
-fn dash<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
 fn strings(v: &[String]) -> Json {
     Json::Arr(v.iter().map(|s| Json::from(s.as_str())).collect())

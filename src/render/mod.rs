@@ -18,6 +18,11 @@ pub enum Format {
     Csv,
 }
 
+/// An optional value as a text cell: `-` when absent.
+pub fn dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
 /// Join pinned paths (or other lists) for a text cell: `-` when empty.
 pub fn dash_join(items: &[String], sep: &str) -> String {
     if items.is_empty() {

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::json::{self, Json};
-use super::{csv, dump, num, table, Format};
-use crate::inspect::source::DumpContext;
+use super::{csv, dash, dump, num, table, Format};
+use crate::inspect::source::{basename, DumpContext};
 use crate::model::profile::{round, share, Hotspot, KernelHotspot, Profile, ProgramProfile};
 use crate::profile::aggregate::{listed, ProgramView};
 
@@ -46,10 +46,6 @@ pub fn render(profile: &Profile, view: &View, ctx: Option<&SourceContexts>) -> S
 // Text
 // ---------------------------------------------------------------------------
 
-fn dash<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".into(), |v| v.to_string())
-}
-
 fn hex(v: Option<u64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("0x{v:x}"))
 }
@@ -58,7 +54,7 @@ fn file_cell(f: Option<&str>, wide: bool) -> String {
     match f {
         None => "-".into(),
         Some(f) if wide => f.into(),
-        Some(f) => f.rsplit('/').next().unwrap_or(f).into(),
+        Some(f) => basename(f).into(),
     }
 }
 

@@ -115,7 +115,7 @@ impl Form {
         };
         Form {
             fields: [
-                Input::new(&super::app::py_float(o.profile_duration)),
+                Input::new(&crate::render::num::float(o.profile_duration)),
                 Input::new(&o.frequency.to_string()),
                 Input::new(&o.event),
                 Input::new(&o.call_graph),
