@@ -296,9 +296,7 @@ fn sampler(rx: Receiver<Cmd>, events: Sender<Event>, mut held: Option<Held>, bpf
                         // Nobody asked for the next window: statistics off.
                         held = None;
                         if let Some(id) = watched {
-                            if let Err(crate::error::BrrError::Failed(_)) =
-                                objects::open_program(id as u64)
-                            {
+                            if let Err(BrrError::NoProgram(_)) = objects::open_program(id as u64) {
                                 watched = None;
                                 post(&events, Msg::Vanished { id });
                             }
