@@ -304,6 +304,18 @@ pub fn child_text(k: &KernelRow, exact_ips: bool) -> String {
     format!("  -> {} {symbol}{detail}{module}", k.kind)
 }
 
+/// `units` in 1/10^`decimals` as exact decimal text: the shares are
+/// integers (largest-remainder rounded), so no float rounding may move them.
+fn fixed_point(units: u64, decimals: u32) -> String {
+    let scale = 10u64.pow(decimals);
+    format!(
+        "{}.{:0width$}",
+        units / scale,
+        units % scale,
+        width = decimals as usize
+    )
+}
+
 impl Drilldown {
     /// Build the full row list. Fails only for bare `--devmode` when no
     /// source row resolves to a local file.
@@ -826,7 +838,7 @@ impl Drilldown {
                     &[q.samples, q.kernel_samples, q.unaccounted_samples],
                     q.inclusive_samples,
                 );
-                let f = |u: u64| format!("{}.{:04}", u / 10_000, u % 10_000);
+                let f = |u: u64| fixed_point(u, 4);
                 out.push(format!(
                     "CPU: {}% total = {}% eBPF + {}% under eBPF + {}% unaccounted (100% = one CPU)",
                     f(units),
@@ -936,7 +948,7 @@ impl Drilldown {
             .and_then(|p| p.program.as_ref())
             .is_some();
         let (this, samples_text) = if samples > 0 && profiled {
-            (format!("{}.{:02}", bp / 100, bp % 100), samples.to_string())
+            (fixed_point(bp, 2), samples.to_string())
         } else {
             (String::new(), String::new())
         };
