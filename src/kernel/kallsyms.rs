@@ -164,6 +164,26 @@ garbage line
     /// Cost of reading and parsing this host's table (run with
     /// `cargo test --release -- --ignored load_cost --nocapture`).
     #[test]
+    fn exact_addresses_and_names() {
+        let k = Kallsyms::parse(TEXT);
+        assert_eq!(
+            k.exact(0xffffffff81000000),
+            Some("_stext"),
+            "first alias in file order"
+        );
+        assert_eq!(k.exact(0xffffffff81000200), Some("bpf_ktime_get_ns"));
+        assert_eq!(
+            k.exact(0xffffffff81000201),
+            None,
+            "inside a symbol is not exact"
+        );
+        assert_eq!(k.exact(0xffffffffc0002000), Some("mod_fn"));
+        assert_eq!(k.exact(0xffffffffffffffff), None);
+        assert_eq!(k.address_of("weak_between"), Some(0xffffffff81000180));
+        assert_eq!(k.address_of("missing"), None);
+    }
+
+    #[test]
     #[ignore]
     fn load_cost() {
         let t = std::time::Instant::now();
