@@ -4,42 +4,7 @@ use std::collections::HashMap;
 
 use crate::model::Program;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ActivityRow {
-    /// The program as seen at the end of the window.
-    pub prog: Program,
-    pub run_count_delta: u64,
-    pub run_time_ns_delta: u64,
-}
-
-impl ActivityRow {
-    pub fn run_count_total(&self) -> u64 {
-        self.prog.run_count
-    }
-    pub fn run_time_ns_total(&self) -> u64 {
-        self.prog.run_time_ns
-    }
-    pub fn avg_ns(&self) -> u64 {
-        floor_div(self.run_time_ns_delta, self.run_count_delta)
-    }
-    pub fn cumulative_avg_ns(&self) -> u64 {
-        floor_div(self.prog.run_time_ns, self.prog.run_count)
-    }
-    /// Percent of one CPU over a window of `secs` seconds.
-    pub fn cpu_pct(&self, secs: f64) -> f64 {
-        self.run_time_ns_delta as f64 / (secs * 1e9) * 100.0
-    }
-    pub fn execs_per_sec(&self, secs: f64) -> f64 {
-        (self.run_count_delta as f64 / secs).round_ties_even()
-    }
-    pub fn ns_per_sec(&self, secs: f64) -> f64 {
-        (self.run_time_ns_delta as f64 / secs).round_ties_even()
-    }
-}
-
-fn floor_div(a: u64, b: u64) -> u64 {
-    a.checked_div(b).unwrap_or(0)
-}
+pub use crate::model::activity::ActivityRow;
 
 /// Deltas for every program in `current`: a program new in the window counts
 /// from zero, one gone by the end is dropped. Sorted by time delta, count

@@ -4,9 +4,9 @@
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::Result;
 use crate::kernel::{lines, objects};
-use crate::profile::{self, events, report};
+use crate::profile::{self, events};
 use crate::render::listing::{self, ActivityRun};
-use crate::render::{dump, Format};
+use crate::render::{dump, perf_events, profile as report, Format};
 use crate::session;
 
 /// Run a parsed command; returns stdout text (without the final newline)
@@ -29,7 +29,9 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             listing::links(&links, cli.format, cli.extended)
         }
         Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
-        Command::PerfEvents { frequency } => events::perf_events(*frequency, cli.format)?,
+        Command::PerfEvents { frequency } => {
+            perf_events::render(&events::listing(*frequency)?, cli.format)
+        }
         Command::Profile(args) => return run_profile(cli, args),
         Command::Activity {
             duration,
@@ -54,7 +56,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                 .filter(|_| cli.format != Format::Csv)
                 .map(|dir| session::dump_devmode(&image, dir))
                 .transpose()?;
-            let dev = dev.as_ref().map(|(devdir, context)| dump::Devmode {
+            let dev = dev.as_ref().map(|(devdir, context)| dump::DumpDevmode {
                 devdir: devdir.clone(),
                 context,
             });

@@ -10,8 +10,9 @@ pub enum BrrError {
     Permission(String),
     /// Kernel or host lacks a feature: exit 3.
     Unsupported(String),
-    /// Any other expected failure (missing object named by the user, bpftool
-    /// problems, ...): exit 1.
+    /// The user named a program ID that does not exist: exit 1.
+    NoProgram(u64),
+    /// Any other expected failure (bpftool problems, ...): exit 1.
     Failed(String),
 }
 
@@ -22,7 +23,7 @@ impl BrrError {
         match self {
             BrrError::Usage(_) | BrrError::Permission(_) => 2,
             BrrError::Unsupported(_) => 3,
-            BrrError::Failed(_) => 1,
+            BrrError::NoProgram(_) | BrrError::Failed(_) => 1,
         }
     }
 
@@ -30,9 +31,7 @@ impl BrrError {
     pub fn render(&self) -> String {
         match self {
             BrrError::Usage(text) => text.clone(),
-            BrrError::Permission(m) | BrrError::Unsupported(m) | BrrError::Failed(m) => {
-                format!("brr: {m}")
-            }
+            _ => format!("brr: {}", self.message()),
         }
     }
 
@@ -49,9 +48,14 @@ impl BrrError {
         }
     }
 
-    /// The user named a program ID that does not exist.
-    pub fn no_program(id: u64) -> BrrError {
-        BrrError::Failed(format!("no eBPF program with id {id}"))
+    /// The message without the `brr: ` prefix, for status lines that add
+    /// their own.
+    pub fn message(&self) -> String {
+        match self {
+            BrrError::Usage(text) => text.clone(),
+            BrrError::Permission(m) | BrrError::Unsupported(m) | BrrError::Failed(m) => m.clone(),
+            BrrError::NoProgram(id) => format!("no eBPF program with id {id}"),
+        }
     }
 }
 
@@ -84,6 +88,10 @@ mod tests {
             e.render(),
             "brr: failed to open eBPF object id 7: Cannot allocate memory"
         );
-        assert_eq!(BrrError::no_program(5).exit_code(), 1);
+        assert_eq!(BrrError::NoProgram(5).exit_code(), 1);
+        assert_eq!(
+            BrrError::NoProgram(5).render(),
+            "brr: no eBPF program with id 5"
+        );
     }
 }

@@ -14,11 +14,13 @@ use crate::error::{BrrError, Result};
 use crate::inspect::compare::{self, ToolRow};
 use crate::inspect::drilldown::DEVMODE_NOTHING;
 use crate::inspect::insn;
-use crate::inspect::profile::{KernelRow, ProfileInput, ProgramProfile};
+use crate::inspect::profile::{DrillProfile, KernelRow, ProfileInput};
 use crate::inspect::source::{self, SourceTree};
 use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
+use crate::model::profile as data;
 use crate::model::{Link, Map, Program};
-use crate::profile::{self, capture::StopSignal, data, report};
+use crate::profile::{self, aggregate, capture::StopSignal};
+use crate::render::profile::SourceContexts;
 use crate::sys::signal::InterruptGuard;
 
 /// Longest wait that is ever computed: keeps `Instant + Duration` from
@@ -292,16 +294,16 @@ pub fn profile_contexts(
     prof: &data::Profile,
     limit: usize,
     dir: impl AsRef<Path>,
-) -> report::SourceContexts {
+) -> SourceContexts {
     let (mut tree, _) = devmode_tree(dir);
-    let by_program = report::listed(prof, limit)
+    let by_program = aggregate::listed(prof, limit)
         .into_iter()
         .filter_map(|p| {
             let image = lines::image_by_id(p.id as u64).ok()?;
             Some((p.id, image_context(&image, &mut tree)))
         })
         .collect();
-    report::SourceContexts {
+    SourceContexts {
         devdir: tree.dir().to_string_lossy().into_owned(),
         by_program,
     }
@@ -344,8 +346,8 @@ pub fn compare_with_bpftool(prog_id: u32) -> Result<compare::Comparison> {
 /// profiler's order, as the drilldown's plain input.
 pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> ProfileInput {
     let program = prof.program(id).map(|p| {
-        let view = report::ProgramView::new(p, line_limit);
-        ProgramProfile {
+        let view = aggregate::ProgramView::new(p, line_limit);
+        DrillProfile {
             samples: p.samples,
             kernel_samples: p.kernel_samples,
             inclusive_samples: p.inclusive_samples(),

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use crate::cli::{Cli, TopOptions};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
+use crate::inspect::helper_syms;
 use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
-use crate::kernel::{helper_syms, lines};
+use crate::kernel::lines;
 use crate::profile;
 use crate::render::textmode;
 use crate::session;
@@ -151,7 +152,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
             &opts,
             dev,
         )
-        .map_err(BrrError::Failed)?;
+        .map_err(BrrError::from)?;
         sections.push(textmode::inspect(&dd, t.collapse_samples));
     }
     Ok((sections.join("\n\n"), code))

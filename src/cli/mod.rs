@@ -121,23 +121,7 @@ pub enum Parsed {
     Print(String),
 }
 
-pub const EVENT_NAMES: &[&str] = &[
-    "auto",
-    "cycles:ppp",
-    "cycles:pp",
-    "cycles:p",
-    "cycles",
-    "cpu-clock",
-    "instructions",
-    "cache-references",
-    "cache-misses",
-    "branches",
-    "branch-misses",
-    "bus-cycles",
-    "stalled-cycles-frontend",
-    "stalled-cycles-backend",
-    "ref-cycles",
-];
+pub use crate::profile::events::EVENT_NAMES;
 
 const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
 

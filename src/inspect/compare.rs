@@ -4,7 +4,7 @@
 //! surrounding whitespace (bpftool strips indentation).
 
 use super::insn::{self, Slot};
-use crate::kernel::lines::LineRecord;
+use crate::model::image::LineRecord;
 
 /// One bpftool row: its instruction index and line fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

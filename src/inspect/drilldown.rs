@@ -13,9 +13,10 @@ use std::ops::Range;
 
 use super::disasm::{self, CallNames};
 use super::insn::{self, Slot};
-use super::profile::{KernelRow, ProfileInput, ProgramProfile};
+use super::profile::{DrillProfile, KernelRow, ProfileInput};
 use super::source::{self, Mapped, Placed, SourceTree};
-use crate::kernel::lines::{JitRange, LineRecord};
+use crate::error::BrrError;
+use crate::model::image::{JitRange, LineRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -213,6 +214,23 @@ pub struct Devmode<'a> {
 
 pub const DEVMODE_NOTHING: &str = "devmode did not resolve any source files from the current directory; pass --devmode DIR to point at the matching source tree";
 
+/// A bare `--devmode` resolved no source row to a local file. The TUI shows
+/// it as a warning; `top --textmode` fails with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoDevmodeSource;
+
+impl std::fmt::Display for NoDevmodeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(DEVMODE_NOTHING)
+    }
+}
+
+impl From<NoDevmodeSource> for BrrError {
+    fn from(_: NoDevmodeSource) -> BrrError {
+        BrrError::Failed(DEVMODE_NOTHING.to_string())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Drilldown {
     pub program_id: u32,
@@ -286,6 +304,18 @@ pub fn child_text(k: &KernelRow, exact_ips: bool) -> String {
     format!("  -> {} {symbol}{detail}{module}", k.kind)
 }
 
+/// `units` in 1/10^`decimals` as exact decimal text: the shares are
+/// integers (largest-remainder rounded), so no float rounding may move them.
+fn fixed_point(units: u64, decimals: u32) -> String {
+    let scale = 10u64.pow(decimals);
+    format!(
+        "{}.{:0width$}",
+        units / scale,
+        units % scale,
+        width = decimals as usize
+    )
+}
+
 impl Drilldown {
     /// Build the full row list. Fails only for bare `--devmode` when no
     /// source row resolves to a local file.
@@ -294,7 +324,7 @@ impl Drilldown {
         profile: Option<&ProfileInput>,
         opts: &Options,
         devmode: Option<Devmode<'_>>,
-    ) -> Result<Drilldown, String> {
+    ) -> Result<Drilldown, NoDevmodeSource> {
         let slots = insn::slots(prog.xlated);
         let second = insn::second_halves(&slots);
         let rec_of_slot = insn::match_lines(slots.len(), prog.lines);
@@ -524,7 +554,7 @@ impl Drilldown {
     }
 
     /// Insert `--devmode` context rows and `[source-mismatch]` markers.
-    fn enrich(&mut self, dev: Devmode<'_>) -> Result<(), String> {
+    fn enrich(&mut self, dev: Devmode<'_>) -> Result<(), NoDevmodeSource> {
         let tree = dev.tree;
         let mut mapped = Vec::new();
         let mut mapped_rows = Vec::new();
@@ -543,7 +573,7 @@ impl Drilldown {
             }
         }
         if dev.bare && !any_resolved {
-            return Err(DEVMODE_NOTHING.to_string());
+            return Err(NoDevmodeSource);
         }
         for (&i, m) in mapped_rows.iter().zip(&mapped) {
             let RowKind::Source { key } = self.rows[i].kind else {
@@ -620,7 +650,7 @@ impl Drilldown {
 
     fn add_summary_rows(
         &mut self,
-        p: &ProgramProfile,
+        p: &DrillProfile,
         line_limit: usize,
         source_limit: usize,
         cut: (u64, u64),
@@ -808,7 +838,7 @@ impl Drilldown {
                     &[q.samples, q.kernel_samples, q.unaccounted_samples],
                     q.inclusive_samples,
                 );
-                let f = |u: u64| format!("{}.{:04}", u / 10_000, u % 10_000);
+                let f = |u: u64| fixed_point(u, 4);
                 out.push(format!(
                     "CPU: {}% total = {}% eBPF + {}% under eBPF + {}% unaccounted (100% = one CPU)",
                     f(units),
@@ -918,7 +948,7 @@ impl Drilldown {
             .and_then(|p| p.program.as_ref())
             .is_some();
         let (this, samples_text) = if samples > 0 && profiled {
-            (format!("{}.{:02}", bp / 100, bp % 100), samples.to_string())
+            (fixed_point(bp, 2), samples.to_string())
         } else {
             (String::new(), String::new())
         };

@@ -4,8 +4,8 @@
 use super::drilldown::*;
 use super::profile::*;
 use super::source::SourceTree;
-use crate::kernel::lines::{JitRange, LineRecord};
-use crate::profile::data::KernelHotspot;
+use crate::model::image::{JitRange, LineRecord};
+use crate::model::profile::KernelHotspot;
 use crate::render::textmode;
 
 const F: &str = "/b/prog.bpf.c";
@@ -175,7 +175,7 @@ const L99: Key = Some((F, 99, 1, "gone();"));
 /// rows, 2 on a caller line with no row, 3 omitted), 1 unaccounted.
 fn profile() -> ProfileInput {
     ProfileInput {
-        program: Some(ProgramProfile {
+        program: Some(DrillProfile {
             samples: 22,
             kernel_samples: 12,
             inclusive_samples: 35,
@@ -455,7 +455,7 @@ fn folds_keep_hot_context_and_skip_single_rows() {
     let slots: Vec<(u8, i32, Key)> = keys.iter().map(|k| (0xb7, 0, *k)).collect();
     let p = program(&slots);
     let prof = ProfileInput {
-        program: Some(ProgramProfile {
+        program: Some(DrillProfile {
             samples: 3,
             inclusive_samples: 3,
             inclusive_cpu_percent: 0.06,
@@ -491,7 +491,7 @@ fn folds_keep_hot_context_and_skip_single_rows() {
     assert_eq!(codes(&state).len(), 12);
     // Hot rows 2 apart from a 1-row gap: no fold (D14).
     let prof2 = ProfileInput {
-        program: Some(ProgramProfile {
+        program: Some(DrillProfile {
             samples: 2,
             inclusive_samples: 2,
             hotspots: vec![direct(1, Some(0), keys[0]), direct(1, Some(48), keys[6])],
@@ -583,7 +583,8 @@ fn devmode_context_rows_and_mismatch_marker() {
         }),
     )
     .unwrap_err();
-    assert_eq!(err, DEVMODE_NOTHING);
+    assert_eq!(err, NoDevmodeSource);
+    assert_eq!(err.to_string(), DEVMODE_NOTHING);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

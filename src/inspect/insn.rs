@@ -1,7 +1,7 @@
 //! Translated instructions as 8-byte slots, and which line record each
 //! slot belongs to (CLI spec §11.4–11.5).
 
-use crate::kernel::lines::LineRecord;
+use crate::model::image::LineRecord;
 
 /// Opcode of the 16-byte `ld_imm64` (it occupies two slots).
 pub const LD_IMM64: u8 = 0x18;

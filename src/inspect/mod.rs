@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod disasm;
 pub mod drilldown;
+pub mod helper_syms;
 pub mod insn;
 pub mod profile;
 pub mod source;

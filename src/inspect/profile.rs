@@ -6,16 +6,16 @@
 /// A retained direct hotspot: samples whose IP fell in the program's JIT
 /// code, keyed by the line record that covers the IP (profiler spec §8.4).
 /// The engine's own row type; it is plain data.
-pub use crate::profile::data::Hotspot as DirectHotspot;
+pub use crate::model::profile::Hotspot as DirectHotspot;
 
 /// A retained under-eBPF row: the engine's kernel row and how many distinct
 /// IPs it sums (1 for an exact-IP row, which also has a `symbol_offset`).
-pub use crate::profile::report::KernelGroup as KernelRow;
+pub use crate::model::profile::KernelGroup as KernelRow;
 
 /// One program's share of a capture (profiler spec §10.3), with the
 /// `--line-limit`-retained hotspot lists in the profiler's order (§10.4).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProgramProfile {
+pub struct DrillProfile {
     /// Direct samples.
     pub samples: u64,
     /// Under-eBPF samples.
@@ -40,7 +40,7 @@ pub struct ProgramProfile {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProfileInput {
     /// None when the program got no samples at all.
-    pub program: Option<ProgramProfile>,
+    pub program: Option<DrillProfile>,
     /// `--line-limit` in force (0 = unlimited).
     pub line_limit: usize,
     /// Profile warnings in emission order (profiler spec §7.2).

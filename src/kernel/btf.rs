@@ -9,7 +9,7 @@ const MAGIC: u16 = 0xEB9F;
 const KIND_FUNC: u32 = 12;
 
 #[derive(Debug, Clone, Default)]
-pub struct Btf {
+pub struct BtfData {
     strings: Vec<u8>,
     /// FUNC type id -> name offset.
     funcs: HashMap<u32, u32>,
@@ -32,10 +32,10 @@ fn extra_len(kind: u32, vlen: usize) -> Option<usize> {
     })
 }
 
-impl Btf {
+impl BtfData {
     /// Parse a raw blob. Only little-endian BTF (the host's) is understood.
-    pub fn parse(data: &[u8]) -> Btf {
-        let mut btf = Btf::default();
+    pub fn parse(data: &[u8]) -> BtfData {
+        let mut btf = BtfData::default();
         if data.len() < 24 || u16::from_le_bytes([data[0], data[1]]) != MAGIC {
             return btf;
         }
@@ -136,7 +136,7 @@ pub mod tests {
     #[test]
     fn strings_and_funcs() {
         let (data, offs) = blob("a_really_long_function_name", &["/src/x.c", "  x++;"]);
-        let btf = Btf::parse(&data);
+        let btf = BtfData::parse(&data);
         assert_eq!(
             btf.func_name(3).as_deref(),
             Some("a_really_long_function_name")
@@ -150,17 +150,17 @@ pub mod tests {
 
     #[test]
     fn garbage_is_harmless() {
-        assert_eq!(Btf::parse(&[]).string(1), None);
+        assert_eq!(BtfData::parse(&[]).string(1), None);
         assert_eq!(
-            Btf::parse(&[0x9f, 0xeb, 1, 0, 200, 0, 0, 0]).string(0),
+            BtfData::parse(&[0x9f, 0xeb, 1, 0, 200, 0, 0, 0]).string(0),
             None
         );
         let (mut data, _) = blob("f", &[]);
         data.truncate(40);
-        let btf = Btf::parse(&data);
+        let btf = BtfData::parse(&data);
         assert_eq!(btf.func_name(3), None);
         let mut junk = vec![0x9f, 0xeb, 1, 0];
         junk.extend(std::iter::repeat_n(0xff, 60));
-        let _ = Btf::parse(&junk);
+        let _ = BtfData::parse(&junk);
     }
 }

@@ -102,6 +102,23 @@ impl Kallsyms {
         }
     }
 
+    /// The address of the symbol called `name` (the lowest, should there
+    /// be several).
+    pub fn address_of(&self, name: &str) -> Option<u64> {
+        self.syms
+            .iter()
+            .find(|s| self.symbol(s).name == name)
+            .map(|s| s.addr)
+    }
+
+    /// The name of the first symbol (in file order) that starts exactly at
+    /// `addr`.
+    pub fn exact(&self, addr: u64) -> Option<&str> {
+        let i = self.syms.partition_point(|s| s.addr < addr);
+        let s = self.syms.get(i).filter(|s| s.addr == addr)?;
+        Some(self.symbol(s).name)
+    }
+
     /// The symbol containing `ip`: the last one starting at or below it.
     pub fn resolve(&self, ip: u64) -> Option<Symbol<'_>> {
         let i = self.syms.partition_point(|s| s.addr <= ip);
@@ -146,6 +163,26 @@ garbage line
 
     /// Cost of reading and parsing this host's table (run with
     /// `cargo test --release -- --ignored load_cost --nocapture`).
+    #[test]
+    fn exact_addresses_and_names() {
+        let k = Kallsyms::parse(TEXT);
+        assert_eq!(
+            k.exact(0xffffffff81000000),
+            Some("_stext"),
+            "first alias in file order"
+        );
+        assert_eq!(k.exact(0xffffffff81000200), Some("bpf_ktime_get_ns"));
+        assert_eq!(
+            k.exact(0xffffffff81000201),
+            None,
+            "inside a symbol is not exact"
+        );
+        assert_eq!(k.exact(0xffffffffc0002000), Some("mod_fn"));
+        assert_eq!(k.exact(0xffffffffffffffff), None);
+        assert_eq!(k.address_of("weak_between"), Some(0xffffffff81000180));
+        assert_eq!(k.address_of("missing"), None);
+    }
+
     #[test]
     #[ignore]
     fn load_cost() {

@@ -1,59 +1,18 @@
-//! A program's translated image with its source metadata: line records from
-//! `line_info` + BTF strings, their JIT addresses, and the address range and
-//! BTF name of every JITed (sub)function.
+//! Reading a program's translated image with its source metadata: line
+//! records from `line_info` + BTF strings, their JIT addresses, and the
+//! address range and BTF name of every JITed (sub)function. The one reader
+//! behind `dump`, the drilldown and the profiler.
 
+use std::collections::HashMap;
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 
 use crate::error::{BrrError, Result};
-use crate::kernel::btf::Btf;
+use crate::kernel::btf::BtfData;
 use crate::kernel::objects::{self, open_action, program_from_info};
-use crate::model::Program;
+pub use crate::model::image::{FuncRecord, JitRange, LineRecord, ProgramImage};
 use crate::sys::bpf::{self, ObjKind, ProgDetail, ProgWant};
 use crate::sys::Errno;
-
-/// One `line_info` record resolved through the BTF string table.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LineRecord {
-    /// Index into the xlated instruction stream (8-byte units).
-    pub insn_off: u32,
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-    pub source: Option<String>,
-    /// Where this record's code starts in the JIT image (None if hidden/absent).
-    pub jited_addr: Option<u64>,
-}
-
-/// One JITed function: index 0 is the main program, then subprograms.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JitRange {
-    pub start: u64,
-    pub len: u32,
-    pub func_index: usize,
-    /// Full name from BTF `func_info` (kernel names stop at 15 bytes).
-    pub func_name: Option<String>,
-}
-
-impl JitRange {
-    pub fn end(&self) -> u64 {
-        self.start + self.len as u64
-    }
-}
-
-/// A subprogram entry from `func_info`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FuncRecord {
-    pub insn_off: u32,
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ProgramImage {
-    pub program: Program,
-    pub xlated: Vec<u8>,
-    pub lines: Vec<LineRecord>,
-    pub jit_ranges: Vec<JitRange>,
-}
 
 fn u32s(rec: &[u8]) -> [u32; 4] {
     let mut out = [0u32; 4];
@@ -67,7 +26,7 @@ fn u32s(rec: &[u8]) -> [u32; 4] {
 
 /// Decode raw `line_info` records (first 16 bytes of each `rec_size` slot;
 /// smaller records are ignored) and pair them with JIT addresses by index.
-pub fn parse_lines(raw: &[u8], rec_size: u32, jited: &[u64], btf: &Btf) -> Vec<LineRecord> {
+pub fn parse_lines(raw: &[u8], rec_size: u32, jited: &[u64], btf: &BtfData) -> Vec<LineRecord> {
     if rec_size < 16 {
         return Vec::new();
     }
@@ -90,7 +49,7 @@ pub fn parse_lines(raw: &[u8], rec_size: u32, jited: &[u64], btf: &Btf) -> Vec<L
 }
 
 /// Decode `func_info` records {insn_off, type_id}.
-pub fn parse_funcs(raw: &[u8], rec_size: u32, btf: &Btf) -> Vec<FuncRecord> {
+pub fn parse_funcs(raw: &[u8], rec_size: u32, btf: &BtfData) -> Vec<FuncRecord> {
     if rec_size < 8 {
         return Vec::new();
     }
@@ -123,20 +82,38 @@ pub fn jit_ranges(ksyms: &[u64], lens: &[u32], funcs: &[FuncRecord]) -> Vec<JitR
 }
 
 /// Fetch a program's BTF; a BTF object that vanished means no source metadata.
-fn program_btf(btf_id: u32) -> Btf {
+fn program_btf(btf_id: u32) -> BtfData {
     if btf_id == 0 {
-        return Btf::default();
+        return BtfData::default();
     }
     bpf::fd_by_id(ObjKind::Btf, btf_id)
         .and_then(|fd| bpf::btf_info(&fd, true))
-        .map(|(_, _, data)| Btf::parse(&data))
+        .map(|(_, _, data)| BtfData::parse(&data))
         .unwrap_or_default()
 }
 
-pub fn image_from_detail(d: ProgDetail) -> ProgramImage {
-    let btf = program_btf(d.info.btf_id);
-    let lines = parse_lines(&d.line_info, d.line_info_rec_size, &d.jited_line_info, &btf);
-    let funcs = parse_funcs(&d.func_info, d.func_info_rec_size, &btf);
+/// BTF objects fetched once per ID: a capture reads many programs, and
+/// many of them share one BTF object.
+#[derive(Default)]
+pub struct BtfCache {
+    by_id: HashMap<u32, Arc<BtfData>>,
+}
+
+impl BtfCache {
+    /// The BTF object; empty if there is none or it vanished.
+    pub fn get(&mut self, id: u32) -> Arc<BtfData> {
+        self.by_id
+            .entry(id)
+            .or_insert_with(|| Arc::new(program_btf(id)))
+            .clone()
+    }
+}
+
+/// The image from a program's info arrays and its BTF (`xlated` and map IDs
+/// are empty unless they were asked for).
+pub fn image_from_detail(d: ProgDetail, btf: &BtfData) -> ProgramImage {
+    let lines = parse_lines(&d.line_info, d.line_info_rec_size, &d.jited_line_info, btf);
+    let funcs = parse_funcs(&d.func_info, d.func_info_rec_size, btf);
     let jit = jit_ranges(&d.jited_ksyms, &d.jited_func_lens, &funcs);
     ProgramImage {
         program: program_from_info(&d.info, d.map_ids),
@@ -146,7 +123,8 @@ pub fn image_from_detail(d: ProgDetail) -> ProgramImage {
     }
 }
 
-const FULL: ProgWant = ProgWant {
+/// Everything `dump` and the drilldown show.
+pub const FULL: ProgWant = ProgWant {
     map_ids: true,
     xlated: true,
     jit_ranges: true,
@@ -154,15 +132,26 @@ const FULL: ProgWant = ProgWant {
     func_info: true,
 };
 
+/// Read the parts `want` names of one open program.
+pub fn read_image(
+    fd: &OwnedFd,
+    want: ProgWant,
+    btf: &mut BtfCache,
+) -> std::result::Result<ProgramImage, Errno> {
+    let d = bpf::prog_detail(fd, want)?;
+    let data = btf.get(d.info.btf_id);
+    Ok(image_from_detail(d, &data))
+}
+
 pub fn image_from_fd(fd: &OwnedFd) -> std::result::Result<ProgramImage, Errno> {
-    bpf::prog_detail(fd, FULL).map(image_from_detail)
+    read_image(fd, FULL, &mut BtfCache::default())
 }
 
 /// The image of a program the user named by ID.
 pub fn image_by_id(id: u64) -> Result<ProgramImage> {
     let fd = objects::open_program(id)?;
     image_from_fd(&fd).map_err(|e| match e.0 {
-        libc::ENOENT => BrrError::no_program(id),
+        libc::ENOENT => BrrError::NoProgram(id),
         _ => BrrError::bpf(&open_action(id as u32), e),
     })
 }
@@ -179,7 +168,7 @@ mod tests {
     #[test]
     fn line_records() {
         let (data, offs) = blob("main_func", &["/src/p.c", "    x = 1;"]);
-        let btf = Btf::parse(&data);
+        let btf = BtfData::parse(&data);
         let mut raw = rec([0, offs[0], offs[1], (12 << 10) | 5]);
         raw.extend(rec([3, offs[0], 0, 0]));
         raw.extend([0u8; 4]); // trailing partial record
@@ -200,7 +189,7 @@ mod tests {
     #[test]
     fn ranges_and_names() {
         let (data, _) = blob("a_long_subprogram_name", &[]);
-        let btf = Btf::parse(&data);
+        let btf = BtfData::parse(&data);
         let funcs = parse_funcs(&rec([0, 3, 0, 0])[..8], 8, &btf);
         assert_eq!(funcs[0].name.as_deref(), Some("a_long_subprogram_name"));
         let r = jit_ranges(&[100, 0, 300], &[10, 5, 0], &funcs);

@@ -2,7 +2,6 @@
 
 pub mod bpffs;
 pub mod btf;
-pub mod helper_syms;
 pub mod kallsyms;
 pub mod lines;
 pub mod names;

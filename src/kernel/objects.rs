@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 
 use crate::error::{BrrError, Result};
 use crate::kernel::names;
-use crate::model::{Btf, Link, Map, Program};
+use crate::model::{BtfObject, Link, Map, Program};
 use crate::sys::bpf::{self, ObjKind, ProgWant};
 use crate::sys::Errno;
 
@@ -142,10 +142,10 @@ pub fn links() -> Result<Vec<Link>> {
     })
 }
 
-pub fn btfs() -> Result<Vec<Btf>> {
+pub fn btfs() -> Result<Vec<BtfObject>> {
     walk_kind(ObjKind::Btf, |_, fd| {
         let (info, name, _) = bpf::btf_info(fd, false)?;
-        Ok(Btf {
+        Ok(BtfObject {
             id: info.id,
             name: if name.is_empty() { "-".into() } else { name },
             size: info.btf_size,
@@ -156,9 +156,9 @@ pub fn btfs() -> Result<Vec<Btf>> {
 
 /// Open a program the user named by ID. IDs past u32 cannot exist.
 pub fn open_program(id: u64) -> Result<OwnedFd> {
-    let id32 = u32::try_from(id).map_err(|_| BrrError::no_program(id))?;
+    let id32 = u32::try_from(id).map_err(|_| BrrError::NoProgram(id))?;
     bpf::fd_by_id(ObjKind::Prog, id32).map_err(|e| match e.0 {
-        libc::ENOENT => BrrError::no_program(id),
+        libc::ENOENT => BrrError::NoProgram(id),
         _ => BrrError::bpf(&open_action(id32), e),
     })
 }

@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::data::{Counters, Hotspot, KernelHotspot, ProgramProfile};
 use super::events::Shape;
 use super::image::{jit, ProgMeta};
 use super::records::Sample;
 use crate::kernel::kallsyms::Kallsyms;
+use crate::model::profile::{Counters, Hotspot, KernelHotspot, ProgramProfile};
 
 /// A small multiplicative hasher for integer keys (the default SipHash is
 /// several times slower and DoS resistance is irrelevant here).
@@ -56,7 +56,7 @@ struct KernelKey {
     raw_caller: u64,
 }
 
-struct Slot {
+struct ProgSlot {
     meta: ProgMeta,
     direct: u64,
     direct_unmapped: u64,
@@ -77,7 +77,7 @@ struct Range {
 
 /// The live JIT range table plus every program's counters.
 pub struct Attributor {
-    slots: Vec<Slot>,
+    slots: Vec<ProgSlot>,
     by_id: HashMap<u32, usize>,
     /// Sorted by start, non-overlapping.
     ranges: Vec<Range>,
@@ -121,7 +121,7 @@ impl Attributor {
             None => {
                 let s = self.slots.len();
                 self.by_id.insert(meta.id, s);
-                self.slots.push(Slot {
+                self.slots.push(ProgSlot {
                     lines: vec![Hit::default(); meta.lines.len()],
                     meta,
                     direct: 0,

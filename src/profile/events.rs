@@ -1,10 +1,8 @@
 //! The perf event catalogue, `--event auto`, frequency checks, attribute
-//! blocks, online CPUs, and the `brr perf-events` listing.
+//! blocks, online CPUs, and which events `brr perf-events` lists.
 
 use super::records;
 use crate::error::{BrrError, Result};
-use crate::render::json::{self, obj};
-use crate::render::{csv, table, Format};
 use crate::sys::perf::{self, flag, PerfEventAttr};
 use crate::sys::Errno;
 
@@ -25,27 +23,48 @@ const fn hw(name: &'static str, config: u64, precise_ip: u8) -> EventSpec {
     }
 }
 
-/// Canonical order: the `perf-events` listing and the "expected one of" list.
+/// Every name `--event` accepts, `auto` first, then the catalogue in its
+/// canonical order (the `perf-events` listing and the "expected one of"
+/// list). [`EVENTS`] takes its names from here.
+pub const EVENT_NAMES: &[&str] = &[
+    "auto",
+    "cycles:ppp",
+    "cycles:pp",
+    "cycles:p",
+    "cycles",
+    "cpu-clock",
+    "instructions",
+    "cache-references",
+    "cache-misses",
+    "branches",
+    "branch-misses",
+    "bus-cycles",
+    "stalled-cycles-frontend",
+    "stalled-cycles-backend",
+    "ref-cycles",
+];
+
+/// The catalogue, in [`EVENT_NAMES`] order.
 pub const EVENTS: &[EventSpec] = &[
-    hw("cycles:ppp", 0, 3),
-    hw("cycles:pp", 0, 2),
-    hw("cycles:p", 0, 1),
-    hw("cycles", 0, 0),
+    hw(EVENT_NAMES[1], 0, 3),
+    hw(EVENT_NAMES[2], 0, 2),
+    hw(EVENT_NAMES[3], 0, 1),
+    hw(EVENT_NAMES[4], 0, 0),
     EventSpec {
-        name: "cpu-clock",
+        name: EVENT_NAMES[5],
         type_: perf::PERF_TYPE_SOFTWARE,
         config: 0,
         precise_ip: 0,
     },
-    hw("instructions", 1, 0),
-    hw("cache-references", 2, 0),
-    hw("cache-misses", 3, 0),
-    hw("branches", 4, 0),
-    hw("branch-misses", 5, 0),
-    hw("bus-cycles", 6, 0),
-    hw("stalled-cycles-frontend", 7, 0),
-    hw("stalled-cycles-backend", 8, 0),
-    hw("ref-cycles", 9, 0),
+    hw(EVENT_NAMES[6], 1, 0),
+    hw(EVENT_NAMES[7], 2, 0),
+    hw(EVENT_NAMES[8], 3, 0),
+    hw(EVENT_NAMES[9], 4, 0),
+    hw(EVENT_NAMES[10], 5, 0),
+    hw(EVENT_NAMES[11], 6, 0),
+    hw(EVENT_NAMES[12], 7, 0),
+    hw(EVENT_NAMES[13], 8, 0),
+    hw(EVENT_NAMES[14], 9, 0),
 ];
 
 /// What `auto` tries, in order.
@@ -286,75 +305,32 @@ pub fn listing_from_probes(
     Ok(out)
 }
 
-/// `brr perf-events`.
-pub fn perf_events(freq: u64, format: Format) -> Result<String> {
+/// The openable catalogue events for `brr perf-events`, probed on one CPU.
+pub fn listing(freq: u64) -> Result<Vec<Listed>> {
     check_frequency(freq)?;
     let cpu = probe_cpu();
     let results: Vec<_> = EVENTS
         .iter()
         .map(|e| (*e, probe(e, freq, Shape::Direct, cpu)))
         .collect();
-    Ok(render_listing(&listing_from_probes(&results)?, format))
-}
-
-/// A listing row's cells; `auto` is how the AUTO flag is written.
-fn listing_cells(l: &Listed, auto: &str) -> Vec<String> {
-    vec![
-        l.event.name.to_string(),
-        l.event.type_name().to_string(),
-        l.event.config.to_string(),
-        l.event.precise_ip.to_string(),
-        auto.to_string(),
-    ]
-}
-
-pub fn render_listing(items: &[Listed], format: Format) -> String {
-    match format {
-        Format::Text if items.is_empty() => "No openable brr perf events found.".into(),
-        Format::Text => {
-            let rows: Vec<Vec<String>> = items
-                .iter()
-                .map(|l| listing_cells(l, if l.selected_by_auto { "yes" } else { "" }))
-                .collect();
-            // CONFIG and PRECISE are not numeric columns: left-aligned.
-            table::render(&["NAME", "TYPE", "CONFIG", "PRECISE", "AUTO"], &rows)
-        }
-        Format::Json { pretty } => {
-            let items = items
-                .iter()
-                .map(|l| {
-                    obj([
-                        ("name", l.event.name.into()),
-                        ("type", l.event.type_name().into()),
-                        ("config", l.event.config.into()),
-                        ("precise_ip", l.event.precise_ip.into()),
-                        ("selected_by_auto", l.selected_by_auto.into()),
-                    ])
-                })
-                .collect();
-            json::to_string(&json::document("perf_events", items, obj([])), pretty)
-        }
-        Format::Csv => {
-            let rows: Vec<Vec<String>> = items
-                .iter()
-                .map(|l| listing_cells(l, &l.selected_by_auto.to_string()))
-                .collect();
-            csv::render(
-                &["name", "type", "config", "precise_ip", "selected_by_auto"],
-                &rows,
-            )
-        }
-    }
+    listing_from_probes(&results)
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
 
     #[test]
-    fn catalogue_order_matches_cli() {
+    fn catalogue_names() {
         let names: Vec<&str> = EVENTS.iter().map(|e| e.name).collect();
-        assert_eq!(&crate::cli::EVENT_NAMES[1..], names.as_slice());
+        assert_eq!(&EVENT_NAMES[1..], names.as_slice());
+        assert_eq!(
+            lookup("cycles:ppp").map(|e| (e.config, e.precise_ip)),
+            Some((0, 3))
+        );
+        assert_eq!(lookup("ref-cycles").map(|e| e.config), Some(9));
+        assert_eq!(lookup("cpu-clock").map(|e| e.type_name()), Some("software"));
+        assert!(AUTO_CANDIDATES.iter().all(|n| lookup(n).is_some()));
     }
 
     #[test]
@@ -421,7 +397,7 @@ mod tests {
         );
     }
 
-    fn results(ok: &[&str], err: Errno) -> Vec<(EventSpec, std::result::Result<(), Errno>)> {
+    pub fn results(ok: &[&str], err: Errno) -> Vec<(EventSpec, std::result::Result<(), Errno>)> {
         EVENTS
             .iter()
             .map(|e| {
@@ -442,18 +418,6 @@ mod tests {
         let l = listing_from_probes(&results(&["cpu-clock"], Errno(libc::ENOENT))).unwrap();
         assert_eq!(l.len(), 1);
         assert!(l[0].selected_by_auto);
-        assert_eq!(
-            render_listing(&l, Format::Text),
-            "NAME       TYPE      CONFIG  PRECISE  AUTO\ncpu-clock  software  0       0        yes "
-        );
-        assert_eq!(
-            render_listing(&l, Format::Json { pretty: false }),
-            r#"{"kind":"perf_events","items":[{"name":"cpu-clock","type":"software","config":0,"precise_ip":0,"selected_by_auto":true}],"metadata":{}}"#
-        );
-        assert_eq!(
-            render_listing(&l, Format::Csv),
-            "name,type,config,precise_ip,selected_by_auto\ncpu-clock,software,0,0,true"
-        );
         let l = listing_from_probes(&results(
             &["cycles", "cpu-clock", "instructions"],
             Errno(libc::ENOENT),
@@ -467,10 +431,7 @@ mod tests {
         assert_eq!(auto, vec!["cycles"]);
         // Nothing openable: empty listing, unless privilege was the reason.
         let l = listing_from_probes(&results(&[], Errno(libc::ENOENT))).unwrap();
-        assert_eq!(
-            render_listing(&l, Format::Text),
-            "No openable brr perf events found."
-        );
+        assert!(l.is_empty());
         let e = listing_from_probes(&results(&[], Errno(libc::EACCES))).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert_eq!(

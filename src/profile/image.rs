@@ -1,16 +1,13 @@
 //! What the profiler needs to know about one loaded program: its JIT
-//! functions (with BTF names) and its line records ordered by JIT address,
-//! read with `bpf()` (no xlated instructions, no map IDs) and the program's
-//! BTF, which is fetched once per BTF ID.
+//! functions (with BTF names) and its line records ordered by JIT address.
+//! Read with the kernel's image reader, without xlated instructions or map
+//! IDs, sharing one BTF fetch per BTF ID across a capture.
 
-use std::collections::HashMap;
 use std::os::fd::OwnedFd;
-use std::sync::Arc;
 
-use crate::kernel::btf::Btf;
-use crate::kernel::lines::{self, JitRange, LineRecord};
-use crate::kernel::names;
-use crate::sys::bpf::{self, ObjKind, ProgDetail, ProgWant};
+use crate::kernel::lines::{self, BtfCache};
+use crate::model::image::{JitRange, LineRecord, ProgramImage};
+use crate::sys::bpf::{self, ObjKind, ProgWant};
 use crate::sys::Errno;
 
 /// A program as the profiler sees it.
@@ -54,47 +51,21 @@ impl ProgMeta {
     }
 }
 
-/// Build the profiler's view from a program's info arrays and BTF.
-pub fn build_meta(d: &ProgDetail, btf: &Btf) -> ProgMeta {
-    let funcs = lines::parse_funcs(&d.func_info, d.func_info_rec_size, btf);
-    let mut recs: Vec<LineRecord> =
-        lines::parse_lines(&d.line_info, d.line_info_rec_size, &d.jited_line_info, btf)
-            .into_iter()
-            .filter(|l| l.jited_addr.is_some())
-            .collect();
+/// The profiler's view of an image: only lines that have a JIT address.
+pub fn from_image(img: ProgramImage) -> ProgMeta {
+    let mut recs: Vec<LineRecord> = img
+        .lines
+        .into_iter()
+        .filter(|l| l.jited_addr.is_some())
+        .collect();
     recs.sort_by_key(jit);
     ProgMeta {
-        id: d.info.id,
-        prog_type: names::prog_type(d.info.prog_type),
-        name: names::object_name(&d.info.name),
-        tag: names::hex(&d.info.tag),
-        funcs: lines::jit_ranges(&d.jited_ksyms, &d.jited_func_lens, &funcs),
+        id: img.program.id,
+        prog_type: img.program.prog_type,
+        name: img.program.name,
+        tag: img.program.tag,
+        funcs: img.jit_ranges,
         lines: recs,
-    }
-}
-
-/// BTF objects fetched once per ID (many programs share one).
-#[derive(Default)]
-pub struct BtfCache {
-    by_id: HashMap<u32, Arc<Btf>>,
-}
-
-impl BtfCache {
-    /// The BTF object; empty if there is none or it vanished.
-    pub fn get(&mut self, id: u32) -> Arc<Btf> {
-        if id == 0 {
-            return Arc::default();
-        }
-        self.by_id
-            .entry(id)
-            .or_insert_with(|| {
-                let btf = bpf::fd_by_id(ObjKind::Btf, id)
-                    .and_then(|fd| bpf::btf_info(&fd, true))
-                    .map(|(_, _, data)| Btf::parse(&data))
-                    .unwrap_or_default();
-                Arc::new(btf)
-            })
-            .clone()
     }
 }
 
@@ -109,9 +80,7 @@ pub const WANT: ProgWant = ProgWant {
 
 /// Read one open program.
 pub fn read_meta(fd: &OwnedFd, cache: &mut BtfCache) -> Result<ProgMeta, Errno> {
-    let d = bpf::prog_detail(fd, WANT)?;
-    let btf = cache.get(d.info.btf_id);
-    Ok(build_meta(&d, &btf))
+    lines::read_image(fd, WANT, cache).map(from_image)
 }
 
 /// Read a program by ID (`Ok(None)` if it is gone).
@@ -128,6 +97,8 @@ pub fn read_meta_by_id(id: u32, cache: &mut BtfCache) -> Result<Option<ProgMeta>
 pub mod tests {
     use super::*;
     use crate::kernel::btf::tests::blob;
+    use crate::kernel::btf::BtfData;
+    use crate::sys::bpf::ProgDetail;
 
     /// A line record at `jit` for tests.
     pub fn line(jit: u64, insn: u32, file: &str, line: u32, src: &str) -> LineRecord {
@@ -153,7 +124,7 @@ pub mod tests {
     #[test]
     fn meta_from_info_arrays() {
         let (data, offs) = blob("main_fn", &["/src/x.c", "a = 1;", "b = 2;"]);
-        let btf = Btf::parse(&data);
+        let btf = BtfData::parse(&data);
         let mut line_info = Vec::new();
         for (insn, line_off, line, col) in [
             (0u32, offs[1], 10u32, 5u32),
@@ -186,7 +157,7 @@ pub mod tests {
             func_info,
             func_info_rec_size: 8,
         };
-        let m = build_meta(&d, &btf);
+        let m = from_image(lines::image_from_detail(d, &btf));
         assert_eq!((m.id, m.name.as_str()), (42, "prog"));
         assert_eq!(m.full_name(), Some("main_fn"));
         assert_eq!(m.funcs[1].func_name, None);

@@ -2,30 +2,31 @@
 //! `top` reuses.
 //!
 //! [`run`] performs one capture and returns a plain-data [`Profile`];
-//! [`report::render`] turns it into text, JSON or CSV.
+//! [`aggregate`] orders and cuts its rows, and `render::profile` lays them
+//! out as text, JSON or CSV.
 
+pub mod aggregate;
 pub mod attribute;
 pub mod capture;
-pub mod data;
 pub mod events;
 pub mod image;
 pub mod records;
-pub mod report;
 
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use crate::error::{BrrError, Result};
 use crate::kernel::kallsyms::Kallsyms;
+use crate::kernel::lines::BtfCache;
 use crate::kernel::{bpffs, objects};
+use crate::model::profile::{Profile, Telemetry};
 use crate::sys::bpf::{self, ObjKind};
 use crate::sys::perf::{self, Ring};
 use crate::sys::Errno;
 use attribute::Attributor;
 use capture::{CpuRing, PlanInput, ProgSource, Progress, StopSignal};
-use data::{Profile, Telemetry};
 use events::Shape;
-use image::{BtfCache, ProgMeta};
+use image::ProgMeta;
 
 /// What to capture.
 #[derive(Debug, Clone, PartialEq)]

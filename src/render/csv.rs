@@ -33,7 +33,7 @@ pub fn cell(v: &Json) -> String {
         Json::Null => String::new(),
         Json::Bool(b) => b.to_string(),
         Json::Int(i) => i.to_string(),
-        Json::Float(f) => super::float(*f),
+        Json::Float(f) => super::num::float(*f),
         Json::Str(s) => s.clone(),
         Json::Arr(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
         Json::Obj(_) => super::json::to_string(v, false),

@@ -2,14 +2,14 @@
 
 use super::json::{self, obj, Json};
 use super::listing::program_json;
-use super::{csv, table, Format};
+use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::insn::{self, Slot};
 use crate::inspect::source::{basename, DumpContext};
-use crate::kernel::lines::{LineRecord, ProgramImage};
+use crate::model::image::{LineRecord, ProgramImage};
 
 /// `--devmode` results to append.
-pub struct Devmode<'a> {
+pub struct DumpDevmode<'a> {
     /// The directory searched, as given (normalised) or the cwd.
     pub devdir: String,
     pub context: &'a DumpContext,
@@ -25,11 +25,7 @@ fn rows(image: &ProgramImage) -> Vec<(Slot, Option<&LineRecord>)> {
         .collect()
 }
 
-fn dash<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| v.to_string())
-}
-
-pub fn dump(image: &ProgramImage, format: Format, dev: Option<&Devmode<'_>>) -> String {
+pub fn dump(image: &ProgramImage, format: Format, dev: Option<&DumpDevmode<'_>>) -> String {
     let p = &image.program;
     let rows = rows(image);
     match format {
@@ -220,7 +216,7 @@ pub fn context_report(ctx: &DumpContext, heading: &str) -> String {
     out.join("\n")
 }
 
-pub fn context_json(dev: &Devmode<'_>) -> Json {
+pub fn context_json(dev: &DumpDevmode<'_>) -> Json {
     let ctx = dev.context;
     let names = |v: &[String]| Json::Arr(v.iter().map(|s| Json::from(s.as_str())).collect());
     obj([

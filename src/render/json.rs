@@ -100,7 +100,7 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Json::Int(i) => out.push_str(&i.to_string()),
-        Json::Float(f) => out.push_str(&super::float(*f)),
+        Json::Float(f) => out.push_str(&super::num::float(*f)),
         Json::Str(s) => escape(s, out),
         Json::Arr(items) if items.is_empty() => out.push_str("[]"),
         Json::Obj(items) if items.is_empty() => out.push_str("{}"),

@@ -1,18 +1,15 @@
 //! Text, JSON and CSV for `prog`, `map`, `link`, `btf` and `activity`.
 
 use super::json::{self, obj, Json};
-use super::{csv, dash_join, table, Format};
+use super::{csv, dash, dash_join, table, Format};
 use crate::activity::ActivityRow;
-use crate::model::{Btf, Link, Map, Program};
+use crate::model::{BtfObject, Link, Map, Program};
 
 fn opt_num(v: u32) -> Option<u32> {
     (v != 0).then_some(v)
 }
 fn opt_num64(v: u64) -> Option<u64> {
     (v != 0).then_some(v)
-}
-fn dash<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
 fn strings(v: &[String]) -> Json {
     Json::Arr(v.iter().map(|s| Json::from(s.as_str())).collect())
@@ -239,7 +236,7 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
     )
 }
 
-pub fn btfs(list: &[Btf], format: Format) -> String {
+pub fn btfs(list: &[BtfObject], format: Format) -> String {
     let text_rows = list
         .iter()
         .map(|b| vec![b.id.to_string(), b.name.clone(), b.size.to_string()])
@@ -307,7 +304,7 @@ pub fn activity_table(
                 p.id.to_string(),
                 p.prog_type.clone(),
                 p.name.clone(),
-                format!("{:.4}", r.cpu_pct(d)),
+                super::num::percent4(r.cpu_pct(d)),
                 num(r.execs_per_sec(d) as u64),
                 num(r.avg_ns()),
             ];
@@ -507,7 +504,7 @@ mod tests {
             links(&[l], Format::Json { pretty: false }, false),
             r#"{"kind":"links","items":[{"id":34,"type":"cgroup","prog_id":632,"attach_type":"cgroup_inet_ingress","target_obj_id":null,"target_btf_id":null,"pinned_paths":[]}],"metadata":{}}"#
         );
-        let b = Btf {
+        let b = BtfObject {
             id: 1,
             name: "vmlinux".into(),
             size: 5515646,

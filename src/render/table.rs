@@ -56,29 +56,42 @@ fn pad(cell: &str, width: usize, right: bool, out: &mut String) {
     }
 }
 
-/// Render a header and rows. Returns the lines joined by `\n`, no trailing newline.
+/// Render a header and rows with the listing alignment rules. Returns the
+/// lines joined by `\n`, no trailing newline.
 pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let align: Vec<(bool, bool)> = headers
+        .iter()
+        .map(|h| (*h == "ID", is_numeric(h)))
+        .collect();
+    aligned(headers, &align, rows)
+}
+
+/// A table where each column says whether its header and its cells are
+/// right-aligned (`(header, cells)`). Every cell is padded to the column
+/// width (in code points); a missing cell is empty.
+pub fn aligned(headers: &[&str], align: &[(bool, bool)], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    let right = |i: usize| align.get(i).copied().unwrap_or((false, false));
     let mut out = String::new();
     for (i, h) in headers.iter().enumerate() {
         if i > 0 {
             out.push_str("  ");
         }
-        pad(h, widths[i], *h == "ID", &mut out);
+        pad(h, widths[i], right(i).0, &mut out);
     }
     for row in rows {
         out.push('\n');
-        for (i, h) in headers.iter().enumerate() {
+        for (i, &width) in widths.iter().enumerate() {
             if i > 0 {
                 out.push_str("  ");
             }
             let cell = row.get(i).map(String::as_str).unwrap_or("");
-            pad(cell, widths[i], is_numeric(h), &mut out);
+            pad(cell, width, right(i).1, &mut out);
         }
     }
     out

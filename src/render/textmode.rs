@@ -1,92 +1,11 @@
 //! `brr top --textmode`: the `BRR ACTIVITY` snapshot and the `BRR INSPECT`
 //! drilldown table (TUI spec §5).
 
+use super::listing::activity_table;
+use super::num::{commas, fmt_g};
+use super::table::aligned;
 use crate::activity::ActivityRow;
 use crate::inspect::drilldown::{Drilldown, ViewState};
-use crate::render::listing::activity_table;
-
-/// Python `format(x, "g")`: 6 significant digits, fixed notation for
-/// decimal exponents in [-4, 6), trailing zeros dropped.
-pub fn fmt_g(x: f64) -> String {
-    if x == 0.0 {
-        return "0".into();
-    }
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "nan"
-        } else if x > 0.0 {
-            "inf"
-        } else {
-            "-inf"
-        }
-        .into();
-    }
-    let sci = format!("{x:.5e}");
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let trim = |s: String| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    };
-    if (-4..6).contains(&exp) {
-        let decimals = (5 - exp).max(0) as usize;
-        trim(format!("{x:.decimals$}"))
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trim(mant.to_string()), exp.abs())
-    }
-}
-
-/// Digits grouped by three with `,`.
-pub fn commas(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A table where each column says whether its header and its cells are
-/// right-aligned. Every cell is padded to the column width.
-fn grid(headers: &[&str], align: &[(bool, bool)], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &mut dyn Iterator<Item = (&str, bool)>| {
-        let mut out = String::new();
-        for (i, (c, right)) in cells.enumerate() {
-            if i > 0 {
-                out.push_str("  ");
-            }
-            let fill = " ".repeat(widths[i].saturating_sub(c.chars().count()));
-            if right {
-                out.push_str(&fill);
-                out.push_str(c);
-            } else {
-                out.push_str(c);
-                out.push_str(&fill);
-            }
-        }
-        out
-    };
-    let mut out = vec![line(&mut headers.iter().zip(align).map(|(h, a)| (*h, a.0)))];
-    for row in rows {
-        out.push(line(
-            &mut row.iter().zip(align).map(|(c, a)| (c.as_str(), a.1)),
-        ));
-    }
-    out.join("\n")
-}
 
 /// The `BRR ACTIVITY` section. `measured` is the window in seconds.
 pub fn activity(
@@ -108,7 +27,7 @@ pub fn activity(
             (right, right)
         })
         .collect();
-    format!("{head}\n{}", grid(&headers, &align, &cells))
+    format!("{head}\n{}", aligned(&headers, &align, &cells))
 }
 
 /// The `BRR INSPECT` section.
@@ -130,7 +49,7 @@ pub fn inspect(dd: &Drilldown, collapse: bool) -> String {
             .into_iter()
             .map(|l| vec![l.this, l.samples, l.code])
             .collect();
-        out.push(grid(
+        out.push(aligned(
             &["%THIS", "SAMPLES", "CODE"],
             &[(false, false), (false, true), (false, false)],
             &cells,
@@ -147,32 +66,6 @@ pub fn no_program() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn python_g() {
-        for (x, s) in [
-            (1.0, "1"),
-            (0.5, "0.5"),
-            (2.5, "2.5"),
-            (0.0001, "0.0001"),
-            (1e-5, "1e-05"),
-            (123456.7, "123457"),
-            (1234567.0, "1.23457e+06"),
-            (10.0, "10"),
-            (100000.0, "100000"),
-            (1e6, "1e+06"),
-        ] {
-            assert_eq!(fmt_g(x), s, "{x}");
-        }
-    }
-
-    #[test]
-    fn grouping() {
-        assert_eq!(commas(0), "0");
-        assert_eq!(commas(997), "997");
-        assert_eq!(commas(1509314), "1,509,314");
-        assert_eq!(commas(100000), "100,000");
-    }
 
     #[test]
     fn activity_layout() {

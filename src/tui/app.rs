@@ -13,7 +13,7 @@ use super::worker::{Cmd, Msg, ProfileJob};
 use super::Config;
 use crate::activity::ActivityRow;
 use crate::render::listing::activity_table;
-use crate::render::textmode::{commas, fmt_g};
+use crate::render::num::{self, commas, fmt_g};
 use crate::values::ValueError;
 
 /// What the event loop must do after a key or message.
@@ -114,15 +114,6 @@ fn default_order(a: &ActivityRow, b: &ActivityRow) -> Ordering {
 pub struct Sort {
     pub col: Col,
     pub desc: bool,
-}
-
-/// Python's `str(float)` for the values brr shows in inputs (`1.0`, `2.5`).
-pub fn py_float(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e16 {
-        format!("{x:.1}")
-    } else {
-        format!("{x}")
-    }
 }
 
 /// Greedy word wrap to `width` cells (long words are cut).
@@ -676,7 +667,7 @@ impl App {
                 self.relayout(true);
             }
             KeyCode::Char('d') => {
-                self.delay_dialog = Some(Input::new(&py_float(self.delay)));
+                self.delay_dialog = Some(Input::new(&num::float(self.delay)));
                 self.set_status(
                     "Enter a refresh delay in seconds; press Enter to apply or Esc to cancel.",
                 );

@@ -14,6 +14,7 @@ use super::app::{is_hard_quit, scroll_top, wrap, Effect, Input};
 use super::worker::ProfileDone;
 use super::worker::{Cmd, Msg, ProfileJob};
 use super::Config;
+use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{
     Devmode, Drilldown, Line, Mode, Options, ProgramData, RowKind, SourceKey, ViewState,
@@ -22,7 +23,7 @@ use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::kernel::lines::ProgramImage;
 use crate::profile::{self, events};
-use crate::render::textmode::fmt_g;
+use crate::render::num::fmt_g;
 use crate::values::{self, ValueError};
 
 pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
@@ -110,7 +111,7 @@ impl Form {
         let auto = |v: Option<u64>| v.map_or_else(|| "auto".to_string(), |v| v.to_string());
         Form {
             fields: [
-                Input::new(&super::app::py_float(o.duration)),
+                Input::new(&crate::render::num::float(o.duration)),
                 Input::new(&o.frequency.to_string()),
                 Input::new(&o.event),
                 Input::new(o.call_graph),
@@ -740,11 +741,10 @@ impl Drill {
                         self.cursor_to_hottest();
                     }
                     Err(e) => {
-                        let e = e.render();
-                        if e.contains("no eBPF program with id") {
+                        if matches!(e, BrrError::NoProgram(_)) {
                             self.vanished = true;
                         }
-                        self.message = Some(e);
+                        self.message = Some(e.render());
                     }
                 }
                 self.refresh_lines();

@@ -15,10 +15,11 @@ use super::Config;
 use crate::activity::ActivityRow;
 use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
-use crate::inspect::profile::{DirectHotspot, KernelRow, ProfileInput, ProgramProfile};
+use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
+use crate::model::profile::KernelHotspot;
 use crate::model::Program;
-use crate::profile::{self, data::KernelHotspot};
+use crate::profile;
 
 /// What plain `brr` starts the TUI with (`top::tests` checks that it is
 /// what the command line gives).
@@ -464,7 +465,7 @@ fn enter_opens_drilldown_and_esc_resumes_once() {
     // The program vanished before loading (D3).
     app.on_msg(Msg::Loaded {
         seq,
-        result: Err(BrrError::no_program(67)),
+        result: Err(BrrError::NoProgram(67)),
     });
     let d = app.drill.as_ref().unwrap();
     assert_eq!(d.title(), "program 67");
@@ -613,7 +614,7 @@ fn done(img: &ProgramImage) -> ProfileDone {
         kernel(5, "htab_map_hash", "bpf_map", 5, 1, img),
     ];
     let input = ProfileInput {
-        program: Some(ProgramProfile {
+        program: Some(DrillProfile {
             samples: 80,
             kernel_samples: 15,
             inclusive_samples: 95,

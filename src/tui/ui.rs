@@ -10,7 +10,7 @@ use ratatui::Frame;
 use super::app::{wrap, App, FOOTER, MAIN_HELP};
 use super::drill::{Drill, Overlay, FORM_LABELS, HELP_ROWS};
 use crate::inspect::drilldown::LEGEND;
-use crate::render::textmode::fmt_g;
+use crate::render::num::fmt_g;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Theme {

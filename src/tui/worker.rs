@@ -14,10 +14,11 @@ use ratatui::crossterm::event::Event as TermEvent;
 use crate::activity::{self, ActivityRow};
 use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
+use crate::inspect::helper_syms;
 use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
-use crate::kernel::{helper_syms, objects};
+use crate::kernel::objects;
 use crate::profile::{self, capture::StopSignal};
 use crate::session::{self, Detail};
 

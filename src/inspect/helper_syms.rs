@@ -1,46 +1,34 @@
 //! Names of the kernel functions that helper calls in an xlated image jump
-//! to, read from `/proc/kallsyms` (only the addresses asked for are kept).
-
-use std::collections::HashSet;
+//! to, and the kernel symbols of the program's JITed subprograms, from the
+//! kernel symbol table.
 
 use crate::inspect::disasm::CallNames;
 use crate::inspect::insn::Slot;
-use crate::kernel::kallsyms;
-use crate::kernel::lines::JitRange;
+use crate::kernel::kallsyms::Kallsyms;
+use crate::model::image::JitRange;
 
 /// Resolve the helper-call targets of `slots` and the symbols of the
 /// program's JITed subprograms. An unreadable kallsyms or hidden addresses
 /// give an empty table (calls are then named by helper ID).
 pub fn for_program(slots: &[Slot], ranges: &[JitRange]) -> CallNames {
-    let Ok(text) = std::fs::read_to_string("/proc/kallsyms") else {
-        return CallNames::default();
-    };
-    from_kallsyms(&text, slots, ranges)
+    from_kallsyms(&Kallsyms::load(), slots, ranges)
 }
 
-pub fn from_kallsyms(text: &str, slots: &[Slot], ranges: &[JitRange]) -> CallNames {
-    fn parse(l: &str) -> Option<(u64, &str)> {
-        let (addr, name, _) = kallsyms::fields(l)?;
-        (addr != 0).then_some((addr, name))
-    }
-    let Some(base) = text
-        .lines()
-        .filter_map(parse)
-        .find(|(_, n)| *n == "__bpf_call_base")
-        .map(|(a, _)| a)
-    else {
+pub fn from_kallsyms(syms: &Kallsyms, slots: &[Slot], ranges: &[JitRange]) -> CallNames {
+    let Some(base) = syms.address_of("__bpf_call_base") else {
         return CallNames::default();
     };
-    let wanted: HashSet<u64> = CallNames::targets(slots, base).into_iter().collect();
     let mut names = CallNames {
         base: Some(base),
         ..Default::default()
     };
-    for (addr, name) in text.lines().filter_map(parse) {
-        if wanted.contains(&addr) {
+    for addr in CallNames::targets(slots, base) {
+        if let Some(name) = syms.exact(addr) {
             names.names.entry(addr).or_insert_with(|| name.to_string());
         }
-        if let Some(r) = ranges.iter().find(|r| r.start == addr) {
+    }
+    for r in ranges {
+        if let Some(name) = syms.exact(r.start) {
             names
                 .subprogs
                 .entry(r.func_index as i32)
@@ -67,7 +55,7 @@ mod tests {
             func_index: 1,
             func_name: None,
         }];
-        let n = from_kallsyms(syms, &slots, &ranges);
+        let n = from_kallsyms(&Kallsyms::parse(syms), &slots, &ranges);
         assert_eq!(
             n.subprogs.get(&1).map(String::as_str),
             Some("bpf_prog_aa_sub")
@@ -79,7 +67,12 @@ mod tests {
         );
         assert_eq!(n.names.len(), 1);
         assert_eq!(
-            from_kallsyms("0000000000000000 T __bpf_call_base\n", &slots, &[]).base,
+            from_kallsyms(
+                &Kallsyms::parse("0000000000000000 T __bpf_call_base\n"),
+                &slots,
+                &[]
+            )
+            .base,
             None
         );
     }

@@ -105,6 +105,22 @@ pub struct KernelHotspot {
     pub caller_mapped: bool,
 }
 
+/// Exact-IP kernel rows merged per function and caller line (§9.4): the
+/// summed row (`ip` = lowest IP, no symbol offset, lowest caller address,
+/// instruction offset and column) and the number of distinct IPs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelGroup {
+    pub row: KernelHotspot,
+    pub ip_count: usize,
+}
+
+impl std::ops::Deref for KernelGroup {
+    type Target = KernelHotspot;
+    fn deref(&self) -> &KernelHotspot {
+        &self.row
+    }
+}
+
 /// One program that received direct or kernel samples.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgramProfile {

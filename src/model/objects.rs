@@ -1,4 +1,4 @@
-//! Plain data shared by every layer: what brr knows about kernel objects.
+//! Listing rows: what brr knows about each loaded kernel object.
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Program {
@@ -39,7 +39,7 @@ pub struct Link {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Btf {
+pub struct BtfObject {
     pub id: u32,
     pub name: String,
     pub size: u32,

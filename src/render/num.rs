@@ -1,0 +1,138 @@
+//! Number formatting shared by every output (text, JSON, CSV, textmode) and
+//! by the TUI: the original's Python `repr`/`format` rules in one place.
+
+/// Python-style shortest round-trip float text (`5.0`, `2.5e-05`, `1e+16`),
+/// used by both JSON and CSV.
+pub fn float(v: f64) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "NaN".into()
+        } else if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    let sci = format!("{v:e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..16).contains(&exp) {
+        let plain = format!("{v}");
+        if plain.contains('.') {
+            plain
+        } else {
+            format!("{plain}.0")
+        }
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", exp.abs())
+    }
+}
+
+/// Python `format(x, "g")`: 6 significant digits, fixed notation for
+/// decimal exponents in [-4, 6), trailing zeros dropped.
+pub fn fmt_g(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return if x.is_nan() {
+            "nan"
+        } else if x > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        }
+        .into();
+    }
+    let sci = format!("{x:.5e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if (-4..6).contains(&exp) {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(format!("{x:.decimals$}"))
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mant.to_string()), exp.abs())
+    }
+}
+
+/// Digits grouped by three with `,`.
+pub fn commas(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A CPU share with the four decimals every table shows.
+pub fn percent4(v: f64) -> String {
+    format!("{v:.4}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_float_repr() {
+        assert_eq!(float(5.0), "5.0");
+        assert_eq!(float(0.5), "0.5");
+        assert_eq!(float(2.25), "2.25");
+        assert_eq!(float(1e-9), "1e-09");
+        assert_eq!(float(2.5e-5), "2.5e-05");
+        assert_eq!(float(1e16), "1e+16");
+        assert_eq!(float(1e15), "1000000000000000.0");
+        assert_eq!(float(0.0001), "0.0001");
+        assert_eq!(float(1.0000001), "1.0000001");
+        assert_eq!(float(123456.789), "123456.789");
+        assert_eq!(float(0.0), "0.0");
+    }
+
+    #[test]
+    fn python_g() {
+        for (x, s) in [
+            (1.0, "1"),
+            (0.5, "0.5"),
+            (2.5, "2.5"),
+            (0.0001, "0.0001"),
+            (1e-5, "1e-05"),
+            (123456.7, "123457"),
+            (1234567.0, "1.23457e+06"),
+            (10.0, "10"),
+            (100000.0, "100000"),
+            (1e6, "1e+06"),
+        ] {
+            assert_eq!(fmt_g(x), s, "{x}");
+        }
+    }
+
+    #[test]
+    fn grouping() {
+        assert_eq!(commas(0), "0");
+        assert_eq!(commas(997), "997");
+        assert_eq!(commas(1509314), "1,509,314");
+        assert_eq!(commas(100000), "100,000");
+    }
+
+    #[test]
+    fn four_decimals() {
+        assert_eq!(percent4(1.0), "1.0000");
+        assert_eq!(percent4(0.12345), "0.1235");
+    }
+}
