@@ -12,6 +12,7 @@ pub mod error;
 pub mod inspect;
 pub mod kernel;
 pub mod model;
+pub mod privilege;
 pub mod profile;
 pub mod render;
 pub mod session;

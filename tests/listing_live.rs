@@ -477,33 +477,39 @@ fn unprivileged_user_gets_permission_error() {
     if !support::live() {
         return;
     }
-    for (args, msg) in [
-        (
-            &["prog"][..],
-            "brr: permission denied while trying to list eBPF object IDs; run brr with sudo",
-        ),
-        (
-            &["activity", "-d", "0.1"],
-            "brr: permission denied while trying to enable eBPF runtime statistics; run brr with sudo",
-        ),
-        (
-            &["prog", "--stats"],
-            "brr: permission denied while trying to enable eBPF runtime statistics; run brr with sudo",
-        ),
-        (
-            &["map"],
-            "brr: permission denied while trying to list eBPF object IDs; run brr with sudo",
-        ),
-    ] {
-        let o = Command::new("setpriv")
-            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_brr"))
-            .args(args)
-            .output()
-            .expect("setpriv (util-linux) runs");
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert_eq!(String::from_utf8_lossy(&o.stderr), format!("{msg}\n"));
-        assert!(o.stdout.is_empty());
+    let list = "brr: permission denied while trying to list eBPF object IDs; needs CAP_SYS_ADMIN (run brr with sudo)";
+    let stats = "brr: permission denied while trying to enable eBPF runtime statistics; needs CAP_SYS_ADMIN (run brr with sudo)";
+    // CAP_BPF + CAP_PERFMON is not enough to list or measure: the message
+    // must still name CAP_SYS_ADMIN.
+    for caps in ["-all", "-all,+bpf,+perfmon"] {
+        for (args, msg) in [
+            (&["prog"][..], list),
+            (&["activity", "-d", "0.1"], stats),
+            (&["prog", "--stats"], stats),
+            (&["map"], list),
+        ] {
+            let o = Command::new("setpriv")
+                .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+                .args([
+                    "--inh-caps",
+                    caps,
+                    "--ambient-caps",
+                    caps,
+                    "--bounding-set",
+                    caps,
+                ])
+                .arg(env!("CARGO_BIN_EXE_brr"))
+                .args(args)
+                .output()
+                .expect("setpriv (util-linux) runs");
+            assert_eq!(o.status.code(), Some(2), "{caps} {args:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&o.stderr),
+                format!("{msg}\n"),
+                "{caps}"
+            );
+            assert!(o.stdout.is_empty());
+        }
     }
 }
 

@@ -285,7 +285,7 @@ fn unprivileged_user_fails_before_the_tui_starts() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert_eq!(
             String::from_utf8_lossy(&o.stderr),
-            "brr: permission denied while trying to enable eBPF runtime statistics; run brr with sudo\n"
+            "brr: permission denied while trying to enable eBPF runtime statistics; needs CAP_SYS_ADMIN (run brr with sudo)\n"
         );
         assert!(o.stdout.is_empty(), "no terminal escape codes");
     }

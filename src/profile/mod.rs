@@ -101,7 +101,7 @@ fn limit_text(v: Option<u64>) -> String {
 fn alloc_error(cpu: u32, plan: &capture::Plan, ncpus: usize, page: u64, e: Errno) -> BrrError {
     let (soft, hard) = perf::rlimit(perf::Resource::Memlock);
     BrrError::Failed(format!(
-        "failed to allocate perf ring for CPU {cpu}: {} data pages ({} bytes per CPU, {} bytes total): {e}; kernel.perf_event_mlock_kb={}, RLIMIT_MEMLOCK={}/{}; lower --perf-buffer-pages or sampling frequency, or raise the perf/memlock allowance",
+        "failed to allocate perf ring for CPU {cpu}: {} data pages ({} bytes per CPU, {} bytes total): {e}; kernel.perf_event_mlock_kb={}, RLIMIT_MEMLOCK={}/{}; lower --perf-buffer-pages or sampling frequency, or raise the perf/memlock allowance (CAP_IPC_LOCK lifts it)",
         plan.pages,
         plan.bytes_per_cpu,
         ncpus as u64 * (plan.bytes_per_cpu + page),
@@ -346,8 +346,8 @@ pub fn run(
     })
 }
 
-const JIT_HIDDEN: &str = "BPF JIT addresses are hidden by the kernel (kernel.kptr_restrict); samples cannot be attributed to eBPF programs";
-const KSYMS_HIDDEN: &str = "kernel symbol addresses are hidden by the kernel (kernel.kptr_restrict); kernel/helper samples are reported without symbols";
+const JIT_HIDDEN: &str = "BPF JIT addresses are hidden by the kernel (they need CAP_SYSLOG; kernel.kptr_restrict=2 hides them from everyone); samples cannot be attributed to eBPF programs";
+const KSYMS_HIDDEN: &str = "kernel symbol addresses are hidden by the kernel (they need CAP_SYSLOG; kernel.kptr_restrict=2 hides them from everyone); kernel/helper samples are reported without symbols";
 
 /// Programs exist but none has a JIT address: the kernel hides them.
 fn jit_hidden(metas: &[ProgMeta]) -> bool {
