@@ -20,6 +20,9 @@ fn pages(v: u64) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    // brr's main converts argv lossily to String today; once `parse` takes
+    // OsString arguments, pass the raw bytes (OsStringExt::from_vec) so that
+    // non-UTF-8 arguments reach the parser as they would from argv.
     let args: Vec<String> = if data.is_empty() {
         Vec::new()
     } else {
