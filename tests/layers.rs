@@ -132,11 +132,14 @@ fn modules_import_only_from_below() {
         (
             "kernel",
             vec![
-                "activity", "profile", "inspect", "render", "tui", "export", "session",
-                "commands", "top", "cli",
+                "activity", "profile", "inspect", "render", "tui", "export", "session", "commands",
+                "top", "cli",
             ],
         ),
-        ("render", vec!["sys", "tui", "export", "session", "commands", "top", "cli"]),
+        (
+            "render",
+            vec!["sys", "tui", "export", "session", "commands", "top", "cli"],
+        ),
         ("tui", vec!["sys", "commands", "top", "cli"]),
         ("export", vec!["tui", "commands", "top", "cli"]),
         ("session", vec!["tui", "commands", "top", "cli"]),
