@@ -121,6 +121,39 @@ impl std::ops::Deref for KernelGroup {
     }
 }
 
+/// One kernel frame of a callchain beneath a BPF call site.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub ip: u64,
+    pub symbol: Option<String>,
+    pub module: Option<String>,
+    /// As [`KernelHotspot::kind`].
+    pub kind: &'static str,
+}
+
+/// Samples of one program that share a task and an identical stack: the
+/// BPF line (the sampled one, or the call site the kernel frames run under)
+/// and the kernel frames beneath it. Exporters turn these into folded
+/// stacks, flame graphs and pprof samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stack {
+    pub samples: u64,
+    /// Thread-group ID of the task the sample interrupted (0 = idle/none).
+    pub pid: u32,
+    /// The BTF function holding the line when it is not the program's main
+    /// function (a BPF-to-BPF subprogram).
+    pub subprogram: Option<String>,
+    /// JIT address of the line record, or the raw address without one.
+    pub jited_address: Option<u64>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub source: Option<String>,
+    /// Kernel frames under the line, outermost first; empty for a sample
+    /// in the program's own instructions.
+    pub kernel: Vec<Frame>,
+}
+
 /// One program that received direct or kernel samples.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgramProfile {
@@ -143,6 +176,9 @@ pub struct ProgramProfile {
     pub hotspots: Vec<Hotspot>,
     /// Every exact-IP kernel row, in the order each was first seen.
     pub kernel_hotspots: Vec<KernelHotspot>,
+    /// Every sample of the program by task and stack; the counts add up to
+    /// its inclusive samples.
+    pub stacks: Vec<Stack>,
 }
 
 impl ProgramProfile {

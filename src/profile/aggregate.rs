@@ -269,6 +269,7 @@ pub mod tests {
                 ),
                 kh(1, 0xffff_ffff_9000_0000, None, 0, None),
             ],
+            stacks: vec![],
         };
         let p7 = ProgramProfile {
             id: 7,
@@ -282,6 +283,10 @@ pub mod tests {
             pinned_paths: vec!["/sys/fs/bpf/p".into(), "/sys/fs/bpf/q".into()],
             ..Default::default()
         };
+        let mut programs = vec![p98, p7];
+        for p in &mut programs {
+            p.stacks = stacks_of(p);
+        }
         Profile {
             requested_event: "auto".into(),
             selected_event: "cpu-clock".into(),
@@ -312,8 +317,41 @@ pub mod tests {
                 time_running_ns: 2000,
                 ..Default::default()
             },
-            programs: vec![p98, p7],
+            programs,
         }
+    }
+
+    /// Stacks that agree with a program's rows: one per direct row (task
+    /// 100 + line) and one single-frame stack per exact-IP kernel row.
+    pub fn stacks_of(p: &ProgramProfile) -> Vec<crate::model::profile::Stack> {
+        use crate::model::profile::{Frame, Stack};
+        let direct = p.hotspots.iter().map(|h| Stack {
+            samples: h.samples,
+            pid: 100 + h.line.unwrap_or(0),
+            jited_address: h.jited_address,
+            file: h.file.clone(),
+            line: h.line,
+            column: h.column,
+            source: h.source.clone(),
+            ..Default::default()
+        });
+        let kernel = p.kernel_hotspots.iter().map(|k| Stack {
+            samples: k.samples,
+            pid: 7,
+            jited_address: k.bpf_jited_address,
+            file: k.bpf_file.clone(),
+            line: k.bpf_line,
+            column: k.bpf_column,
+            source: k.bpf_source.clone(),
+            kernel: vec![Frame {
+                ip: k.ip,
+                symbol: k.symbol.clone(),
+                module: k.module.clone(),
+                kind: k.kind,
+            }],
+            ..Default::default()
+        });
+        direct.chain(kernel).collect()
     }
 
     #[test]
