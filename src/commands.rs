@@ -88,6 +88,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         bpffs: cli.bpffs.clone(),
     };
     let profile = session::capture(&req)?;
+    let folded = crate::export::write(&profile, &a.exports)?;
     let view = report::View {
         limit: a.limit,
         line_limit: a.line_limit,
@@ -107,5 +108,8 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         .as_deref()
         .filter(|_| cli.format != Format::Csv)
         .map(|dir| session::profile_contexts(&profile, a.limit, dir));
+    if let Some(text) = folded {
+        return Ok((text.trim_end_matches('\n').to_string(), code));
+    }
     Ok((report::render(&profile, &view, contexts.as_ref()), code))
 }

@@ -34,22 +34,22 @@ fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
     }
 }
 
-/// Profile program `id` with the top options (selected-program mode).
+/// Profile program `id` with the top options (selected-program mode) and
+/// write the export files; the folded text comes back when it goes to
+/// stdout.
 fn profile_program(
     t: &TopOptions,
     bpffs: &std::path::Path,
     id: u32,
     line_limit: usize,
-) -> Result<ProfileInput> {
+) -> Result<(ProfileInput, Option<String>)> {
     let req = profile::Request {
         program_id: Some(id as u64),
         ..profile_request(t, bpffs)
     };
-    Ok(session::drilldown_input(
-        &session::capture(&req)?,
-        id,
-        line_limit,
-    ))
+    let profile = session::capture(&req)?;
+    let folded = crate::export::write(&profile, &t.exports)?;
+    Ok((session::drilldown_input(&profile, id, line_limit), folded))
 }
 
 /// The interactive view's settings from the command line.
@@ -107,12 +107,12 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     if let Some(image) = image {
         let line_limit = t.line_limit.unwrap_or(TEXTMODE_LINE_LIMIT);
         let profile = if t.profile_top {
-            Some(profile_program(
-                t,
-                &cli.bpffs,
-                image.program.id,
-                line_limit,
-            )?)
+            let (input, folded) = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
+            if let Some(text) = folded {
+                let code = i32::from(t.fail_on_loss && input.incomplete);
+                return Ok((text.trim_end_matches('\n').to_string(), code));
+            }
+            Some(input)
         } else {
             None
         };

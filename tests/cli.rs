@@ -134,8 +134,24 @@ fn usage_errors_exit_2_with_exact_lines() {
             "brr: error: top options may only be used with bare 'brr' or the 'top' command",
         ),
         (
+            &["top", "--folded", "-"],
+            "brr: error: --folded requires --textmode and --profile-top",
+        ),
+        (
+            &["--textmode", "--pprof", "x.pb.gz"],
+            "brr: error: --pprof requires --textmode and --profile-top",
+        ),
+        (
+            &["--flamegraph", "f.svg", "--profile-top"],
+            "brr: error: --flamegraph requires --textmode and --profile-top",
+        ),
+        (
+            &["profile", "--folded"],
+            "brr profile: error: argument --folded: expected one argument",
+        ),
+        (
             &["--p"],
-            "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms",
+            "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms, --pprof",
         ),
     ];
     for (args, line) in cases {

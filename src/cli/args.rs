@@ -73,6 +73,50 @@ impl OutputFlags {
     }
 }
 
+/// Profile files written from the same capture as the report.
+#[derive(Args, Debug, Clone, Default)]
+pub(super) struct ExportFlags {
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Also write folded stacks to FILE; - writes them to stdout in place of the report."
+    )]
+    pub folded: Option<PathBuf>,
+    #[arg(
+        long,
+        value_name = "FILE.svg",
+        help = "Also write a flame graph SVG to FILE.svg."
+    )]
+    pub flamegraph: Option<PathBuf>,
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Also write a gzipped pprof profile (go tool pprof, Parca, Pyroscope) to FILE."
+    )]
+    pub pprof: Option<PathBuf>,
+}
+
+impl ExportFlags {
+    /// The first flag given, for usage errors.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.folded.is_some(), "--folded"),
+            (self.flamegraph.is_some(), "--flamegraph"),
+            (self.pprof.is_some(), "--pprof"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+
+    pub fn then(self, later: ExportFlags) -> ExportFlags {
+        ExportFlags {
+            folded: later.folded.or(self.folded),
+            flamegraph: later.flamegraph.or(self.flamegraph),
+            pprof: later.pprof.or(self.pprof),
+        }
+    }
+}
+
 /// `top` options, accepted at root level (bare `brr`) and by `brr top`.
 #[derive(Args, Debug, Clone, Default)]
 pub(super) struct TopArgs {
@@ -182,6 +226,8 @@ pub(super) struct TopArgs {
     pub perf_drain_ms: Option<String>,
     #[arg(long, help = "Exit 1 when the profile is incomplete.")]
     pub fail_on_loss: bool,
+    #[command(flatten)]
+    pub exports: ExportFlags,
 }
 
 impl TopArgs {
@@ -209,6 +255,7 @@ impl TopArgs {
             perf_buffer_pages,
             perf_drain_ms,
             fail_on_loss,
+            exports,
         } = self;
         [
             delay,
@@ -227,6 +274,7 @@ impl TopArgs {
         .iter()
         .any(|v| v.is_some())
             || devmode.is_some()
+            || exports.first_given().is_some()
             || [
                 *all,
                 *textmode,
@@ -265,6 +313,7 @@ impl TopArgs {
             perf_buffer_pages: later.perf_buffer_pages.or(self.perf_buffer_pages),
             perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
             fail_on_loss: later.fail_on_loss || self.fail_on_loss,
+            exports: self.exports.then(later.exports),
         }
     }
 }
@@ -494,6 +543,8 @@ pub(super) struct ProfileCliArgs {
     pub perf_drain_ms: Option<String>,
     #[arg(long, help = "Exit 1 when the profile is incomplete.")]
     pub fail_on_loss: bool,
+    #[command(flatten)]
+    pub exports: ExportFlags,
 }
 
 #[derive(Args, Debug)]

@@ -14,13 +14,22 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::error::BrrError;
+pub use crate::export::Targets;
 use crate::render::Format;
 use crate::values::{self, ValueError};
 
 pub use crate::values::MAX_SECONDS;
 pub use args::VERSION_TEXT;
 
-use args::{OutputFlags, RootArgs, Sub, TopArgs};
+use args::{ExportFlags, OutputFlags, RootArgs, Sub, TopArgs};
+
+fn targets(e: &ExportFlags) -> Targets {
+    Targets {
+        folded: e.folded.clone(),
+        flamegraph: e.flamegraph.clone(),
+        pprof: e.pprof.clone(),
+    }
+}
 
 /// `top` (and bare `brr`) settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +58,8 @@ pub struct TopOptions {
     /// 0 = auto.
     pub perf_drain_ms: u64,
     pub fail_on_loss: bool,
+    /// Files written from the `--profile-top` capture.
+    pub exports: Targets,
 }
 
 /// The command to run, with its own options.
@@ -101,6 +112,8 @@ pub struct ProfileArgs {
     pub fail_on_loss: bool,
     /// `--devmode [DIR]`: Some(empty path) when given without a directory.
     pub devmode: Option<PathBuf>,
+    /// Files written from the same capture.
+    pub exports: Targets,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -545,6 +558,7 @@ fn top_options(prog: &str, t: &TopArgs) -> Result<TopOptions, BrrError> {
         perf_buffer_pages,
         perf_drain_ms,
         fail_on_loss: t.fail_on_loss,
+        exports: targets(&t.exports),
     })
 }
 
@@ -648,6 +662,16 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
             return Err(usage(
                 "brr",
                 "--collapse-samples requires --textmode and --profile-top",
+            ));
+        }
+        if let Some(flag) = t
+            .exports
+            .first_flag()
+            .filter(|_| !(t.textmode && t.profile_top))
+        {
+            return Err(usage(
+                "brr",
+                &format!("{flag} requires --textmode and --profile-top"),
             ));
         }
     }
@@ -814,6 +838,7 @@ fn sub_command(
                 perf_drain_ms: drain.flatten(),
                 fail_on_loss: a.fail_on_loss,
                 devmode: devmode_path(a.devmode),
+                exports: targets(&a.exports),
             })
         }
         Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),

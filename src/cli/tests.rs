@@ -358,7 +358,7 @@ fn top_grammar() {
     );
     assert_eq!(
         err_line("--p"),
-        "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms"
+        "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms, --pprof"
     );
     assert!(
         matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))

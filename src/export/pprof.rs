@@ -165,8 +165,20 @@ impl Tables {
 pub struct Context {
     /// When the capture started, ns since the Unix epoch.
     pub start_unix_ns: i64,
-    /// A task's command name by pid (absent: the label is left out).
-    pub comms: HashMap<u32, String>,
+}
+
+impl Context {
+    /// For a profile that has just been captured: it started its measured
+    /// duration ago.
+    pub fn now(profile: &Profile) -> Context {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as f64;
+        Context {
+            start_unix_ns: (now - profile.seconds() * 1e9).max(0.0) as i64,
+        }
+    }
 }
 
 /// One sample stands for this many ns of CPU.
@@ -221,7 +233,7 @@ fn build(profile: &Profile, ctx: &Context) -> pb::Profile {
                     ..Default::default()
                 },
             ];
-            if let Some(comm) = ctx.comms.get(&s.pid) {
+            if let Some(comm) = profile.comms.get(&s.pid) {
                 label.push(pb::Label {
                     key: keys[3],
                     str: t.string(comm),
@@ -308,10 +320,9 @@ mod tests {
 
     #[test]
     fn lines_carry_btf_line_and_column_and_labels_name_the_task() {
-        let p = profile();
-        let mut ctx = Context::default();
-        ctx.comms.insert(207, "worker".into());
-        let pr = roundtrip(&p, &ctx);
+        let mut p = profile();
+        p.comms.insert(207, "worker".into());
+        let pr = roundtrip(&p, &Context::default());
         // The hottest direct line: 5 samples at x.bpf.c:107 col 3.
         let hot = pr.sample.iter().find(|x| x.value[0] == 5).unwrap();
         assert_eq!(hot.location_id.len(), 1);

@@ -203,6 +203,9 @@ pub struct Profile {
     pub telemetry: Telemetry,
     /// Programs with samples, by descending inclusive samples then ID.
     pub programs: Vec<ProgramProfile>,
+    /// The command name of every pid in the stacks, read when the capture
+    /// ended (`?` for a task that had exited, `swapper` for pid 0).
+    pub comms: std::collections::BTreeMap<u32, String>,
 }
 
 impl Profile {

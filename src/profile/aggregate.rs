@@ -318,6 +318,7 @@ pub mod tests {
                 ..Default::default()
             },
             programs,
+            comms: Default::default(),
         }
     }
 

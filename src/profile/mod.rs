@@ -11,6 +11,7 @@ pub mod capture;
 pub mod events;
 pub mod image;
 pub mod records;
+pub mod who;
 
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
@@ -342,6 +343,7 @@ pub fn run(
         program_id,
         counters,
         telemetry: tel,
+        comms: who::comms(&programs, std::path::Path::new("/proc")),
         programs,
     })
 }
