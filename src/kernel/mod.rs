@@ -2,9 +2,11 @@
 
 pub mod bpffs;
 pub mod btf;
+pub mod fdinfo;
 pub mod helper_syms;
 pub mod kallsyms;
 pub mod lines;
 pub mod names;
 pub mod objects;
+pub mod owners;
 pub mod stats;
