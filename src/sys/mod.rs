@@ -1,6 +1,8 @@
 //! The only place with `unsafe`: raw syscalls and the kernel ABI structs they use.
 
 pub mod bpf;
+pub mod info;
+pub mod link_info;
 pub mod perf;
 pub mod signal;
 
