@@ -380,6 +380,46 @@ fn vmlinux_btf_id() -> Option<u32> {
     None
 }
 
+/// The cgroup2 mount point from `/proc/self/mounts` text: the unified
+/// hierarchy is `/sys/fs/cgroup` on cgroup2-only systems and
+/// `/sys/fs/cgroup/unified` on hybrid ones. Octal escapes (`\040` for a
+/// space) are decoded.
+pub fn cgroup2_mount(mounts: &str) -> Option<PathBuf> {
+    mounts.lines().find_map(|l| {
+        let mut f = l.split(' ');
+        let (_, dir, fstype) = (f.next()?, f.next()?, f.next()?);
+        (fstype == "cgroup2").then(|| PathBuf::from(unescape_mount(dir)))
+    })
+}
+
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], oct) {
+            (b'\\', Some(d)) => {
+                let v = d.iter().fold(0u32, |a, &c| a * 8 + u32::from(c - b'0'));
+                out.push(u8::try_from(v).unwrap_or(b'?'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// This system's cgroup2 root, if one is mounted.
+pub fn cgroup2_root() -> Option<PathBuf> {
+    cgroup2_mount(&std::fs::read_to_string("/proc/self/mounts").ok()?)
+}
+
 /// Interface index -> name from `/sys/class/net/*/ifindex`.
 pub fn read_ifnames(class_net: &Path) -> HashMap<u32, String> {
     let mut out = HashMap::new();
@@ -437,12 +477,12 @@ impl Resolve for SystemNames {
     }
 
     fn cgroup_path(&mut self, cgroup_id: u64) -> Option<String> {
-        let root = self
-            .cgroup_root
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/sys/fs/cgroup"));
+        let root = self.cgroup_root.clone();
         self.cgroups
-            .get_or_insert_with(|| read_cgroup_ids(&root))
+            .get_or_insert_with(|| match root.or_else(cgroup2_root) {
+                Some(r) => read_cgroup_ids(&r),
+                None => HashMap::new(),
+            })
             .get(&cgroup_id)
             .cloned()
     }
@@ -810,5 +850,26 @@ mod tests {
             assert!(ifs.values().any(|n| n == "lo"));
         }
         assert!(read_ifnames(Path::new("/nonexistent-brr")).is_empty());
+    }
+
+    #[test]
+    fn cgroup2_mount_points() {
+        let hybrid = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\n\
+cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n\
+cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n";
+        assert_eq!(
+            cgroup2_mount(hybrid),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
+        assert_eq!(
+            cgroup2_mount("cgroup2 /mnt/my\\040cg cgroup2 rw 0 0\n"),
+            Some(PathBuf::from("/mnt/my cg"))
+        );
+        assert_eq!(
+            cgroup2_mount("cgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n"),
+            None
+        );
+        assert_eq!(cgroup2_mount("garbage\n\n \\\\\n"), None);
+        assert_eq!(unescape_mount("a\\07"), "a\\07");
     }
 }

@@ -1,0 +1,335 @@
+//! Live tests of the "know every object" readers (owners, fdinfo, link
+//! attach points, program extras) against objects each test creates.
+//! Other objects on the host are ignored.
+
+mod support;
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::process::{Child, Command, Stdio};
+
+use brr::kernel::fdinfo;
+use brr::kernel::link_target::{self, LinkTarget, SystemNames};
+use brr::kernel::owners::{self, HeldKind, Owner};
+use brr::kernel::prog_extra::ExtraReader;
+use support::insn::{exit, mov64_imm, R0};
+use support::{load_program, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture};
+
+const BPF_LINK_CREATE: u32 = 28;
+const PROG_TYPE_CGROUP_SKB: u32 = 8;
+const PROG_TYPE_XDP: u32 = 6;
+const PROG_TYPE_FLOW_DISSECTOR: u32 = 22;
+const ATTACH_CGROUP_INET_INGRESS: u32 = 0;
+const ATTACH_FLOW_DISSECTOR: u32 = 17;
+const ATTACH_XDP: u32 = 37;
+
+/// `bpf_attr.link_create` up to its per-type union (left zero).
+#[repr(C)]
+#[derive(Default)]
+struct LinkCreateAttr {
+    prog_fd: u32,
+    target: u32,
+    attach_type: u32,
+    flags: u32,
+    rest: [u64; 6],
+}
+
+fn link_create(prog: BorrowedFd<'_>, target: u32, attach_type: u32) -> std::io::Result<OwnedFd> {
+    let mut attr = LinkCreateAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        target,
+        attach_type,
+        ..Default::default()
+    };
+    // SAFETY: attr is a live, zero-padded repr(C) bpf_attr prefix.
+    unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) }
+}
+
+fn returning(prog_type: u32, name: &str, r0: i32) -> LoadedProg {
+    let mut b = ProgBuilder::new();
+    b.emit(mov64_imm(R0, r0));
+    b.emit(exit());
+    load_program(prog_type, name, &b).unwrap_or_else(|e| panic!("load {name}: {e}"))
+}
+
+fn target_of(link: &OwnedFd) -> LinkTarget {
+    link_target::read(link, &mut SystemNames::new()).expect("link info")
+}
+
+/// A `sleep` child that inherits copies of `fds` (a dup without CLOEXEC
+/// per fd, closed here once the child has it).
+fn child_holding(fds: &[BorrowedFd<'_>]) -> Child {
+    let dups: Vec<OwnedFd> = fds
+        .iter()
+        .map(|fd| {
+            // SAFETY: dup of a live fd; the result is a fresh fd we own.
+            let n = unsafe { libc::dup(fd.as_raw_fd()) };
+            assert!(n >= 0, "dup: {}", std::io::Error::last_os_error());
+            // SAFETY: `n` is a fresh fd owned by nothing else.
+            unsafe { OwnedFd::from_raw_fd(n) }
+        })
+        .collect();
+    let child = Command::new("sleep")
+        .arg("60")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn sleep");
+    drop(dups);
+    child
+}
+
+/// Wait until the child has exec'd (its comm is `sleep`), so the scan
+/// does not see the forked copy of the test binary.
+fn wait_exec(child: &Child) {
+    let comm = format!("/proc/{}/comm", child.id());
+    assert!(
+        support::wait_until(std::time::Duration::from_secs(5), || {
+            std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep")
+        }),
+        "child did not exec"
+    );
+}
+
+#[test]
+fn owners_lists_a_child_holding_dups_and_never_brr_itself() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    let tp = RawTpLinkFixture::load().expect("raw_tp fixture");
+    let mut child = child_holding(&[fx.prog.fd(), fx.prog.fd(), tp.link.as_fd()]);
+    wait_exec(&child);
+    let pid = child.id();
+
+    let t = std::time::Instant::now();
+    let o = owners::scan();
+    let took = t.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!("owner scan took {took:?}");
+
+    let me = std::process::id();
+    let sleeper = Owner {
+        pid,
+        comm: "sleep".into(),
+    };
+    assert_eq!(
+        o.of(HeldKind::Prog, fx.prog.id),
+        std::slice::from_ref(&sleeper),
+        "one entry for two dups"
+    );
+    assert_eq!(o.of(HeldKind::Link, tp.link_id), [sleeper]);
+    // Held only by this test (and its program): no owner once brr's own
+    // pid is left out.
+    assert!(o.of(HeldKind::Map, fx.map.id).is_empty());
+    assert!(o.of(HeldKind::Prog, tp.prog.id).is_empty());
+    for table in [&o.progs, &o.maps, &o.links] {
+        for holders in table.values() {
+            assert!(holders.iter().all(|h| h.pid != me));
+            assert!(holders.windows(2).all(|w| w[0].pid < w[1].pid));
+        }
+    }
+}
+
+#[test]
+fn fdinfo_of_own_fds_matches_the_info_structs() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    let p = fdinfo::own_prog(fx.prog.fd()).expect("prog fdinfo");
+    let info = fx.prog.info().expect("prog info");
+    assert_eq!(p.prog_id, Some(fx.prog.id));
+    assert_eq!(p.prog_type, Some(sys::BPF_PROG_TYPE_SOCKET_FILTER));
+    assert_eq!(p.tag.as_deref(), Some(fx.prog.tag_hex().as_str()));
+    assert_eq!(p.verified_insns, Some(info.verified_insns));
+    assert!(p.memlock.is_some_and(|m| m > 0));
+    let m = fdinfo::own_map(fx.map.fd()).expect("map fdinfo");
+    assert_eq!(m.map_id, Some(fx.map.id));
+    assert_eq!(
+        (m.map_type, m.key_size, m.value_size, m.max_entries),
+        (
+            Some(fx.map.map_type),
+            Some(fx.map.key_size),
+            Some(fx.map.value_size),
+            Some(fx.map.max_entries)
+        )
+    );
+    assert_eq!((m.map_flags, m.frozen), (Some(0), Some(false)));
+    assert!(m.memlock.is_some_and(|v| v > 0));
+    let tp = RawTpLinkFixture::load().expect("raw_tp fixture");
+    let l = fdinfo::own_link(tp.link.as_fd()).expect("link fdinfo");
+    assert_eq!(l.link_type.as_deref(), Some("raw_tracepoint"));
+    assert_eq!((l.link_id, l.prog_id), (Some(tp.link_id), Some(tp.prog.id)));
+    assert_eq!(l.get("tp_name"), Some(tp.tp_name));
+}
+
+#[test]
+fn program_extras_full_name_memlock_and_counters() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    fx.prog.test_run(5).expect("test run");
+    let mut r = ExtraReader::new();
+    let e = r.read_id(fx.prog.id).expect("extras");
+    assert!(SocketFilterFixture::FUNC_NAME.len() > 15);
+    assert_eq!(e.full_name, SocketFilterFixture::FUNC_NAME);
+    let info = fx.prog.info().expect("prog info");
+    assert_eq!(e.verified_insns, info.verified_insns);
+    assert_eq!(e.recursion_misses, info.recursion_misses);
+    assert_eq!(e.created_by_uid, info.created_by_uid);
+    assert_eq!(e.gpl_compatible, info.gpl_compatible != 0);
+    assert_eq!(e.load_time_ns, info.load_time);
+    let own = fdinfo::own_prog(fx.prog.fd()).expect("own fdinfo");
+    assert_eq!(e.memlock_bytes, own.memlock);
+    // Loaded moments ago: the date is today's, in the expected shape.
+    let at = e.loaded_at.expect("loaded_at");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let today = brr::kernel::prog_extra::iso8601_utc(now);
+    assert_eq!(at.len(), 20, "{at}");
+    assert_eq!(&at[..10], &today[..10], "{at} vs {today}");
+    assert!(at.as_str() <= today.as_str());
+
+    let nobtf = support::NoBtfFixture::load().expect("no-BTF fixture");
+    let e = r.read_id(nobtf.prog.id).expect("extras");
+    assert_eq!(e.full_name, support::NoBtfFixture::PROG_NAME);
+}
+
+#[test]
+fn raw_tracepoint_link_targets_the_tracepoint() {
+    if !support::live() {
+        return;
+    }
+    let tp = RawTpLinkFixture::load().expect("raw_tp fixture");
+    let (fetched, _) =
+        brr::sys::link_info::link_info_with_name(tp.link.as_fd()).expect("link info");
+    assert_eq!(fetched.len, 64, "this kernel's bpf_link_info size");
+    assert_eq!(
+        target_of(&tp.link),
+        LinkTarget {
+            attach_type: None,
+            target: Some(tp.tp_name.to_string()),
+        }
+    );
+}
+
+#[test]
+fn cgroup_link_targets_the_cgroup_path() {
+    if !support::live() {
+        return;
+    }
+    let Some(root) = link_target::cgroup2_root() else {
+        eprintln!("skipping cgroup link: no cgroup2 mount");
+        return;
+    };
+    let name = format!("brr-objects-{}", std::process::id());
+    let dir = root.join(&name);
+    if let Err(e) = std::fs::create_dir(&dir) {
+        eprintln!("skipping cgroup link: mkdir {}: {e}", dir.display());
+        return;
+    }
+    let got = (|| {
+        let cg = std::fs::File::open(&dir)?;
+        let prog = returning(PROG_TYPE_CGROUP_SKB, "brr_fx_cgskb", 1);
+        let link = link_create(prog.fd(), cg.as_raw_fd() as u32, ATTACH_CGROUP_INET_INGRESS)?;
+        Ok::<_, std::io::Error>(target_of(&link))
+    })();
+    // The link is gone before the directory is removed.
+    let _ = std::fs::remove_dir(&dir);
+    let got = got.expect("cgroup link");
+    assert_eq!(
+        got,
+        LinkTarget {
+            attach_type: Some("cgroup_inet_ingress".into()),
+            target: Some(format!("/{name}")),
+        }
+    );
+}
+
+/// XDP on `lo` and a flow dissector in a private network namespace, so the
+/// host's networking is untouched (unshare moves this thread only).
+#[test]
+fn xdp_and_netns_links_in_a_private_netns() {
+    if !support::live() {
+        return;
+    }
+    let got = std::thread::spawn(|| {
+        // SAFETY: unshare affects only this thread, which ends after the test.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return Err(format!("unshare: {}", std::io::Error::last_os_error()));
+        }
+        let ns = std::fs::File::open("/proc/thread-self/ns/net").map_err(|e| e.to_string())?;
+        let ino = ns.metadata().map_err(|e| e.to_string())?.ino();
+        let xdp = returning(PROG_TYPE_XDP, "brr_fx_xdp", 2);
+        let xlink = link_create(xdp.fd(), 1, ATTACH_XDP).map_err(|e| format!("xdp link: {e}"))?;
+        let fd = returning(PROG_TYPE_FLOW_DISSECTOR, "brr_fx_flow", 0);
+        let nlink = link_create(fd.fd(), ns.as_raw_fd() as u32, ATTACH_FLOW_DISSECTOR)
+            .map_err(|e| format!("netns link: {e}"))?;
+        Ok((target_of(&xlink), target_of(&nlink), ino))
+    })
+    .join()
+    .expect("netns thread");
+    let (xdp, netns, ino) = match got {
+        Ok(v) => v,
+        Err(e) if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() != Ok("1") => {
+            eprintln!("skipping xdp/netns links: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    // brr names interfaces from its own namespace; index 1 is lo in every
+    // namespace.
+    let lo = link_target::read_ifnames(std::path::Path::new("/sys/class/net"))
+        .remove(&1)
+        .unwrap_or_else(|| "ifindex 1".into());
+    assert_eq!(
+        xdp,
+        LinkTarget {
+            attach_type: None,
+            target: Some(lo),
+        }
+    );
+    assert_eq!(
+        netns,
+        LinkTarget {
+            attach_type: Some("flow_dissector".into()),
+            target: Some(format!("netns:[{ino}]")),
+        }
+    );
+}
+
+/// Cost of extras and of the owner scan with many objects: run with
+/// `--ignored --nocapture` (prints figures, asserts nothing about time).
+#[test]
+#[ignore]
+fn extras_cost_with_many_programs() {
+    if !support::live() {
+        return;
+    }
+    let n = 1000;
+    let fds = support::load_many(n, n);
+    let ids: Vec<u32> = fds[..n]
+        .iter()
+        .map(|fd| sys::prog_info(fd.as_fd()).expect("info").id)
+        .collect();
+    let mut r = ExtraReader::new();
+    let t = std::time::Instant::now();
+    let mut ok = 0;
+    for &id in &ids {
+        ok += usize::from(r.read_id(id).is_ok());
+    }
+    let extras = t.elapsed();
+    assert_eq!(ok, n);
+    let t = std::time::Instant::now();
+    let o = owners::scan();
+    let scan = t.elapsed();
+    println!(
+        "extras: {extras:?} for {n} programs ({:?} each); owner scan: {scan:?} ({} progs held)",
+        extras / n as u32,
+        o.progs.len()
+    );
+}
