@@ -302,34 +302,55 @@ fn xdp_and_netns_links_in_a_private_netns() {
     );
 }
 
-/// Cost of extras and of the owner scan with many objects: run with
-/// `--ignored --nocapture` (prints figures, asserts nothing about time).
+/// Cost of extras and of the owner scan over every program on the host
+/// (e.g. with `fixture hold --progs 1000 --maps 1000` running): run with
+/// `--ignored --nocapture`. Prints figures, asserts nothing about time.
 #[test]
 #[ignore]
-fn extras_cost_with_many_programs() {
+fn extras_and_owner_scan_cost() {
     if !support::live() {
         return;
     }
-    let n = 1000;
-    let fds = support::load_many(n, n);
-    let ids: Vec<u32> = fds[..n]
+    let mut ids = Vec::new();
+    let mut id = 0;
+    while let Ok(Some(next)) = sys::prog_next_id(id) {
+        ids.push(next);
+        id = next;
+    }
+    let fds: Vec<OwnedFd> = ids
         .iter()
-        .map(|fd| sys::prog_info(fd.as_fd()).expect("info").id)
+        .filter_map(|&i| sys::prog_fd_by_id(i).ok())
         .collect();
+    let n = fds.len() as u32;
+    let t = std::time::Instant::now();
+    for fd in &fds {
+        let _ = sys::prog_map_ids(fd.as_fd());
+    }
+    let listing = t.elapsed();
+    let t = std::time::Instant::now();
+    for fd in &fds {
+        let _ = brr::sys::info::prog_info_first_func(fd.as_fd());
+    }
+    let func_call = t.elapsed();
+    let mut own = fdinfo::OwnFdinfo::open().expect("own fdinfo");
+    let t = std::time::Instant::now();
+    for fd in &fds {
+        let _ = own.read(fd.as_fd());
+    }
+    let fdinfo_reads = t.elapsed();
     let mut r = ExtraReader::new();
     let t = std::time::Instant::now();
-    let mut ok = 0;
-    for &id in &ids {
-        ok += usize::from(r.read_id(id).is_ok());
-    }
+    let ok = fds.iter().filter(|fd| r.read(fd).is_ok()).count();
     let extras = t.elapsed();
-    assert_eq!(ok, n);
+    let _ = owners::scan();
     let t = std::time::Instant::now();
     let o = owners::scan();
     let scan = t.elapsed();
     println!(
-        "extras: {extras:?} for {n} programs ({:?} each); owner scan: {scan:?} ({} progs held)",
-        extras / n as u32,
+        "{n} programs: listing info call {listing:?}, extras {extras:?} ({ok} read, {:?} each; \
+of which first-func info call {func_call:?}, fdinfo reads {fdinfo_reads:?}); \
+owner scan {scan:?} ({} programs held by some process)",
+        extras / n.max(1),
         o.progs.len()
     );
 }

@@ -6,8 +6,11 @@
 //! a value that does not parse leaves its field empty, and cut-off or binary
 //! text yields whatever complete lines precede the damage.
 
+use std::ffi::CStr;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+
+use rustix::fs::{openat, Mode, OFlags, CWD};
 
 /// A program fd's fdinfo. `None` means the kernel did not print the key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -211,6 +214,53 @@ pub fn read_own(fd: BorrowedFd<'_>) -> io::Result<String> {
     let mut s = String::with_capacity(512);
     f.read_to_string(&mut s)?;
     Ok(s)
+}
+
+/// brr's own `/proc/self/fdinfo`, opened once for reading many fds: each
+/// read is then one openat relative to it instead of a walk from `/`.
+pub struct OwnFdinfo {
+    dir: OwnedFd,
+    buf: Vec<u8>,
+}
+
+impl OwnFdinfo {
+    pub fn open() -> io::Result<OwnFdinfo> {
+        let dir = openat(
+            CWD,
+            c"/proc/self/fdinfo",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(OwnFdinfo {
+            dir,
+            buf: vec![0; 4096],
+        })
+    }
+
+    /// The fdinfo text of `fd` (lossy UTF-8; the kernel writes ASCII).
+    pub fn read(&mut self, fd: BorrowedFd<'_>) -> io::Result<String> {
+        let mut name = [0u8; 12];
+        let mut len = 0;
+        for d in fd.as_raw_fd().unsigned_abs().to_string().bytes() {
+            name[len] = d;
+            len += 1;
+        }
+        let name = CStr::from_bytes_with_nul(&name[..=len]).map_err(io::Error::other)?;
+        let f = openat(
+            &self.dir,
+            name,
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut n = 0;
+        while n < self.buf.len() {
+            match rustix::io::read(&f, &mut self.buf[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(String::from_utf8_lossy(&self.buf[..n]).into_owned())
+    }
 }
 
 pub fn own_prog(fd: BorrowedFd<'_>) -> io::Result<ProgFdinfo> {

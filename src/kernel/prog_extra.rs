@@ -116,6 +116,7 @@ pub fn from_parts(
 pub struct ExtraReader {
     btfs: HashMap<u32, Option<Btf>>,
     boot_epoch_ns: i128,
+    fdinfo: Option<fdinfo::OwnFdinfo>,
 }
 
 impl Default for ExtraReader {
@@ -129,6 +130,7 @@ impl ExtraReader {
         ExtraReader {
             btfs: HashMap::new(),
             boot_epoch_ns: boot_epoch_ns(),
+            fdinfo: fdinfo::OwnFdinfo::open().ok(),
         }
     }
 
@@ -150,7 +152,10 @@ impl ExtraReader {
     /// Extras of the program behind `fd` (an fd brr opened by id).
     pub fn read(&mut self, fd: &OwnedFd) -> Result<ProgExtra, Errno> {
         let (info, first) = prog_info_first_func(fd.as_fd())?;
-        let text = fdinfo::read_own(fd.as_fd()).ok();
+        let text = match &mut self.fdinfo {
+            Some(d) => d.read(fd.as_fd()).ok(),
+            None => fdinfo::read_own(fd.as_fd()).ok(),
+        };
         let boot = self.boot_epoch_ns;
         let btf = self.btf(info.btf_id);
         Ok(from_parts(
