@@ -22,6 +22,16 @@ const PROG_TYPE_FLOW_DISSECTOR: u32 = 22;
 const ATTACH_CGROUP_INET_INGRESS: u32 = 0;
 const ATTACH_FLOW_DISSECTOR: u32 = 17;
 const ATTACH_XDP: u32 = 37;
+const PROG_TYPE_KPROBE: u32 = 2;
+const PROG_TYPE_SCHED_CLS: u32 = 3;
+const PROG_TYPE_TRACEPOINT: u32 = 5;
+const PROG_TYPE_SK_SKB: u32 = 14;
+const MAP_TYPE_SOCKMAP: u32 = 15;
+const ATTACH_SK_SKB_VERDICT: u32 = 38;
+const ATTACH_PERF_EVENT: u32 = 41;
+const ATTACH_TCX_INGRESS: u32 = 46;
+const PROG_TYPE_NETFILTER: u32 = 32;
+const ATTACH_NETFILTER: u32 = 45;
 
 /// `bpf_attr.link_create` up to its per-type union (left zero).
 #[repr(C)]
@@ -35,11 +45,22 @@ struct LinkCreateAttr {
 }
 
 fn link_create(prog: BorrowedFd<'_>, target: u32, attach_type: u32) -> std::io::Result<OwnedFd> {
+    link_create_with(prog, target, attach_type, [0; 6])
+}
+
+/// `rest` is the per-type union of `link_create`, as u64 words.
+fn link_create_with(
+    prog: BorrowedFd<'_>,
+    target: u32,
+    attach_type: u32,
+    rest: [u64; 6],
+) -> std::io::Result<OwnedFd> {
     let mut attr = LinkCreateAttr {
         prog_fd: prog.as_raw_fd() as u32,
         target,
         attach_type,
-        ..Default::default()
+        flags: 0,
+        rest,
     };
     // SAFETY: attr is a live, zero-padded repr(C) bpf_attr prefix.
     unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) }
@@ -50,6 +71,24 @@ fn returning(prog_type: u32, name: &str, r0: i32) -> LoadedProg {
     b.emit(mov64_imm(R0, r0));
     b.emit(exit());
     load_program(prog_type, name, &b).unwrap_or_else(|e| panic!("load {name}: {e}"))
+}
+
+/// A program returning `r0` that declares `expected_attach_type` at load
+/// (netfilter and uprobe_multi programs must).
+fn load_expecting(prog_type: u32, expected: u32, name: &str, r0: i32) -> std::io::Result<OwnedFd> {
+    let insns = [mov64_imm(R0, r0), exit()];
+    let license = c"GPL";
+    let mut load = sys::ProgLoadAttr {
+        prog_type,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        prog_name: sys::obj_name(name),
+        expected_attach_type: expected,
+        ..Default::default()
+    };
+    // SAFETY: insns and license are live for the call, of the stated sizes.
+    unsafe { sys::sys_bpf_fd(sys::BPF_PROG_LOAD, &mut load) }
 }
 
 fn target_of(link: &OwnedFd) -> LinkTarget {
@@ -250,7 +289,8 @@ fn cgroup_link_targets_the_cgroup_path() {
     );
 }
 
-/// XDP on `lo` and a flow dissector in a private network namespace, so the
+/// XDP and tcx on `lo`, a flow dissector and a netfilter hook in a
+/// private network namespace, so the
 /// host's networking is untouched (unshare moves this thread only).
 #[test]
 fn xdp_and_netns_links_in_a_private_netns() {
@@ -269,11 +309,26 @@ fn xdp_and_netns_links_in_a_private_netns() {
         let fd = returning(PROG_TYPE_FLOW_DISSECTOR, "brr_fx_flow", 0);
         let nlink = link_create(fd.fd(), ns.as_raw_fd() as u32, ATTACH_FLOW_DISSECTOR)
             .map_err(|e| format!("netns link: {e}"))?;
-        Ok((target_of(&xlink), target_of(&nlink), ino))
+        let cls = returning(PROG_TYPE_SCHED_CLS, "brr_fx_tcx", 0);
+        let tlink =
+            link_create(cls.fd(), 1, ATTACH_TCX_INGRESS).map_err(|e| format!("tcx link: {e}"))?;
+        let nf = load_expecting(PROG_TYPE_NETFILTER, ATTACH_NETFILTER, "brr_fx_nf", 1)
+            .map_err(|e| format!("netfilter program: {e}"))?;
+        // pf NFPROTO_IPV4, hook NF_INET_LOCAL_IN, priority -100, no flags.
+        let nf_args = [2 | (1 << 32), u64::from((-100i32) as u32), 0, 0, 0, 0];
+        let flink = link_create_with(nf.as_fd(), 0, ATTACH_NETFILTER, nf_args)
+            .map_err(|e| format!("netfilter link: {e}"))?;
+        Ok((
+            target_of(&xlink),
+            target_of(&nlink),
+            target_of(&tlink),
+            target_of(&flink),
+            ino,
+        ))
     })
     .join()
     .expect("netns thread");
-    let (xdp, netns, ino) = match got {
+    let (xdp, netns, tcx, netfilter, ino) = match got {
         Ok(v) => v,
         Err(e) if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() != Ok("1") => {
             eprintln!("skipping xdp/netns links: {e}");
@@ -290,7 +345,21 @@ fn xdp_and_netns_links_in_a_private_netns() {
         xdp,
         LinkTarget {
             attach_type: None,
+            target: Some(lo.clone()),
+        }
+    );
+    assert_eq!(
+        tcx,
+        LinkTarget {
+            attach_type: Some("tcx_ingress".into()),
             target: Some(lo),
+        }
+    );
+    assert_eq!(
+        netfilter,
+        LinkTarget {
+            attach_type: None,
+            target: Some("ipv4 input prio -100".into()),
         }
     );
     assert_eq!(
@@ -300,6 +369,179 @@ fn xdp_and_netns_links_in_a_private_netns() {
             target: Some(format!("netns:[{ino}]")),
         }
     );
+}
+
+#[test]
+fn sockmap_link_targets_the_map() {
+    if !support::live() {
+        return;
+    }
+    let map = support::create_map("brr_fx_sockmap", MAP_TYPE_SOCKMAP, 4, 4, 1).expect("sockmap");
+    let prog = returning(PROG_TYPE_SK_SKB, "brr_fx_skskb", 1);
+    let link = link_create(prog.fd(), map.fd.as_raw_fd() as u32, ATTACH_SK_SKB_VERDICT)
+        .expect("sockmap link");
+    assert_eq!(
+        target_of(&link),
+        LinkTarget {
+            attach_type: Some("sk_skb_verdict".into()),
+            target: Some(format!("map_id {}", map.id)),
+        }
+    );
+}
+
+/// `perf_event_open` with a zeroed 128-byte attr: type, config, and the
+/// uprobe path/offset in config1/config2. Counting only (no sampling).
+fn perf_open(type_: u32, config: u64, config1: u64, config2: u64) -> std::io::Result<OwnedFd> {
+    let mut attr = [0u64; 16];
+    attr[0] = u64::from(type_) | (128u64 << 32);
+    attr[1] = config;
+    attr[7] = config1;
+    attr[8] = config2;
+    // SAFETY: attr is a live 128-byte zeroed perf_event_attr; pid -1 with
+    // cpu 0 watches every task on CPU 0; no group fd.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr.as_mut_ptr(),
+            -1,
+            0,
+            -1,
+            libc::c_ulong::from(8u32), // PERF_FLAG_FD_CLOEXEC
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd from perf_event_open.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn skip_or_fail(what: &str, e: impl std::fmt::Display) {
+    if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
+        panic!("{what}: {e}");
+    }
+    eprintln!("skipping {what}: {e}");
+}
+
+#[test]
+fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
+    if !support::live() {
+        return;
+    }
+    let id_file = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(|d| format!("{d}/events/sched/sched_switch/id"))
+        .find_map(|p| std::fs::read_to_string(p).ok());
+    match id_file.and_then(|t| t.trim().parse::<u64>().ok()) {
+        None => skip_or_fail("perf_event tracepoint link", "no tracefs sched_switch id"),
+        Some(tp_id) => {
+            let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+            let prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_pe_tp", 0);
+            let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)
+                .expect("perf_event link");
+            assert_eq!(
+                target_of(&link),
+                LinkTarget {
+                    attach_type: Some("tracepoint".into()),
+                    target: Some("sched_switch".into()),
+                }
+            );
+        }
+    }
+
+    let pmu = std::fs::read_to_string("/sys/bus/event_source/devices/uprobe/type")
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    let Some(pmu) = pmu else {
+        return skip_or_fail("perf_event uprobe link", "no uprobe PMU");
+    };
+    // A private copy, so the probe can never fire in a real program.
+    let path = std::env::temp_dir().join(format!("brr-uprobe-target-{}", std::process::id()));
+    std::fs::copy("/bin/true", &path).expect("copy /bin/true");
+    let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let got = (|| {
+        let ev = perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
+        let prog = returning(PROG_TYPE_KPROBE, "brr_fx_pe_up", 0);
+        let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)?;
+        Ok::<_, std::io::Error>(target_of(&link))
+    })();
+    let _ = std::fs::remove_file(&path);
+    match got {
+        Ok(t) => assert_eq!(
+            t,
+            LinkTarget {
+                attach_type: Some("uprobe".into()),
+                target: Some(format!("{}+0x40", path.display())),
+            }
+        ),
+        Err(e) => skip_or_fail("perf_event uprobe link", e),
+    }
+}
+
+const ATTACH_TRACE_UPROBE_MULTI: u32 = 48;
+
+/// `bpf_attr.link_create` with its `uprobe_multi` member.
+#[repr(C)]
+#[derive(Default)]
+struct UprobeMultiLinkAttr {
+    prog_fd: u32,
+    target_fd: u32,
+    attach_type: u32,
+    flags: u32,
+    path: u64,
+    offsets: u64,
+    ref_ctr_offsets: u64,
+    cookies: u64,
+    cnt: u32,
+    multi_flags: u32,
+    pid: u32,
+    _pad: u32,
+}
+
+#[test]
+fn uprobe_multi_link_targets_path_and_pid() {
+    if !support::live() {
+        return;
+    }
+    let prog = match load_expecting(
+        PROG_TYPE_KPROBE,
+        ATTACH_TRACE_UPROBE_MULTI,
+        "brr_fx_upmulti",
+        0,
+    ) {
+        Ok(p) => p,
+        Err(e) => return skip_or_fail("uprobe_multi program", e),
+    };
+    let path = std::env::temp_dir().join(format!("brr-upmulti-target-{}", std::process::id()));
+    std::fs::copy("/bin/true", &path).expect("copy /bin/true");
+    let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let offsets = [0x40u64];
+    // A pid filter on this process: the probe never fires in the copy.
+    let pid = std::process::id();
+    let mut attr = UprobeMultiLinkAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        attach_type: ATTACH_TRACE_UPROBE_MULTI,
+        path: cpath.as_ptr() as u64,
+        offsets: offsets.as_ptr() as u64,
+        cnt: 1,
+        pid,
+        ..Default::default()
+    };
+    // SAFETY: the path and offsets pointers are live for the call and cnt
+    // matches the offsets array.
+    let link = unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) };
+    let got = link.map(|l| target_of(&l));
+    let _ = std::fs::remove_file(&path);
+    match got {
+        Ok(t) => assert_eq!(
+            t,
+            LinkTarget {
+                attach_type: Some("uprobe_multi".into()),
+                target: Some(format!("{} func_cnt 1 pid {pid}", path.display())),
+            }
+        ),
+        Err(e) => skip_or_fail("uprobe_multi link", e),
+    }
 }
 
 /// Cost of extras and of the owner scan over every program on the host
