@@ -92,6 +92,21 @@ fn load_expecting(prog_type: u32, expected: u32, name: &str, r0: i32) -> std::io
 }
 
 fn target_of(link: &OwnedFd) -> LinkTarget {
+    if std::env::var("BRR_RECORD_LINKS").is_ok() {
+        let (f, name) = brr::sys::link_info::link_info_with_name(link.as_fd()).unwrap();
+        let hex: String = f
+            .info
+            .to_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        eprintln!(
+            "RECORD len={} name={:?} info={hex}\n{}",
+            f.len,
+            name.map(|n| String::from_utf8_lossy(&n).into_owned()),
+            fdinfo::read_own(link.as_fd()).unwrap()
+        );
+    }
     link_target::read(link, &mut SystemNames::new()).expect("link info")
 }
 

@@ -161,14 +161,42 @@ pub fn parse_link(text: &str) -> LinkFdinfo {
             "prog_tag" => l.prog_tag = Some(v.to_string()).filter(|t| !t.is_empty()),
             "prog_id" => l.prog_id = dec(v),
             "attach_type" => {
-                l.attach_type = dec(v);
+                // tcx and netkit append the direction: `46 (ingress)`.
+                l.attach_type = v.split(' ').next().and_then(dec);
                 l.extra.push((k.to_string(), v.to_string()));
             }
             k if GENERIC.contains(&k) => {}
-            _ => l.extra.push((k.to_string(), v.to_string())),
+            _ => l.extra.extend(tab_pairs(k, v)),
         }
     }
     l
+}
+
+/// netfilter prints several pairs on one line: `pf:\t2\thooknum:\t1\tprio:\t-100`.
+/// Split such a value into its pairs; a plain value is one pair.
+fn tab_pairs(key: &str, value: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut tokens = value.split('\t').map(str::trim);
+    let mut current = (
+        key.to_string(),
+        tokens.next().unwrap_or_default().to_string(),
+    );
+    while let Some(t) = tokens.next() {
+        match t.strip_suffix(':') {
+            Some(k) if !k.is_empty() && !k.contains(' ') => {
+                out.push(std::mem::replace(
+                    &mut current,
+                    (k.to_string(), tokens.next().unwrap_or_default().to_string()),
+                ));
+            }
+            _ => {
+                current.1.push('\t');
+                current.1.push_str(t);
+            }
+        }
+    }
+    out.push(current);
+    out
 }
 
 /// Classify by the key only that object kind prints.
@@ -353,6 +381,61 @@ cgroup_id:\t1234\nattach_type:\t0\n";
         assert_eq!(c.attach_type, Some(0));
         assert_eq!(c.get("cgroup_id"), Some("1234"));
         assert!(matches!(parse(CGROUP_LINK), Fdinfo::Link(_)));
+    }
+
+    /// Recorded on this machine from the live tests' links.
+    #[test]
+    fn recorded_per_type_link_lines() {
+        let tcx = parse_link(
+            "pos:\t0\nflags:\t02000000\nmnt_id:\t17\nino:\t1039\nlink_type:\ttcx\n\
+link_id:\t250\nprog_tag:\t59f4a931744dcdc6\nprog_id:\t969479\nifindex:\t1\n\
+attach_type:\t46 (ingress)\n",
+        );
+        assert_eq!((tcx.attach_type, tcx.get("ifindex")), (Some(46), Some("1")));
+        let nf = parse_link(
+            "link_type:\tnetfilter\nlink_id:\t251\nprog_tag:\tb11459a0e11ca14c\n\
+prog_id:\t969480\npf:\t2\thooknum:\t1\tprio:\t-100\n",
+        );
+        assert_eq!(
+            (nf.get("pf"), nf.get("hooknum"), nf.get("prio")),
+            (Some("2"), Some("1"), Some("-100"))
+        );
+        let um = parse_link(
+            "link_type:\tuprobe_multi\nlink_id:\t247\nprog_tag:\t59f4a931744dcdc6\n\
+prog_id:\t969476\nuprobe_cnt:\t1\npid:\t11279\npath:\t/tmp/brr-upmulti-target-11279\n\
+cookie\t offset\t ref_ctr_offset\n0\t 0x40\t 0x0\n",
+        );
+        assert_eq!(um.get("path"), Some("/tmp/brr-upmulti-target-11279"));
+        assert_eq!(
+            (um.get("uprobe_cnt"), um.get("pid")),
+            (Some("1"), Some("11279"))
+        );
+        assert_eq!(um.extra.len(), 3, "the offsets table is not key/value");
+        let pe = parse_link(
+            "link_type:\tperf\nlink_id:\t244\nprog_tag:\t59f4a931744dcdc6\nprog_id:\t969471\n\
+name:\t/tmp/brr-uprobe-target-11279\noffset:\t0x40\nref_ctr_offset:\t0x0\n\
+event_type:\tuprobe\ncookie:\t0\n",
+        );
+        assert_eq!(pe.link_type.as_deref(), Some("perf"));
+        assert_eq!(
+            (pe.get("event_type"), pe.get("offset")),
+            (Some("uprobe"), Some("0x40"))
+        );
+        let cg = parse_link(
+            "link_type:\tcgroup\nlink_id:\t240\nprog_tag:\tb11459a0e11ca14c\n\
+prog_id:\t969465\ncgroup_id:\t177\nattach_type:\t0\n",
+        );
+        assert_eq!(
+            (cg.attach_type, cg.get("cgroup_id")),
+            (Some(0), Some("177"))
+        );
+        assert_eq!(
+            tab_pairs("k", "a\tb c\t:\tx:"),
+            [
+                ("k".to_string(), "a\tb c\t:".to_string()),
+                ("x".to_string(), String::new())
+            ]
+        );
     }
 
     #[test]

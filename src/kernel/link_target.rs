@@ -566,6 +566,98 @@ mod tests {
         assert_eq!(dec(i, None, &mut NoNames), (None, None));
     }
 
+    fn recorded(hex: &str) -> FetchedLinkInfo {
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        FetchedLinkInfo {
+            info: BpfLinkInfo::from_bytes(&bytes),
+            len: bytes.len() as u32,
+        }
+    }
+
+    /// `bpf_link_info` bytes (after the second pass) recorded on this
+    /// machine from the live tests' links.
+    #[test]
+    fn recorded_infos() {
+        let mut r = Fixed::default();
+        r.ifs.insert(1, "lo".into());
+        r.cgroups.insert(177, "/brr-objects-11279".into());
+        // (info bytes, second-pass name, attach type, target)
+        type Case<'a> = (&'a str, Option<&'a [u8]>, Option<&'a str>, &'a str);
+        let cases: &[Case] = &[
+            (
+                "03000000f0000000f9ca0e0000000000b1000000000000000000000000000000\
+                 0000000000000000000000000000000000000000000000000000000000000000",
+                None,
+                Some("cgroup_inet_ingress"),
+                "/brr-objects-11279",
+            ),
+            (
+                "07000000f3000000feca0e000000000005000000000000000000000000000000\
+                 0d00000000000000000000000000000000000000000000000000000000000000",
+                Some(b"sched_switch"),
+                Some("tracepoint"),
+                "sched_switch",
+            ),
+            (
+                "07000000f4000000ffca0e000000000001000000000000000000000000000000\
+                 1d00000040000000000000000000000000000000000000000000000000000000",
+                Some(b"/tmp/brr-uprobe-target-11279"),
+                Some("uprobe"),
+                "/tmp/brr-uprobe-target-11279+0x40",
+            ),
+            (
+                "0e000000ea000000f2ca0e000000000000c80e00260000000000000000000000\
+                 0000000000000000000000000000000000000000000000000000000000000000",
+                None,
+                Some("sk_skb_verdict"),
+                "map_id 968704",
+            ),
+            (
+                "0c000000f700000004cb0e000000000000000000000000000000000000000000\
+                 000000000000000000000000000000001e00000001000000000000000f2c0000",
+                Some(b"/tmp/brr-upmulti-target-11279"),
+                Some("uprobe_multi"),
+                "/tmp/brr-upmulti-target-11279 func_cnt 1 pid 11279",
+            ),
+            (
+                "06000000ec000000f4ca0e000000000001000000000000000000000000000000\
+                 0000000000000000000000000000000000000000000000000000000000000000",
+                None,
+                None,
+                "lo",
+            ),
+            (
+                "05000000ed000000f5ca0e0000000000510100f0110000000000000000000000\
+                 0000000000000000000000000000000000000000000000000000000000000000",
+                None,
+                Some("flow_dissector"),
+                "netns:[4026532177]",
+            ),
+            (
+                "0b000000fa00000007cb0e0000000000010000002e0000000000000000000000\
+                 0000000000000000000000000000000000000000000000000000000000000000",
+                None,
+                Some("tcx_ingress"),
+                "lo",
+            ),
+            (
+                "0a000000fb00000008cb0e000000000002000000010000009cffffff00000000\
+                 0000000000000000000000000000000000000000000000000000000000000000",
+                None,
+                None,
+                "ipv4 input prio -100",
+            ),
+        ];
+        for (hex, name, attach, target) in cases {
+            let hex: String = hex.split_whitespace().collect();
+            let t = decode(&recorded(&hex), *name, &mut r);
+            assert_eq!(t.attach_type.as_deref(), *attach, "{hex}");
+            assert_eq!(t.target.as_deref(), Some(*target), "{hex}");
+        }
+    }
+
     #[test]
     fn tracing_names_the_function_from_btf() {
         let (data, _) = blob("tcp_v4_connect", &[]);
@@ -672,71 +764,47 @@ mod tests {
             (s("uprobe_multi"), s("/usr/bin/bash func_cnt 2 pid 77"))
         );
         let mut p = BpfLinkInfo::new(7, 1, 1);
-        p.set_perf_event(
+        p.set_perf_kprobe(
             PERF_EVENT_KRETPROBE,
-            PerfEventUnion {
-                kprobe: PerfKprobe {
-                    offset: 0x10,
-                    missed: 1,
-                    ..Default::default()
-                },
+            PerfKprobe {
+                offset: 0x10,
+                missed: 1,
+                ..Default::default()
             },
         );
         assert_eq!(
             dec(p, Some(b"do_sys_openat2"), &mut NoNames),
             (s("kretprobe"), s("do_sys_openat2+0x10 missed 1"))
         );
-        p.set_perf_event(
+        p.set_perf_uprobe(
             PERF_EVENT_UPROBE,
-            PerfEventUnion {
-                uprobe: PerfUprobe {
-                    offset: 0x1234,
-                    ..Default::default()
-                },
+            PerfUprobe {
+                offset: 0x1234,
+                ..Default::default()
             },
         );
         assert_eq!(
             dec(p, Some(b"/lib/libc.so.6"), &mut NoNames),
             (s("uprobe"), s("/lib/libc.so.6+0x1234"))
         );
-        p.set_perf_event(
-            PERF_EVENT_TRACEPOINT,
-            PerfEventUnion {
-                tracepoint: PerfTracepoint::default(),
-            },
-        );
+        p.set_perf_tracepoint(PerfTracepoint::default());
         assert_eq!(
             dec(p, Some(b"sys_enter_openat"), &mut NoNames),
             (s("tracepoint"), s("sys_enter_openat"))
         );
-        p.set_perf_event(
-            PERF_EVENT_EVENT,
-            PerfEventUnion {
-                event: PerfEventEvent {
-                    config: 0,
-                    type_: 1,
-                    ..Default::default()
-                },
-            },
-        );
+        p.set_perf_event_event(PerfEventEvent {
+            config: 0,
+            type_: 1,
+            ..Default::default()
+        });
         assert_eq!(dec(p, None, &mut NoNames).1, s("software cpu-clock"));
-        p.set_perf_event(
-            PERF_EVENT_EVENT,
-            PerfEventUnion {
-                event: PerfEventEvent {
-                    config: 0x1c2,
-                    type_: 8,
-                    ..Default::default()
-                },
-            },
-        );
+        p.set_perf_event_event(PerfEventEvent {
+            config: 0x1c2,
+            type_: 8,
+            ..Default::default()
+        });
         assert_eq!(dec(p, None, &mut NoNames).1, s("type 8 config 0x1c2"));
-        p.set_perf_event(
-            9,
-            PerfEventUnion {
-                event: Default::default(),
-            },
-        );
+        p.set_perf_event_type(9);
         assert_eq!(dec(p, None, &mut NoNames), (s("unknown(9)"), None));
     }
 
@@ -806,12 +874,7 @@ mod tests {
         let short = FetchedLinkInfo { info: k, len: 32 };
         assert_eq!(decode(&short, None, &mut NoNames).target, s("func_cnt 4"));
         let mut p = BpfLinkInfo::new(7, 1, 1);
-        p.set_perf_event(
-            PERF_EVENT_KPROBE,
-            PerfEventUnion {
-                kprobe: PerfKprobe::default(),
-            },
-        );
+        p.set_perf_kprobe(PERF_EVENT_KPROBE, PerfKprobe::default());
         let short = FetchedLinkInfo { info: p, len: 48 };
         assert_eq!(
             decode(&short, Some(b"vfs_read"), &mut NoNames).target,

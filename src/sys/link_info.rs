@@ -153,39 +153,39 @@ pub struct PerfEventEvent {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union PerfEventUnion {
-    pub uprobe: PerfUprobe,
-    pub kprobe: PerfKprobe,
-    pub tracepoint: PerfTracepoint,
-    pub event: PerfEventEvent,
+    uprobe: PerfUprobe,
+    kprobe: PerfKprobe,
+    tracepoint: PerfTracepoint,
+    event: PerfEventEvent,
 }
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct PerfEvent {
+struct PerfEvent {
     /// `enum bpf_perf_event_type`.
-    pub type_: u32,
-    pub _pad: u32,
-    pub u: PerfEventUnion,
+    type_: u32,
+    _pad: u32,
+    u: PerfEventUnion,
 }
 
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union LinkUnion {
-    pub raw_tracepoint: RawTracepoint,
-    pub tracing: Tracing,
-    pub cgroup: Cgroup,
-    pub iter: Iter,
-    pub netns: Netns,
-    pub xdp: Ifindex,
-    pub struct_ops: StructOps,
-    pub netfilter: Netfilter,
-    pub kprobe_multi: KprobeMulti,
-    pub uprobe_multi: UprobeMulti,
-    pub perf_event: PerfEvent,
-    pub tcx: Ifindex,
-    pub netkit: Ifindex,
+    raw_tracepoint: RawTracepoint,
+    tracing: Tracing,
+    cgroup: Cgroup,
+    iter: Iter,
+    netns: Netns,
+    xdp: Ifindex,
+    struct_ops: StructOps,
+    netfilter: Netfilter,
+    kprobe_multi: KprobeMulti,
+    uprobe_multi: UprobeMulti,
+    perf_event: PerfEvent,
+    tcx: Ifindex,
+    netkit: Ifindex,
     /// `sockmap {map_id, attach_type}`.
-    pub sockmap: Netns,
+    sockmap: Netns,
     raw: [u64; 6],
 }
 
@@ -197,7 +197,9 @@ pub struct BpfLinkInfo {
     pub id: u32,
     pub prog_id: u32,
     pub _pad: u32,
-    pub u: LinkUnion,
+    /// Private: a union value built outside would leave bytes of the larger
+    /// members uninitialised, and every view here reads all of its bytes.
+    u: LinkUnion,
 }
 
 const _: () = assert!(std::mem::size_of::<RawTracepoint>() == 24);
@@ -231,6 +233,13 @@ impl BpfLinkInfo {
     /// what is missing reads as zero.
     pub fn from_bytes(raw: &[u8]) -> BpfLinkInfo {
         Pod::from_prefix(raw)
+    }
+
+    /// The raw bytes, for recording infos as test inputs.
+    pub fn to_bytes(&self) -> [u8; 64] {
+        // SAFETY: BpfLinkInfo is 64 bytes of plain integers (size-asserted
+        // above), so its bytes are initialised and any [u8; 64] view is valid.
+        unsafe { std::mem::transmute_copy(self) }
     }
 
     pub fn new(type_: u32, id: u32, prog_id: u32) -> BpfLinkInfo {
@@ -295,8 +304,27 @@ impl BpfLinkInfo {
         // SAFETY: integer-only union view.
         unsafe { self.u.perf_event.u.event }
     }
-    pub fn set_perf_event(&mut self, type_: u32, u: PerfEventUnion) {
-        self.u.perf_event = PerfEvent { type_, _pad: 0, u };
+    // The setters assign one member in place, so the union's other bytes
+    // keep their (initialised) values.
+    pub fn set_perf_uprobe(&mut self, type_: u32, v: PerfUprobe) {
+        self.u.perf_event.type_ = type_;
+        self.u.perf_event.u.uprobe = v;
+    }
+    pub fn set_perf_kprobe(&mut self, type_: u32, v: PerfKprobe) {
+        self.u.perf_event.type_ = type_;
+        self.u.perf_event.u.kprobe = v;
+    }
+    pub fn set_perf_tracepoint(&mut self, v: PerfTracepoint) {
+        self.u.perf_event.type_ = PERF_EVENT_TRACEPOINT;
+        self.u.perf_event.u.tracepoint = v;
+    }
+    pub fn set_perf_event_event(&mut self, v: PerfEventEvent) {
+        self.u.perf_event.type_ = PERF_EVENT_EVENT;
+        self.u.perf_event.u.event = v;
+    }
+    /// Only the perf event type (an unknown one has no member to set).
+    pub fn set_perf_event_type(&mut self, type_: u32) {
+        self.u.perf_event.type_ = type_;
     }
 }
 
@@ -375,33 +403,29 @@ pub fn link_info_with_name(
             path_size: n,
             ..Default::default()
         }),
-        _ => {
-            let t = info.perf_event_type();
-            let u = match t {
-                PERF_EVENT_UPROBE | PERF_EVENT_URETPROBE => PerfEventUnion {
-                    uprobe: PerfUprobe {
-                        file_name: ptr,
-                        name_len: n,
-                        ..Default::default()
-                    },
+        _ => match info.perf_event_type() {
+            t @ (PERF_EVENT_UPROBE | PERF_EVENT_URETPROBE) => again.set_perf_uprobe(
+                t,
+                PerfUprobe {
+                    file_name: ptr,
+                    name_len: n,
+                    ..Default::default()
                 },
-                PERF_EVENT_KPROBE | PERF_EVENT_KRETPROBE => PerfEventUnion {
-                    kprobe: PerfKprobe {
-                        func_name: ptr,
-                        name_len: n,
-                        ..Default::default()
-                    },
+            ),
+            t @ (PERF_EVENT_KPROBE | PERF_EVENT_KRETPROBE) => again.set_perf_kprobe(
+                t,
+                PerfKprobe {
+                    func_name: ptr,
+                    name_len: n,
+                    ..Default::default()
                 },
-                _ => PerfEventUnion {
-                    tracepoint: PerfTracepoint {
-                        tp_name: ptr,
-                        name_len: n,
-                        ..Default::default()
-                    },
-                },
-            };
-            again.set_perf_event(t, u);
-        }
+            ),
+            _ => again.set_perf_tracepoint(PerfTracepoint {
+                tp_name: ptr,
+                name_len: n,
+                ..Default::default()
+            }),
+        },
     }
     // `buf` outlives the call and is `n` bytes long, as told to the kernel.
     let Ok(len2) = get_info(fd, &mut again) else {
@@ -439,31 +463,30 @@ fn clear_pointers(mut i: BpfLinkInfo) -> BpfLinkInfo {
             r.path = 0;
             i.set_uprobe_multi(r);
         }
-        LINK_PERF_EVENT => {
-            let t = i.perf_event_type();
-            let u = match t {
-                PERF_EVENT_UPROBE | PERF_EVENT_URETPROBE => PerfEventUnion {
-                    uprobe: PerfUprobe {
-                        file_name: 0,
-                        ..i.perf_uprobe()
-                    },
-                },
-                PERF_EVENT_KPROBE | PERF_EVENT_KRETPROBE => PerfEventUnion {
-                    kprobe: PerfKprobe {
-                        func_name: 0,
-                        ..i.perf_kprobe()
-                    },
-                },
-                PERF_EVENT_TRACEPOINT => PerfEventUnion {
-                    tracepoint: PerfTracepoint {
-                        tp_name: 0,
-                        ..i.perf_tracepoint()
-                    },
-                },
-                _ => return i,
-            };
-            i.set_perf_event(t, u);
-        }
+        LINK_PERF_EVENT => match i.perf_event_type() {
+            t @ (PERF_EVENT_UPROBE | PERF_EVENT_URETPROBE) => {
+                let v = PerfUprobe {
+                    file_name: 0,
+                    ..i.perf_uprobe()
+                };
+                i.set_perf_uprobe(t, v);
+            }
+            t @ (PERF_EVENT_KPROBE | PERF_EVENT_KRETPROBE) => {
+                let v = PerfKprobe {
+                    func_name: 0,
+                    ..i.perf_kprobe()
+                };
+                i.set_perf_kprobe(t, v);
+            }
+            PERF_EVENT_TRACEPOINT => {
+                let v = PerfTracepoint {
+                    tp_name: 0,
+                    ..i.perf_tracepoint()
+                };
+                i.set_perf_tracepoint(v);
+            }
+            _ => {}
+        },
         _ => {}
     }
     i
@@ -506,18 +529,29 @@ mod tests {
         assert_eq!((t.iter().task_tid(), t.iter().task_pid()), (4, 9));
         let p = clear_pointers({
             let mut p = BpfLinkInfo::new(LINK_PERF_EVENT, 1, 1);
-            p.set_perf_event(
+            p.set_perf_kprobe(
                 PERF_EVENT_KPROBE,
-                PerfEventUnion {
-                    kprobe: PerfKprobe {
-                        func_name: 0xdead,
-                        offset: 4,
-                        ..Default::default()
-                    },
+                PerfKprobe {
+                    func_name: 0xdead,
+                    offset: 4,
+                    ..Default::default()
                 },
             );
             p
         });
+        // A smaller member set after a larger one keeps the larger one's
+        // tail bytes (all initialised).
+        let mut u = BpfLinkInfo::new(LINK_PERF_EVENT, 1, 1);
+        u.set_perf_kprobe(
+            PERF_EVENT_KPROBE,
+            PerfKprobe {
+                cookie: 7,
+                ..Default::default()
+            },
+        );
+        u.set_perf_uprobe(PERF_EVENT_UPROBE, PerfUprobe::default());
+        assert_eq!(u.perf_kprobe().cookie, 7);
+        assert_eq!(u.to_bytes()[16], PERF_EVENT_UPROBE as u8);
         assert_eq!((p.perf_kprobe().func_name, p.perf_kprobe().offset), (0, 4));
     }
 }
