@@ -25,8 +25,8 @@ impl Errno {
     pub fn text(self) -> String {
         let s = io::Error::from_raw_os_error(self.0).to_string();
         // std appends " (os error N)"; the catalogue wants the bare strerror text.
-        match s.rfind(" (os error") {
-            Some(i) => s[..i].to_string(),
+        match s.rsplit_once(" (os error") {
+            Some((text, _)) => text.to_string(),
             None => s,
         }
     }
