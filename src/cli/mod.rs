@@ -1,5 +1,7 @@
-//! Command line: clap definitions (`args`), the post-parse rules of the CLI
-//! spec §2.7, the original's one-line error texts, completions and man page.
+//! Command line: clap definitions (`args`), the post-parse rules (checked
+//! in a fixed order, first failure wins, each reported by the root parser
+//! with exit 2), the original's one-line error texts, completions and man
+//! page.
 //!
 //! Every usage error is a single line on stderr, exit 2; texts the original's
 //! users match (`brr activity: error: argument -d/--duration: ...`) are kept.
@@ -572,7 +574,8 @@ fn split_devmode_id(
     (id, devmode)
 }
 
-/// Value checks and the post-parse rules (spec §2.7), first failure wins.
+/// Value checks, then the post-parse rules in their fixed order; the first
+/// failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     // argparse converts values while parsing: root options first.
     let root_top = top_options("brr", &root.top)?;

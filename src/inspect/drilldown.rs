@@ -1,7 +1,7 @@
 //! The drilldown row model: one program's source lines (or source lines
 //! interleaved with instructions), with markers, profile samples, helper and
-//! kernel child rows, summary ("Other") rows and exact 100.00 % `%THIS`
-//! (TUI spec §4.2–4.8, profiler spec §14).
+//! kernel child rows, summary ("Other") rows and a `%THIS` column whose
+//! leaves add up to exactly 100.00 %.
 //!
 //! Pure: built from plain data, rendered by textmode now and the TUI later.
 //! The full row list is fixed once built; what is shown (expanded parents,

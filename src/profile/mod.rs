@@ -354,8 +354,10 @@ fn jit_hidden(metas: &[ProgMeta]) -> bool {
     !metas.is_empty() && metas.iter().all(|m| m.funcs.is_empty())
 }
 
-/// Append the warnings about what the rings reported (§7.2 items 5–9, in
-/// that order); returns whether those problems make the profile incomplete.
+/// Append the warnings about what the rings reported, in this order: lost
+/// samples, throttling, malformed records, multiplexing, ring occupancy;
+/// returns whether those problems make the profile incomplete (all but
+/// occupancy do).
 fn record_warnings(tel: &Telemetry, warnings: &mut Vec<String>) -> bool {
     let running = tel.running_percent();
     if tel.lost_samples > 0 {
