@@ -283,6 +283,24 @@ fn check_rate_lowered(
     true
 }
 
+/// An attributor that knows every program loaded now (later loads come
+/// through the side band); warns when the kernel hides their JIT addresses.
+fn attributor_for_loaded(
+    shape: Shape,
+    btf: &mut BtfCache,
+    warnings: &mut Vec<String>,
+) -> Result<Attributor> {
+    let metas = enumerate(btf)?;
+    if jit_hidden(&metas) {
+        warnings.push(JIT_HIDDEN.into());
+    }
+    let mut attributor = Attributor::new(shape);
+    for m in metas {
+        attributor.register(m);
+    }
+    Ok(attributor)
+}
+
 /// Run one capture. `stop` ends it early (the result then covers the time
 /// actually measured); `progress` is called after every sweep.
 pub fn run(
@@ -332,14 +350,7 @@ pub fn run(
     let mut source = KernelPrograms {
         btf: BtfCache::default(),
     };
-    let metas = enumerate(&mut source.btf)?;
-    if jit_hidden(&metas) {
-        warnings.push(JIT_HIDDEN.into());
-    }
-    let mut attributor = Attributor::new(shape);
-    for m in metas {
-        attributor.register(m);
-    }
+    let mut attributor = attributor_for_loaded(shape, &mut source.btf, &mut warnings)?;
     warnings.extend(offline);
 
     let outcome = capture::run(
