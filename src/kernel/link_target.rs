@@ -172,21 +172,7 @@ pub fn decode(fetched: &FetchedLinkInfo, name: Option<&[u8]>, r: &mut dyn Resolv
     let at = |n: u32| Some(names::attach_type(n));
     let (attach_type, target) = match i.type_ {
         li::LINK_RAW_TRACEPOINT => (None, text(name)),
-        TRACING => {
-            let t = i.tracing();
-            let func = (t.target_btf_id != 0)
-                .then(|| r.btf_func(t.target_obj_id, t.target_btf_id))
-                .flatten();
-            let target = match func {
-                Some(f) => f,
-                None if t.target_btf_id == 0 && t.target_obj_id == 0 => String::new(),
-                None => format!(
-                    "target_obj_id {} target_btf_id {}",
-                    t.target_obj_id, t.target_btf_id
-                ),
-            };
-            (at(t.attach_type), Some(target).filter(|s| !s.is_empty()))
-        }
+        TRACING => tracing_target(i, r),
         CGROUP => {
             let c = i.cgroup();
             let path = r
@@ -194,22 +180,7 @@ pub fn decode(fetched: &FetchedLinkInfo, name: Option<&[u8]>, r: &mut dyn Resolv
                 .unwrap_or_else(|| format!("cgroup_id {}", c.cgroup_id));
             (at(c.attach_type), Some(path))
         }
-        li::LINK_ITER => {
-            let it = i.iter();
-            let base = text(name).unwrap_or_else(|| "iter".into());
-            let target = if it.map_id != 0 {
-                format!("{base} map_id {}", it.map_id)
-            } else if base == "cgroup" && it.arg0 != 0 {
-                format!("{base} cgroup_id {} order {}", it.arg0, it.arg1)
-            } else if base.starts_with("task") && it.task_pid() != 0 {
-                format!("{base} pid {}", it.task_pid())
-            } else if base.starts_with("task") && it.task_tid() != 0 {
-                format!("{base} tid {}", it.task_tid())
-            } else {
-                base
-            };
-            (None, Some(target))
-        }
+        li::LINK_ITER => (None, Some(iter_target(i, name))),
         NETNS => {
             let n = i.netns();
             (at(n.attach_type), Some(format!("netns:[{}]", n.netns_ino)))
@@ -267,6 +238,43 @@ pub fn decode(fetched: &FetchedLinkInfo, name: Option<&[u8]>, r: &mut dyn Resolv
     LinkTarget {
         attach_type,
         target,
+    }
+}
+
+/// A tracing link's attach type and target function, named from BTF.
+fn tracing_target(i: &BpfLinkInfo, r: &mut dyn Resolve) -> (Option<String>, Option<String>) {
+    let t = i.tracing();
+    let func = (t.target_btf_id != 0)
+        .then(|| r.btf_func(t.target_obj_id, t.target_btf_id))
+        .flatten();
+    let target = match func {
+        Some(f) => f,
+        None if t.target_btf_id == 0 && t.target_obj_id == 0 => String::new(),
+        None => format!(
+            "target_obj_id {} target_btf_id {}",
+            t.target_obj_id, t.target_btf_id
+        ),
+    };
+    (
+        Some(names::attach_type(t.attach_type)),
+        Some(target).filter(|s| !s.is_empty()),
+    )
+}
+
+/// An iterator link's target: its name and the object it walks.
+fn iter_target(i: &BpfLinkInfo, name: Option<&[u8]>) -> String {
+    let it = i.iter();
+    let base = text(name).unwrap_or_else(|| "iter".into());
+    if it.map_id != 0 {
+        format!("{base} map_id {}", it.map_id)
+    } else if base == "cgroup" && it.arg0 != 0 {
+        format!("{base} cgroup_id {} order {}", it.arg0, it.arg1)
+    } else if base.starts_with("task") && it.task_pid() != 0 {
+        format!("{base} pid {}", it.task_pid())
+    } else if base.starts_with("task") && it.task_tid() != 0 {
+        format!("{base} tid {}", it.task_tid())
+    } else {
+        base
     }
 }
 
@@ -505,6 +513,7 @@ impl Resolve for SystemNames {
 }
 
 #[cfg(test)]
+#[allow(clippy::string_slice)] // hex digits of recorded inputs
 mod tests {
     use super::*;
     use crate::kernel::btf::tests::blob;
