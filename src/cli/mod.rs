@@ -1,5 +1,7 @@
-//! Command line: clap definitions (`args`), the post-parse rules of the CLI
-//! spec §2.7, the original's one-line error texts, completions and man page.
+//! Command line: clap definitions (`args`), the post-parse rules (checked
+//! in a fixed order, first failure wins, each reported by the root parser
+//! with exit 2), the original's one-line error texts, completions and man
+//! page.
 //!
 //! Every usage error is a single line on stderr, exit 2; texts the original's
 //! users match (`brr activity: error: argument -d/--duration: ...`) are kept.
@@ -21,7 +23,7 @@ use crate::values::{self, ValueError};
 pub use crate::values::MAX_SECONDS;
 pub use args::VERSION_TEXT;
 
-use args::{ExportFlags, OutputFlags, RootArgs, Sub, TopArgs};
+use args::{ExportFlags, OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
 
 fn targets(e: &ExportFlags) -> Targets {
     Targets {
@@ -195,9 +197,8 @@ fn configure(mut cmd: clap::Command) -> clap::Command {
     }
     cmd.args_override_self(true)
         .infer_long_args(true)
+        // clap is built without colour support: help and errors are plain text.
         .disable_help_subcommand(true)
-        .color(clap::ColorChoice::Never)
-        .styles(clap::builder::Styles::plain())
 }
 
 /// Help wraps to the terminal, or to 80 columns when stdout is not one
@@ -588,7 +589,8 @@ fn split_devmode_id(
     (id, devmode)
 }
 
-/// Value checks and the post-parse rules (spec §2.7), first failure wins.
+/// Value checks, then the post-parse rules in their fixed order; the first
+/// failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     // argparse converts values while parsing: root options first.
     let root_top = top_options("brr", &root.top)?;
@@ -660,22 +662,7 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         }
     }
     if let Command::Top(t) = &command {
-        if t.collapse_samples && !(t.textmode && t.profile_top) {
-            return Err(usage(
-                "brr",
-                "--collapse-samples requires --textmode and --profile-top",
-            ));
-        }
-        if let Some(flag) = t
-            .exports
-            .first_flag()
-            .filter(|_| !(t.textmode && t.profile_top))
-        {
-            return Err(usage(
-                "brr",
-                &format!("{flag} requires --textmode and --profile-top"),
-            ));
-        }
+        textmode_profile_rules(t)?;
     }
     let format = if out.json {
         Format::Json { pretty: out.pretty }
@@ -693,6 +680,25 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         cumulative,
         command,
     }))
+}
+
+/// Options that only a `--textmode --profile-top` capture uses.
+fn textmode_profile_rules(t: &TopOptions) -> Result<(), BrrError> {
+    if t.textmode && t.profile_top {
+        return Ok(());
+    }
+    let flag = if t.collapse_samples {
+        Some("--collapse-samples")
+    } else {
+        t.exports.first_flag()
+    };
+    match flag {
+        Some(flag) => Err(usage(
+            "brr",
+            &format!("{flag} requires --textmode and --profile-top"),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn sub_name(sub: &Sub) -> &'static str {
@@ -790,62 +796,66 @@ fn sub_command(
         Sub::Profile(a) => {
             merge_out(&a.out);
             *extended |= a.extended;
-            let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
-            let frequency = check(
-                prog,
-                "-F/--frequency",
-                a.frequency.as_ref(),
-                values::positive_int,
-            )?;
-            let event = check_event(prog, a.event.as_ref())?;
-            let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
-            let line_limit = check(
-                prog,
-                "--line-limit",
-                a.line_limit.as_ref(),
-                values::non_negative_int,
-            )?;
-            let program_id = check(
-                prog,
-                "--program-id",
-                a.program_id.as_ref(),
-                values::object_id,
-            )?;
-            let call_graph =
-                check_choice(prog, "--call-graph", a.call_graph.as_ref(), &["fp", "lbr"])?;
-            let pages = check(
-                prog,
-                "--perf-buffer-pages",
-                a.perf_buffer_pages.as_ref(),
-                values::perf_pages,
-            )?;
-            let drain = check(
-                prog,
-                "--perf-drain-ms",
-                a.perf_drain_ms.as_ref(),
-                values::drain_ms,
-            )?;
-            Command::Profile(ProfileArgs {
-                duration: duration.unwrap_or(5.0),
-                frequency: frequency.unwrap_or(997),
-                event,
-                limit: usize_of(limit.unwrap_or(20)),
-                line_limit: usize_of(line_limit.unwrap_or(10)),
-                program_id,
-                kernel_samples: a.kernel_samples,
-                kernel_ip_detail: a.kernel_ip_detail,
-                call_graph: call_graph.unwrap_or("fp"),
-                wide: a.wide,
-                perf_buffer_pages: pages.flatten(),
-                perf_drain_ms: drain.flatten(),
-                fail_on_loss: a.fail_on_loss,
-                devmode: devmode_path(a.devmode),
-                exports: targets(&a.exports),
-            })
+            Command::Profile(profile_args(prog, a)?)
         }
         Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))
+}
+
+/// `brr profile`'s values, checked in the order the original reports them.
+fn profile_args(prog: &str, a: ProfileCliArgs) -> Result<ProfileArgs, BrrError> {
+    let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
+    let frequency = check(
+        prog,
+        "-F/--frequency",
+        a.frequency.as_ref(),
+        values::positive_int,
+    )?;
+    let event = check_event(prog, a.event.as_ref())?;
+    let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+    let line_limit = check(
+        prog,
+        "--line-limit",
+        a.line_limit.as_ref(),
+        values::non_negative_int,
+    )?;
+    let program_id = check(
+        prog,
+        "--program-id",
+        a.program_id.as_ref(),
+        values::object_id,
+    )?;
+    let call_graph = check_choice(prog, "--call-graph", a.call_graph.as_ref(), &["fp", "lbr"])?;
+    let pages = check(
+        prog,
+        "--perf-buffer-pages",
+        a.perf_buffer_pages.as_ref(),
+        values::perf_pages,
+    )?;
+    let drain = check(
+        prog,
+        "--perf-drain-ms",
+        a.perf_drain_ms.as_ref(),
+        values::drain_ms,
+    )?;
+    Ok(ProfileArgs {
+        duration: duration.unwrap_or(5.0),
+        frequency: frequency.unwrap_or(997),
+        event,
+        limit: usize_of(limit.unwrap_or(20)),
+        line_limit: usize_of(line_limit.unwrap_or(10)),
+        program_id,
+        kernel_samples: a.kernel_samples,
+        kernel_ip_detail: a.kernel_ip_detail,
+        call_graph: call_graph.unwrap_or("fp"),
+        wide: a.wide,
+        perf_buffer_pages: pages.flatten(),
+        perf_drain_ms: drain.flatten(),
+        fail_on_loss: a.fail_on_loss,
+        devmode: devmode_path(a.devmode),
+        exports: targets(&a.exports),
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! From a [`Profile`]'s raw rows to what a report lists: ordering,
 //! `--limit`, `--line-limit` with the samples of cut rows kept as "Other"
-//! totals, and function groups (§9.4, §10).
+//! totals, and function groups (exact kernel IPs merged per function and
+//! caller line).
 
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
@@ -214,8 +215,8 @@ pub mod tests {
         }
     }
 
-    pub fn profile() -> Profile {
-        let p98 = ProgramProfile {
+    fn prog98() -> ProgramProfile {
+        ProgramProfile {
             id: 98,
             prog_type: "tracepoint".into(),
             name: "sys_exit".into(),
@@ -270,7 +271,11 @@ pub mod tests {
                 kh(1, 0xffff_ffff_9000_0000, None, 0, None),
             ],
             stacks: vec![],
-        };
+        }
+    }
+
+    pub fn profile() -> Profile {
+        let p98 = prog98();
         let p7 = ProgramProfile {
             id: 7,
             prog_type: "xdp".into(),
@@ -284,9 +289,7 @@ pub mod tests {
             ..Default::default()
         };
         let mut programs = vec![p98, p7];
-        for p in &mut programs {
-            p.stacks = stacks_of(p);
-        }
+        programs.iter_mut().for_each(|p| p.stacks = stacks_of(p));
         Profile {
             requested_event: "auto".into(),
             selected_event: "cpu-clock".into(),
