@@ -141,6 +141,8 @@ pub struct Stack {
     pub samples: u64,
     /// Thread-group ID of the task the sample interrupted (0 = idle/none).
     pub pid: u32,
+    /// Its cgroup2 ID (0 when the kernel does not report cgroups).
+    pub cgroup: u64,
     /// The BTF function holding the line when it is not the program's main
     /// function (a BPF-to-BPF subprogram).
     pub subprogram: Option<String>,
@@ -153,6 +155,16 @@ pub struct Stack {
     /// Kernel frames under the line, outermost first; empty for a sample
     /// in the program's own instructions.
     pub kernel: Vec<Frame>,
+}
+
+/// A task or cgroup in whose context a program ran, with its samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Payer {
+    /// pid, or cgroup2 ID.
+    pub id: u64,
+    /// comm, or cgroup path.
+    pub name: String,
+    pub samples: u64,
 }
 
 /// One program that received direct or kernel samples.
@@ -207,6 +219,9 @@ pub struct Profile {
     /// The command name of every pid in the stacks, read when the capture
     /// ended (`?` for a task that had exited, `swapper` for pid 0).
     pub comms: std::collections::BTreeMap<u32, String>,
+    /// The cgroup2 path (relative to the cgroup2 mount, `/` for the root)
+    /// of every cgroup ID in the stacks that still existed at the end.
+    pub cgroups: std::collections::BTreeMap<u64, String>,
 }
 
 impl Profile {

@@ -322,6 +322,7 @@ pub mod tests {
             },
             programs,
             comms: Default::default(),
+            cgroups: Default::default(),
         }
     }
 

@@ -71,6 +71,7 @@ struct StackKey {
     raw: u64,
     pid: u32,
     chain: u32,
+    cgroup: u64,
 }
 
 struct ProgSlot {
@@ -226,7 +227,7 @@ impl Attributor {
             self.counters.callchain_samples += 1;
         }
         if let Some(slot) = self.find(s.ip) {
-            self.direct(slot, s.ip, s.pid);
+            self.direct(slot, s.ip, (s.pid, s.cgroup));
             return;
         }
         self.counters.non_bpf_samples += 1;
@@ -256,7 +257,7 @@ impl Attributor {
             self.scratch.insert(0, s.ip);
         }
         match caller {
-            Some((slot, addr, lookup)) => self.under(slot, s.ip, addr, lookup, s.pid),
+            Some((slot, addr, lookup)) => self.under(slot, s.ip, addr, lookup, (s.pid, s.cgroup)),
             None => self.counters.kernel_unattributed_samples += 1,
         }
     }
@@ -273,7 +274,8 @@ impl Attributor {
         id
     }
 
-    fn direct(&mut self, slot: usize, ip: u64, pid: u32) {
+    /// `task` is the sample's (pid, cgroup).
+    fn direct(&mut self, slot: usize, ip: u64, task: (u32, u64)) {
         self.counters.bpf_jit_samples += 1;
         let seq = self.seq + 1;
         let sl = &mut self.slots[slot];
@@ -288,8 +290,9 @@ impl Attributor {
         let key = StackKey {
             line: key.0,
             raw: key.1,
-            pid,
+            pid: task.0,
             chain: 0,
+            cgroup: task.1,
         };
         if hit.count == 0 {
             hit.seq = seq;
@@ -299,7 +302,7 @@ impl Attributor {
         *sl.stacks.entry(key).or_insert(0) += 1;
     }
 
-    fn under(&mut self, slot: usize, ip: u64, caller: u64, lookup: u64, pid: u32) {
+    fn under(&mut self, slot: usize, ip: u64, caller: u64, lookup: u64, task: (u32, u64)) {
         self.counters.kernel_attributed_samples += 1;
         let seq = self.next_seq();
         let chain = self.intern_chain();
@@ -328,8 +331,9 @@ impl Attributor {
         let key = StackKey {
             line: key.line,
             raw: key.raw_caller,
-            pid,
+            pid: task.0,
             chain,
+            cgroup: task.1,
         };
         *sl.stacks.entry(key).or_insert(0) += 1;
     }
@@ -446,7 +450,16 @@ fn stacks(
     ksyms: &Kallsyms,
 ) -> Vec<Stack> {
     let mut keys: Vec<(&StackKey, u64)> = counts.iter().map(|(k, &n)| (k, n)).collect();
-    keys.sort_by_key(|(k, n)| (std::cmp::Reverse(*n), k.line, k.raw, k.pid, k.chain));
+    keys.sort_by_key(|(k, n)| {
+        (
+            std::cmp::Reverse(*n),
+            k.line,
+            k.raw,
+            k.pid,
+            k.chain,
+            k.cgroup,
+        )
+    });
     keys.into_iter()
         .map(|(k, n)| {
             let line = m.lines.get(k.line as usize).filter(|_| k.line != NO_LINE);
@@ -455,6 +468,7 @@ fn stacks(
             Stack {
                 samples: n,
                 pid: k.pid,
+                cgroup: k.cgroup,
                 subprogram: m
                     .func_at(addr)
                     .filter(|f| f.func_index != 0)

@@ -151,6 +151,15 @@ pub fn sample_attr(
     attr
 }
 
+/// Whether this kernel fills `PERF_SAMPLE_CGROUP` for `attr`'s event:
+/// one trial open on `cpu` (older kernels reject the unknown bit with
+/// EINVAL).
+pub fn cgroup_supported(attr: &PerfEventAttr, cpu: u32) -> bool {
+    let mut probe = *attr;
+    probe.sample_type |= records::SAMPLE_CGROUP;
+    perf::open_cpu_event(&probe, cpu).is_ok()
+}
+
 /// A software dummy event that only reports BPF program loads/unloads and
 /// JIT symbol (un)registration on its CPU.
 pub fn side_band_attr() -> PerfEventAttr {

@@ -341,6 +341,10 @@ pub fn run(
         shape,
         Some(plan.watermark.min(u32::MAX as u64) as u32),
     );
+    let mut attr = attr;
+    if events::cgroup_supported(&attr, cpus[0]) {
+        attr.sample_type |= records::SAMPLE_CGROUP;
+    }
     let mut offline = Vec::new();
     let mut rings = open_rings(&cpus, &attr, event.name, &plan, page, &mut offline)?;
     let kept: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
@@ -357,7 +361,7 @@ pub fn run(
     let outcome = capture::run(
         &mut rings,
         &mut side,
-        shape.sample_type(),
+        attr.sample_type,
         plan.drain_ms,
         Duration::from_secs_f64(req.duration.clamp(0.0, 1e9)),
         stop,
@@ -401,6 +405,7 @@ pub fn run(
         counters,
         telemetry: tel,
         comms: who::comms(&programs, std::path::Path::new("/proc")),
+        cgroups: who::cgroup_paths(&programs, std::path::Path::new(who::CGROUP_ROOT)),
         programs,
     })
 }
