@@ -10,6 +10,8 @@ use crate::inspect::helper_syms;
 use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines;
+use crate::model::activity::ActivityRow;
+use crate::model::profile::Hint;
 use crate::profile;
 use crate::render::textmode;
 use crate::session;
@@ -34,22 +36,37 @@ fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
     }
 }
 
+/// A `--profile-top` capture of one program in textmode.
+struct Profiled {
+    input: ProfileInput,
+    /// The folded text when it goes to stdout.
+    folded: Option<String>,
+    hints: Vec<Hint>,
+}
+
 /// Profile program `id` with the top options (selected-program mode) and
-/// write the export files; the folded text comes back when it goes to
-/// stdout.
+/// write the export files.
 fn profile_program(
     t: &TopOptions,
     bpffs: &std::path::Path,
     id: u32,
     line_limit: usize,
-) -> Result<(ProfileInput, Option<String>)> {
+) -> Result<Profiled> {
     let req = profile::Request {
         program_id: Some(id as u64),
         ..profile_request(t, bpffs)
     };
     let profile = session::capture(&req)?;
     let folded = crate::export::write(&profile, &t.exports)?;
-    Ok((session::drilldown_input(&profile, id, line_limit), folded))
+    let hints = profile
+        .program(id)
+        .map(|p| profile::hints::for_program(&profile, p))
+        .unwrap_or_default();
+    Ok(Profiled {
+        input: session::drilldown_input(&profile, id, line_limit),
+        folded,
+        hints,
+    })
 }
 
 /// The interactive view's settings from the command line.
@@ -68,6 +85,23 @@ pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
         profile: profile_request(t, &cli.bpffs),
         bpffs: PathBuf::from(&cli.bpffs),
     }
+}
+
+/// Hot and slow, from the activity window just measured.
+fn activity_hints(rows: &[ActivityRow], id: u32, measured: f64) -> Vec<Hint> {
+    rows.iter()
+        .find(|r| r.prog.id == id)
+        .and_then(|r| {
+            profile::hints::hot_and_slow(
+                r.prog.id,
+                &r.prog.name,
+                r.run_count_delta,
+                r.run_time_ns_delta,
+                measured,
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
@@ -106,13 +140,15 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     };
     if let Some(image) = image {
         let line_limit = t.line_limit.unwrap_or(TEXTMODE_LINE_LIMIT);
+        let mut hints = activity_hints(&all_rows, image.program.id, measured);
         let profile = if t.profile_top {
-            let (input, folded) = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
-            if let Some(text) = folded {
-                let code = i32::from(t.fail_on_loss && input.incomplete);
+            let p = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
+            if let Some(text) = p.folded {
+                let code = i32::from(t.fail_on_loss && p.input.incomplete);
                 return Ok((text.trim_end_matches('\n').to_string(), code));
             }
-            Some(input)
+            hints.extend(p.hints);
+            Some(p.input)
         } else {
             None
         };
@@ -154,6 +190,9 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         )
         .map_err(BrrError::from)?;
         sections.push(textmode::inspect(&dd, t.collapse_samples));
+        if !hints.is_empty() {
+            sections.push(crate::render::profile::hints_text(&hints));
+        }
     }
     Ok((sections.join("\n\n"), code))
 }

@@ -3,6 +3,10 @@
 //! read back with the formats' own rules and, for pprof, with `go tool
 //! pprof` itself.
 
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -2,6 +2,12 @@
 //! known 3:1 split of its work; brr's per-task samples must show that
 //! split, with each process's comm.
 
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+// The two test processes are forked with libc, which is unsafe.
+#![allow(unsafe_code)]
+
 mod support;
 
 use std::io::{BufRead, BufReader, Read};
@@ -18,7 +24,6 @@ fn fork_runner(prog: BorrowedFd<'_>, calls: u64) -> i32 {
     // SAFETY: the child only makes raw syscalls (BPF_PROG_TEST_RUN with
     // stack buffers, pause, _exit): nothing that takes a lock another
     // thread of the test process might have held at fork time.
-    #[allow(unsafe_code)]
     unsafe {
         let pid = libc::fork();
         assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
@@ -38,7 +43,6 @@ fn fork_runner(prog: BorrowedFd<'_>, calls: u64) -> i32 {
 
 fn kill(pid: i32) {
     // SAFETY: plain syscalls on our own child's pid.
-    #[allow(unsafe_code)]
     unsafe {
         libc::kill(pid, libc::SIGKILL);
         libc::waitpid(pid, std::ptr::null_mut(), 0);

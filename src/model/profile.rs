@@ -167,6 +167,28 @@ pub struct Payer {
     pub samples: u64,
 }
 
+/// An evidence-based diagnosis of one program: what was measured, the
+/// threshold it crossed, and what to change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hint {
+    /// `hash_map_contention`, `map_access_dominates`, `output_cost`,
+    /// `tail_calls` or `hot_and_slow`.
+    pub kind: &'static str,
+    pub program_id: u32,
+    pub program: String,
+    /// The source line the evidence points at, when there is one.
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub source: Option<String>,
+    /// The measured figure and the threshold it crossed, in `unit`.
+    pub figure: f64,
+    pub threshold: f64,
+    pub unit: &'static str,
+    /// The figure in words.
+    pub evidence: String,
+    pub fix: &'static str,
+}
+
 /// One program that received direct or kernel samples.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgramProfile {
@@ -222,6 +244,9 @@ pub struct Profile {
     /// The cgroup2 path (relative to the cgroup2 mount, `/` for the root)
     /// of every cgroup ID in the stacks that still existed at the end.
     pub cgroups: std::collections::BTreeMap<u64, String>,
+    /// Hints whose evidence was read from the kernel when the capture ended
+    /// (tail calls); the sample-based ones are derived from the stacks.
+    pub kernel_hints: Vec<Hint>,
 }
 
 impl Profile {

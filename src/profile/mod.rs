@@ -9,8 +9,10 @@ pub mod aggregate;
 pub mod attribute;
 pub mod capture;
 pub mod events;
+pub mod hints;
 pub mod image;
 pub mod records;
+pub mod tailcalls;
 pub mod who;
 
 use std::os::fd::OwnedFd;
@@ -394,7 +396,7 @@ pub fn run(
     let pins = bpffs::scan(&req.bpffs);
     let (programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
 
-    Ok(Profile {
+    let mut profile = Profile {
         requested_event: req.event.clone(),
         selected_event: event.name.to_string(),
         duration: req.duration,
@@ -407,7 +409,10 @@ pub fn run(
         comms: who::comms(&programs, std::path::Path::new("/proc")),
         cgroups: who::cgroup_paths(&programs, std::path::Path::new(who::CGROUP_ROOT)),
         programs,
-    })
+        kernel_hints: Vec::new(),
+    };
+    profile.kernel_hints = tailcalls::hints(&profile, &mut tailcalls::Kernel);
+    Ok(profile)
 }
 
 const JIT_HIDDEN: &str = "BPF JIT addresses are hidden by the kernel (they need CAP_SYSLOG; kernel.kptr_restrict=2 hides them from everyone); samples cannot be attributed to eBPF programs";
