@@ -102,7 +102,9 @@ impl Col {
     }
 }
 
-/// The spec's fixed order: time delta, count delta (both descending), ID.
+/// The order rows keep under any sort column, and among equal sort keys:
+/// run-time delta, then run-count delta (both descending), then ID, so
+/// that the busiest programs come first and equal rows never swap.
 fn default_order(a: &ActivityRow, b: &ActivityRow) -> Ordering {
     b.run_time_ns_delta
         .cmp(&a.run_time_ns_delta)

@@ -74,7 +74,8 @@ fn no_color() -> bool {
 /// the terminal restored, without waiting for a window or profile in
 /// flight, so quitting is immediate at any delay).
 pub fn run(config: Config) -> Result<(String, i32)> {
-    // Fail before touching the terminal (spec §2): statistics must be
+    // Fail before touching the terminal, so that the error is a plain
+    // `brr: <message>` on stderr with its exit status: statistics must be
     // available and every program readable.
     let window = Window::start(Detail::Brief)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {

@@ -91,8 +91,9 @@ impl Theme {
     }
 }
 
-/// Expand tabs to the next multiple of 8 columns (D7: measured and drawn
-/// the same way).
+/// Expand tabs to the next multiple of 8 columns, so that a row is
+/// measured and drawn the same way (a tab counted as one cell but drawn
+/// wide would cut off the row's end).
 pub fn expand_tabs(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut col = 0;
@@ -469,7 +470,8 @@ fn highlight_ranges(text: &str, q: &str) -> Vec<std::ops::Range<usize>> {
 }
 
 /// A rounded box with a two-column table, sized to the panel; long texts
-/// wrap under their column (D10).
+/// wrap under their column instead of being cut off at narrow or wide
+/// terminals.
 fn overlay(
     f: &mut Frame,
     t: &Theme,

@@ -110,7 +110,9 @@ impl Drill {
         match k.code {
             KeyCode::Esc => {
                 self.form = None;
-                // D16: back to the CPU (or help) line.
+                // Clearing the prompt brings back the status it replaced:
+                // the CPU and warning lines after a profile, else the help
+                // line.
                 self.message = None;
                 self.refresh_lines();
             }

@@ -107,7 +107,10 @@ impl Drill {
 
     pub(super) fn default_request(&self) -> profile::Request {
         profile::Request {
-            // `p` always captures kernel samples (spec 4.5).
+            // `p` always captures kernel samples, whatever
+            // `--kernel-samples` says: the drilldown shows helper and
+            // kernel rows under their BPF lines (the flag only pre-sets
+            // the `P` form's checkbox).
             kernel_samples: true,
             program_id: Some(self.id as u64),
             // The worker fills in its own root.

@@ -78,7 +78,8 @@ pub struct Running {
     pub samples: u64,
 }
 
-/// What the last profile used (D20: shown in the title).
+/// What the last profile used, shown in the title (event, frequency,
+/// actual duration, samples) so a result says how it was taken.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Meta {
     pub event: String,

@@ -40,8 +40,9 @@ impl Drill {
         match Drilldown::build(data, self.profile.as_ref(), &opts, dev) {
             Ok(d) => Some(d),
             Err(e) => {
-                // D19: a bare --devmode that resolves nothing still shows
-                // the BTF rows, with a warning.
+                // A bare --devmode that resolves nothing must not make the
+                // program un-inspectable: show the BTF rows, and warn only
+                // when the program has source lines to resolve.
                 let d = Drilldown::build(data, self.profile.as_ref(), &opts, None).ok()?;
                 if !d.keys.is_empty() {
                     self.dev_warning = Some(format!("Warning: {e}"));
