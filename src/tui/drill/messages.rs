@@ -6,7 +6,7 @@ use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::profile;
 use crate::tui::app::Effect;
-use crate::tui::worker::{Cmd, Msg, ProfileJob};
+use crate::tui::worker::{Cmd, Msg, ProfileDone, ProfileJob};
 
 impl Drill {
     pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
@@ -48,32 +48,38 @@ impl Drill {
             Msg::Profiled { seq, result }
                 if self.running.as_ref().is_some_and(|r| r.seq == seq) =>
             {
-                self.running = None;
-                match result {
-                    Ok(done) => {
-                        self.meta = Some(Meta {
-                            event: done.event,
-                            frequency: done.frequency,
-                            actual_duration: done.actual_duration,
-                            samples: done.inclusive_samples,
-                        });
-                        self.profile = Some(done.input);
-                        self.message = None;
-                        self.rebuild(true);
-                        self.cursor_to_hottest();
-                    }
-                    Err(e) => {
-                        if matches!(e, BrrError::NoProgram(_)) {
-                            self.vanished = true;
-                        }
-                        self.message = Some(e.render());
-                    }
-                }
-                self.refresh_lines();
+                self.finish_profile(result);
             }
             _ => self.dirty = false,
         }
         Vec::new()
+    }
+
+    /// The profile in flight ended: show its rows with the cursor on the
+    /// hottest line, or its error (a vanished program also says so).
+    fn finish_profile(&mut self, result: Result<ProfileDone, BrrError>) {
+        self.running = None;
+        match result {
+            Ok(done) => {
+                self.meta = Some(Meta {
+                    event: done.event,
+                    frequency: done.frequency,
+                    actual_duration: done.actual_duration,
+                    samples: done.inclusive_samples,
+                });
+                self.profile = Some(done.input);
+                self.message = None;
+                self.rebuild(true);
+                self.cursor_to_hottest();
+            }
+            Err(e) => {
+                if matches!(e, BrrError::NoProgram(_)) {
+                    self.vanished = true;
+                }
+                self.message = Some(e.render());
+            }
+        }
+        self.refresh_lines();
     }
 
     pub(super) fn request_disasm(&mut self) -> Vec<Effect> {
