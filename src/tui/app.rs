@@ -633,41 +633,15 @@ impl App {
                     return self.open_drill(id);
                 }
             }
-            KeyCode::Char(' ') => {
-                self.paused = !self.paused;
-                self.dirty = true;
-                if self.paused {
-                    self.set_status("Refresh paused; press Space to resume or r to refresh once.");
-                } else {
-                    let s = format!("Refresh resumed with {}s delay.", fmt_g(self.delay));
-                    self.set_status(s);
-                    return self.maybe_measure();
-                }
-            }
+            KeyCode::Char(' ') => return self.toggle_pause(),
             KeyCode::Char('r') => {
                 if !self.window_running {
                     self.set_status("Refreshing eBPF runtime deltas...");
                 }
                 return self.measure_now();
             }
-            KeyCode::Char('x') => {
-                self.extended = !self.extended;
-                self.set_status(if self.extended {
-                    "Extended columns shown."
-                } else {
-                    "Extended columns hidden."
-                });
-                self.relayout(true);
-            }
-            KeyCode::Char('c') => {
-                self.cumulative = !self.cumulative;
-                self.set_status(if self.cumulative {
-                    "Cumulative columns shown."
-                } else {
-                    "Cumulative columns hidden."
-                });
-                self.relayout(true);
-            }
+            KeyCode::Char('x') => self.toggle_extended(),
+            KeyCode::Char('c') => self.toggle_cumulative(),
             KeyCode::Char('d') => {
                 self.delay_dialog = Some(Input::new(&num::float(self.delay)));
                 self.set_status(
@@ -679,16 +653,7 @@ impl App {
                 self.help = !self.help;
                 self.dirty = true;
             }
-            KeyCode::Esc => {
-                if self.help {
-                    self.help = false;
-                    self.dirty = true;
-                } else if !self.filter.is_empty() {
-                    self.filter.clear();
-                    self.set_status("Filter cleared.");
-                    self.relayout(false);
-                }
-            }
+            KeyCode::Esc => self.escape(),
             KeyCode::Char('s') | KeyCode::Char('>') => self.sort_step(1),
             KeyCode::Char('<') => self.sort_step(-1),
             KeyCode::Char('S') => {
@@ -704,6 +669,52 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Space: a resumed table measures at once instead of waiting a delay.
+    fn toggle_pause(&mut self) -> Vec<Effect> {
+        self.paused = !self.paused;
+        self.dirty = true;
+        if self.paused {
+            self.set_status("Refresh paused; press Space to resume or r to refresh once.");
+            Vec::new()
+        } else {
+            let s = format!("Refresh resumed with {}s delay.", fmt_g(self.delay));
+            self.set_status(s);
+            self.maybe_measure()
+        }
+    }
+
+    fn toggle_extended(&mut self) {
+        self.extended = !self.extended;
+        self.set_status(if self.extended {
+            "Extended columns shown."
+        } else {
+            "Extended columns hidden."
+        });
+        self.relayout(true);
+    }
+
+    fn toggle_cumulative(&mut self) {
+        self.cumulative = !self.cumulative;
+        self.set_status(if self.cumulative {
+            "Cumulative columns shown."
+        } else {
+            "Cumulative columns hidden."
+        });
+        self.relayout(true);
+    }
+
+    /// Esc closes the help panel first; otherwise it clears the filter.
+    fn escape(&mut self) {
+        if self.help {
+            self.help = false;
+            self.dirty = true;
+        } else if !self.filter.is_empty() {
+            self.filter.clear();
+            self.set_status("Filter cleared.");
+            self.relayout(false);
+        }
     }
 
     fn scroll_cols(&mut self, by: isize) {
