@@ -5,9 +5,16 @@
 //! it redraws only when the state says something visible changed. The
 //! terminal is restored on every way out: quit, SIGINT/SIGTERM/SIGHUP, a
 //! closed terminal, and a panic on any thread.
+//!
+//! Modules: `app` holds the live table's state and keys, `drill` the
+//! drilldown's, both without I/O (outside effects are returned as
+//! [`app::Effect`]s for the loop here); `ui` draws that state; `worker`
+//! does the kernel work off the UI thread; `text` has the input, wrap and
+//! scroll helpers both views share.
 
 pub mod app;
 pub mod drill;
+pub mod text;
 pub mod ui;
 pub mod worker;
 

@@ -7,8 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::app::{wrap, App, Input, FOOTER, MAIN_HELP};
+use super::app::{App, FOOTER, MAIN_HELP};
 use super::drill::{Drill, Form, Overlay, Search, FORM_LABELS, HELP_ROWS};
+use super::text::{wrap, Input};
 use crate::inspect::drilldown::LEGEND;
 use crate::render::num::fmt_g;
 

@@ -6,7 +6,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::Drill;
 use crate::profile::{self, events};
 use crate::render::num::fmt_g;
-use crate::tui::app::{Effect, Input};
+use crate::tui::app::Effect;
+use crate::tui::text::Input;
 use crate::values::{self, ValueError};
 
 pub const FORM_PROMPT: &str =

@@ -7,7 +7,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::{Drill, Form, Outcome, Overlay, Search, FORM_PROMPT, SEARCH_HINT};
 use crate::inspect::drilldown::Mode;
-use crate::tui::app::{is_hard_quit, Effect, Input};
+use crate::tui::app::Effect;
+use crate::tui::text::{is_hard_quit, Input};
 
 impl Drill {
     pub fn on_key(&mut self, k: &KeyEvent) -> Outcome {

@@ -3,7 +3,7 @@
 
 use super::{Drill, FORM_LABELS, HELP_LINE};
 use crate::render::num::fmt_g;
-use crate::tui::app::wrap;
+use crate::tui::text::wrap;
 
 impl Drill {
     fn inner_width(&self) -> usize {

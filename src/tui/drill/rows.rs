@@ -9,7 +9,7 @@ use super::Drill;
 use crate::inspect::drilldown::{
     Devmode, Drilldown, Mode, Options, ProgramData, RowKind, SourceKey,
 };
-use crate::tui::app::scroll_top;
+use crate::tui::text::scroll_top;
 
 impl Drill {
     fn build(&mut self) -> Option<Drilldown> {

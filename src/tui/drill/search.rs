@@ -5,7 +5,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::Drill;
 use crate::inspect::drilldown::{Drilldown, Line};
-use crate::tui::app::Input;
+use crate::tui::text::Input;
 
 pub const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
 
