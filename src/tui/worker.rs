@@ -283,7 +283,7 @@ fn sampler(
                         // Nobody asked for the next window: statistics off.
                         held = None;
                         if let Some(id) = watched {
-                            if let Err(BrrError::Failed(_)) = objects::open_program(id as u64) {
+                            if let Err(BrrError::NoProgram(_)) = objects::open_program(id as u64) {
                                 watched = None;
                                 post(&events, Msg::Vanished { id });
                             }
