@@ -8,13 +8,14 @@
 //!
 //! Modules: `app` holds the live table's state and keys, `drill` the
 //! drilldown's, both without I/O (outside effects are returned as
-//! [`app::Effect`]s for the loop here); `ui` draws that state; `worker`
-//! does the kernel work off the UI thread; `text` has the input, wrap and
-//! scroll helpers both views share.
+//! [`app::Effect`]s for the loop here); `ui` draws that state in the
+//! colours of `theme`; `worker` does the kernel work off the UI thread;
+//! `text` has the input, wrap and scroll helpers both views share.
 
 pub mod app;
 pub mod drill;
 pub mod text;
+pub mod theme;
 pub mod ui;
 pub mod worker;
 

@@ -56,6 +56,8 @@ pub const HELP_ROWS: [(&str, &str); 11] = [
     ("h / Esc", "Close this help"),
 ];
 
+/// What a drilldown key asks of the app: effects to carry out, closing
+/// the drilldown (back to the live table), or quitting.
 pub enum Outcome {
     Effects(Vec<Effect>),
     Close,
