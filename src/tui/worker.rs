@@ -283,7 +283,9 @@ fn sampler(
                         // Nobody asked for the next window: statistics off.
                         held = None;
                         if let Some(id) = watched {
-                            if let Err(BrrError::NoProgram(_)) = objects::open_program(u64::from(id)) {
+                            if let Err(BrrError::NoProgram(_)) =
+                                objects::open_program(u64::from(id))
+                            {
                                 watched = None;
                                 post(&events, Msg::Vanished { id });
                             }
