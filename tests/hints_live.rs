@@ -8,7 +8,7 @@
 
 mod support;
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -195,4 +195,61 @@ fn output_cost_from_ringbuf_output_but_not_from_arithmetic() {
         none.is_empty(),
         "pure arithmetic gets no hint: {none:?} ({s})"
     );
+}
+
+const BPF_MAP_TYPE_PROG_ARRAY: u32 = 3;
+const BPF_FUNC_TAIL_CALL: i32 = 12;
+
+/// An entry program that does some work of its own, then tail-calls slot
+/// 0 of a prog_array holding the hot fixture.
+fn tail_calling(prog_array: &LoadedMap) -> LoadedProg {
+    let mut b = ProgBuilder::new();
+    b.func("brr_fx_tail_main", Linkage::Global);
+    b.line(FILE, 20, 5, "    __u64 acc = 1;");
+    b.emit(mov64_reg(R6, R1));
+    b.emit(mov64_imm(R7, 1));
+    b.line(FILE, 21, 9, "    acc = prelude(acc);");
+    for i in 0..400 {
+        b.emit(alu64_imm(BPF_MUL, R7, 31));
+        b.emit(alu64_imm(BPF_ADD, R7, i));
+    }
+    b.line(FILE, 22, 5, "    bpf_tail_call(ctx, &jmp, 0);");
+    b.emit(mov64_reg(R1, R6));
+    b.emit_all(&ld_map_fd(R2, prog_array.fd.as_raw_fd()));
+    b.emit(mov64_imm(R3, 0));
+    b.emit(call_helper(BPF_FUNC_TAIL_CALL));
+    b.line(FILE, 23, 5, "    return 0;");
+    b.emit(mov64_imm(R0, 0));
+    b.emit(exit());
+    load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, "brr_fx_tail", &b).expect("load tail fixture")
+}
+
+#[test]
+fn tail_calls_are_named_with_their_chain_and_plain_programs_are_not() {
+    if !live() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let hot = HotFixture::load().expect("hot fixture");
+    let jmp = create_map("brr_fx_jmp", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4).expect("prog_array");
+    let fd = hot.prog.fd().as_raw_fd() as u32;
+    sys::map_update(jmp.fd.as_fd(), &0u32.to_ne_bytes(), &fd.to_ne_bytes()).expect("fill slot 0");
+    let entry = tail_calling(&jmp);
+    let (found, s, _) = hints_for(&entry, 1, 1000);
+    let t = found
+        .iter()
+        .find(|h| h["kind"] == "tail_calls")
+        .unwrap_or_else(|| panic!("tail-call hint: {found:?} ({s})"));
+    assert_eq!(t["figure"].as_f64(), Some(1.0), "depth 1: {t}");
+    assert!(
+        t["evidence"]
+            .as_str()
+            .unwrap()
+            .contains(HotFixture::PROG_NAME),
+        "{t}"
+    );
+    assert!(t["fix"].as_str().unwrap().contains("BPF-to-BPF"));
+    // The callee itself does not tail-call.
+    let (none, s, _) = hints_for(&hot.prog, 1, HOT_REPEAT);
+    assert!(none.is_empty(), "{none:?} ({s})");
 }

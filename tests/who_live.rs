@@ -49,7 +49,7 @@ fn kill(pid: i32) {
     }
 }
 
-fn task<'a>(p: &'a Value, pid: i32) -> &'a Value {
+fn task(p: &Value, pid: i32) -> &Value {
     p["tasks"]
         .as_array()
         .and_then(|t| t.iter().find(|t| t["pid"].as_i64() == Some(i64::from(pid))))
