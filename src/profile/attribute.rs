@@ -606,9 +606,14 @@ mod tests {
         }
     }
 
+    /// The sample type of records made by `build::sample` for a shape.
+    fn built(shape: Shape) -> u64 {
+        shape.sample_type() | build::SAMPLE_FIELDS
+    }
+
     fn feed(a: &mut Attributor, bytes: &[u8]) {
         let mut st = ParseStats::default();
-        walk_bytes(bytes, a.shape.sample_type(), &mut st, |r| {
+        walk_bytes(bytes, built(a.shape), &mut st, |r| {
             if let Record::Sample(s) = r {
                 a.sample(&s)
             }
@@ -864,7 +869,7 @@ ffffffff81600000 t lookup_nulls_elem_raw
             crate::profile::records::walk(
                 &ring[..cut],
                 &ring[cut..],
-                a.shape.sample_type(),
+                built(a.shape),
                 &mut scratch,
                 &mut st,
                 |rec| {

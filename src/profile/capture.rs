@@ -35,7 +35,15 @@ pub struct PlanInput {
     pub mlock_kb: Option<i64>,
     pub max_stack: Option<i64>,
     pub max_contexts: Option<i64>,
+    /// The process has CAP_IPC_LOCK, which lifts the kernel's
+    /// `perf_event_mlock_kb` and RLIMIT_MEMLOCK limits on perf rings.
+    pub lock_exempt: bool,
 }
+
+/// Automatic ring size limit per CPU when CAP_IPC_LOCK lifts the kernel's
+/// cap: 8 MiB, enough for 100 kHz direct sampling with 100 ms drains and
+/// several times the headroom; larger rings only lock more memory.
+pub const LOCK_EXEMPT_MAX_PAGES: u64 = 2048;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -83,13 +91,15 @@ pub fn plan(i: &PlanInput) -> Plan {
             let needed = ((target_bytes / page as f64).ceil() as u64).max(8);
             let auto = needed.checked_next_power_of_two().unwrap_or(1 << 63);
             let allowance = ((mlock_kb as u64).saturating_mul(1024).saturating_sub(page)) / page;
-            let cap = if allowance == 0 {
+            let cap = if i.lock_exempt {
+                largest_pow2_le(LOCK_EXEMPT_MAX_PAGES * 4096 / page).max(8)
+            } else if allowance == 0 {
                 128
             } else {
                 largest_pow2_le(allowance)
             };
             let pages = auto.min(cap);
-            if pages < auto {
+            if pages < auto && !i.lock_exempt {
                 warnings.push(format!(
                     "automatic perf buffer was capped at {pages} pages per CPU by kernel.perf_event_mlock_kb={mlock_kb}"
                 ));
@@ -494,7 +504,32 @@ mod tests {
             mlock_kb: Some(516),
             max_stack: Some(127),
             max_contexts: Some(8),
+            lock_exempt: false,
         }
+    }
+
+    #[test]
+    fn cap_ipc_lock_lifts_the_mlock_cap() {
+        use Shape::*;
+        let exempt = |f, shape| {
+            let mut i = input(f, shape);
+            i.lock_exempt = true;
+            plan(&i)
+        };
+        // The same sizes below the cap...
+        assert_eq!(row(&exempt(997, Direct)), (8, 100, 8192, 0));
+        assert_eq!(row(&exempt(19997, Direct)), (128, 100, 131072, 0));
+        // ...and 100 kHz gets its full 100 ms of headroom, without warnings.
+        let p = exempt(100000, Direct);
+        assert_eq!(row(&p), (512, 100, 524288, 0));
+        // Callchains stop at the exempt limit, with a longer safe drain.
+        let p = exempt(100000, Callchain);
+        assert_eq!(p.pages, LOCK_EXEMPT_MAX_PAGES);
+        assert!(p.drain_ms >= 18, "{p:?}");
+        let mut big = input(100000, Callchain);
+        big.lock_exempt = true;
+        big.page_size = 65536;
+        assert_eq!(plan(&big).pages, 128, "the limit is in bytes: 8 MiB of 64 KiB pages");
     }
 
     fn row(p: &Plan) -> (u64, u64, u64, usize) {
@@ -618,7 +653,7 @@ mod tests {
         Loop {
             rings,
             side,
-            sample_type: Shape::Direct.sample_type(),
+            sample_type: Shape::Direct.sample_type() | records::build::SAMPLE_FIELDS,
             attr,
             source,
             scratch: Vec::new(),

@@ -191,6 +191,8 @@ fn plan_rings(req: &Request, shape: Shape, page: u64) -> capture::Plan {
         mlock_kb: events::kernel_sysctl("perf_event_mlock_kb"),
         max_stack: events::kernel_sysctl("perf_event_max_stack"),
         max_contexts: events::kernel_sysctl("perf_event_max_contexts_per_stack"),
+        lock_exempt: crate::privilege::CapSet::current()
+            .is_some_and(|c| c.has(crate::privilege::Cap::IpcLock)),
     })
 }
 

@@ -380,6 +380,11 @@ pub mod build {
     }
 
     /// A sample with IP|TID|TIME|CPU|PERIOD and optionally a callchain.
+    /// The fields [`sample`] writes besides a callchain: what brr requests
+    /// plus time, CPU and period (which it must be able to skip).
+    pub const SAMPLE_FIELDS: u64 =
+        SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_PERIOD;
+
     pub fn sample(ip: u64, cpu: u32, chain: Option<&[u64]>) -> Vec<u8> {
         let mut p = Vec::new();
         p.extend_from_slice(&ip.to_ne_bytes());
