@@ -17,7 +17,7 @@ use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
-use crate::model::profile::KernelHotspot;
+use crate::model::profile::{KernelHotspot, Payer};
 use crate::model::Program;
 use crate::profile;
 
@@ -639,7 +639,78 @@ fn done(img: &ProgramImage) -> ProfileDone {
         frequency: 997,
         actual_duration: 1.0,
         inclusive_samples: 95,
+        profile: Arc::new(crate::model::profile::Profile {
+            frequency: 997,
+            duration: 1.0,
+            ..Default::default()
+        }),
+        tasks: vec![
+            Payer {
+                id: 4242,
+                name: "nginx".into(),
+                samples: 60,
+            },
+            Payer {
+                id: 0,
+                name: "swapper".into(),
+                samples: 35,
+            },
+        ],
     }
+}
+
+#[test]
+fn f_saves_the_last_profile_and_t_shows_who_pays() {
+    let mut app = drill_app((100, 30), false);
+    assert!(app.on_key(ch('F')).is_empty());
+    assert_eq!(
+        d(&app).message.as_deref(),
+        Some("no profile to save yet: press p to profile")
+    );
+    app.on_key(ch('t'));
+    assert_eq!(d(&app).overlay, Overlay::None);
+
+    let mut app = drill_app((100, 30), true);
+    let fx = app.on_key(ch('F'));
+    assert!(
+        matches!(&fx[..], [Effect::Cmd(Cmd::Export { id: 42, .. })]),
+        "{fx:?}"
+    );
+    let Some(Effect::Cmd(Cmd::Export { profile, .. })) = fx.first() else {
+        panic!()
+    };
+    // The worker's side: both files, and a message naming them.
+    let dir = std::env::temp_dir().join(format!("brr-tui-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let said = super::worker::export(&dir, 42, profile).unwrap();
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files.iter().all(|f| said.contains(f.as_str())), "{said}");
+    assert!(
+        std::fs::read_to_string(files.iter().find(|f| f.ends_with(".svg")).unwrap())
+            .unwrap()
+            .contains("<svg")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    app.on_msg(Msg::Exported(Ok(said.clone())));
+    assert_eq!(d(&app).message.as_deref(), Some(said.as_str()));
+    app.on_msg(Msg::Exported(Err("brr: cannot write flame graph".into())));
+    assert_eq!(
+        d(&app).message.as_deref(),
+        Some("brr: cannot write flame graph")
+    );
+
+    app.on_key(ch('t'));
+    assert_eq!(d(&app).overlay, Overlay::WhoPays);
+    let frame = render(&app);
+    assert!(frame.contains("Triggered by"), "{frame}");
+    assert!(frame.contains("nginx  60 samples  6.0181% CPU"), "{frame}");
+    assert!(frame.contains("swapper"), "{frame}");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(d(&app).overlay, Overlay::None);
 }
 
 fn drill_app(size: (u16, u16), profiled: bool) -> App {

@@ -410,6 +410,32 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
                 .collect();
             overlay(f, t, inner, "Code markers", ("MARKER", "MEANING"), &rows);
         }
+        Overlay::WhoPays => {
+            let rows: Vec<(String, String)> = d
+                .last
+                .as_ref()
+                .map(|(p, tasks)| {
+                    tasks
+                        .iter()
+                        .map(|x| {
+                            let cpu = crate::render::num::percent4(p.cpu_percent(x.samples));
+                            (
+                                x.id.to_string(),
+                                format!("{}  {} samples  {cpu}% CPU", x.name, x.samples),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            overlay(
+                f,
+                t,
+                inner,
+                "Triggered by",
+                ("PID", "COMM, SAMPLES, CPU"),
+                &rows,
+            );
+        }
         Overlay::None => {}
     }
 }

@@ -19,6 +19,7 @@ use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
 use crate::kernel::objects;
+use crate::model::profile::{Payer, Profile};
 use crate::profile::{self, capture::StopSignal};
 use crate::session::{self, Detail};
 
@@ -44,6 +45,9 @@ pub enum Cmd {
     Disasm { id: u32, seq: u64 },
     /// The drilldown closed: stop watching its program.
     Close,
+    /// Save folded stacks and a flame graph of program `id`'s last profile
+    /// in the current directory.
+    Export { id: u32, profile: Arc<Profile> },
 }
 
 /// A finished profile, reduced to what the drilldown shows.
@@ -54,6 +58,10 @@ pub struct ProfileDone {
     pub frequency: u64,
     pub actual_duration: f64,
     pub inclusive_samples: u64,
+    /// The capture itself, for `F` (export).
+    pub profile: Arc<Profile>,
+    /// Who pays for the program, most samples first, for `t`.
+    pub tasks: Vec<Payer>,
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +93,8 @@ pub enum Msg {
         seq: u64,
         result: Result<ProfileDone, BrrError>,
     },
+    /// Where an export went, or why it failed (one line).
+    Exported(Result<String, String>),
 }
 
 /// A profile to run for the drilldown.
@@ -170,6 +180,11 @@ impl Worker {
                     event: prof.selected_event.clone(),
                     frequency: prof.frequency,
                     actual_duration: prof.telemetry.actual_duration,
+                    tasks: prof
+                        .program(job.id)
+                        .map(|p| profile::who::tasks(&prof, p))
+                        .unwrap_or_default(),
+                    profile: Arc::new(prof),
                 }
             });
             post(&events, Msg::Profiled { seq, result });
@@ -330,6 +345,35 @@ fn sampler(
                 );
             }
             Cmd::Close => watched = None,
+            Cmd::Export { id, profile } => {
+                let dir = std::env::current_dir().unwrap_or_default();
+                post(&events, Msg::Exported(export(&dir, id, &profile)));
+            }
         }
     }
+}
+
+/// `F`: `brr-<id>-<unix time>.folded` and `.svg` in `dir` (the current
+/// directory).
+pub(super) fn export(dir: &std::path::Path, id: u32, profile: &Profile) -> Result<String, String> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let base = dir.join(format!("brr-{id}-{secs}"));
+    let folded = base.with_extension("folded");
+    let svg = base.with_extension("svg");
+    let targets = crate::export::Targets {
+        folded: Some(folded.clone()),
+        flamegraph: Some(svg.clone()),
+        pprof: None,
+    };
+    crate::export::write(profile, &targets)
+        .map(|_| {
+            format!(
+                "saved folded stacks to {} and a flame graph to {}",
+                folded.display(),
+                svg.display()
+            )
+        })
+        .map_err(|e| e.render())
 }

@@ -70,6 +70,12 @@ impl Drill {
                 KeyCode::Char('q') => return Some(Outcome::Quit),
                 _ => {}
             },
+            Overlay::WhoPays => match k.code {
+                KeyCode::Char('t') | KeyCode::Esc => self.close_overlay(),
+                KeyCode::Char('h') => self.open_help(),
+                KeyCode::Char('q') => return Some(Outcome::Quit),
+                _ => {}
+            },
             Overlay::None => return None,
         }
         Some(Outcome::Effects(Vec::new()))
@@ -137,6 +143,8 @@ impl Drill {
             KeyCode::Char('E') => self.set_all(true),
             KeyCode::Char('C') => self.set_all(false),
             KeyCode::Char('/') => self.open_search(),
+            KeyCode::Char('F') => return self.export_last(),
+            KeyCode::Char('t') => self.open_who_pays(),
             _ => {}
         }
         Vec::new()
