@@ -88,17 +88,16 @@ pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
 }
 
 /// Hot and slow, from the activity window just measured.
-fn activity_hints(rows: &[ActivityRow], id: u32, measured: f64) -> Vec<Hint> {
+fn activity_hints(rows: &[ActivityRow], id: u32, measured: f64, slow_ns: u64) -> Vec<Hint> {
     rows.iter()
         .find(|r| r.prog.id == id)
         .and_then(|r| {
-            profile::hints::hot_and_slow(
-                r.prog.id,
-                &r.prog.name,
-                r.run_count_delta,
-                r.run_time_ns_delta,
-                measured,
-            )
+            let window = profile::hints::Window {
+                runs: r.run_count_delta,
+                run_ns: r.run_time_ns_delta,
+                seconds: measured,
+            };
+            profile::hints::hot_and_slow(r.prog.id, &r.prog.name, window, slow_ns as f64)
         })
         .into_iter()
         .collect()
@@ -140,7 +139,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     };
     if let Some(image) = image {
         let line_limit = t.line_limit.unwrap_or(TEXTMODE_LINE_LIMIT);
-        let mut hints = activity_hints(&all_rows, image.program.id, measured);
+        let mut hints = activity_hints(&all_rows, image.program.id, measured, t.slow_ns);
         let profile = if t.profile_top {
             let p = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
             if let Some(text) = p.folded {

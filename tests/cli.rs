@@ -82,6 +82,14 @@ fn export_flags_usage_errors() {
             &["profile", "--folded"],
             "brr profile: error: argument --folded: expected one argument",
         ),
+        (
+            &["top", "--slow-ns", "0"],
+            "brr top: error: argument --slow-ns: must be greater than 0",
+        ),
+        (
+            &["--slow-ns", "x"],
+            "brr: error: argument --slow-ns: must be an integer",
+        ),
     ];
     for (args, line) in cases {
         let o = brr(args);

@@ -228,6 +228,12 @@ pub(super) struct TopArgs {
     pub fail_on_loss: bool,
     #[command(flatten)]
     pub exports: ExportFlags,
+    #[arg(
+        long,
+        value_name = "NS",
+        help = "Hot-and-slow hint: average run time above NS nanoseconds (textmode; default 300)."
+    )]
+    pub slow_ns: Option<String>,
 }
 
 impl TopArgs {
@@ -256,6 +262,7 @@ impl TopArgs {
             perf_drain_ms,
             fail_on_loss,
             exports,
+            slow_ns,
         } = self;
         [
             delay,
@@ -270,6 +277,7 @@ impl TopArgs {
             inspect_mode,
             perf_buffer_pages,
             perf_drain_ms,
+            slow_ns,
         ]
         .iter()
         .any(|v| v.is_some())
@@ -314,6 +322,7 @@ impl TopArgs {
             perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
             fail_on_loss: later.fail_on_loss || self.fail_on_loss,
             exports: self.exports.then(later.exports),
+            slow_ns: later.slow_ns.or(self.slow_ns),
         }
     }
 }

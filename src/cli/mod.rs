@@ -62,6 +62,8 @@ pub struct TopOptions {
     pub fail_on_loss: bool,
     /// Files written from the `--profile-top` capture.
     pub exports: Targets,
+    /// `--slow-ns`: the hot-and-slow hint's average run time threshold.
+    pub slow_ns: u64,
 }
 
 /// The command to run, with its own options.
@@ -540,6 +542,7 @@ fn top_options(prog: &str, t: &TopArgs) -> Result<TopOptions, BrrError> {
         t.perf_drain_ms.as_ref(),
         values::drain_ms_or_empty,
     )?;
+    let slow_ns = check(prog, "--slow-ns", t.slow_ns.as_ref(), values::positive_int)?;
     Ok(TopOptions {
         delay: delay.unwrap_or(1.0),
         limit: usize_of(limit.unwrap_or(20)),
@@ -562,6 +565,7 @@ fn top_options(prog: &str, t: &TopArgs) -> Result<TopOptions, BrrError> {
         perf_drain_ms,
         fail_on_loss: t.fail_on_loss,
         exports: targets(&t.exports),
+        slow_ns: slow_ns.unwrap_or(crate::profile::hints::SLOW_AVG_NS as u64),
     })
 }
 

@@ -20,7 +20,8 @@ pub const MAP_ACCESS_RATIO: f64 = 1.0;
 /// Output cost: share (%) of a program's inclusive samples in ring-buffer
 /// or perf-buffer output helpers and the copies under them.
 pub const OUTPUT_SHARE: f64 = 20.0;
-/// Hot and slow: average run time (ns) above which a program is slow...
+/// Hot and slow: average run time (ns) above which a program is slow
+/// (`top --slow-ns` overrides it)...
 pub const SLOW_AVG_NS: f64 = 300.0;
 /// ...when it also costs more than this share (%) of one CPU.
 pub const SLOW_CPU_PERCENT: f64 = 5.0;
@@ -198,20 +199,34 @@ pub fn for_program(profile: &Profile, p: &ProgramProfile) -> Vec<Hint> {
         .collect()
 }
 
-/// Hot and slow, from an activity window: `runs` runs taking `run_ns` in
+/// An activity window of one program: `runs` runs taking `run_ns` in
 /// `seconds`.
-pub fn hot_and_slow(id: u32, program: &str, runs: u64, run_ns: u64, seconds: f64) -> Option<Hint> {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub runs: u64,
+    pub run_ns: u64,
+    pub seconds: f64,
+}
+
+/// Hot and slow, from an activity window, with `slow_ns` as the average
+/// run time threshold.
+pub fn hot_and_slow(id: u32, program: &str, w: Window, slow_ns: f64) -> Option<Hint> {
+    let Window {
+        runs,
+        run_ns,
+        seconds,
+    } = w;
     if runs == 0 || seconds <= 0.0 {
         return None;
     }
     let avg = run_ns as f64 / runs as f64;
     let cpu = run_ns as f64 / (seconds * 1e9) * 100.0;
-    (avg > SLOW_AVG_NS && cpu > SLOW_CPU_PERCENT).then(|| Hint {
+    (avg > slow_ns && cpu > SLOW_CPU_PERCENT).then(|| Hint {
         kind: "hot_and_slow",
         program_id: id,
         program: program.to_string(),
         figure: crate::model::profile::round(avg, 1),
-        threshold: SLOW_AVG_NS,
+        threshold: slow_ns,
         unit: "ns",
         evidence: format!(
             "{avg:.0} ns per run on average over {runs} runs, costing {cpu:.2}% of one CPU (more than {SLOW_CPU_PERCENT}%)"
@@ -358,19 +373,22 @@ mod tests {
 
     #[test]
     fn hot_and_slow_needs_both_a_slow_run_and_a_real_cost() {
-        let h = hot_and_slow(5, "p", 1_000_000, 400_000_000, 1.0).unwrap();
+        let w = |runs, run_ns, seconds| Window {
+            runs,
+            run_ns,
+            seconds,
+        };
+        let h = hot_and_slow(5, "p", w(1_000_000, 400_000_000, 1.0), SLOW_AVG_NS).unwrap();
         assert_eq!((h.figure, h.threshold, h.unit), (400.0, SLOW_AVG_NS, "ns"));
         assert!(h.evidence.contains("40.00% of one CPU"), "{}", h.evidence);
-        assert!(
-            hot_and_slow(5, "p", 1_000_000, 200_000_000, 1.0).is_none(),
-            "fast"
-        );
-        assert!(
-            hot_and_slow(5, "p", 1_000, 1_000_000, 1.0).is_none(),
-            "cheap"
-        );
-        assert!(hot_and_slow(5, "p", 0, 0, 1.0).is_none());
-        assert!(hot_and_slow(5, "p", 10, 10_000, 0.0).is_none());
+        let fast = w(1_000_000, 200_000_000, 1.0);
+        assert!(hot_and_slow(5, "p", fast, SLOW_AVG_NS).is_none(), "fast");
+        let h = hot_and_slow(5, "p", fast, 150.0).unwrap();
+        assert_eq!(h.threshold, 150.0, "configurable");
+        let cheap = w(1_000, 1_000_000, 1.0);
+        assert!(hot_and_slow(5, "p", cheap, SLOW_AVG_NS).is_none(), "cheap");
+        assert!(hot_and_slow(5, "p", w(0, 0, 1.0), SLOW_AVG_NS).is_none());
+        assert!(hot_and_slow(5, "p", w(10, 10_000, 0.0), SLOW_AVG_NS).is_none());
     }
 
     #[test]
