@@ -220,9 +220,9 @@ fn help_width() -> usize {
 /// Parse the arguments after the program name. Never panics, whatever the
 /// bytes: the result is a command, text to print, or a usage error.
 pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
-    let cmd = command().term_width(help_width());
+    let mut cmd = command().term_width(help_width());
     let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
-    let matches = match cmd.clone().try_get_matches_from(argv) {
+    let matches = match cmd.try_get_matches_from_mut(argv) {
         Ok(m) => m,
         Err(e) => return clap_outcome(&cmd, args, e),
     };
