@@ -345,12 +345,26 @@ pub(super) struct ActivityArgs {
     pub limit: Option<String>,
     #[arg(long, help = "Also show programs that did not run during the window.")]
     pub all: bool,
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        help = "Stream back-to-back windows of SECONDS each, printing every window as it ends (JSON Lines with --json) until Ctrl-C or --count."
+    )]
+    pub interval: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Stop after N windows (requires --interval)."
+    )]
+    pub count: Option<String>,
 }
 
 #[derive(Args, Debug)]
 pub(super) struct TopSubArgs {
     #[command(flatten)]
     pub top: TopArgs,
+    #[command(flatten)]
+    pub out: OutputFlags,
     #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
     pub extended: bool,
     #[arg(

@@ -61,6 +61,10 @@ pub enum Command {
         duration: f64,
         limit: usize,
         all: bool,
+        /// `--interval`: a stream of windows of this many seconds.
+        interval: Option<f64>,
+        /// `--count`: windows in the stream; 0 = until Ctrl-C.
+        count: u64,
     },
     Map,
     Link,
@@ -572,6 +576,26 @@ fn split_devmode_id(
     (id, devmode)
 }
 
+/// `top` prints JSON or CSV only as a `--textmode` activity snapshot.
+fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
+    if !out.any() {
+        return Ok(());
+    }
+    if !t.textmode {
+        return Err(usage(
+            "brr",
+            "--json, --csv, and --pretty are not supported by top without --textmode",
+        ));
+    }
+    if t.profile_top || t.program_id.is_some() {
+        return Err(usage(
+            "brr",
+            "--json and --csv with top --textmode print the activity snapshot only; they cannot be used with --profile-top or --program-id",
+        ));
+    }
+    Ok(())
+}
+
 /// Value checks and the post-parse rules (spec §2.7), first failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     // argparse converts values while parsing: root options first.
@@ -611,11 +635,8 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
                     "top options may only be used with bare 'brr' or the 'top' command",
                 ));
             }
-            if sub_name == "top" && root.out.any() {
-                return Err(usage(
-                    "brr",
-                    "--json, --csv, and --pretty are not supported by top",
-                ));
+            if let Command::Top(t) = &command {
+                top_output_rules(t, &out)?;
             }
             command
         }
@@ -709,13 +730,33 @@ fn sub_command(
             *cumulative |= a.cumulative;
             let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
             let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+            let interval = check(prog, "--interval", a.interval.as_ref(), values::seconds)?;
+            let count = check(prog, "--count", a.count.as_ref(), values::positive_int)?;
+            if interval.is_some() && duration.is_some() {
+                return Err(usage(
+                    prog,
+                    "--interval and -d/--duration cannot be used together; --interval sets each window's length",
+                ));
+            }
+            if count.is_some() && interval.is_none() {
+                return Err(usage(prog, "--count requires --interval"));
+            }
+            if interval.is_some() && out.pretty {
+                return Err(usage(
+                    prog,
+                    "--pretty cannot be used with --interval (JSON Lines are one object per line)",
+                ));
+            }
             Command::Activity {
-                duration: duration.unwrap_or(5.0),
+                duration: interval.or(duration).unwrap_or(5.0),
                 limit: usize_of(limit.unwrap_or(20)),
                 all: a.all,
+                interval,
+                count: count.unwrap_or(0),
             }
         }
         Sub::Top(a) => {
+            merge_out(&a.out);
             *extended |= a.extended;
             *cumulative |= a.cumulative;
             top_options(prog, &a.top)?;
