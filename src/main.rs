@@ -29,6 +29,9 @@ fn install_panic_hook() {
             .unwrap_or_else(|| "unknown panic".to_string());
         let line = message.replace('\n', " ");
         let _ = writeln!(std::io::stderr(), "brr: internal error: {line}");
+        // Whatever thread panicked, brr ends here: a half-working capture or
+        // view would only report wrong figures.
+        std::process::exit(101);
     }));
 }
 

@@ -3,7 +3,7 @@
 //! missing instead of only saying "use sudo".
 //!
 //! The table was measured on Linux 6.18 by running brr as uid 65534 with
-//! exact ambient capability sets (docs/README-privileges.md has the results);
+//! exact ambient capability sets (docs/privileges.md has the results);
 //! it matches the kernel's checks: `GET_NEXT_ID`, `GET_FD_BY_ID` and
 //! `ENABLE_STATS` test `capable(CAP_SYS_ADMIN)` (CAP_BPF is not enough), and
 //! CPU-wide perf events test `perfmon_capable()`, which CAP_SYS_ADMIN also

@@ -3,10 +3,11 @@
 
 mod support;
 
-use std::process::{Command, Output, Stdio};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{NoBtfFixture, PinnedFixture, RawTpLinkFixture, SocketFilterFixture};
@@ -68,24 +69,107 @@ fn text_row(out: &str, id: u32) -> Vec<String> {
         .unwrap_or_else(|| panic!("no text row for {id}:\n{out}"))
 }
 
-/// Block until process `pid` holds a BPF_ENABLE_STATS fd (its measurement
-/// window has started), so work done afterwards falls inside the window.
-fn wait_for_stats_fd(pid: u32) {
-    let holds = || {
-        std::fs::read_dir(format!("/proc/{pid}/fd"))
-            .map(|dir| {
-                dir.flatten().any(|e| {
-                    std::fs::read_link(e.path())
-                        .map(|l| l.to_string_lossy() == "anon_inode:bpf-stats")
-                        .unwrap_or(false)
-                })
-            })
-            .unwrap_or(false)
-    };
-    assert!(
-        support::wait_until(Duration::from_secs(10), holds),
-        "brr never enabled statistics"
-    );
+/// How long brr may take to reach a readiness point: far above any normal
+/// start-up, so only a hang or a missing trace line trips it.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// brr started with `BRR_TRACE_READY=1`, its stdout and stderr read on
+/// threads so that the test can wait for a readiness line and still see
+/// everything else brr wrote.
+struct Traced {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    stderr: Vec<String>,
+    stdout: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Traced {
+    fn spawn(args: &[&str], env: &[(&str, &str)]) -> Traced {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
+            .args(args)
+            .envs(env.iter().copied())
+            .env("BRR_TRACE_READY", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start brr");
+        let mut out = child.stdout.take().expect("piped stdout");
+        let stdout = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = out.read_to_end(&mut buf);
+            buf
+        });
+        let err = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in err.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Traced {
+            child,
+            lines,
+            stderr: Vec::new(),
+            stdout,
+        }
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Block until brr reports `brr-trace: ready <point>`.
+    fn wait_ready(&mut self, point: &str) {
+        let want = format!("brr-trace: ready {point}");
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line == want;
+                    self.stderr.push(line);
+                    if found {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    panic!(
+                        "brr did not report {want:?} within {READY_TIMEOUT:?} ({}); stderr so far:\n{}",
+                        match e {
+                            mpsc::RecvTimeoutError::Timeout => "timed out",
+                            mpsc::RecvTimeoutError::Disconnected => "stderr closed",
+                        },
+                        self.stderr.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// Wait for brr to exit. The returned stderr holds every line except
+    /// the `brr-trace:` ones, which come back separately.
+    fn finish(mut self) -> (Output, Vec<String>) {
+        let status = self.child.wait().expect("brr finished");
+        self.stderr.extend(self.lines.iter());
+        let stdout = self.stdout.join().expect("stdout reader");
+        let (trace, rest): (Vec<String>, Vec<String>) = self
+            .stderr
+            .into_iter()
+            .partition(|l| l.starts_with("brr-trace: "));
+        let stderr = rest.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let o = Output {
+            status,
+            stdout,
+            stderr: stderr.into_bytes(),
+        };
+        (o, trace)
+    }
 }
 
 #[test]
@@ -364,17 +448,17 @@ fn activity_counts_exact_runs_inside_the_window() {
     let fx = SocketFilterFixture::load().expect("load fixture");
     const RUNS: u32 = 12_345;
     let run_inside = |args: &[&str]| -> Output {
-        let child = Command::new(env!("CARGO_BIN_EXE_brr"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The window opens once brr holds the stats fd and has its baseline.
-        wait_for_stats_fd(child.id());
-        std::thread::sleep(Duration::from_millis(300));
+        let mut brr = Traced::spawn(args, &[]);
+        brr.wait_ready("stats-window");
         fx.prog.test_run(RUNS).unwrap();
-        child.wait_with_output().unwrap()
+        let (o, trace) = brr.finish();
+        assert_eq!(trace, ["brr-trace: ready stats-window"], "one window");
+        assert!(
+            o.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o
     };
 
     let o = run_inside(&["activity", "-d", "2", "--all", "--limit", "0", "--json"]);
@@ -447,28 +531,36 @@ fn activity_ctrl_c_reports_the_shortened_window() {
         return;
     }
     let fx = SocketFilterFixture::load().expect("load fixture");
-    let child = Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(["activity", "-d", "30", "--json", "--all", "--limit", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_stats_fd(child.id());
-    std::thread::sleep(Duration::from_millis(300));
+    let mut brr = Traced::spawn(
+        &["activity", "-d", "30", "--json", "--all", "--limit", "0"],
+        &[],
+    );
+    brr.wait_ready("stats-window");
+    // brr took its baseline before it reported ready, and it ends the
+    // window after the signal: the window covers at least this span.
+    let opened = Instant::now();
     fx.prog.test_run(777).unwrap();
-    std::thread::sleep(Duration::from_millis(400));
     // SAFETY: plain kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    unsafe { libc::kill(brr.pid(), libc::SIGINT) };
+    let span = opened.elapsed().as_secs_f64();
+    let (o, _) = brr.finish();
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let measured = doc["metadata"]["measured_duration"].as_f64().unwrap();
-    assert!(measured > 0.5 && measured < 5.0, "{measured}");
+    assert!(
+        measured >= span && measured < 5.0,
+        "measured {measured}, at least {span} expected, far below the 30 s asked for"
+    );
     assert_eq!(item_with_id(&doc, fx.prog.id)["run_count_delta"], 777);
 }
 

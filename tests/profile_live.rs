@@ -6,10 +6,12 @@
 
 mod support;
 
-use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use support::btf::Linkage;
 use support::insn::*;
 use support::*;
@@ -18,6 +20,109 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How long brr may take to reach a readiness point: far above any normal
+/// start-up, so only a hang or a missing trace line trips it.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// brr started with `BRR_TRACE_READY=1`, its stdout and stderr read on
+/// threads so that the test can wait for a readiness line and still see
+/// everything else brr wrote.
+struct Traced {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    stderr: Vec<String>,
+    stdout: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Traced {
+    fn spawn(args: &[&str], env: &[(&str, &str)]) -> Traced {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
+            .args(args)
+            .envs(env.iter().copied())
+            .env("BRR_TRACE_READY", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start brr");
+        let mut out = child.stdout.take().expect("piped stdout");
+        let stdout = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = out.read_to_end(&mut buf);
+            buf
+        });
+        let err = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in err.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Traced {
+            child,
+            lines,
+            stderr: Vec::new(),
+            stdout,
+        }
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Block until brr reports `brr-trace: ready <point>`.
+    fn wait_ready(&mut self, point: &str) {
+        let want = format!("brr-trace: ready {point}");
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line == want;
+                    self.stderr.push(line);
+                    if found {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    panic!(
+                        "brr did not report {want:?} within {READY_TIMEOUT:?} ({}); stderr so far:\n{}",
+                        match e {
+                            mpsc::RecvTimeoutError::Timeout => "timed out",
+                            mpsc::RecvTimeoutError::Disconnected => "stderr closed",
+                        },
+                        self.stderr.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// Wait for brr to exit. The returned stderr holds every line except
+    /// the `brr-trace:` ones, which come back separately.
+    fn finish(mut self) -> (Output, Vec<String>) {
+        let status = self.child.wait().expect("brr finished");
+        self.stderr.extend(self.lines.iter());
+        let stdout = self.stdout.join().expect("stdout reader");
+        let (trace, rest): (Vec<String>, Vec<String>) = self
+            .stderr
+            .into_iter()
+            .partition(|l| l.starts_with("brr-trace: "));
+        let stderr = rest.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let o = Output {
+            status,
+            stdout,
+            stderr: stderr.into_bytes(),
+        };
+        (o, trace)
+    }
 }
 
 fn brr(args: &[&str]) -> Output {
@@ -37,16 +142,16 @@ fn stderr(o: &Output) -> String {
 }
 
 /// Run `brr profile --json ...` and parse the document.
-fn profile_json(args: &[&str]) -> Json {
+fn profile_json(args: &[&str]) -> Value {
     let mut all = vec!["profile", "--json"];
     all.extend_from_slice(args);
     let o = brr(&all);
     assert!(o.status.success(), "brr {all:?}: {}", stderr(&o));
-    Json::parse(&stdout(&o)).expect("valid JSON")
+    serde_json::from_str::<Value>(&stdout(&o)).expect("valid JSON")
 }
 
 /// A 2 s `--kernel-samples` profile, unlimited, taken while `load` runs.
-fn kernel_profile_while(load: std::thread::JoinHandle<u64>) -> Json {
+fn kernel_profile_while(load: std::thread::JoinHandle<u64>) -> Value {
     let doc = profile_json(&[
         "-d",
         "2",
@@ -60,27 +165,27 @@ fn kernel_profile_while(load: std::thread::JoinHandle<u64>) -> Json {
     doc
 }
 
-fn program(doc: &Json, id: u32) -> Option<&Json> {
+fn program(doc: &Value, id: u32) -> Option<&Value> {
     doc.get("items")?
-        .array()
+        .as_array()?
         .iter()
-        .find(|p| p.get("id").and_then(Json::u64) == Some(id as u64))
+        .find(|p| p.get("id").and_then(Value::as_u64) == Some(id as u64))
 }
 
-fn num(v: &Json, key: &str) -> u64 {
+fn num(v: &Value, key: &str) -> u64 {
     v.get(key)
-        .and_then(Json::u64)
+        .and_then(Value::as_u64)
         .unwrap_or_else(|| panic!("{key} in {v:?}"))
 }
 
-fn text<'a>(v: &'a Json, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Json::str)
+fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
 }
 
 /// Nothing may be lost, malformed or discarded. The kernel may still throttle
 /// sampling when the machine is busy (its interrupt-time budget is shared
 /// with every other perf user); that alone marks the profile incomplete.
-fn assert_complete_unless_throttled(meta: &Json) {
+fn assert_complete_unless_throttled(meta: &Value) {
     for key in [
         "lost_samples",
         "perf_malformed_records",
@@ -90,7 +195,7 @@ fn assert_complete_unless_throttled(meta: &Json) {
     }
     let throttled = num(meta, "perf_throttle_events") > 0;
     assert_eq!(
-        meta.get("incomplete").and_then(Json::bool),
+        meta.get("incomplete").and_then(Value::as_bool),
         Some(throttled),
         "{meta:?}"
     );
@@ -117,10 +222,10 @@ fn hot_line_ranks_first_with_file_line_and_text() {
     );
     assert!(mine >= 100, "enough samples to judge: {mine}");
     assert_eq!(text(p, "name"), Some(HotFixture::PROG_NAME));
-    let top = &p.get("hotspots").unwrap().array()[0];
+    let top = &p.get("hotspots").unwrap().as_array().unwrap()[0];
     assert_eq!(text(top, "file"), Some(HotFixture::FILE));
     assert_eq!(
-        top.get("line").and_then(Json::u64),
+        top.get("line").and_then(Value::as_u64),
         Some(HotFixture::HOT_LINE as u64)
     );
     assert_eq!(text(top, "source"), Some(HotFixture::HOT_TEXT));
@@ -132,7 +237,8 @@ fn hot_line_ranks_first_with_file_line_and_text() {
     let rows: u64 = p
         .get("hotspots")
         .unwrap()
-        .array()
+        .as_array()
+        .unwrap()
         .iter()
         .map(|h| num(h, "samples"))
         .sum();
@@ -151,9 +257,9 @@ fn subprogram_name_is_shown() {
     let o = brr(&["profile", "-d", "1", "--limit", "0"]);
     load.join().expect("load thread");
     let p = program(&doc, fx.prog.id).expect("subprog fixture profiled");
-    let top = &p.get("hotspots").unwrap().array()[0];
+    let top = &p.get("hotspots").unwrap().as_array().unwrap()[0];
     assert_eq!(
-        top.get("line").and_then(Json::u64),
+        top.get("line").and_then(Value::as_u64),
         Some(SubprogFixture::HOT_LINE as u64)
     );
     assert_eq!(text(top, "function"), Some(SubprogFixture::SUB_FUNC));
@@ -180,11 +286,11 @@ fn helper_samples_sit_under_the_hot_line() {
     let p = program(&doc, fx.prog.id).expect("helper fixture profiled");
     let under = num(p, "kernel_samples");
     assert!(under >= 100, "kernel samples under the program: {under}");
-    let rows = p.get("kernel_hotspots").unwrap().array();
+    let rows = p.get("kernel_hotspots").unwrap().as_array().unwrap();
     let on_hot: u64 = rows
         .iter()
         .filter(|k| {
-            k.get("bpf_line").and_then(Json::u64) == Some(HelperFixture::HOT_LINE as u64)
+            k.get("bpf_line").and_then(Value::as_u64) == Some(HelperFixture::HOT_LINE as u64)
                 && text(k, "bpf_source") == Some(HelperFixture::HOT_TEXT)
                 && text(k, "bpf_file") == Some(HelperFixture::FILE)
         })
@@ -194,7 +300,7 @@ fn helper_samples_sit_under_the_hot_line() {
         on_hot * 10 >= under * 9,
         "{on_hot} of {under} under the hot line"
     );
-    let helper: Vec<&Json> = rows
+    let helper: Vec<&Value> = rows
         .iter()
         .filter(|k| text(k, "symbol") == Some("bpf_ktime_get_ns"))
         .collect();
@@ -202,7 +308,7 @@ fn helper_samples_sit_under_the_hot_line() {
     for k in helper {
         assert_eq!(text(k, "symbol_kind"), Some("bpf_helper"));
         assert_eq!(
-            k.get("bpf_line").and_then(Json::u64),
+            k.get("bpf_line").and_then(Value::as_u64),
             Some(HelperFixture::HOT_LINE as u64)
         );
     }
@@ -244,9 +350,10 @@ fn helper_time_goes_to_the_line_of_the_call_not_the_next() {
     let on_line = |line: u64| -> u64 {
         p.get("kernel_hotspots")
             .unwrap()
-            .array()
+            .as_array()
+            .unwrap()
             .iter()
-            .filter(|k| k.get("bpf_line").and_then(Json::u64) == Some(line))
+            .filter(|k| k.get("bpf_line").and_then(Value::as_u64) == Some(line))
             .map(|k| num(k, "samples"))
             .sum()
     };
@@ -255,8 +362,38 @@ fn helper_time_goes_to_the_line_of_the_call_not_the_next() {
         call * 100 >= under * 95,
         "line 11 (call) {call}, line 12 {next}, of {under}"
     );
-    let k = &p.get("kernel_hotspots").unwrap().array()[0];
+    let k = &p.get("kernel_hotspots").unwrap().as_array().unwrap()[0];
     assert_eq!(text(k, "bpf_source"), Some(CALL_TEXT));
+}
+
+/// CLOCK_BOOTTIME in ns: the clock of a program's `load_time`.
+fn boottime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_BOOTTIME)");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_nanos() as u64
+}
+
+/// `key=N` from brr's startup trace line.
+fn trace_field(trace: &[String], key: &str) -> u64 {
+    let prefix = format!("{key}=");
+    trace
+        .iter()
+        .flat_map(|l| l.split_whitespace())
+        .find_map(|w| w.strip_prefix(&prefix))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in brr's trace: {trace:?}"))
 }
 
 #[test]
@@ -265,27 +402,58 @@ fn program_loaded_during_the_capture_is_attributed() {
         return;
     }
     let _g = serial();
-    let child = Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(["profile", "--json", "-d", "3", "--limit", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start brr");
-    std::thread::sleep(Duration::from_millis(800));
+    let listed = brr(&["prog", "--json"]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let listed: Value = serde_json::from_str(&stdout(&listed)).expect("valid JSON");
+    let newest_before = listed["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|p| p["id"].as_u64())
+        .max()
+        .unwrap_or(0);
+
+    let mut brr = Traced::spawn(
+        &["profile", "--json", "-d", "3", "--limit", "0"],
+        &[("BRR_TRACE_STARTUP", "1")],
+    );
+    brr.wait_ready("capture");
+    let (ready_boot, ready_unix) = (boottime_ns(), unix_ns());
     let fx = HotFixture::load().expect("load hot fixture");
+    let load_time = fx.prog.info().expect("fixture info").load_time;
     let runs = fx
         .spawn_load(Duration::from_millis(1500))
         .join()
         .expect("load thread");
     assert!(runs > 0);
-    let o = child.wait_with_output().expect("brr finished");
+    let (o, trace) = brr.finish();
     assert!(o.status.success(), "{}", stderr(&o));
-    let doc = Json::parse(&stdout(&o)).expect("valid JSON");
+
+    // The fixture is new: the kernel hands out increasing IDs, and its load
+    // time (same clock) is after brr said its perf events were enabled.
+    assert!(
+        u64::from(fx.prog.id) > newest_before,
+        "fixture id {} not above {newest_before}, the newest before the capture",
+        fx.prog.id
+    );
+    assert!(
+        load_time > ready_boot,
+        "loaded at {load_time} ns, ready seen at {ready_boot} ns (boot time)"
+    );
+    // brr's own record of when it enabled the events agrees: at or before
+    // the ready line reached the test (1 ms allows for converting clocks).
+    let enabled = trace_field(&trace, "enabled_unix_ns");
+    assert!(
+        enabled > 0 && enabled <= ready_unix + 1_000_000,
+        "events enabled at {enabled} ns, ready seen at {ready_unix} ns (unix)"
+    );
+
+    let doc = serde_json::from_str::<Value>(&stdout(&o)).expect("valid JSON");
     let p = program(&doc, fx.prog.id).expect("program loaded mid-capture is in the report");
     assert!(num(p, "samples") >= 100, "{p:?}");
-    let top = &p.get("hotspots").unwrap().array()[0];
+    let top = &p.get("hotspots").unwrap().as_array().unwrap()[0];
     assert_eq!(
-        top.get("line").and_then(Json::u64),
+        top.get("line").and_then(Value::as_u64),
         Some(HotFixture::HOT_LINE as u64)
     );
 }
@@ -296,22 +464,25 @@ fn ctrl_c_stops_early_and_reports() {
         return;
     }
     let _g = serial();
-    let child = Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(["profile", "--json", "-d", "30"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start brr");
-    std::thread::sleep(Duration::from_millis(700));
+    let mut brr = Traced::spawn(&["profile", "--json", "-d", "30"], &[]);
+    brr.wait_ready("capture");
+    // The capture started before brr reported ready and ends after the
+    // signal, so it covers at least this span.
+    let started = Instant::now();
     // SAFETY: signalling our own child by its pid.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let o = child.wait_with_output().expect("brr finished");
+    unsafe { libc::kill(brr.pid(), libc::SIGINT) };
+    let span = started.elapsed().as_secs_f64();
+    let (o, trace) = brr.finish();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let doc = Json::parse(&stdout(&o)).expect("partial profile printed");
+    assert_eq!(trace, ["brr-trace: ready capture"]);
+    let doc = serde_json::from_str::<Value>(&stdout(&o)).expect("partial profile printed");
     let meta = doc.get("metadata").unwrap();
-    let actual = meta.get("actual_duration").and_then(Json::f64).unwrap();
-    assert!(actual > 0.3 && actual < 5.0, "actual_duration {actual}");
-    assert_eq!(meta.get("duration").and_then(Json::f64), Some(30.0));
+    let actual = meta.get("actual_duration").and_then(Value::as_f64).unwrap();
+    assert!(
+        actual >= span && actual < 5.0,
+        "actual_duration {actual}: at least {span}, far below the 30 s asked for"
+    );
+    assert_eq!(meta.get("duration").and_then(Value::as_f64), Some(30.0));
 }
 
 #[test]
@@ -412,200 +583,4 @@ fn argument_errors() {
             format!("brr: requested perf sample frequency {f} Hz exceeds current kernel.perf_event_max_sample_rate {max} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate\n")
         );
     }
-}
-
-// ---------------------------------------------------------------------------
-// A small JSON reader (enough for brr's own output).
-// ---------------------------------------------------------------------------
-
-#[derive(Debug, Clone, PartialEq)]
-enum Json {
-    Null,
-    Bool(bool),
-    /// The number's text, so 64-bit addresses stay exact.
-    Num(String),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
-}
-
-impl Json {
-    fn parse(s: &str) -> Result<Json, String> {
-        let b = s.trim().as_bytes();
-        let mut pos = 0;
-        let v = value(b, &mut pos)?;
-        if pos != b.len() {
-            return Err(format!("trailing data at {pos}"));
-        }
-        Ok(v)
-    }
-    fn get(&self, key: &str) -> Option<&Json> {
-        match self {
-            Json::Obj(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    fn array(&self) -> &[Json] {
-        match self {
-            Json::Arr(a) => a,
-            _ => &[],
-        }
-    }
-    fn u64(&self) -> Option<u64> {
-        match self {
-            Json::Num(n) => n.parse().ok(),
-            _ => None,
-        }
-    }
-    fn f64(&self) -> Option<f64> {
-        match self {
-            Json::Num(n) => n.parse().ok(),
-            _ => None,
-        }
-    }
-    fn bool(&self) -> Option<bool> {
-        match self {
-            Json::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-    fn str(&self) -> Option<&str> {
-        match self {
-            Json::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-fn ws(b: &[u8], pos: &mut usize) {
-    while *pos < b.len() && b[*pos].is_ascii_whitespace() {
-        *pos += 1;
-    }
-}
-
-fn value(b: &[u8], pos: &mut usize) -> Result<Json, String> {
-    ws(b, pos);
-    let lit = |pos: &mut usize, word: &str, v: Json| {
-        if b[*pos..].starts_with(word.as_bytes()) {
-            *pos += word.len();
-            Ok(v)
-        } else {
-            Err(format!("bad literal at {pos}"))
-        }
-    };
-    match b.get(*pos) {
-        Some(b'n') => lit(pos, "null", Json::Null),
-        Some(b't') => lit(pos, "true", Json::Bool(true)),
-        Some(b'f') => lit(pos, "false", Json::Bool(false)),
-        Some(b'"') => string(b, pos).map(Json::Str),
-        Some(b'[') => {
-            *pos += 1;
-            let mut out = Vec::new();
-            ws(b, pos);
-            if b.get(*pos) == Some(&b']') {
-                *pos += 1;
-                return Ok(Json::Arr(out));
-            }
-            loop {
-                out.push(value(b, pos)?);
-                ws(b, pos);
-                match b.get(*pos) {
-                    Some(b',') => *pos += 1,
-                    Some(b']') => {
-                        *pos += 1;
-                        return Ok(Json::Arr(out));
-                    }
-                    _ => return Err(format!("bad array at {pos}")),
-                }
-            }
-        }
-        Some(b'{') => {
-            *pos += 1;
-            let mut out = Vec::new();
-            ws(b, pos);
-            if b.get(*pos) == Some(&b'}') {
-                *pos += 1;
-                return Ok(Json::Obj(out));
-            }
-            loop {
-                ws(b, pos);
-                let k = string(b, pos)?;
-                ws(b, pos);
-                if b.get(*pos) != Some(&b':') {
-                    return Err(format!("missing ':' at {pos}"));
-                }
-                *pos += 1;
-                out.push((k, value(b, pos)?));
-                ws(b, pos);
-                match b.get(*pos) {
-                    Some(b',') => *pos += 1,
-                    Some(b'}') => {
-                        *pos += 1;
-                        return Ok(Json::Obj(out));
-                    }
-                    _ => return Err(format!("bad object at {pos}")),
-                }
-            }
-        }
-        Some(c) if *c == b'-' || c.is_ascii_digit() => {
-            let start = *pos;
-            while *pos < b.len()
-                && matches!(b[*pos], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-            {
-                *pos += 1;
-            }
-            Ok(Json::Num(
-                String::from_utf8_lossy(&b[start..*pos]).into_owned(),
-            ))
-        }
-        _ => Err(format!("unexpected input at {pos}")),
-    }
-}
-
-fn string(b: &[u8], pos: &mut usize) -> Result<String, String> {
-    if b.get(*pos) != Some(&b'"') {
-        return Err(format!("expected string at {pos}"));
-    }
-    *pos += 1;
-    let mut units: Vec<u16> = Vec::new();
-    let mut out = String::new();
-    let flush = |units: &mut Vec<u16>, out: &mut String| {
-        out.push_str(&String::from_utf16_lossy(units));
-        units.clear();
-    };
-    while let Some(&c) = b.get(*pos) {
-        *pos += 1;
-        match c {
-            b'"' => {
-                flush(&mut units, &mut out);
-                return Ok(out);
-            }
-            b'\\' => {
-                let e = *b.get(*pos).ok_or("truncated escape")?;
-                *pos += 1;
-                if e == b'u' {
-                    let hex = std::str::from_utf8(b.get(*pos..*pos + 4).ok_or("short \\u")?)
-                        .map_err(|e| e.to_string())?;
-                    units.push(u16::from_str_radix(hex, 16).map_err(|e| e.to_string())?);
-                    *pos += 4;
-                    continue;
-                }
-                flush(&mut units, &mut out);
-                out.push(match e {
-                    b'n' => '\n',
-                    b't' => '\t',
-                    b'r' => '\r',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    other => other as char,
-                });
-            }
-            _ => {
-                flush(&mut units, &mut out);
-                // brr escapes everything outside printable ASCII.
-                out.push(c as char);
-            }
-        }
-    }
-    Err("unterminated string".into())
 }

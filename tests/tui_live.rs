@@ -16,6 +16,10 @@ use support::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// Far longer than any step takes on a loaded machine: a step that does not
+/// happen within it is broken, not slow.
+const WAIT: Duration = Duration::from_secs(30);
+
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -81,22 +85,18 @@ impl Tmux {
         self.cmd(&["capture-pane", "-t", "t", "-p"])
     }
 
-    /// Poll the screen until `cond` holds; returns the screen and the time
-    /// it took, or panics with the last screen.
-    fn wait(
-        &self,
-        what: &str,
-        timeout: Duration,
-        cond: impl Fn(&str) -> bool,
-    ) -> (String, Duration) {
+    /// Poll the screen until `cond` holds; returns the screen, or panics
+    /// with the last screen after `WAIT`. How fast brr gets there is
+    /// measured by `scripts/bench-top`, not here.
+    fn wait(&self, what: &str, cond: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let s = self.screen();
             if cond(&s) {
-                return (s, start.elapsed());
+                return s;
             }
-            if start.elapsed() > timeout {
-                panic!("timed out after {timeout:?} waiting for {what}; screen:\n{s}");
+            if start.elapsed() > WAIT {
+                panic!("timed out after {WAIT:?} waiting for {what}; screen:\n{s}");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -138,22 +138,15 @@ fn live_table_drilldown_profile_and_prompt_quit() {
     };
     let fx = HotFixture::load().expect("load hot fixture");
     let id = fx.prog.id;
-    let load = fx.spawn_load(Duration::from_secs(30));
+    // Busy for longer than all the waits below normally take together.
+    let load = fx.spawn_load(Duration::from_secs(60));
 
-    let launched = Instant::now();
     launch(&t, "-d 1 --profile-duration 1");
-    // Rows at once, then the fixture's activity within one window.
-    let (_, first) = t.wait("the table", Duration::from_secs(5), |s| s.contains("CPU%"));
-    t.wait(
-        "the fixture's row with activity",
-        Duration::from_secs(3),
-        |s| row_of(s, id).is_some_and(|c| c.get(3).is_some_and(|cpu| cpu != "0.0000")),
-    );
-    assert!(
-        launched.elapsed() < Duration::from_millis(2500),
-        "activity shown {:?} after launch (first paint after {first:?})",
-        launched.elapsed()
-    );
+    // The table, then the fixture's activity from a measured window.
+    t.wait("the table", |s| s.contains("CPU%"));
+    t.wait("the fixture's row with activity", |s| {
+        row_of(s, id).is_some_and(|c| c.get(3).is_some_and(|cpu| cpu != "0.0000"))
+    });
 
     // Sort by ID (stable rows), filter to the fixture's name, go to its row.
     for _ in 0..3 {
@@ -162,7 +155,7 @@ fn live_table_drilldown_profile_and_prompt_quit() {
     t.type_text("/");
     t.type_text(HotFixture::PROG_NAME);
     t.keys(&["Enter"]);
-    let (s, _) = t.wait("the sorted, filtered table", Duration::from_secs(3), |s| {
+    let s = t.wait("the sorted, filtered table", |s| {
         s.contains("ID▲") && s.contains(&format!("filter '{}'", HotFixture::PROG_NAME))
     });
     let body: Vec<&str> = s.lines().skip(2).collect();
@@ -175,23 +168,17 @@ fn live_table_drilldown_profile_and_prompt_quit() {
     }
     t.keys(&["Enter"]);
     let hot = format!("hot.c:{}:", HotFixture::HOT_LINE);
-    t.wait(
-        "the drilldown with the hot line",
-        Duration::from_secs(5),
-        |s| {
-            s.contains(&format!("program {id} {}", HotFixture::PROG_NAME))
-                && s.contains(&format!("{hot} {}", HotFixture::HOT_TEXT))
-        },
-    );
+    t.wait("the drilldown with the hot line", |s| {
+        s.contains(&format!("program {id} {}", HotFixture::PROG_NAME))
+            && s.contains(&format!("{hot} {}", HotFixture::HOT_TEXT))
+    });
 
     // p: a short profile gives the hot line a non-zero %THIS.
     t.type_text("p");
-    t.wait("profiling status", Duration::from_secs(3), |s| {
+    t.wait("profiling status", |s| {
         s.contains(&format!("profiling program {id} for 1s at 997Hz..."))
     });
-    let (s, _) = t.wait("the profile result", Duration::from_secs(15), |s| {
-        s.contains("CPU: ")
-    });
+    let s = t.wait("the profile result", |s| s.contains("CPU: "));
     let line = s
         .lines()
         .find(|l| l.contains(&hot))
@@ -205,16 +192,9 @@ fn live_table_drilldown_profile_and_prompt_quit() {
     assert!(this > 0.0, "{line}");
     assert!(s.contains("samples="), "D20 title suffix:\n{s}");
 
-    // q: out at once, the shell screen is back.
-    let quit = Instant::now();
+    // q: out, and the shell screen is back.
     t.type_text("q");
-    let (s, took) = t.wait("the shell", Duration::from_secs(3), |s| {
-        s.contains("BRR_EXIT=0")
-    });
-    assert!(
-        quit.elapsed() < Duration::from_millis(1000),
-        "quit took {took:?}"
-    );
+    let s = t.wait("the shell", |s| s.contains("BRR_EXIT=0"));
     assert!(s.contains("SHELL_BEFORE_BRR"), "screen restored:\n{s}");
     assert!(
         !s.contains('┃') && !s.contains("CPU%"),
@@ -235,20 +215,18 @@ fn program_id_opens_its_drilldown_and_sigterm_restores_the_terminal() {
     let fx = SocketFilterFixture::load().expect("load socket filter fixture");
     let id = fx.prog.id;
     launch(&t, &format!("top --program-id {id}"));
-    t.wait("the drilldown", Duration::from_secs(5), |s| {
+    t.wait("the drilldown", |s| {
         s.contains(&format!("program {id} {}", SocketFilterFixture::PROG_NAME))
             && s.contains("sock_filter.c:")
     });
     // Unloading the program is reported in the status line.
     drop(fx);
-    t.wait("the unloaded notice", Duration::from_secs(5), |s| {
+    t.wait("the unloaded notice", |s| {
         s.contains(&format!("program {id} was unloaded"))
     });
     // Esc goes to the live table.
     t.keys(&["Escape"]);
-    t.wait("the live table", Duration::from_secs(3), |s| {
-        s.contains("CPU%")
-    });
+    t.wait("the live table", |s| s.contains("CPU%"));
     let pid = Command::new("pgrep")
         .args([
             "-n",
@@ -263,9 +241,7 @@ fn program_id_opens_its_drilldown_and_sigterm_restores_the_terminal() {
         .args(["-TERM", &pid])
         .status()
         .expect("kill");
-    let (s, _) = t.wait("the shell after SIGTERM", Duration::from_secs(3), |s| {
-        s.contains("BRR_EXIT=")
-    });
+    let s = t.wait("the shell after SIGTERM", |s| s.contains("BRR_EXIT="));
     assert!(s.contains("BRR_EXIT=143"), "{s}");
     assert!(s.contains("SHELL_BEFORE_BRR") && !s.contains("CPU%"), "{s}");
 }

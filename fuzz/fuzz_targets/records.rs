@@ -5,11 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[allow(dead_code)]
-#[path = "../../src/profile/records.rs"]
-mod records;
-
-use records::*;
+use brr::profile::records::*;
 
 const DIRECT: u64 = SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_PERIOD;
 const LAYOUTS: [u64; 4] = [

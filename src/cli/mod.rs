@@ -184,9 +184,8 @@ fn configure(mut cmd: clap::Command) -> clap::Command {
     }
     cmd.args_override_self(true)
         .infer_long_args(true)
+        // clap is built without colour support: help and errors are plain text.
         .disable_help_subcommand(true)
-        .color(clap::ColorChoice::Never)
-        .styles(clap::builder::Styles::plain())
 }
 
 /// Help wraps to the terminal, or to 80 columns when stdout is not one

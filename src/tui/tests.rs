@@ -1093,113 +1093,276 @@ fn render(app: &App) -> String {
 
 const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
 
-fn snap(name: &str, build: impl Fn((u16, u16)) -> App) {
+/// Snapshot the frame at every size in `SIZES`, after `check` has stated in
+/// plain assertions what the snapshot is about.
+fn snap(name: &str, build: impl Fn((u16, u16)) -> App, check: impl Fn(&str)) {
     for size in SIZES {
         let app = build(size);
-        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), render(&app));
+        let frame = render(&app);
+        check(&frame);
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), frame);
     }
+}
+
+/// The column header line of the main table.
+fn header(frame: &str) -> &str {
+    frame.lines().nth(1).unwrap_or("")
+}
+
+/// The first cell (program ID) of every main-table row (status and prompt
+/// lines below the table start with no number).
+fn row_ids(frame: &str) -> Vec<&str> {
+    frame
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| c.bytes().all(|b| b.is_ascii_digit()))
+        .collect()
 }
 
 #[test]
 fn snapshots_main_table() {
-    snap("main_default", |s| app_with("", s));
-    snap("main_extended", |s| app_with("-x", s));
-    snap("main_cumulative", |s| app_with("-c", s));
-    snap("main_sorted", |s| {
-        let mut a = app_with("", s);
-        a.on_key(ch('<'));
-        a.on_key(ch('<'));
-        a.on_key(ch('S'));
-        a
-    });
-    snap("main_filtered", |s| {
-        let mut a = app_with("", s);
-        a.on_key(ch('/'));
-        for c in "sys_".chars() {
-            a.on_key(ch(c));
-        }
-        a
-    });
-    snap("main_empty", |s| {
-        let mut a = App::new(config(), s, Vec::new());
-        a.start();
-        a
-    });
-    snap("main_help", |s| {
-        let mut a = app_with("", s);
-        a.on_key(ch('h'));
-        a
-    });
-    snap("main_delay_dialog", |s| {
-        let mut a = app_with("", s);
-        a.on_key(ch(' '));
-        a.on_key(ch('d'));
-        a
-    });
+    snap(
+        "main_default",
+        |s| app_with("", s),
+        |f| {
+            assert!(
+                header(f).contains("CPU%▼") && row_ids(f).first() == Some(&"122"),
+                "sorted by CPU% descending, busiest program first:\n{f}"
+            )
+        },
+    );
+    snap(
+        "main_extended",
+        |s| app_with("-x", s),
+        |f| {
+            assert!(
+                header(f).split_whitespace().any(|c| c.starts_with("TA")),
+                "-x adds the TAG column after JIT_B:\n{f}"
+            )
+        },
+    );
+    snap(
+        "main_cumulative",
+        |s| app_with("-c", s),
+        |f| {
+            assert!(
+                header(f).contains("CUMUL_AVG_NS") && !header(f).contains("XLAT_B"),
+                "-c shows cumulative columns in place of the image sizes:\n{f}"
+            )
+        },
+    );
+    snap(
+        "main_sorted",
+        |s| {
+            let mut a = app_with("", s);
+            a.on_key(ch('<'));
+            a.on_key(ch('<'));
+            a.on_key(ch('S'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("sort TYPE ▼")
+                    && header(f).contains("TYPE▼")
+                    && !header(f).contains("CPU%▼"),
+                "the arrow moved to the TYPE header:\n{f}"
+            )
+        },
+    );
+    snap(
+        "main_filtered",
+        |s| {
+            let mut a = app_with("", s);
+            a.on_key(ch('/'));
+            for c in "sys_".chars() {
+                a.on_key(ch(c));
+            }
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("filter 'sys_' 3/6") && row_ids(f) == ["122", "67", "65"],
+                "only the three sys_ programs remain:\n{f}"
+            )
+        },
+    );
+    snap(
+        "main_empty",
+        |s| {
+            let mut a = App::new(config(), s, Vec::new());
+            a.start();
+            a
+        },
+        |f| {
+            assert!(
+                header(f).contains("CPU%▼") && row_ids(f).is_empty(),
+                "headers drawn, no rows:\n{f}"
+            )
+        },
+    );
+    snap(
+        "main_help",
+        |s| {
+            let mut a = app_with("", s);
+            a.on_key(ch('h'));
+            a
+        },
+        |f| assert!(f.contains("Keys (h closes)"), "h opens the key help:\n{f}"),
+    );
+    snap(
+        "main_delay_dialog",
+        |s| {
+            let mut a = app_with("", s);
+            a.on_key(ch(' '));
+            a.on_key(ch('d'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("PAUSED") && f.contains("refresh delay seconds") && f.contains("1.0▏"),
+                "paused, with the delay dialog holding the current delay:\n{f}"
+            )
+        },
+    );
 }
 
 #[test]
 fn snapshots_drilldown() {
-    snap("drill_source_profiled", |s| {
-        let mut a = drill_app(s, true);
-        a.on_key(ch('m'));
-        goto(&mut a, |c| c.starts_with("+ prog.bpf.c:5:"));
-        a.on_key(ch('e'));
-        a
-    });
-    snap("drill_source_unprofiled", |s| drill_app(s, false));
-    snap("drill_mixed", |s| {
-        let mut a = drill_app(s, true);
-        let fx = a.on_key(ch(' '));
-        let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
-            panic!()
-        };
-        a.on_msg(Msg::Disasm {
-            seq,
-            bpftool: Vec::new(),
-            call_names: Default::default(),
-        });
-        a.on_key(ch('E'));
-        a
-    });
-    snap("drill_form", |s| {
-        let mut a = drill_app(s, true);
-        a.on_key(ch('P'));
-        a.on_key(key(KeyCode::Tab));
-        a
-    });
-    snap("drill_help", |s| {
-        let mut a = drill_app(s, true);
-        a.on_key(ch('h'));
-        a
-    });
-    snap("drill_legend", |s| {
-        let mut a = drill_app(s, true);
-        a.on_key(ch('M'));
-        a
-    });
-    snap("drill_search", |s| {
-        let mut a = drill_app(s, true);
-        a.on_key(ch('/'));
-        for c in "x2".chars() {
-            a.on_key(ch(c));
-        }
-        a.on_key(key(KeyCode::Enter));
-        a
-    });
-    snap("drill_profiling", |s| {
-        let mut a = drill_app(s, false);
-        let fx = a.on_key(ch('p'));
-        let Effect::Profile(job) = &fx[0] else {
-            panic!()
-        };
-        a.on_msg(Msg::Progress {
-            seq: job.seq,
-            elapsed: 1.5,
-            samples: 321,
-        });
-        a
-    });
+    snap(
+        "drill_source_profiled",
+        |s| {
+            let mut a = drill_app(s, true);
+            a.on_key(ch('m'));
+            goto(&mut a, |c| c.starts_with("+ prog.bpf.c:5:"));
+            a.on_key(ch('e'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("- prog.bpf.c:5:")
+                    && f.contains("-> kernel lookup_nulls_elem_raw")
+                    && f.contains("[file-switch]"),
+                "line 5 expanded to its kernel rows, with source markers:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_source_unprofiled",
+        |s| drill_app(s, false),
+        |f| {
+            assert!(
+                f.contains("mode=source") && !f.contains("samples=") && !f.contains("->"),
+                "source view with no profile figures:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_mixed",
+        |s| {
+            let mut a = drill_app(s, true);
+            let fx = a.on_key(ch(' '));
+            let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
+                panic!()
+            };
+            a.on_msg(Msg::Disasm {
+                seq,
+                bpftool: Vec::new(),
+                call_names: Default::default(),
+            });
+            a.on_key(ch('E'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("mode=mixed") && f.contains(": raw="),
+                "instructions interleaved with the source lines:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_form",
+        |s| {
+            let mut a = drill_app(s, true);
+            a.on_key(ch('P'));
+            a.on_key(key(KeyCode::Tab));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("duration (s): 5.0") && f.contains("frequency (Hz): 997▏"),
+                "the profile form, Tab moved the cursor to the frequency:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_help",
+        |s| {
+            let mut a = drill_app(s, true);
+            a.on_key(ch('h'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("Drilldown help"),
+                "h opens the drilldown help:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_legend",
+        |s| {
+            let mut a = drill_app(s, true);
+            a.on_key(ch('M'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("Code markers"),
+                "M opens the marker legend:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_search",
+        |s| {
+            let mut a = drill_app(s, true);
+            a.on_key(ch('/'));
+            for c in "x2".chars() {
+                a.on_key(ch(c));
+            }
+            a.on_key(key(KeyCode::Enter));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("12 source search matches for 'x2'"),
+                "the search reports its match count:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_profiling",
+        |s| {
+            let mut a = drill_app(s, false);
+            let fx = a.on_key(ch('p'));
+            let Effect::Profile(job) = &fx[0] else {
+                panic!()
+            };
+            a.on_msg(Msg::Progress {
+                seq: job.seq,
+                elapsed: 1.5,
+                samples: 321,
+            });
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("1.5s of 5s, 321 samples"),
+                "progress of the running profile:\n{f}"
+            )
+        },
+    );
 }
 
 #[test]

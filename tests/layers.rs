@@ -1,0 +1,205 @@
+//! The layering rules of the code base, checked on its sources.
+//!
+//! Kernel facts flow one way: `sys` -> `kernel` -> `model` -> analysis
+//! (`activity`, `profile`, `inspect`) -> views (`render`, `tui`, `export`),
+//! with `session` (services that commands, top and the TUI share),
+//! `commands` and `top` on top. A module may only import from below it, and
+//! only `src/sys/` may contain `unsafe`. Test code (`#[cfg(test)]` modules,
+//! `tests.rs`, `*_tests.rs`) is exempt from the import rules.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Source files as (top-level module, path relative to src, text).
+fn files() -> Vec<(String, String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    sources(&src, &mut paths);
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(&src)
+                .expect("under src")
+                .to_string_lossy()
+                .into_owned();
+            let top = rel
+                .split('/')
+                .next()
+                .unwrap_or("")
+                .trim_end_matches(".rs")
+                .to_string();
+            let text = std::fs::read_to_string(&p).expect("read source");
+            (top, rel, text)
+        })
+        .collect()
+}
+
+/// The text without comments, so a comment naming a module or `unsafe`
+/// does not count.
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_test_file(rel: &str) -> bool {
+    rel.ends_with("/tests.rs") || rel.ends_with("_tests.rs")
+}
+
+/// Top-level module -> the top-level modules its product code names.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (top, rel, text) in files() {
+        if top == "main" || top == "lib" || is_test_file(&rel) {
+            continue;
+        }
+        let text = code(&text);
+        // Everything after the first test module is test code.
+        let product = match text.find("#[cfg(test)]") {
+            Some(i) => &text[..i],
+            None => &text[..],
+        };
+        let deps = g.entry(top.clone()).or_default();
+        let mut rest = product;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != top {
+                deps.insert(name);
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn unsafe_code_only_under_sys() {
+    let mut found = Vec::new();
+    for (top, rel, text) in files() {
+        if top == "sys" {
+            continue;
+        }
+        for (n, line) in code(&text).lines().enumerate() {
+            let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+            if words.into_iter().any(|w| w == "unsafe") {
+                found.push(format!("src/{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "unsafe outside src/sys/: {found:?}");
+}
+
+#[test]
+fn modules_import_only_from_below() {
+    // (module, modules it must not import)
+    let views = ["render", "tui", "export"];
+    let top_layer = ["session", "commands", "top", "cli"];
+    let mut rules: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "sys",
+            vec![
+                "kernel", "model", "activity", "profile", "inspect", "render", "tui", "export",
+                "session", "commands", "top", "cli", "error",
+            ],
+        ),
+        (
+            "model",
+            vec![
+                "sys", "kernel", "activity", "profile", "inspect", "render", "tui", "export",
+                "session", "commands", "top", "cli",
+            ],
+        ),
+        (
+            "kernel",
+            vec![
+                "activity", "profile", "inspect", "render", "tui", "export", "session", "commands",
+                "top", "cli",
+            ],
+        ),
+        (
+            "render",
+            vec!["sys", "tui", "export", "session", "commands", "top", "cli"],
+        ),
+        ("tui", vec!["sys", "commands", "top", "cli"]),
+        ("export", vec!["tui", "commands", "top", "cli"]),
+        ("session", vec!["tui", "commands", "top", "cli"]),
+        ("top", vec!["commands"]),
+    ];
+    for analysis in ["activity", "profile", "inspect"] {
+        let mut banned: Vec<&str> = views.to_vec();
+        banned.extend(top_layer);
+        rules.push((analysis, banned));
+    }
+    let g = graph();
+    let mut broken = Vec::new();
+    for (module, banned) in rules {
+        for dep in g.get(module).into_iter().flatten() {
+            if banned.contains(&dep.as_str()) {
+                broken.push(format!("{module} imports {dep}"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "layering broken: {broken:?}");
+}
+
+#[test]
+fn no_import_cycle_between_modules() {
+    let g = graph();
+    // Depth-first search; a grey node reached again closes a cycle.
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(n) {
+            Some(1) => {
+                let start = path.iter().position(|p| p == n).unwrap_or(0);
+                let mut cycle = path[start..].to_vec();
+                cycle.push(n.to_string());
+                return Some(cycle);
+            }
+            Some(_) => return None,
+            None => {}
+        }
+        state.insert(n.to_string(), 1);
+        path.push(n.to_string());
+        for d in g.get(n).into_iter().flatten() {
+            if let Some(c) = visit(d, g, state, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in g.keys() {
+        let mut path = Vec::new();
+        if let Some(cycle) = visit(n, &g, &mut state, &mut path) {
+            panic!("import cycle: {}", cycle.join(" -> "));
+        }
+    }
+    // The check can fail: the graph must have real edges to look at.
+    assert!(g.get("commands").is_some_and(|d| d.contains("session")));
+}
