@@ -73,6 +73,12 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             return Ok((dump::compare(&c, cli.format), code));
         }
         Command::Top(t) => return crate::top::run(cli, t),
+        // Served by `stream`; reaching here is a dispatch mistake, not input.
+        Command::Exporter { .. } => {
+            return Err(crate::error::BrrError::Failed(
+                "the exporter writes no output of its own".into(),
+            ))
+        }
     };
     Ok((out, 0))
 }
@@ -98,6 +104,13 @@ pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
             count,
             ..
         } => Some(activity_stream(cli, *interval, *count, *limit, *all, out)),
+        Command::Exporter { listen, stats } => Some(
+            crate::export::run(crate::export::Config {
+                listen: *listen,
+                stats: *stats,
+            })
+            .map(|()| Streamed::Done(0)),
+        ),
         _ => None,
     }
 }

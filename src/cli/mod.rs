@@ -82,6 +82,11 @@ pub enum Command {
         frequency: u64,
     },
     Profile(ProfileArgs),
+    /// `brr exporter`.
+    Exporter {
+        listen: std::net::SocketAddr,
+        stats: bool,
+    },
 }
 
 /// `brr profile` options.
@@ -701,6 +706,7 @@ fn sub_name(sub: &Sub) -> &'static str {
         Sub::Dump(_) => "dump",
         Sub::DumpCompare(_) => "dump-compare",
         Sub::Profile(_) => "profile",
+        Sub::Exporter(_) => "exporter",
         Sub::Completions(_) => "completions",
         Sub::Man => "man",
     }
@@ -855,6 +861,16 @@ fn sub_command(
                 fail_on_loss: a.fail_on_loss,
                 devmode: devmode_path(a.devmode),
             })
+        }
+        Sub::Exporter(a) => {
+            let listen = check(prog, "--listen", a.listen.as_ref(), values::listen_address)?;
+            let default = crate::export::DEFAULT_LISTEN.parse().map_err(|_| {
+                BrrError::Failed("the default listen address does not parse".into())
+            })?;
+            Command::Exporter {
+                listen: listen.unwrap_or(default),
+                stats: !a.no_stats,
+            }
         }
         Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
         Sub::Man => return Ok(Err(docs::man_page())),

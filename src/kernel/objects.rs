@@ -64,6 +64,7 @@ pub fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
         jited_size: info.jited_prog_len,
         run_time_ns: info.run_time_ns,
         run_count: info.run_cnt,
+        recursion_misses: info.recursion_misses,
         map_ids,
         btf_id: info.btf_id,
         pinned_paths: Vec::new(),
@@ -90,20 +91,47 @@ pub fn programs_brief() -> Result<Vec<Program>> {
     })
 }
 
-pub fn maps() -> Result<Vec<Map>> {
-    walk_kind(ObjKind::Map, |_, fd| {
-        let i = bpf::map_info(fd)?;
-        Ok(Map {
-            id: i.id,
-            map_type: names::map_type(i.map_type),
-            name: names::object_name(&i.name),
-            key_size: i.key_size,
-            value_size: i.value_size,
-            max_entries: i.max_entries,
-            btf_id: i.btf_id,
-            pinned_paths: Vec::new(),
-        })
+/// The `memlock:` bytes the kernel charges for the object behind `fd`, from
+/// this process's fdinfo of that fd; None when the kernel does not say.
+fn fd_memlock(fd: &OwnedFd) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let text = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("memlock:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Programs as [`programs_brief`] reads them, each with its memlock bytes:
+/// what the Prometheus exporter serves.
+pub fn programs_with_memlock() -> Result<Vec<(Program, Option<u64>)>> {
+    walk_kind(ObjKind::Prog, |_, fd| {
+        let d = bpf::prog_detail(fd, ProgWant::default())?;
+        Ok((program_from_info(&d.info, Vec::new()), fd_memlock(fd)))
     })
+}
+
+/// Maps with their memlock bytes.
+pub fn maps_with_memlock() -> Result<Vec<(Map, Option<u64>)>> {
+    walk_kind(ObjKind::Map, |_, fd| {
+        Ok((map_from_info(&bpf::map_info(fd)?), fd_memlock(fd)))
+    })
+}
+
+fn map_from_info(i: &bpf::MapInfo) -> Map {
+    Map {
+        id: i.id,
+        map_type: names::map_type(i.map_type),
+        name: names::object_name(&i.name),
+        key_size: i.key_size,
+        value_size: i.value_size,
+        max_entries: i.max_entries,
+        btf_id: i.btf_id,
+        pinned_paths: Vec::new(),
+    }
+}
+
+pub fn maps() -> Result<Vec<Map>> {
+    walk_kind(ObjKind::Map, |_, fd| Ok(map_from_info(&bpf::map_info(fd)?)))
 }
 
 const LINK_TRACING: u32 = 2;

@@ -552,6 +552,7 @@ mod tests {
             jited_size: 90,
             run_time_ns: 0,
             run_count: 0,
+            recursion_misses: 0,
             map_ids: vec![193, 7],
             btf_id: 278,
             pinned_paths: vec!["/sys/fs/bpf/a".into(), "/sys/fs/bpf/b,c".into()],
