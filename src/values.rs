@@ -294,12 +294,16 @@ mod tests {
 
     #[test]
     fn listen_addresses() {
-        assert_eq!(
-            listen_address("127.0.0.1:9435").map(|a| a.port()),
-            Ok(9435)
-        );
+        assert_eq!(listen_address("127.0.0.1:9435").map(|a| a.port()), Ok(9435));
         assert!(listen_address("[::1]:0").is_ok_and(|a| a.ip().is_loopback()));
-        for bad in ["localhost:9435", "127.0.0.1", ":9435", "1.2.3.4:70000", "::1:80", ""] {
+        for bad in [
+            "localhost:9435",
+            "127.0.0.1",
+            ":9435",
+            "1.2.3.4:70000",
+            "::1:80",
+            "",
+        ] {
             assert_eq!(listen_address(bad), Err(ValueError::NotAnAddress), "{bad}");
         }
     }

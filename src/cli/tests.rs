@@ -79,6 +79,29 @@ fn activity_values() {
 }
 
 #[test]
+fn exporter_values() {
+    assert_eq!(
+        cli("exporter").command,
+        Command::Exporter {
+            listen: "127.0.0.1:9435".parse().unwrap(),
+            stats: true,
+        }
+    );
+    assert_eq!(
+        cli("exporter --listen [::1]:0 --no-stats").command,
+        Command::Exporter {
+            listen: "[::1]:0".parse().unwrap(),
+            stats: false,
+        }
+    );
+    let help = match parse(&["exporter".into(), "--help".into()]) {
+        Ok(Parsed::Print(text)) => text,
+        other => panic!("{other:?}"),
+    };
+    assert!(help.contains("about 20 ns"), "{help}");
+}
+
+#[test]
 fn value_errors() {
     assert_eq!(
         err_line("activity -d 0"),

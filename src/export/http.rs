@@ -226,7 +226,8 @@ impl Read for DeadlineReader<'_> {
         if left.is_zero() {
             return Err(io::ErrorKind::TimedOut.into());
         }
-        self.stream.set_read_timeout(Some(left.min(self.per_read)))?;
+        self.stream
+            .set_read_timeout(Some(left.min(self.per_read)))?;
         self.stream.read(buf)
     }
 }
@@ -406,7 +407,10 @@ mod tests {
                 path: "/metrics".into()
             })
         );
-        assert_eq!(parse(b"POST / HTTP/1.0\n\n").map(|r| r.method), Ok("POST".into()));
+        assert_eq!(
+            parse(b"POST / HTTP/1.0\n\n").map(|r| r.method),
+            Ok("POST".into())
+        );
         assert_eq!(parse(b""), Err(Rejected::Closed));
         for bad in [
             &b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"[..],
@@ -433,11 +437,20 @@ mod tests {
         assert_eq!(parse(long.as_bytes()), Err(Rejected::Status(414)));
         let endless = vec![b'G'; 1 << 20];
         assert_eq!(parse(&endless), Err(Rejected::Status(414)));
-        let many = format!("GET / HTTP/1.1\r\n{}\r\n", "A: b\r\n".repeat(l.header_count + 1));
+        let many = format!(
+            "GET / HTTP/1.1\r\n{}\r\n",
+            "A: b\r\n".repeat(l.header_count + 1)
+        );
         assert_eq!(parse(many.as_bytes()), Err(Rejected::Status(431)));
-        let ok = format!("GET / HTTP/1.1\r\n{}\r\n", "A: b\r\n".repeat(l.header_count));
+        let ok = format!(
+            "GET / HTTP/1.1\r\n{}\r\n",
+            "A: b\r\n".repeat(l.header_count)
+        );
         assert!(parse(ok.as_bytes()).is_ok());
-        let big = format!("GET / HTTP/1.1\r\nA: {}\r\n\r\n", "b".repeat(l.header_bytes));
+        let big = format!(
+            "GET / HTTP/1.1\r\nA: {}\r\n\r\n",
+            "b".repeat(l.header_bytes)
+        );
         assert_eq!(parse(big.as_bytes()), Err(Rejected::Status(431)));
         let split = format!(
             "GET / HTTP/1.1\r\nA: {}\r\nB: {}\r\n\r\n",
@@ -497,7 +510,10 @@ mod tests {
         settle(2);
         let t = Instant::now();
         let ok = get(addr, b"GET /x HTTP/1.1\r\n\r\n");
-        assert!(ok.starts_with("HTTP/1.1 200 OK\r\n") && ok.ends_with("\r\n\r\n/x"), "{ok}");
+        assert!(
+            ok.starts_with("HTTP/1.1 200 OK\r\n") && ok.ends_with("\r\n\r\n/x"),
+            "{ok}"
+        );
         assert!(t.elapsed() < Duration::from_secs(1));
         // With every slot taken, the next client hears 503 at once.
         settle(2);

@@ -31,14 +31,16 @@ const INDEX_HTML: &str = "<!DOCTYPE html>\n<html><head><title>brr exporter</titl
 /// This process's CPU time and resident memory, from /proc/self.
 fn process() -> Process {
     let ticks = rustix::param::clock_ticks_per_second() as f64;
-    let cpu_seconds = std::fs::read_to_string("/proc/self/stat").ok().and_then(|s| {
-        // Fields after the parenthesised command name, which may hold spaces.
-        let rest = s.rsplit_once(')')?.1;
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let utime: u64 = f.get(11)?.parse().ok()?;
-        let stime: u64 = f.get(12)?.parse().ok()?;
-        (ticks > 0.0).then(|| (utime + stime) as f64 / ticks)
-    });
+    let cpu_seconds = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesised command name, which may hold spaces.
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let utime: u64 = f.get(11)?.parse().ok()?;
+            let stime: u64 = f.get(12)?.parse().ok()?;
+            (ticks > 0.0).then(|| (utime + stime) as f64 / ticks)
+        });
     let page = rustix::param::page_size() as u64;
     let resident_bytes = std::fs::read_to_string("/proc/self/statm")
         .ok()
@@ -153,7 +155,9 @@ mod tests {
         assert_eq!(r.body, b"m 1\n");
         let r = route(&req("GET", "/"), &ok);
         assert_eq!(r.status, 200);
-        assert!(String::from_utf8(r.body).unwrap().contains("href=\"/metrics\""));
+        assert!(String::from_utf8(r.body)
+            .unwrap()
+            .contains("href=\"/metrics\""));
         assert_eq!(route(&req("GET", "/nope"), &ok).status, 404);
         assert_eq!(route(&req("POST", "/nope"), &ok).status, 404);
         let r = route(&req("POST", "/metrics"), &ok);

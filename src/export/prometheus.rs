@@ -197,7 +197,11 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
     );
     for (m, _) in &s.maps {
         f.sample(
-            &[("id", &m.id.to_string()), ("name", &m.name), ("type", &m.map_type)],
+            &[
+                ("id", &m.id.to_string()),
+                ("name", &m.name),
+                ("type", &m.map_type),
+            ],
             "1",
         );
     }
@@ -328,7 +332,9 @@ mod tests {
         assert!(text.contains(
             "brr_prog_info{id=\"7\",tag=\"00ff\",name=\"a\\\"b\\\\c\\nd\",type=\"socket_filter\"} 1\n"
         ));
-        assert!(text.contains("# TYPE brr_prog_run_count_total counter\nbrr_prog_run_count_total{id=\"7\"} 3\n"));
+        assert!(text.contains(
+            "# TYPE brr_prog_run_count_total counter\nbrr_prog_run_count_total{id=\"7\"} 3\n"
+        ));
         assert!(text.contains("brr_prog_run_time_seconds_total{id=\"7\"} 1.5\n"));
         assert!(text.contains("brr_prog_recursion_misses_total{id=\"7\"} 2\n"));
         assert!(text.contains("brr_prog_memlock_bytes{id=\"7\"} 4096\n"));
@@ -347,7 +353,10 @@ mod tests {
         assert!(text.ends_with('\n'));
         // Every line is a comment or one sample with a value.
         for line in text.lines() {
-            assert!(line.starts_with("# ") || line.rsplit_once(' ').is_some(), "{line}");
+            assert!(
+                line.starts_with("# ") || line.rsplit_once(' ').is_some(),
+                "{line}"
+            );
         }
     }
 
