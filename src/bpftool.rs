@@ -110,12 +110,13 @@ pub fn parse_text_indexes(text: &str) -> Vec<u64> {
     text.lines()
         .filter_map(|l| {
             let t = l.trim_start_matches(' ');
-            let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-            let rest = &t[digits..];
+            let (digits, rest) = t.split_at(t.bytes().take_while(u8::is_ascii_digit).count());
             let mut it = rest.chars();
-            (digits > 0 && it.next() == Some(':') && it.next().is_some_and(char::is_whitespace))
-                .then(|| t[..digits].parse().ok())
-                .flatten()
+            (!digits.is_empty()
+                && it.next() == Some(':')
+                && it.next().is_some_and(char::is_whitespace))
+            .then(|| digits.parse().ok())
+            .flatten()
         })
         .collect()
 }

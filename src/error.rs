@@ -36,7 +36,9 @@ impl BrrError {
         }
     }
 
-    /// Map a bpf() errno to the catalogue message for `action`.
+    /// Map a bpf() errno to brr's error for `action`: a permission denial
+    /// with a privilege hint, missing kernel support, or a failure quoting
+    /// the strerror text.
     pub fn bpf(action: &str, errno: Errno) -> BrrError {
         match errno.0 {
             libc::EPERM | libc::EACCES => BrrError::Permission(format!(

@@ -3,6 +3,34 @@
 //! The binary (`src/main.rs`) only parses the command line, runs it and maps
 //! errors to exit codes; everything else lives here so that tests, fuzz
 //! targets and benchmarks reach the same code.
+//!
+//! Kernel facts flow one way, each layer calling the ones below it with
+//! plain data:
+//!
+//! 1. [`sys`]: raw `bpf()` and `perf_event_open()` syscalls, the mmap'ed
+//!    perf ring and signals. The only module allowed `unsafe` code (the
+//!    crate denies `unsafe_code` everywhere else).
+//! 2. [`kernel`]: safe, typed views of the kernel's BPF objects, stats,
+//!    BTF, kallsyms and bpffs pins; [`bpftool`] runs the optional external
+//!    tool. [`privilege`] names the capabilities an operation needs and
+//!    [`error`] turns failures into one-line messages and exit codes.
+//! 3. [`model`]: the plain data the kernel views fill and every layer above
+//!    reads.
+//! 4. Analysis of that data: [`activity`] (run counts and run time over a
+//!    window), [`profile`] (sampling, attribution, aggregation) and
+//!    [`inspect`] (instruction slots, source lines, drilldown rows).
+//! 5. [`render`]: plain data to text tables, JSON, CSV and textmode.
+//!    Nothing below it formats output.
+//! 6. [`session`]: what commands, `top` and the TUI's worker share: the
+//!    measuring window, a capture that Ctrl-C ends early, pins, the
+//!    `--devmode` tree.
+//! 7. Front ends: [`cli`] (the command line), [`commands`] (dispatch),
+//!    [`top`] (`brr top` as textmode or interactive) and [`tui`] (the
+//!    interactive view, the only module that knows a key).
+//!
+//! Two leaf modules serve any layer: [`values`] (number parsers shared by
+//! the command line and the TUI's input fields) and [`trace`] (readiness
+//! lines for tests and scripts).
 
 pub mod activity;
 pub mod bpftool;
@@ -17,6 +45,9 @@ pub mod privilege;
 pub mod profile;
 pub mod render;
 pub mod session;
+// Cargo.toml denies unsafe_code crate-wide; the syscall layer is the one
+// exemption, so unsafe cannot spread to other modules unnoticed.
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod top;
 pub mod trace;

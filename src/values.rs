@@ -93,10 +93,10 @@ pub fn seconds(s: &str) -> Result<f64, ValueError> {
 /// every caller then rejects as too large.
 pub fn integer(s: &str) -> Result<i128, ValueError> {
     let t = without_separators(s.trim()).ok_or(ValueError::NotAnInteger)?;
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t.as_str()),
+    let (neg, digits) = if let Some(rest) = t.strip_prefix('-') {
+        (true, rest)
+    } else {
+        (false, t.strip_prefix('+').unwrap_or(&t))
     };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ValueError::NotAnInteger);

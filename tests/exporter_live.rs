@@ -2,6 +2,12 @@
 //! Prometheus server scraping it, and the server under load and abuse.
 //! Only loopback addresses are used.
 
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// SIGINT and SIGTERM reach the child brr through libc::kill, which is unsafe.
+#![allow(unsafe_code)]
+
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};

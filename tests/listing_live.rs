@@ -1,6 +1,14 @@
 //! Live tests of `prog`, `map`, `link`, `btf` and `activity` against BPF
 //! objects each test creates itself. Other objects on the host are ignored.
 
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// SIGINT reaches the child brr through libc::kill, which is unsafe.
+#![allow(unsafe_code)]
+// A live scenario (load, list, compare every column) reads best as one test.
+#![allow(clippy::too_many_lines)]
+
 mod support;
 
 use std::io::{BufRead, BufReader, Read};

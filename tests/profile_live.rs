@@ -4,6 +4,12 @@
 //! Only the fixtures' own programs are asserted on; the host may run other
 //! BPF programs. The tests share two CPUs, so they run one at a time.
 
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::expect_used, clippy::panic)]
+// SIGINT reaches the child brr through libc::kill, which is unsafe.
+#![allow(unsafe_code)]
+
 mod support;
 
 use std::io::{BufRead, BufReader, Read};

@@ -2,6 +2,12 @@
 //! JSON/CSV, against fixture programs run with BPF_PROG_TEST_RUN between
 //! windows. Other programs on the host are ignored.
 
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// SIGINT and SIGTERM reach the child brr through libc::kill, which is unsafe.
+#![allow(unsafe_code)]
+
 mod support;
 
 use std::io::{BufRead, BufReader};

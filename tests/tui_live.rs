@@ -6,6 +6,10 @@
 //! BPF programs (the table is filtered to the fixture's name and sorted by
 //! ID so that rows do not move while the test navigates).
 
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::expect_used, clippy::panic)]
+
 mod support;
 
 use std::process::{Command, Stdio};

@@ -1,5 +1,7 @@
-//! Command line: clap definitions (`args`), the post-parse rules of the CLI
-//! spec §2.7, the original's one-line error texts, completions and man page.
+//! Command line: clap definitions (`args`), the post-parse rules (checked
+//! in a fixed order, first failure wins, each reported by the root parser
+//! with exit 2), the original's one-line error texts, completions and man
+//! page.
 //!
 //! Every usage error is a single line on stderr, exit 2; texts the original's
 //! users match (`brr activity: error: argument -d/--duration: ...`) are kept.
@@ -20,7 +22,7 @@ use crate::values::{self, ValueError};
 pub use crate::values::MAX_SECONDS;
 pub use args::VERSION_TEXT;
 
-use args::{OutputFlags, RootArgs, Sub, TopArgs};
+use args::{OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
 
 /// `top` (and bare `brr`) settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -600,7 +602,8 @@ fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
     Ok(())
 }
 
-/// Value checks and the post-parse rules (spec §2.7), first failure wins.
+/// Value checks, then the post-parse rules in their fixed order; the first
+/// failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     // argparse converts values while parsing: root options first.
     let root_top = top_options("brr", &root.top)?;
@@ -712,6 +715,48 @@ fn sub_name(sub: &Sub) -> &'static str {
     }
 }
 
+/// `brr activity`'s values and its stream rules; `pretty` is whether
+/// `--pretty` was given at any level.
+fn activity_command(prog: &str, a: &args::ActivityArgs, pretty: bool) -> Result<Command, BrrError> {
+    let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
+    let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+    let interval = check(prog, "--interval", a.interval.as_ref(), values::seconds)?;
+    let count = check(prog, "--count", a.count.as_ref(), values::positive_int)?;
+    if interval.is_some() && duration.is_some() {
+        return Err(usage(
+            prog,
+            "--interval and -d/--duration cannot be used together; --interval sets each window's length",
+        ));
+    }
+    if count.is_some() && interval.is_none() {
+        return Err(usage(prog, "--count requires --interval"));
+    }
+    if interval.is_some() && pretty {
+        return Err(usage(
+            prog,
+            "--pretty cannot be used with --interval (JSON Lines are one object per line)",
+        ));
+    }
+    Ok(Command::Activity {
+        duration: interval.or(duration).unwrap_or(5.0),
+        limit: usize_of(limit.unwrap_or(20)),
+        all: a.all,
+        interval,
+        count: count.unwrap_or(0),
+    })
+}
+
+fn exporter_command(prog: &str, a: &args::ExporterArgs) -> Result<Command, BrrError> {
+    let listen = check(prog, "--listen", a.listen.as_ref(), values::listen_address)?;
+    let default = crate::export::DEFAULT_LISTEN
+        .parse()
+        .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?;
+    Ok(Command::Exporter {
+        listen: listen.unwrap_or(default),
+        stats: !a.no_stats,
+    })
+}
+
 /// One subcommand's values, checked; output flags and -x/-c are OR-ed into
 /// the root's. `completions` and `man` give their text instead.
 fn sub_command(
@@ -733,32 +778,7 @@ fn sub_command(
             merge_out(&a.out);
             *extended |= a.extended;
             *cumulative |= a.cumulative;
-            let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
-            let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
-            let interval = check(prog, "--interval", a.interval.as_ref(), values::seconds)?;
-            let count = check(prog, "--count", a.count.as_ref(), values::positive_int)?;
-            if interval.is_some() && duration.is_some() {
-                return Err(usage(
-                    prog,
-                    "--interval and -d/--duration cannot be used together; --interval sets each window's length",
-                ));
-            }
-            if count.is_some() && interval.is_none() {
-                return Err(usage(prog, "--count requires --interval"));
-            }
-            if interval.is_some() && out.pretty {
-                return Err(usage(
-                    prog,
-                    "--pretty cannot be used with --interval (JSON Lines are one object per line)",
-                ));
-            }
-            Command::Activity {
-                duration: interval.or(duration).unwrap_or(5.0),
-                limit: usize_of(limit.unwrap_or(20)),
-                all: a.all,
-                interval,
-                count: count.unwrap_or(0),
-            }
+            activity_command(prog, &a, out.pretty)?
         }
         Sub::Top(a) => {
             merge_out(&a.out);
@@ -810,71 +830,66 @@ fn sub_command(
         Sub::Profile(a) => {
             merge_out(&a.out);
             *extended |= a.extended;
-            let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
-            let frequency = check(
-                prog,
-                "-F/--frequency",
-                a.frequency.as_ref(),
-                values::positive_int,
-            )?;
-            let event = check_event(prog, a.event.as_ref())?;
-            let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
-            let line_limit = check(
-                prog,
-                "--line-limit",
-                a.line_limit.as_ref(),
-                values::non_negative_int,
-            )?;
-            let program_id = check(
-                prog,
-                "--program-id",
-                a.program_id.as_ref(),
-                values::object_id,
-            )?;
-            let call_graph =
-                check_choice(prog, "--call-graph", a.call_graph.as_ref(), &["fp", "lbr"])?;
-            let pages = check(
-                prog,
-                "--perf-buffer-pages",
-                a.perf_buffer_pages.as_ref(),
-                values::perf_pages,
-            )?;
-            let drain = check(
-                prog,
-                "--perf-drain-ms",
-                a.perf_drain_ms.as_ref(),
-                values::drain_ms,
-            )?;
-            Command::Profile(ProfileArgs {
-                duration: duration.unwrap_or(5.0),
-                frequency: frequency.unwrap_or(997),
-                event,
-                limit: usize_of(limit.unwrap_or(20)),
-                line_limit: usize_of(line_limit.unwrap_or(10)),
-                program_id,
-                kernel_samples: a.kernel_samples,
-                kernel_ip_detail: a.kernel_ip_detail,
-                call_graph: call_graph.unwrap_or("fp"),
-                wide: a.wide,
-                perf_buffer_pages: pages.flatten(),
-                perf_drain_ms: drain.flatten(),
-                fail_on_loss: a.fail_on_loss,
-                devmode: devmode_path(a.devmode),
-            })
+            Command::Profile(profile_args(prog, a)?)
         }
-        Sub::Exporter(a) => {
-            let listen = check(prog, "--listen", a.listen.as_ref(), values::listen_address)?;
-            let default = crate::export::DEFAULT_LISTEN.parse().map_err(|_| {
-                BrrError::Failed("the default listen address does not parse".into())
-            })?;
-            Command::Exporter {
-                listen: listen.unwrap_or(default),
-                stats: !a.no_stats,
-            }
-        }
+        Sub::Exporter(a) => exporter_command(prog, &a)?,
         Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))
+}
+
+/// `brr profile`'s values, checked in the order the original reports them.
+fn profile_args(prog: &str, a: ProfileCliArgs) -> Result<ProfileArgs, BrrError> {
+    let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
+    let frequency = check(
+        prog,
+        "-F/--frequency",
+        a.frequency.as_ref(),
+        values::positive_int,
+    )?;
+    let event = check_event(prog, a.event.as_ref())?;
+    let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+    let line_limit = check(
+        prog,
+        "--line-limit",
+        a.line_limit.as_ref(),
+        values::non_negative_int,
+    )?;
+    let program_id = check(
+        prog,
+        "--program-id",
+        a.program_id.as_ref(),
+        values::object_id,
+    )?;
+    let call_graph = check_choice(prog, "--call-graph", a.call_graph.as_ref(), &["fp", "lbr"])?;
+    let pages = check(
+        prog,
+        "--perf-buffer-pages",
+        a.perf_buffer_pages.as_ref(),
+        values::perf_pages,
+    )?;
+    let drain = check(
+        prog,
+        "--perf-drain-ms",
+        a.perf_drain_ms.as_ref(),
+        values::drain_ms,
+    )?;
+    Ok(ProfileArgs {
+        duration: duration.unwrap_or(5.0),
+        frequency: frequency.unwrap_or(997),
+        event,
+        limit: usize_of(limit.unwrap_or(20)),
+        line_limit: usize_of(line_limit.unwrap_or(10)),
+        program_id,
+        kernel_samples: a.kernel_samples,
+        kernel_ip_detail: a.kernel_ip_detail,
+        call_graph: call_graph.unwrap_or("fp"),
+        wide: a.wide,
+        perf_buffer_pages: pages.flatten(),
+        perf_drain_ms: drain.flatten(),
+        fail_on_loss: a.fail_on_loss,
+        devmode: devmode_path(a.devmode),
+    })
 }
 
 #[cfg(test)]

@@ -486,7 +486,7 @@ fn completions_and_man_print_text() {
             assert!(
                 t.starts_with(".ie") || t.contains(".TH"),
                 "{}",
-                &t[..80.min(t.len())]
+                t.get(..80).unwrap_or(&t)
             );
             for name in [
                 "prog",

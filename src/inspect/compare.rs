@@ -1,5 +1,5 @@
 //! `dump-compare`: brr's slots and line mapping against bpftool's rows
-//! (CLI spec §12). bpftool prints an `ld_imm64` as one row, so brr's second
+//! (`bpftool prog dump xlated id N linum`, text and JSON). bpftool prints an `ld_imm64` as one row, so brr's second
 //! halves are left out before comparing; source text is compared without
 //! surrounding whitespace (bpftool strips indentation).
 

@@ -1,7 +1,7 @@
 //! The drilldown row model: one program's source lines (or source lines
 //! interleaved with instructions), with markers, profile samples, helper and
-//! kernel child rows, summary ("Other") rows and exact 100.00 % `%THIS`
-//! (TUI spec §4.2–4.8, profiler spec §14).
+//! kernel child rows, summary ("Other") rows and a `%THIS` column whose
+//! leaves add up to exactly 100.00 %.
 //!
 //! Pure: built from plain data, rendered by textmode now and the TUI later.
 //! The full row list is fixed once built; what is shown (expanded parents,
@@ -265,10 +265,10 @@ pub fn largest_remainder(units: u64, counts: &[u64], denom: u64) -> Vec<u64> {
 
 fn header_file(file: &str) -> bool {
     let base = source::basename(file);
-    base.rfind('.').is_some_and(|i| {
+    base.rsplit_once('.').is_some_and(|(_, ext)| {
         matches!(
-            base[i..].to_ascii_lowercase().as_str(),
-            ".h" | ".hh" | ".hpp" | ".hxx"
+            ext.to_ascii_lowercase().as_str(),
+            "h" | "hh" | "hpp" | "hxx"
         )
     })
 }
@@ -316,26 +316,25 @@ fn fixed_point(units: u64, decimals: u32) -> String {
     )
 }
 
-impl Drilldown {
-    /// Build the full row list. Fails only for bare `--devmode` when no
-    /// source row resolves to a local file.
-    pub fn build(
-        prog: ProgramData<'_>,
-        profile: Option<&ProfileInput>,
-        opts: &Options,
-        devmode: Option<Devmode<'_>>,
-    ) -> Result<Drilldown, NoDevmodeSource> {
-        let slots = insn::slots(prog.xlated);
-        let second = insn::second_halves(&slots);
-        let rec_of_slot = insn::match_lines(slots.len(), prog.lines);
+/// The program's source keys and which slot maps to which.
+struct KeyTable {
+    keys: Vec<SourceKey>,
+    facts: Vec<KeyFacts>,
+    index: HashMap<SourceKey, usize>,
+    /// Per slot: its key (records with no file, line or text map to none).
+    slot_key: Vec<Option<usize>>,
+}
 
-        // Slot -> source key (records with no file, line or text are none).
-        let mut keys: Vec<SourceKey> = Vec::new();
-        let mut facts: Vec<KeyFacts> = Vec::new();
-        let mut index: HashMap<SourceKey, usize> = HashMap::new();
-        let mut slot_key: Vec<Option<usize>> = vec![None; slots.len()];
+impl KeyTable {
+    fn new(lines: &[LineRecord], rec_of_slot: &[Option<usize>]) -> KeyTable {
+        let mut t = KeyTable {
+            keys: Vec::new(),
+            facts: Vec::new(),
+            index: HashMap::new(),
+            slot_key: vec![None; rec_of_slot.len()],
+        };
         for (i, rec) in rec_of_slot.iter().enumerate() {
-            let Some(rec) = rec.map(|r| &prog.lines[r]) else {
+            let Some(rec) = rec.and_then(|r| lines.get(r)) else {
                 continue;
             };
             if rec.file.is_none() && rec.line.is_none() && rec.source.is_none() {
@@ -346,39 +345,49 @@ impl Drilldown {
                 line: rec.line,
                 source: rec.source.clone(),
             };
-            let k = *index.entry(key.clone()).or_insert_with(|| {
-                keys.push(key);
-                facts.push(KeyFacts::default());
-                keys.len() - 1
+            let k = *t.index.entry(key.clone()).or_insert_with(|| {
+                t.keys.push(key);
+                t.facts.push(KeyFacts::default());
+                t.keys.len() - 1
             });
-            slot_key[i] = Some(k);
-            facts[k].slots += 1;
-            facts[k].columns.insert(rec.column);
+            t.slot_key[i] = Some(k);
+            t.facts[k].slots += 1;
+            t.facts[k].columns.insert(rec.column);
         }
-        // Blocks: maximal runs of slots with the same key (unmapped runs too).
+        t.count_blocks();
+        t
+    }
+
+    /// Blocks are maximal runs of slots with the same key (unmapped runs
+    /// count as runs too, so they separate blocks).
+    fn count_blocks(&mut self) {
         let mut prev_block: Option<Option<usize>> = None;
-        for &k in &slot_key {
+        for &k in &self.slot_key {
             if prev_block == Some(k) {
                 continue;
             }
             if let Some(k) = k {
-                facts[k].blocks += 1;
+                self.facts[k].blocks += 1;
                 if let Some(Some(p)) = prev_block {
-                    let (a, b) = (&keys[p], &keys[k]);
+                    let (a, b) = (&self.keys[p], &self.keys[k]);
                     if a.file != b.file {
-                        facts[k].file_switch = true;
+                        self.facts[k].file_switch = true;
                     } else if let (Some(la), Some(lb)) = (a.line, b.line) {
                         if la > lb {
-                            facts[k].backjump = true;
+                            self.facts[k].backjump = true;
                         }
                     }
                 }
             }
             prev_block = Some(k);
         }
-        let key_markers: Vec<Vec<Marker>> = keys
+    }
+
+    /// Each key's markers, in display order.
+    fn markers(&self) -> Vec<Vec<Marker>> {
+        self.keys
             .iter()
-            .zip(&facts)
+            .zip(&self.facts)
             .map(|(key, f)| {
                 let mut m = Vec::new();
                 if f.blocks > 1 {
@@ -401,7 +410,254 @@ impl Drilldown {
                 }
                 m
             })
-            .collect();
+            .collect()
+    }
+}
+
+/// Makes the source rows and their kernel child rows.
+struct SourceRows<'a> {
+    table: &'a KeyTable,
+    markers: Vec<Vec<Marker>>,
+    children_of: HashMap<usize, Vec<&'a KernelRow>>,
+    exact_ips: bool,
+}
+
+impl<'a> SourceRows<'a> {
+    fn new(table: &'a KeyTable, kernel: &'a [KernelRow], exact_ips: bool) -> SourceRows<'a> {
+        let mut children_of: HashMap<usize, Vec<&KernelRow>> = HashMap::new();
+        for k in kernel {
+            if let Some(&key) = table.index.get(&SourceKey::of_kernel(k)) {
+                children_of.entry(key).or_default().push(k);
+            }
+        }
+        SourceRows {
+            table,
+            markers: table.markers(),
+            children_of,
+            exact_ips,
+        }
+    }
+
+    fn source_row(&self, key: usize) -> Row {
+        let mut r = Row::new(RowKind::Source { key }, self.table.keys[key].text());
+        r.markers = self.markers[key].clone();
+        r
+    }
+
+    fn push_children(&self, rows: &mut Vec<Row>, key: usize) {
+        for k in self.children_of.get(&key).into_iter().flatten() {
+            let mut r = Row::new(RowKind::Child, child_text(k, self.exact_ips));
+            r.samples = k.samples;
+            r.leaf = true;
+            rows.push(r);
+        }
+    }
+
+    /// Source mode: one leaf row per key, each followed by its children.
+    fn source_only(&self) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for k in 0..self.table.keys.len() {
+            let mut r = self.source_row(k);
+            r.leaf = true;
+            rows.push(r);
+            self.push_children(&mut rows, k);
+        }
+        rows
+    }
+
+    /// Mixed mode (and programs without line info): instruction rows, each
+    /// run headed by its source row; a key's children follow only its first
+    /// source row. Returns the rows and the row of each shown slot.
+    fn interleaved(&self, text: &mut InsnText<'_>) -> (Vec<Row>, HashMap<usize, usize>) {
+        let mut rows = Vec::new();
+        let mut row_of_slot = HashMap::new();
+        let mut prev: Option<Option<usize>> = None;
+        let mut shown: HashSet<usize> = HashSet::new();
+        for (i, &k) in self.table.slot_key.iter().enumerate() {
+            let Some(text) = text.of_slot(i) else {
+                continue;
+            };
+            if prev != Some(k) {
+                if let Some(k) = k {
+                    rows.push(self.source_row(k));
+                    if shown.insert(k) {
+                        self.push_children(&mut rows, k);
+                    }
+                }
+            }
+            prev = Some(k);
+            let mut r = Row::new(RowKind::Instruction { slot: i }, text);
+            if k.is_none() {
+                r.markers.push(Marker::Unmapped);
+            }
+            r.leaf = true;
+            row_of_slot.insert(i, rows.len());
+            rows.push(r);
+        }
+        (rows, row_of_slot)
+    }
+}
+
+/// The instruction text of each slot in mixed mode.
+struct InsnText<'a> {
+    slots: &'a [Slot],
+    second: &'a [bool],
+    disasm: Disasm,
+    /// bpftool's lines, consumed in slot order (upper halves have none).
+    bpftool: std::slice::Iter<'a, String>,
+    call_names: &'a CallNames,
+}
+
+impl InsnText<'_> {
+    /// None: the slot gets no row (the upper half of an ld_imm64 when
+    /// bpftool's text is shown, since bpftool prints the pair as one line).
+    fn of_slot(&mut self, i: usize) -> Option<String> {
+        let s: &Slot = &self.slots[i];
+        if self.disasm == Disasm::Bpftool {
+            if self.second[i] {
+                return None;
+            }
+            if let Some(t) = self.bpftool.next() {
+                return Some(format!("  {:4}: {t}", s.index()));
+            }
+        }
+        let mut t = format!("  {}", s.internal_text());
+        if !self.second[i] {
+            let next = self.slots.get(i + 1);
+            t.push_str(" ; ");
+            t.push_str(&disasm::text(s, next, self.call_names));
+        }
+        Some(t)
+    }
+}
+
+/// Add each hotspot's samples to its row: by source key when there are no
+/// instruction rows, else by the slot its offset or JIT address falls in.
+fn add_direct_samples(
+    rows: &mut [Row],
+    p: &DrillProfile,
+    index: &HashMap<SourceKey, usize>,
+    row_of_slot: &HashMap<usize, usize>,
+    slots: &[Slot],
+    jit_ranges: &[JitRange],
+) {
+    let source_rows: HashMap<usize, usize> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match r.kind {
+            RowKind::Source { key } if r.leaf => Some((key, i)),
+            _ => None,
+        })
+        .collect();
+    for h in &p.hotspots {
+        let target = if row_of_slot.is_empty() {
+            let key = SourceKey {
+                file: h.file.clone(),
+                line: h.line,
+                source: h.source.clone(),
+            };
+            index.get(&key).and_then(|k| source_rows.get(k))
+        } else {
+            slot_for(h.instruction_offset, h.jited_address, slots, jit_ranges)
+                .and_then(|s| row_of_slot.get(&s))
+        };
+        if let Some(&row) = target {
+            rows[row].samples += h.samples;
+        }
+    }
+}
+
+/// The samples of one kind (direct or under-eBPF) that no detail row shows,
+/// and the reasons they may have been left out.
+struct Unshown {
+    total: u64,
+    shown: u64,
+    unmapped: u64,
+    omitted: u64,
+    /// Samples without an instruction offset that the profile's (limited)
+    /// list still holds; the rest of `unmapped` is among the omitted.
+    null_retained: u64,
+    cut: u64,
+}
+
+impl Unshown {
+    /// The unshown samples split into (no source metadata, over the line
+    /// limit, over the source limit, anything else), each reason taking at
+    /// most what is left after the ones before it.
+    fn buckets(&self) -> [u64; 4] {
+        let mut rem = self.total.saturating_sub(self.shown);
+        let u = self.unmapped.saturating_sub(self.null_retained);
+        let own = [self.unmapped, self.omitted - self.omitted.min(u), self.cut];
+        let mut out = [0u64; 4];
+        for (o, c) in out.iter_mut().zip(own) {
+            *o = rem.min(c);
+            rem -= *o;
+        }
+        out[3] = rem;
+        out
+    }
+}
+
+/// The summary rows' counts and texts, in display order.
+fn summary_labels(
+    d: [u64; 4],
+    u: [u64; 4],
+    unaccounted: u64,
+    line_limit: usize,
+    source_limit: usize,
+) -> [(u64, String); 9] {
+    [
+        (
+            d[0],
+            "eBPF samples without BTF/JIT source metadata".to_string(),
+        ),
+        (
+            d[1],
+            format!("Other eBPF samples not shown (--line-limit={line_limit})"),
+        ),
+        (
+            d[2],
+            format!("Other eBPF source rows not shown (--source-limit={source_limit})"),
+        ),
+        (
+            d[3],
+            "Other eBPF samples not placed on a source/JIT detail row".to_string(),
+        ),
+        (
+            u[0],
+            "under-eBPF samples without BPF caller source metadata".to_string(),
+        ),
+        (
+            u[1],
+            format!("Other under-eBPF samples not shown (--line-limit={line_limit})"),
+        ),
+        (
+            u[2],
+            format!("Other under-eBPF source rows not shown (--source-limit={source_limit})"),
+        ),
+        (
+            u[3],
+            "Other under-eBPF samples not placed on a source/JIT detail row".to_string(),
+        ),
+        (
+            unaccounted,
+            "Unaccounted samples (inclusive attribution invariant mismatch)".to_string(),
+        ),
+    ]
+}
+
+impl Drilldown {
+    /// Build the full row list. Fails only for bare `--devmode` when no
+    /// source row resolves to a local file.
+    pub fn build(
+        prog: ProgramData<'_>,
+        profile: Option<&ProfileInput>,
+        opts: &Options,
+        devmode: Option<Devmode<'_>>,
+    ) -> Result<Drilldown, NoDevmodeSource> {
+        let slots = insn::slots(prog.xlated);
+        let second = insn::second_halves(&slots);
+        let table = KeyTable::new(prog.lines, &insn::match_lines(slots.len(), prog.lines));
 
         let prog_profile = profile.and_then(|p| p.program.as_ref());
         let exact_ips = opts.exact_ips;
@@ -410,12 +666,6 @@ impl Drilldown {
             Some(p) => &p.kernel_functions,
             None => &[],
         };
-        let mut children_of: HashMap<usize, Vec<&KernelRow>> = HashMap::new();
-        for k in kernel_list {
-            if let Some(&key) = index.get(&SourceKey::of_kernel(k)) {
-                children_of.entry(key).or_default().push(k);
-            }
-        }
         let mixed = opts.mixed && !slots.is_empty();
         let disasm = if mixed && !opts.bpftool.is_empty() {
             Disasm::Bpftool
@@ -423,105 +673,29 @@ impl Drilldown {
             Disasm::Internal
         };
 
-        let mut rows: Vec<Row> = Vec::new();
-        let push_children = |rows: &mut Vec<Row>, key: usize| {
-            for k in children_of.get(&key).into_iter().flatten() {
-                let mut r = Row::new(RowKind::Child, child_text(k, exact_ips));
-                r.samples = k.samples;
-                r.leaf = true;
-                rows.push(r);
-            }
-        };
-        let source_row = |key: usize| {
-            let mut r = Row::new(RowKind::Source { key }, keys[key].text());
-            r.markers = key_markers[key].clone();
-            r
-        };
-        // Instruction text per slot (None: the slot gets no row).
-        let mut bpftool_text = opts.bpftool.iter();
-        let insn_text = |i: usize, bpftool: &mut std::slice::Iter<'_, String>| -> Option<String> {
-            let s: &Slot = &slots[i];
-            if disasm == Disasm::Bpftool {
-                if second[i] {
-                    return None;
-                }
-                if let Some(t) = bpftool.next() {
-                    return Some(format!("  {:4}: {t}", s.index()));
-                }
-            }
-            let mut t = format!("  {}", s.internal_text());
-            if !second[i] {
-                let next = slots.get(i + 1);
-                t.push_str(" ; ");
-                t.push_str(&disasm::text(s, next, &opts.call_names));
-            }
-            Some(t)
-        };
-        let mut row_of_slot: HashMap<usize, usize> = HashMap::new();
-        if keys.is_empty() || mixed {
-            let mut prev: Option<Option<usize>> = None;
-            let mut shown: HashSet<usize> = HashSet::new();
-            for (i, &k) in slot_key.iter().enumerate() {
-                let Some(text) = insn_text(i, &mut bpftool_text) else {
-                    continue;
-                };
-                if prev != Some(k) {
-                    if let Some(k) = k {
-                        rows.push(source_row(k));
-                        if shown.insert(k) {
-                            push_children(&mut rows, k);
-                        }
-                    }
-                }
-                prev = Some(k);
-                let mut r = Row::new(RowKind::Instruction { slot: i }, text);
-                if k.is_none() {
-                    r.markers.push(Marker::Unmapped);
-                }
-                r.leaf = true;
-                row_of_slot.insert(i, rows.len());
-                rows.push(r);
-            }
-        } else {
-            for k in 0..keys.len() {
-                let mut r = source_row(k);
-                r.leaf = true;
-                rows.push(r);
-                push_children(&mut rows, k);
-            }
-        }
-
-        // Direct samples: by source key (source rows) or by slot.
-        if let Some(p) = prog_profile {
-            let source_rows: HashMap<usize, usize> = rows
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| match r.kind {
-                    RowKind::Source { key } if r.leaf => Some((key, i)),
-                    _ => None,
+        let (mut rows, row_of_slot) = {
+            let maker = SourceRows::new(&table, kernel_list, exact_ips);
+            if table.keys.is_empty() || mixed {
+                maker.interleaved(&mut InsnText {
+                    slots: &slots,
+                    second: &second,
+                    disasm,
+                    bpftool: opts.bpftool.iter(),
+                    call_names: &opts.call_names,
                 })
-                .collect();
-            for h in &p.hotspots {
-                let target = if row_of_slot.is_empty() {
-                    let key = SourceKey {
-                        file: h.file.clone(),
-                        line: h.line,
-                        source: h.source.clone(),
-                    };
-                    index.get(&key).and_then(|k| source_rows.get(k))
-                } else {
-                    slot_for(
-                        h.instruction_offset,
-                        h.jited_address,
-                        &slots,
-                        prog.jit_ranges,
-                    )
-                    .and_then(|s| row_of_slot.get(&s))
-                };
-                if let Some(&row) = target {
-                    rows[row].samples += h.samples;
-                }
+            } else {
+                (maker.source_only(), HashMap::new())
             }
+        };
+        if let Some(p) = prog_profile {
+            add_direct_samples(
+                &mut rows,
+                p,
+                &table.index,
+                &row_of_slot,
+                &slots,
+                prog.jit_ranges,
+            );
         }
 
         let mut dd = Drilldown {
@@ -534,7 +708,7 @@ impl Drilldown {
             },
             disasm,
             exact_ips,
-            keys,
+            keys: table.keys,
             rows,
             profile: profile.cloned(),
         };
@@ -648,6 +822,8 @@ impl Drilldown {
         (direct, under)
     }
 
+    /// Append the non-zero "Other …" rows that account for the samples no
+    /// detail row shows, so that every sample lands on exactly one row.
     fn add_summary_rows(
         &mut self,
         p: &DrillProfile,
@@ -686,78 +862,29 @@ impl Drilldown {
             .filter(|k| k.bpf_instruction_offset.is_none())
             .map(|k| k.samples)
             .sum();
-        let bucket = |total: u64,
-                      shown: u64,
-                      unmapped: u64,
-                      omitted: u64,
-                      null_retained: u64,
-                      cut: u64|
-         -> [u64; 4] {
-            let mut rem = total.saturating_sub(shown);
-            let u = unmapped.saturating_sub(null_retained);
-            let own = [unmapped, omitted - omitted.min(u), cut];
-            let mut out = [0u64; 4];
-            for (o, c) in out.iter_mut().zip(own) {
-                *o = rem.min(c);
-                rem -= *o;
-            }
-            out[3] = rem;
-            out
+        let direct = Unshown {
+            total: p.samples,
+            shown: shown_direct,
+            unmapped: p.direct_source_unmapped_samples,
+            omitted: p.direct_hotspot_samples_omitted_by_limit,
+            null_retained: direct_null,
+            cut: cut.0,
         };
-        let d = bucket(
-            p.samples,
-            shown_direct,
-            p.direct_source_unmapped_samples,
-            p.direct_hotspot_samples_omitted_by_limit,
-            direct_null,
-            cut.0,
-        );
-        let u = bucket(
-            p.kernel_samples,
-            shown_under,
-            p.under_bpf_caller_source_unmapped_samples,
+        let under = Unshown {
+            total: p.kernel_samples,
+            shown: shown_under,
+            unmapped: p.under_bpf_caller_source_unmapped_samples,
             omitted,
-            under_null,
-            cut.1,
+            null_retained: under_null,
+            cut: cut.1,
+        };
+        let labels = summary_labels(
+            direct.buckets(),
+            under.buckets(),
+            p.unaccounted_samples,
+            line_limit,
+            source_limit,
         );
-        let labels = [
-            (
-                d[0],
-                "eBPF samples without BTF/JIT source metadata".to_string(),
-            ),
-            (
-                d[1],
-                format!("Other eBPF samples not shown (--line-limit={line_limit})"),
-            ),
-            (
-                d[2],
-                format!("Other eBPF source rows not shown (--source-limit={source_limit})"),
-            ),
-            (
-                d[3],
-                "Other eBPF samples not placed on a source/JIT detail row".to_string(),
-            ),
-            (
-                u[0],
-                "under-eBPF samples without BPF caller source metadata".to_string(),
-            ),
-            (
-                u[1],
-                format!("Other under-eBPF samples not shown (--line-limit={line_limit})"),
-            ),
-            (
-                u[2],
-                format!("Other under-eBPF source rows not shown (--source-limit={source_limit})"),
-            ),
-            (
-                u[3],
-                "Other under-eBPF samples not placed on a source/JIT detail row".to_string(),
-            ),
-            (
-                p.unaccounted_samples,
-                "Unaccounted samples (inclusive attribution invariant mismatch)".to_string(),
-            ),
-        ];
         for (n, text) in labels {
             if n > 0 {
                 let mut r = Row::new(RowKind::Summary, text);

@@ -1,5 +1,5 @@
 //! Translated instructions as 8-byte slots, and which line record each
-//! slot belongs to (CLI spec §11.4–11.5).
+//! slot belongs to.
 
 use crate::model::image::LineRecord;
 

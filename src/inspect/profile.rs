@@ -4,7 +4,8 @@
 //! function groups (the engine's `KernelGroup`).
 
 /// A retained direct hotspot: samples whose IP fell in the program's JIT
-/// code, keyed by the line record that covers the IP (profiler spec §8.4).
+/// code, keyed by the line record with the greatest JIT address at or below
+/// the IP (so `instruction_offset` is that record's first instruction).
 /// The engine's own row type; it is plain data.
 pub use crate::model::profile::Hotspot as DirectHotspot;
 
@@ -12,8 +13,9 @@ pub use crate::model::profile::Hotspot as DirectHotspot;
 /// IPs it sums (1 for an exact-IP row, which also has a `symbol_offset`).
 pub use crate::model::profile::KernelGroup as KernelRow;
 
-/// One program's share of a capture (profiler spec §10.3), with the
-/// `--line-limit`-retained hotspot lists in the profiler's order (§10.4).
+/// One program's share of a capture, with the hotspot lists `--line-limit`
+/// retained, most samples first (then file and line, then symbol for kernel
+/// rows).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DrillProfile {
     /// Direct samples.
@@ -21,7 +23,7 @@ pub struct DrillProfile {
     /// Under-eBPF samples.
     pub kernel_samples: u64,
     pub inclusive_samples: u64,
-    /// Already rounded to 4 decimals (profiler spec §10.2).
+    /// Percent of one CPU over the capture, already rounded to 4 decimals.
     pub inclusive_cpu_percent: f64,
     pub direct_source_unmapped_samples: u64,
     pub under_bpf_caller_source_unmapped_samples: u64,
@@ -43,7 +45,7 @@ pub struct ProfileInput {
     pub program: Option<DrillProfile>,
     /// `--line-limit` in force (0 = unlimited).
     pub line_limit: usize,
-    /// Profile warnings in emission order (profiler spec §7.2).
+    /// Profile warnings in the order the profiler emitted them.
     pub warnings: Vec<String>,
     pub incomplete: bool,
 }

@@ -1,6 +1,7 @@
 //! `--devmode [DIR]`: find the source files named in BTF under a local tree,
 //! insert the lines BTF does not mention ("context"), and flag BTF snippets
-//! that differ from the files (CLI spec §11.7, TUI spec §6.3).
+//! that differ from the files; shared by `brr dump --devmode` and the
+//! drilldown.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

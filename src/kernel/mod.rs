@@ -2,8 +2,12 @@
 
 pub mod bpffs;
 pub mod btf;
+pub mod fdinfo;
 pub mod kallsyms;
 pub mod lines;
+pub mod link_target;
 pub mod names;
 pub mod objects;
+pub mod owners;
+pub mod prog_extra;
 pub mod stats;

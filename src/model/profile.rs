@@ -2,7 +2,7 @@
 //! `top` drilldowns consume. No limits are applied here; every sample is in
 //! some row.
 
-/// Global sample counters (§10.1).
+/// Sample counters over the whole capture, reported in the metadata.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
     pub total_samples: u64,
@@ -15,7 +15,8 @@ pub struct Counters {
     pub kernel_symbolized_samples: u64,
 }
 
-/// Capture telemetry (§7.5).
+/// Capture telemetry: how the rings were sized and drained, and what perf
+/// reported losing, throttling or multiplexing.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Telemetry {
     pub actual_duration: f64,
@@ -105,7 +106,7 @@ pub struct KernelHotspot {
     pub caller_mapped: bool,
 }
 
-/// Exact-IP kernel rows merged per function and caller line (§9.4): the
+/// Exact-IP kernel rows merged per function and caller line: the
 /// summed row (`ip` = lowest IP, no symbol offset, lowest caller address,
 /// instruction offset and column) and the number of distinct IPs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! From a [`Profile`]'s raw rows to what a report lists: ordering,
 //! `--limit`, `--line-limit` with the samples of cut rows kept as "Other"
-//! totals, and function groups (§9.4, §10).
+//! totals, and function groups (exact kernel IPs merged per function and
+//! caller line).
 
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};

@@ -18,7 +18,7 @@ use crate::error::{BrrError, Result};
 use crate::sys::perf::{self, Ring, Waker};
 
 // ---------------------------------------------------------------------------
-// Ring planning (§4)
+// Ring planning: pages per CPU, drain interval and wakeup watermark
 // ---------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -501,7 +501,8 @@ mod tests {
         (p.pages, p.drain_ms, p.watermark, p.warnings.len())
     }
 
-    /// The reference table of §4.3.
+    /// The sizes the original picks for direct, frame-pointer callchain
+    /// and LBR sampling at typical frequencies, with a 516 KiB mlock limit.
     #[test]
     fn reference_sizes() {
         use Shape::*;

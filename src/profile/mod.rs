@@ -176,6 +176,131 @@ fn unix_ns_at(t: Instant) -> u128 {
     now_unix.saturating_sub(t.elapsed()).as_nanos()
 }
 
+/// The ring size, drain interval and watermark for this request under the
+/// kernel's perf limits.
+fn plan_rings(req: &Request, shape: Shape, page: u64) -> capture::Plan {
+    capture::plan(&PlanInput {
+        frequency: req.frequency,
+        shape,
+        pages: req.pages,
+        drain_ms: req.drain_ms,
+        page_size: page,
+        mlock_kb: events::kernel_sysctl("perf_event_mlock_kb"),
+        max_stack: events::kernel_sysctl("perf_event_max_stack"),
+        max_contexts: events::kernel_sysctl("perf_event_max_contexts_per_stack"),
+    })
+}
+
+/// One perf fd per CPU must fit under RLIMIT_NOFILE; failing up front gives
+/// a clear message instead of an EMFILE halfway through opening.
+fn check_fd_limit(cpus: usize) -> Result<()> {
+    if let (Some(soft), Some(open)) = (perf::rlimit(perf::Resource::Nofile).0, open_fds()) {
+        let n = cpus as u64;
+        if open + n > soft {
+            return Err(BrrError::Failed(format!(
+                "perf sampling needs {n} additional file descriptors for {n} CPUs, but RLIMIT_NOFILE={soft} and approximately {open} descriptors are already open; raise the file-descriptor limit"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn trace_startup(outcome: &capture::LoopOutcome) {
+    if std::env::var_os(TRACE_ENV).is_some() {
+        eprintln!(
+            "brr-trace: enabled_unix_ns={} first_sample_unix_ns={}",
+            outcome.started.map_or(0, unix_ns_at),
+            outcome.first_sample.map_or(0, unix_ns_at)
+        );
+    }
+}
+
+fn telemetry(
+    outcome: &capture::LoopOutcome,
+    cpus: Vec<u32>,
+    plan: &capture::Plan,
+    bytes_total: u64,
+) -> Telemetry {
+    Telemetry {
+        actual_duration: outcome.actual_duration,
+        cpus,
+        pages_per_cpu: plan.pages,
+        bytes_per_cpu: plan.bytes_per_cpu,
+        bytes_total,
+        drain_interval_ms: plan.drain_ms,
+        drain_count: outcome.drain_count,
+        max_ring_occupancy: outcome.max_occupancy,
+        lost_samples: outcome.stats.lost_samples,
+        throttle_events: outcome.stats.throttle_events,
+        unthrottle_events: outcome.stats.unthrottle_events,
+        malformed_records: outcome.stats.malformed_records,
+        unknown_records: outcome.stats.unknown_records,
+        discarded_bytes: outcome.stats.discarded_bytes,
+        ..Default::default()
+    }
+}
+
+/// Sum the events' enabled and running times (for the multiplexing check);
+/// returns whether some CPU's times could not be read.
+fn add_ring_times(rings: &[CpuRing], tel: &mut Telemetry, warnings: &mut Vec<String>) -> bool {
+    let mut timing_incomplete = false;
+    for r in rings {
+        match perf::read_times(&r.fd) {
+            Ok(Some((_, enabled, running))) => {
+                tel.time_enabled_ns += enabled;
+                tel.time_running_ns += running;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                timing_incomplete = true;
+                warnings.push(format!(
+                    "perf timing metadata is incomplete for CPU {}: {e}",
+                    r.cpu
+                ));
+            }
+        }
+    }
+    timing_incomplete
+}
+
+/// Warn (and return true) when kernel.perf_event_max_sample_rate dropped
+/// below the requested frequency during the capture: the kernel lowers it
+/// on its own when sampling takes too long.
+fn check_rate_lowered(
+    rate_at_start: Option<i64>,
+    frequency: u64,
+    warnings: &mut Vec<String>,
+) -> bool {
+    let Some(now) = events::max_sample_rate() else {
+        return false;
+    };
+    if !rate_was_lowered(rate_at_start, now, frequency) {
+        return false;
+    }
+    warnings.push(format!(
+        "kernel.perf_event_max_sample_rate was lowered below requested perf sample frequency during sampling ({now} Hz < {frequency} Hz); sampled dataset may be inconsistent, rerun with a lower -F/--frequency"
+    ));
+    true
+}
+
+/// An attributor that knows every program loaded now (later loads come
+/// through the side band); warns when the kernel hides their JIT addresses.
+fn attributor_for_loaded(
+    shape: Shape,
+    btf: &mut BtfCache,
+    warnings: &mut Vec<String>,
+) -> Result<Attributor> {
+    let metas = enumerate(btf)?;
+    if jit_hidden(&metas) {
+        warnings.push(JIT_HIDDEN.into());
+    }
+    let mut attributor = Attributor::new(shape);
+    for m in metas {
+        attributor.register(m);
+    }
+    Ok(attributor)
+}
+
 /// Run one capture. `stop` ends it early (the result then covers the time
 /// actually measured); `progress` is called after every sweep.
 pub fn run(
@@ -206,26 +331,9 @@ pub fn run(
         .then(|| std::thread::spawn(Kallsyms::load));
 
     let page = perf::page_size() as u64;
-    let plan = capture::plan(&PlanInput {
-        frequency: req.frequency,
-        shape,
-        pages: req.pages,
-        drain_ms: req.drain_ms,
-        page_size: page,
-        mlock_kb: events::kernel_sysctl("perf_event_mlock_kb"),
-        max_stack: events::kernel_sysctl("perf_event_max_stack"),
-        max_contexts: events::kernel_sysctl("perf_event_max_contexts_per_stack"),
-    });
+    let plan = plan_rings(req, shape, page);
     let mut warnings = plan.warnings.clone();
-
-    if let (Some(soft), Some(open)) = (perf::rlimit(perf::Resource::Nofile).0, open_fds()) {
-        let n = cpus.len() as u64;
-        if open + n > soft {
-            return Err(BrrError::Failed(format!(
-                "perf sampling needs {n} additional file descriptors for {n} CPUs, but RLIMIT_NOFILE={soft} and approximately {open} descriptors are already open; raise the file-descriptor limit"
-            )));
-        }
-    }
+    check_fd_limit(cpus.len())?;
     let attr = events::sample_attr(
         event,
         req.frequency,
@@ -242,14 +350,7 @@ pub fn run(
     let mut source = KernelPrograms {
         btf: BtfCache::default(),
     };
-    let metas = enumerate(&mut source.btf)?;
-    if jit_hidden(&metas) {
-        warnings.push(JIT_HIDDEN.into());
-    }
-    let mut attributor = Attributor::new(shape);
-    for m in metas {
-        attributor.register(m);
-    }
+    let mut attributor = attributor_for_loaded(shape, &mut source.btf, &mut warnings)?;
     warnings.extend(offline);
 
     let outcome = capture::run(
@@ -264,61 +365,17 @@ pub fn run(
         progress,
     )?;
     drop(side);
+    trace_startup(&outcome);
 
-    if std::env::var_os(TRACE_ENV).is_some() {
-        eprintln!(
-            "brr-trace: enabled_unix_ns={} first_sample_unix_ns={}",
-            outcome.started.map_or(0, unix_ns_at),
-            outcome.first_sample.map_or(0, unix_ns_at)
-        );
-    }
-
-    let mut tel = Telemetry {
-        actual_duration: outcome.actual_duration,
-        cpus: kept,
-        pages_per_cpu: plan.pages,
-        bytes_per_cpu: plan.bytes_per_cpu,
-        bytes_total: rings.len() as u64 * (plan.bytes_per_cpu + page),
-        drain_interval_ms: plan.drain_ms,
-        drain_count: outcome.drain_count,
-        max_ring_occupancy: outcome.max_occupancy,
-        lost_samples: outcome.stats.lost_samples,
-        throttle_events: outcome.stats.throttle_events,
-        unthrottle_events: outcome.stats.unthrottle_events,
-        malformed_records: outcome.stats.malformed_records,
-        unknown_records: outcome.stats.unknown_records,
-        discarded_bytes: outcome.stats.discarded_bytes,
-        ..Default::default()
-    };
-    let mut timing_incomplete = false;
-    for r in &rings {
-        match perf::read_times(&r.fd) {
-            Ok(Some((_, enabled, running))) => {
-                tel.time_enabled_ns += enabled;
-                tel.time_running_ns += running;
-            }
-            Ok(None) => {}
-            Err(e) => {
-                timing_incomplete = true;
-                warnings.push(format!(
-                    "perf timing metadata is incomplete for CPU {}: {e}",
-                    r.cpu
-                ));
-            }
-        }
-    }
+    let mut tel = telemetry(
+        &outcome,
+        kept,
+        &plan,
+        rings.len() as u64 * (plan.bytes_per_cpu + page),
+    );
+    let timing_incomplete = add_ring_times(&rings, &mut tel, &mut warnings);
     drop(rings);
-
-    let mut rate_lowered = false;
-    if let Some(now) = events::max_sample_rate() {
-        if rate_was_lowered(rate_at_start, now, req.frequency) {
-            rate_lowered = true;
-            warnings.push(format!(
-                "kernel.perf_event_max_sample_rate was lowered below requested perf sample frequency during sampling ({now} Hz < {} Hz); sampled dataset may be inconsistent, rerun with a lower -F/--frequency",
-                req.frequency
-            ));
-        }
-    }
+    let rate_lowered = check_rate_lowered(rate_at_start, req.frequency, &mut warnings);
     tel.incomplete = record_warnings(&tel, &mut warnings) || rate_lowered || timing_incomplete;
 
     let ksyms = match ksyms {
@@ -354,8 +411,10 @@ fn jit_hidden(metas: &[ProgMeta]) -> bool {
     !metas.is_empty() && metas.iter().all(|m| m.funcs.is_empty())
 }
 
-/// Append the warnings about what the rings reported (§7.2 items 5–9, in
-/// that order); returns whether those problems make the profile incomplete.
+/// Append the warnings about what the rings reported, in this order: lost
+/// samples, throttling, malformed records, multiplexing, ring occupancy;
+/// returns whether those problems make the profile incomplete (all but
+/// occupancy do).
 fn record_warnings(tel: &Telemetry, warnings: &mut Vec<String>) -> bool {
     let running = tel.running_percent();
     if tel.lost_samples > 0 {

@@ -1,4 +1,4 @@
-//! `brr dump` and `brr dump-compare` output (CLI spec §11.6–11.9, §12.2).
+//! `brr dump` and `brr dump-compare` output as text, JSON and CSV.
 
 use super::json::{self, obj, Json};
 use super::listing::program_json;
@@ -25,149 +25,164 @@ fn rows(image: &ProgramImage) -> Vec<(Slot, Option<&LineRecord>)> {
         .collect()
 }
 
+/// Each translated slot with the line record that covers it.
+type Rows<'a> = [(Slot, Option<&'a LineRecord>)];
+
 pub fn dump(image: &ProgramImage, format: Format, dev: Option<&DumpDevmode<'_>>) -> String {
-    let p = &image.program;
     let rows = rows(image);
     match format {
-        Format::Text => {
-            let tag = if p.tag.is_empty() { "-" } else { &p.tag };
-            let mut out = format!(
-                "Program {}: type={} name={} tag={tag}\n",
-                p.id, p.prog_type, p.name
-            );
-            if rows.is_empty() {
-                out.push_str("No translated eBPF instructions available.");
-            } else {
-                let cells: Vec<Vec<String>> = rows
-                    .iter()
-                    .map(|(s, r)| {
-                        vec![
-                            format!("0x{:04x}", s.offset),
-                            s.raw_hex(),
-                            format!("0x{:02x}", s.opcode),
-                            s.dst.to_string(),
-                            s.src.to_string(),
-                            s.off.to_string(),
-                            s.imm.to_string(),
-                            dash(r.and_then(|r| r.file.clone())),
-                            dash(r.and_then(|r| r.line)),
-                            dash(r.and_then(|r| r.source.clone())),
-                        ]
-                    })
-                    .collect();
-                out.push_str(&table::render(
-                    &[
-                        "OFF", "RAW", "OP", "DST", "SRC", "INSN_OFF", "IMM", "FILE", "LINE",
-                        "SOURCE",
-                    ],
-                    &cells,
-                ));
-            }
-            if let Some(dev) = dev {
-                out.push('\n');
-                out.push_str(&context_text(dev.context));
-            }
-            out
-        }
-        Format::Json { pretty } => {
-            let items = rows
-                .iter()
-                .map(|(s, r)| {
-                    obj([
-                        ("offset", s.offset.into()),
-                        ("raw", s.raw_hex().into()),
-                        ("opcode", s.opcode.into()),
-                        ("dst_reg", s.dst.into()),
-                        ("src_reg", s.src.into()),
-                        ("off", s.off.into()),
-                        ("imm", s.imm.into()),
-                        ("file", r.and_then(|r| r.file.clone()).into()),
-                        ("line", r.and_then(|r| r.line).into()),
-                        ("column", r.and_then(|r| r.column).into()),
-                        ("source", r.and_then(|r| r.source.clone()).into()),
-                    ])
-                })
-                .collect();
-            let ranges = image
-                .jit_ranges
-                .iter()
-                .map(|r| {
-                    obj([
-                        ("start", r.start.into()),
-                        ("end", r.end().into()),
-                        ("length", r.len.into()),
-                        ("function_index", r.func_index.into()),
-                    ])
-                })
-                .collect();
-            let mut meta = vec![
-                ("program".to_string(), program_json(p)),
-                ("line_info_count".to_string(), image.lines.len().into()),
-                ("jit_ranges".to_string(), Json::Arr(ranges)),
-            ];
-            if let Some(dev) = dev {
-                meta.push(("source_context".to_string(), context_json(dev)));
-            }
-            json::to_string(
-                &json::document("program_dump", items, Json::Obj(meta)),
-                pretty,
-            )
-        }
-        Format::Csv => {
-            let ranges: Vec<String> = image
-                .jit_ranges
-                .iter()
-                .map(|r| format!("{}:0x{:x}-0x{:x}", r.func_index, r.start, r.end()))
-                .collect();
-            let ranges = ranges.join(";");
-            let cells: Vec<Vec<String>> = rows
-                .iter()
-                .map(|(s, r)| {
-                    vec![
-                        p.id.to_string(),
-                        p.prog_type.clone(),
-                        p.name.clone(),
-                        p.tag.clone(),
-                        image.lines.len().to_string(),
-                        ranges.clone(),
-                        s.offset.to_string(),
-                        s.raw_hex(),
-                        s.opcode.to_string(),
-                        s.dst.to_string(),
-                        s.src.to_string(),
-                        s.off.to_string(),
-                        s.imm.to_string(),
-                        csv::opt(r.and_then(|r| r.file.clone())),
-                        csv::opt(r.and_then(|r| r.line)),
-                        csv::opt(r.and_then(|r| r.column)),
-                        csv::opt(r.and_then(|r| r.source.clone())),
-                    ]
-                })
-                .collect();
-            csv::render(
-                &[
-                    "program_id",
-                    "program_type",
-                    "program_name",
-                    "program_tag",
-                    "line_info_count",
-                    "jit_ranges",
-                    "offset",
-                    "raw",
-                    "opcode",
-                    "dst_reg",
-                    "src_reg",
-                    "off",
-                    "imm",
-                    "file",
-                    "line",
-                    "column",
-                    "source",
-                ],
-                &cells,
-            )
-        }
+        Format::Text => dump_text(image, &rows, dev),
+        Format::Json { pretty } => dump_json(image, &rows, dev, pretty),
+        Format::Csv => dump_csv(image, &rows),
     }
+}
+
+fn dump_text(image: &ProgramImage, rows: &Rows<'_>, dev: Option<&DumpDevmode<'_>>) -> String {
+    let p = &image.program;
+    let tag = if p.tag.is_empty() { "-" } else { &p.tag };
+    let mut out = format!(
+        "Program {}: type={} name={} tag={tag}\n",
+        p.id, p.prog_type, p.name
+    );
+    if rows.is_empty() {
+        out.push_str("No translated eBPF instructions available.");
+    } else {
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|(s, r)| {
+                vec![
+                    format!("0x{:04x}", s.offset),
+                    s.raw_hex(),
+                    format!("0x{:02x}", s.opcode),
+                    s.dst.to_string(),
+                    s.src.to_string(),
+                    s.off.to_string(),
+                    s.imm.to_string(),
+                    dash(r.and_then(|r| r.file.clone())),
+                    dash(r.and_then(|r| r.line)),
+                    dash(r.and_then(|r| r.source.clone())),
+                ]
+            })
+            .collect();
+        out.push_str(&table::render(
+            &[
+                "OFF", "RAW", "OP", "DST", "SRC", "INSN_OFF", "IMM", "FILE", "LINE", "SOURCE",
+            ],
+            &cells,
+        ));
+    }
+    if let Some(dev) = dev {
+        out.push('\n');
+        out.push_str(&context_text(dev.context));
+    }
+    out
+}
+
+fn dump_json(
+    image: &ProgramImage,
+    rows: &Rows<'_>,
+    dev: Option<&DumpDevmode<'_>>,
+    pretty: bool,
+) -> String {
+    let p = &image.program;
+    let items = rows
+        .iter()
+        .map(|(s, r)| {
+            obj([
+                ("offset", s.offset.into()),
+                ("raw", s.raw_hex().into()),
+                ("opcode", s.opcode.into()),
+                ("dst_reg", s.dst.into()),
+                ("src_reg", s.src.into()),
+                ("off", s.off.into()),
+                ("imm", s.imm.into()),
+                ("file", r.and_then(|r| r.file.clone()).into()),
+                ("line", r.and_then(|r| r.line).into()),
+                ("column", r.and_then(|r| r.column).into()),
+                ("source", r.and_then(|r| r.source.clone()).into()),
+            ])
+        })
+        .collect();
+    let ranges = image
+        .jit_ranges
+        .iter()
+        .map(|r| {
+            obj([
+                ("start", r.start.into()),
+                ("end", r.end().into()),
+                ("length", r.len.into()),
+                ("function_index", r.func_index.into()),
+            ])
+        })
+        .collect();
+    let mut meta = vec![
+        ("program".to_string(), program_json(p)),
+        ("line_info_count".to_string(), image.lines.len().into()),
+        ("jit_ranges".to_string(), Json::Arr(ranges)),
+    ];
+    if let Some(dev) = dev {
+        meta.push(("source_context".to_string(), context_json(dev)));
+    }
+    json::to_string(
+        &json::document("program_dump", items, Json::Obj(meta)),
+        pretty,
+    )
+}
+
+fn dump_csv(image: &ProgramImage, rows: &Rows<'_>) -> String {
+    let p = &image.program;
+    let ranges: Vec<String> = image
+        .jit_ranges
+        .iter()
+        .map(|r| format!("{}:0x{:x}-0x{:x}", r.func_index, r.start, r.end()))
+        .collect();
+    let ranges = ranges.join(";");
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(s, r)| {
+            vec![
+                p.id.to_string(),
+                p.prog_type.clone(),
+                p.name.clone(),
+                p.tag.clone(),
+                image.lines.len().to_string(),
+                ranges.clone(),
+                s.offset.to_string(),
+                s.raw_hex(),
+                s.opcode.to_string(),
+                s.dst.to_string(),
+                s.src.to_string(),
+                s.off.to_string(),
+                s.imm.to_string(),
+                csv::opt(r.and_then(|r| r.file.clone())),
+                csv::opt(r.and_then(|r| r.line)),
+                csv::opt(r.and_then(|r| r.column)),
+                csv::opt(r.and_then(|r| r.source.clone())),
+            ]
+        })
+        .collect();
+    csv::render(
+        &[
+            "program_id",
+            "program_type",
+            "program_name",
+            "program_tag",
+            "line_info_count",
+            "jit_ranges",
+            "offset",
+            "raw",
+            "opcode",
+            "dst_reg",
+            "src_reg",
+            "off",
+            "imm",
+            "file",
+            "line",
+            "column",
+            "source",
+        ],
+        &cells,
+    )
 }
 
 fn context_text(ctx: &DumpContext) -> String {
@@ -279,113 +294,121 @@ fn value_json(v: &Option<Value>) -> Json {
 
 pub fn compare(c: &Comparison, format: Format) -> String {
     match format {
-        Format::Text => {
-            let mut out = vec![format!(
-                "{} program={} brr_slots={} brr_visible={} bpftool={} lddw_slots={} source_rows={}",
-                if c.passed() { "PASS" } else { "FAIL" },
-                c.program_id,
-                c.brr_slots,
-                c.brr_visible,
-                c.bpftool_rows,
-                c.lddw_slots,
-                c.source_rows
-            )];
-            for m in c.offsets.iter().take(5) {
-                out.push(format!(
-                    "offset mismatch position={} expected_index={} actual_index={}",
-                    m.position,
-                    dash(m.expected),
-                    dash(m.actual)
-                ));
-            }
-            for m in c.sources.iter().take(5) {
-                out.push(format!(
-                    "source mismatch index={} field={} expected={} actual={}",
-                    m.index,
-                    m.field,
-                    value_text(&m.expected),
-                    value_text(&m.actual)
-                ));
-            }
-            out.join("\n")
-        }
-        Format::Json { pretty } => {
-            let item = obj([
-                ("program_id", c.program_id.into()),
-                ("passed", c.passed().into()),
-                ("brr_instruction_slots", c.brr_slots.into()),
-                ("brr_visible_slots", c.brr_visible.into()),
-                ("bpftool_instruction_count", c.bpftool_rows.into()),
-                ("lddw_slots", c.lddw_slots.into()),
-                ("source_rows_compared", c.source_rows.into()),
-                (
-                    "offset_mismatches",
-                    Json::Arr(
-                        c.offsets
-                            .iter()
-                            .map(|m| {
-                                obj([
-                                    ("position", m.position.into()),
-                                    ("expected_index", m.expected.into()),
-                                    ("actual_index", m.actual.into()),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                ),
-                (
-                    "source_mismatches",
-                    Json::Arr(
-                        c.sources
-                            .iter()
-                            .map(|m| {
-                                obj([
-                                    ("index", m.index.into()),
-                                    ("field", m.field.into()),
-                                    ("expected", value_json(&m.expected)),
-                                    ("actual", value_json(&m.actual)),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                ),
-            ]);
-            let meta = obj([
-                ("bpftool_available", true.into()),
-                (
-                    "bpftool_source",
-                    "bpftool prog dump xlated id PROG_ID linum".into(),
-                ),
-                (
-                    "normalization",
-                    "brr lddw second slots are omitted before comparing bpftool rows".into(),
-                ),
-            ]);
-            json::to_string(&json::document("dump_compare", vec![item], meta), pretty)
-        }
-        Format::Csv => csv::render(
-            &[
-                "program_id",
-                "passed",
-                "brr_instruction_slots",
-                "brr_visible_slots",
-                "bpftool_instruction_count",
-                "lddw_slots",
-                "source_rows_compared",
-                "offset_mismatch_count",
-                "source_mismatch_count",
-            ],
-            &[vec![
-                c.program_id.to_string(),
-                c.passed().to_string(),
-                c.brr_slots.to_string(),
-                c.brr_visible.to_string(),
-                c.bpftool_rows.to_string(),
-                c.lddw_slots.to_string(),
-                c.source_rows.to_string(),
-                c.offsets.len().to_string(),
-                c.sources.len().to_string(),
-            ]],
-        ),
+        Format::Text => compare_text(c),
+        Format::Json { pretty } => compare_json(c, pretty),
+        Format::Csv => compare_csv(c),
     }
+}
+
+fn compare_text(c: &Comparison) -> String {
+    let mut out = vec![format!(
+        "{} program={} brr_slots={} brr_visible={} bpftool={} lddw_slots={} source_rows={}",
+        if c.passed() { "PASS" } else { "FAIL" },
+        c.program_id,
+        c.brr_slots,
+        c.brr_visible,
+        c.bpftool_rows,
+        c.lddw_slots,
+        c.source_rows
+    )];
+    for m in c.offsets.iter().take(5) {
+        out.push(format!(
+            "offset mismatch position={} expected_index={} actual_index={}",
+            m.position,
+            dash(m.expected),
+            dash(m.actual)
+        ));
+    }
+    for m in c.sources.iter().take(5) {
+        out.push(format!(
+            "source mismatch index={} field={} expected={} actual={}",
+            m.index,
+            m.field,
+            value_text(&m.expected),
+            value_text(&m.actual)
+        ));
+    }
+    out.join("\n")
+}
+
+fn compare_json(c: &Comparison, pretty: bool) -> String {
+    let item = obj([
+        ("program_id", c.program_id.into()),
+        ("passed", c.passed().into()),
+        ("brr_instruction_slots", c.brr_slots.into()),
+        ("brr_visible_slots", c.brr_visible.into()),
+        ("bpftool_instruction_count", c.bpftool_rows.into()),
+        ("lddw_slots", c.lddw_slots.into()),
+        ("source_rows_compared", c.source_rows.into()),
+        (
+            "offset_mismatches",
+            Json::Arr(
+                c.offsets
+                    .iter()
+                    .map(|m| {
+                        obj([
+                            ("position", m.position.into()),
+                            ("expected_index", m.expected.into()),
+                            ("actual_index", m.actual.into()),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "source_mismatches",
+            Json::Arr(
+                c.sources
+                    .iter()
+                    .map(|m| {
+                        obj([
+                            ("index", m.index.into()),
+                            ("field", m.field.into()),
+                            ("expected", value_json(&m.expected)),
+                            ("actual", value_json(&m.actual)),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+    ]);
+    let meta = obj([
+        ("bpftool_available", true.into()),
+        (
+            "bpftool_source",
+            "bpftool prog dump xlated id PROG_ID linum".into(),
+        ),
+        (
+            "normalization",
+            "brr lddw second slots are omitted before comparing bpftool rows".into(),
+        ),
+    ]);
+    json::to_string(&json::document("dump_compare", vec![item], meta), pretty)
+}
+
+fn compare_csv(c: &Comparison) -> String {
+    csv::render(
+        &[
+            "program_id",
+            "passed",
+            "brr_instruction_slots",
+            "brr_visible_slots",
+            "bpftool_instruction_count",
+            "lddw_slots",
+            "source_rows_compared",
+            "offset_mismatch_count",
+            "source_mismatch_count",
+        ],
+        &[vec![
+            c.program_id.to_string(),
+            c.passed().to_string(),
+            c.brr_slots.to_string(),
+            c.brr_visible.to_string(),
+            c.bpftool_rows.to_string(),
+            c.lddw_slots.to_string(),
+            c.source_rows.to_string(),
+            c.offsets.len().to_string(),
+            c.sources.len().to_string(),
+        ]],
+    )
 }

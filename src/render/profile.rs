@@ -1,5 +1,5 @@
 //! `brr profile` output: the text tables, JSON document and CSV rows of a
-//! [`Profile`] (§10–§13). What is listed comes from the profile engine's
+//! [`Profile`]. What is listed comes from the profile engine's
 //! aggregation; this module only lays it out.
 
 use std::collections::HashMap;
@@ -355,7 +355,8 @@ fn kernel_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String 
 // Metadata shared by JSON and CSV
 // ---------------------------------------------------------------------------
 
-/// Metadata keys and values in spec order.
+/// Metadata keys and values in the original's key order, which JSON keeps
+/// and CSV uses for its columns.
 fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
     let c = &profile.counters;
     let t = &profile.telemetry;
@@ -447,7 +448,8 @@ fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
     ]
 }
 
-/// Program fields in spec order, with the given hotspot lists spliced in.
+/// Program fields in the original's key order, with the given hotspot
+/// lists spliced in.
 fn program_fields(profile: &Profile, pv: &ProgramView<'_>) -> Vec<(&'static str, Json)> {
     let p = pv.p;
     vec![

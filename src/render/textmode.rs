@@ -1,5 +1,5 @@
 //! `brr top --textmode`: the `BRR ACTIVITY` snapshot and the `BRR INSPECT`
-//! drilldown table (TUI spec §5).
+//! drilldown table, the plain-text form of what the TUI shows.
 
 use super::listing::activity_table;
 use super::num::{commas, fmt_g};

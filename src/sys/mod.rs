@@ -3,6 +3,8 @@
 //! layout, they are used instead of hand-written code.
 
 pub mod bpf;
+pub mod info;
+pub mod link_info;
 pub mod perf;
 pub mod signal;
 
@@ -24,9 +26,10 @@ impl Errno {
     /// The C library's text for this errno, e.g. "No such file or directory".
     pub fn text(self) -> String {
         let s = io::Error::from_raw_os_error(self.0).to_string();
-        // std appends " (os error N)"; the catalogue wants the bare strerror text.
-        match s.rfind(" (os error") {
-            Some(i) => s[..i].to_string(),
+        // std appends " (os error N)"; brr's messages quote the bare strerror
+        // text, as the original's do.
+        match s.rsplit_once(" (os error") {
+            Some((text, _)) => text.to_string(),
             None => s,
         }
     }

@@ -5,9 +5,17 @@
 //! it redraws only when the state says something visible changed. The
 //! terminal is restored on every way out: quit, SIGINT/SIGTERM/SIGHUP, a
 //! closed terminal, and a panic on any thread.
+//!
+//! Modules: `app` holds the live table's state and keys, `drill` the
+//! drilldown's, both without I/O (outside effects are returned as
+//! [`app::Effect`]s for the loop here); `ui` draws that state in the
+//! colours of `theme`; `worker` does the kernel work off the UI thread;
+//! `text` has the input, wrap and scroll helpers both views share.
 
 pub mod app;
 pub mod drill;
+pub mod text;
+pub mod theme;
 pub mod ui;
 pub mod worker;
 
@@ -70,11 +78,14 @@ fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
+type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
+
 /// Run the TUI until the user quits; never returns (the process exits with
 /// the terminal restored, without waiting for a window or profile in
 /// flight, so quitting is immediate at any delay).
 pub fn run(config: Config) -> Result<(String, i32)> {
-    // Fail before touching the terminal (spec §2): statistics must be
+    // Fail before touching the terminal, so that the error is a plain
+    // `brr: <message>` on stderr with its exit status: statistics must be
     // available and every program readable.
     let window = Window::start(Detail::Brief)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
@@ -83,20 +94,44 @@ pub fn run(config: Config) -> Result<(String, i32)> {
                 .into(),
         ));
     }
-    let mut terminations = Terminations::catch()?;
+    let terminations = Terminations::catch()?;
 
     let mut listed = window.base().to_vec();
     session::attach_prog_pins(&mut listed, &config.bpffs);
     // Rows at once (zero deltas) while the first window runs.
     let rows = activity::compute(&listed, &listed, true, 0);
 
+    install_panic_hook();
+    let mut term = setup_terminal()?;
+    let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    spawn_input_thread(tx.clone());
+    spawn_signal_thread(tx.clone(), terminations);
+    let mut worker = Worker::spawn(tx, Some(window), config.bpffs.clone());
+    let theme = ui::Theme::new(config.light, !no_color());
+    let mut app = App::new(config, size, rows);
+    let code = event_loop(&mut term, &rx, &mut worker, &mut app, &theme);
+    worker.cancel_profile();
+    restore_terminal();
+    std::process::exit(code);
+}
+
+/// A panic on any thread restores the terminal before the report, so the
+/// message is readable and the shell is usable.
+fn install_panic_hook() {
     let prev_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         prev_hook(info);
         std::process::exit(101);
     }));
-    let setup = (|| -> std::io::Result<Terminal<CrosstermBackend<std::io::Stdout>>> {
+}
+
+/// Raw mode, the alternate screen and a hidden cursor; on failure the
+/// terminal is put back as it was.
+fn setup_terminal() -> Result<Term> {
+    let setup = (|| -> std::io::Result<Term> {
         terminal::enable_raw_mode()?;
         execute!(
             std::io::stdout(),
@@ -105,61 +140,67 @@ pub fn run(config: Config) -> Result<(String, i32)> {
         )?;
         Terminal::new(CrosstermBackend::new(std::io::stdout()))
     })();
-    let mut term = match setup {
-        Ok(t) => t,
-        Err(e) => {
-            restore_terminal();
-            return Err(BrrError::Failed(format!(
-                "failed to set up the terminal: {e}"
-            )));
-        }
-    };
-    let size = term.size().map(|s| (s.width, s.height)).unwrap_or((80, 24));
+    setup.map_err(|e| {
+        restore_terminal();
+        BrrError::Failed(format!("failed to set up the terminal: {e}"))
+    })
+}
 
-    let (tx, rx) = mpsc::channel::<Event>();
-    let input_tx = tx.clone();
+/// Terminal input, forwarded until the UI is gone or the input stream
+/// ends (a closed terminal, reported as `InputGone`).
+fn spawn_input_thread(tx: mpsc::Sender<Event>) {
     std::thread::spawn(move || loop {
         match event::read() {
             Ok(ev) => {
-                if input_tx.send(Event::Input(ev)).is_err() {
+                if tx.send(Event::Input(ev)).is_err() {
                     return;
                 }
             }
             Err(_) => {
-                let _ = input_tx.send(Event::InputGone);
+                let _ = tx.send(Event::InputGone);
                 return;
             }
         }
     });
-    let sig_tx = tx.clone();
+}
+
+fn spawn_signal_thread(tx: mpsc::Sender<Event>, mut terminations: Terminations) {
     std::thread::spawn(move || loop {
         let s = terminations.wait();
-        if sig_tx.send(Event::Signal(s)).is_err() {
+        if tx.send(Event::Signal(s)).is_err() {
             return;
         }
     });
-    let mut worker = Worker::spawn(tx, Some(window), config.bpffs.clone());
-    let theme = ui::Theme::new(config.light, !no_color());
-    let mut app = App::new(config, size, rows);
+}
+
+/// Carry out effects, redraw when something visible changed, and wait for
+/// the next event; returns the exit status (128 + signal for a signal).
+fn event_loop(
+    term: &mut Term,
+    rx: &mpsc::Receiver<Event>,
+    worker: &mut Worker,
+    app: &mut App,
+    theme: &ui::Theme,
+) -> i32 {
     let mut effects = app.start();
-    let code = 'run: loop {
+    loop {
         for e in effects.drain(..) {
             match e {
-                Effect::Quit => break 'run 0,
+                Effect::Quit => return 0,
                 Effect::Cmd(c) => worker.send(c),
                 Effect::Profile(job) => worker.profile(job),
                 Effect::CancelProfile => worker.cancel_profile(),
             }
         }
         if std::mem::take(&mut app.dirty) {
-            if let Err(e) = term.draw(|f| ui::draw(f, &app, &theme)) {
+            if let Err(e) = term.draw(|f| ui::draw(f, app, theme)) {
                 restore_terminal();
                 let _ = writeln!(std::io::stderr(), "brr: terminal write failed: {e}");
                 std::process::exit(1);
             }
         }
         let Ok(ev) = rx.recv() else {
-            break 0;
+            return 0;
         };
         effects = match ev {
             Event::Input(TermEvent::Key(k)) => app.on_key(k),
@@ -170,12 +211,9 @@ pub fn run(config: Config) -> Result<(String, i32)> {
                 Vec::new()
             }
             Event::Input(_) => Vec::new(),
-            Event::InputGone => break 0,
+            Event::InputGone => return 0,
             Event::Worker(m) => app.on_msg(*m),
-            Event::Signal(s) => break 128 + s,
+            Event::Signal(s) => return 128 + s,
         };
-    };
-    worker.cancel_profile();
-    restore_terminal();
-    std::process::exit(code);
+    }
 }

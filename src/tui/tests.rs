@@ -462,7 +462,8 @@ fn enter_opens_drilldown_and_esc_resumes_once() {
             measured: 1.0
         })
         .is_empty());
-    // The program vanished before loading (D3).
+    // The program vanished before loading: the drilldown says so instead of
+    // showing an empty table.
     app.on_msg(Msg::Loaded {
         seq,
         result: Err(BrrError::NoProgram(67)),
@@ -934,7 +935,7 @@ fn profile_form() {
     let texts: Vec<&str> = f.fields.iter().map(|i| i.text.as_str()).collect();
     assert_eq!(texts, ["5.0", "997", "auto", "fp", "auto", "auto"]);
     assert!(f.kernel);
-    // Esc restores the CPU line (D16).
+    // Esc from the search bar brings back the CPU line it covered.
     app.on_key(key(KeyCode::Esc));
     assert!(d(&app).status_lines()[0].starts_with("CPU: "));
     let cases: [(usize, &str, &str); 9] = [
@@ -1121,7 +1122,7 @@ fn row_ids(frame: &str) -> Vec<&str> {
 }
 
 #[test]
-fn snapshots_main_table() {
+fn snapshots_main_table_columns_and_sort() {
     snap(
         "main_default",
         |s| app_with("", s),
@@ -1170,6 +1171,10 @@ fn snapshots_main_table() {
             )
         },
     );
+}
+
+#[test]
+fn snapshots_main_table_filter_empty_and_dialogs() {
     snap(
         "main_filtered",
         |s| {
@@ -1228,7 +1233,7 @@ fn snapshots_main_table() {
 }
 
 #[test]
-fn snapshots_drilldown() {
+fn snapshots_drilldown_views_and_form() {
     snap(
         "drill_source_profiled",
         |s| {
@@ -1295,6 +1300,10 @@ fn snapshots_drilldown() {
             )
         },
     );
+}
+
+#[test]
+fn snapshots_drilldown_overlays_search_and_progress() {
     snap(
         "drill_help",
         |s| {

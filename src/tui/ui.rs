@@ -2,97 +2,22 @@
 //! panel, and the drilldown with its form, search bar and overlays.
 
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::app::{wrap, App, FOOTER, MAIN_HELP};
-use super::drill::{Drill, Overlay, FORM_LABELS, HELP_ROWS};
+use super::app::{App, FOOTER, MAIN_HELP};
+use super::drill::{Drill, Form, Overlay, Search, FORM_LABELS, HELP_ROWS};
+use super::text::{wrap, Input};
 use crate::inspect::drilldown::LEGEND;
 use crate::render::num::fmt_g;
 
-#[derive(Debug, Clone, Copy)]
-pub struct Theme {
-    pub header: Style,
-    pub col_header: Style,
-    pub zebra: [Style; 2],
-    pub cursor: Style,
-    pub accent: Style,
-    pub dim: Style,
-    pub highlight: Style,
-    pub status: Style,
-    pub footer: Style,
-    pub overlay: Style,
-}
+pub use super::theme::Theme;
 
-impl Theme {
-    pub fn new(light: bool, color: bool) -> Theme {
-        if !color {
-            let plain = Style::default();
-            return Theme {
-                header: plain.add_modifier(Modifier::REVERSED),
-                col_header: plain.add_modifier(Modifier::BOLD),
-                zebra: [plain, plain],
-                cursor: plain.add_modifier(Modifier::REVERSED | Modifier::BOLD),
-                accent: plain,
-                dim: plain.add_modifier(Modifier::DIM),
-                highlight: plain.add_modifier(Modifier::UNDERLINED | Modifier::BOLD),
-                status: plain,
-                footer: plain.add_modifier(Modifier::REVERSED),
-                overlay: plain,
-            };
-        }
-        if light {
-            let base = Style::default().fg(Color::Black).bg(Color::Indexed(254));
-            Theme {
-                header: Style::default().fg(Color::White).bg(Color::Indexed(25)),
-                col_header: Style::default()
-                    .fg(Color::Black)
-                    .bg(Color::Indexed(152))
-                    .add_modifier(Modifier::BOLD),
-                zebra: [base, base.bg(Color::Indexed(252))],
-                cursor: Style::default()
-                    .fg(Color::White)
-                    .bg(Color::Indexed(27))
-                    .add_modifier(Modifier::BOLD),
-                accent: Style::default().fg(Color::Indexed(25)),
-                dim: Style::default().fg(Color::Indexed(244)),
-                highlight: Style::default().fg(Color::Black).bg(Color::Yellow),
-                status: base.fg(Color::Indexed(236)),
-                footer: Style::default().fg(Color::Black).bg(Color::Indexed(250)),
-                overlay: base,
-            }
-        } else {
-            let base = Style::default()
-                .fg(Color::Indexed(252))
-                .bg(Color::Indexed(234));
-            Theme {
-                header: Style::default().fg(Color::White).bg(Color::Indexed(18)),
-                col_header: Style::default()
-                    .fg(Color::White)
-                    .bg(Color::Indexed(30))
-                    .add_modifier(Modifier::BOLD),
-                zebra: [base, base.bg(Color::Indexed(236))],
-                cursor: Style::default()
-                    .fg(Color::Indexed(231))
-                    .bg(Color::Indexed(33))
-                    .add_modifier(Modifier::BOLD),
-                accent: Style::default().fg(Color::Indexed(39)),
-                dim: Style::default().fg(Color::Indexed(243)),
-                highlight: Style::default().fg(Color::Black).bg(Color::Yellow),
-                status: base.fg(Color::Indexed(250)),
-                footer: Style::default()
-                    .fg(Color::Indexed(252))
-                    .bg(Color::Indexed(238)),
-                overlay: base,
-            }
-        }
-    }
-}
-
-/// Expand tabs to the next multiple of 8 columns (D7: measured and drawn
-/// the same way).
+/// Expand tabs to the next multiple of 8 columns, so that a row is
+/// measured and drawn the same way (a tab counted as one cell but drawn
+/// wide would cut off the row's end).
 pub fn expand_tabs(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut col = 0;
@@ -143,9 +68,21 @@ pub fn draw(f: &mut Frame, app: &App, t: &Theme) {
 }
 
 fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
-    let w = area.width as usize;
     f.render_widget(Block::default().style(t.zebra[0]), area);
-    // Header bar.
+    draw_main_header(f, app, t, area);
+    draw_main_table(f, app, t, area);
+    draw_main_bottom(f, app, t, area);
+    if app.help {
+        draw_main_help(f, t, area);
+    }
+    if let Some(input) = &app.delay_dialog {
+        draw_delay_dialog(f, t, area, input);
+    }
+}
+
+/// The header bar: delay, sort column and direction, filter, pause.
+fn draw_main_header(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
+    let w = area.width as usize;
     let sort_name = app
         .cols
         .iter()
@@ -174,7 +111,11 @@ fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
         area.y,
         Line::styled(pad(&skip_take(&head, 0, w), w, false), t.header),
     );
-    // Column headers and rows, scrolled by whole columns.
+}
+
+/// Column headers and the visible rows, scrolled by whole columns.
+fn draw_main_table(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
+    let w = area.width as usize;
     let cols: Vec<usize> = (app.hcol..app.headers.len()).collect();
     let render_row = |cells: &dyn Fn(usize) -> String| -> String {
         let mut s = String::new();
@@ -208,7 +149,11 @@ fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
             Line::styled(pad(&text, w, false), style),
         );
     }
-    // Status line (or the filter being typed) and footer.
+}
+
+/// The status line (or the filter being typed) and the footer.
+fn draw_main_bottom(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
+    let w = area.width as usize;
     let status = match &app.filter_input {
         Some(i) => format!(
             " filter (name or type): {}▏  Enter keeps, Esc clears",
@@ -225,48 +170,36 @@ fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
             Line::styled(pad(&skip_take(&status, 0, w), w, false), t.status),
         );
     }
+    let footer = if app.delay_dialog.is_some() {
+        " ^q Quit  esc Close"
+    } else {
+        FOOTER
+    };
     line_at(
         f,
         area,
         area.y + h - 1,
-        Line::styled(
-            pad(
-                &skip_take(
-                    if app.delay_dialog.is_some() {
-                        " ^q Quit  esc Close"
-                    } else {
-                        FOOTER
-                    },
-                    0,
-                    w,
-                ),
-                w,
-                false,
-            ),
-            t.footer,
-        ),
+        Line::styled(pad(&skip_take(footer, 0, w), w, false), t.footer),
     );
-    if app.help {
-        draw_main_help(f, t, area);
-    }
-    if let Some(input) = &app.delay_dialog {
-        let bw = 40.min(area.width.saturating_sub(2)).max(10);
-        let r = Rect::new(
-            area.x + 2.min(area.width.saturating_sub(bw)),
-            area.y + 2.min(area.height.saturating_sub(3)),
-            bw.min(area.width),
-            3.min(area.height),
-        );
-        f.render_widget(Clear, r);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .title(" refresh delay seconds ")
-            .style(t.overlay)
-            .border_style(t.accent);
-        let text = format!("{}▏", input.text);
-        f.render_widget(Paragraph::new(text).block(block), r);
-    }
+}
+
+fn draw_delay_dialog(f: &mut Frame, t: &Theme, area: Rect, input: &Input) {
+    let bw = 40.min(area.width.saturating_sub(2)).max(10);
+    let r = Rect::new(
+        area.x + 2.min(area.width.saturating_sub(bw)),
+        area.y + 2.min(area.height.saturating_sub(3)),
+        bw.min(area.width),
+        3.min(area.height),
+    );
+    f.render_widget(Clear, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .title(" refresh delay seconds ")
+        .style(t.overlay)
+        .border_style(t.accent);
+    let text = format!("{}▏", input.text);
+    f.render_widget(Paragraph::new(text).block(block), r);
 }
 
 fn draw_main_help(f: &mut Frame, t: &Theme, area: Rect) {
@@ -299,8 +232,27 @@ fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect) {
         return;
     }
     let w = inner.width as usize;
+    let mut y = draw_drill_head(f, d, t, inner);
+    if let Some(form) = &d.form {
+        y = draw_form(f, form, t, inner, y);
+    }
+    if let Some(s) = &d.search {
+        y = draw_search_bar(f, s, t, inner, y);
+    }
+    line_at(
+        f,
+        inner,
+        y,
+        Line::styled(pad(" %THIS  SAMPLES  CODE", w, false), t.col_header),
+    );
+    draw_drill_rows(f, d, t, inner, y + 1);
+    draw_drill_overlay(f, d, t, inner);
+}
+
+/// The title and status lines; returns the next free screen line.
+fn draw_drill_head(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) -> u16 {
+    let w = inner.width as usize;
     let mut y = inner.y;
-    let bottom = inner.y + inner.height;
     let title = format!(" {}", d.title());
     line_at(
         f,
@@ -316,42 +268,29 @@ fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect) {
         line_at(f, inner, y, Line::styled(format!(" {s}"), t.status));
         y += 1;
     }
-    if let Some(form) = &d.form {
-        for (i, label) in FORM_LABELS.iter().enumerate() {
-            let value = if i < 6 {
-                let v = &form.fields[i].text;
-                if i == form.focus {
-                    format!("{v}▏")
-                } else {
-                    v.clone()
-                }
+    y
+}
+
+/// The profile form, one line per field; returns the next free line.
+fn draw_form(f: &mut Frame, form: &Form, t: &Theme, inner: Rect, mut y: u16) -> u16 {
+    let w = inner.width as usize;
+    for (i, label) in FORM_LABELS.iter().enumerate() {
+        let value = if i < 6 {
+            let v = &form.fields[i].text;
+            if i == form.focus {
+                format!("{v}▏")
             } else {
-                format!("[{}]", if form.kernel { "x" } else { " " })
-            };
-            let text = format!(" {label:>22}: {value}");
-            let style = if i == form.focus {
-                t.cursor
-            } else {
-                t.zebra[1]
-            };
-            line_at(
-                f,
-                inner,
-                y,
-                Line::styled(pad(&skip_take(&text, 0, w), w, false), style),
-            );
-            y += 1;
-        }
-    }
-    if let Some(s) = &d.search {
-        let text = if s.input.text.is_empty() && s.editing {
-            " / search source▏".to_string()
-        } else if s.editing {
-            format!(" / {}▏", s.input.text)
+                v.clone()
+            }
         } else {
-            format!(" / {}", s.input.text)
+            format!("[{}]", if form.kernel { "x" } else { " " })
         };
-        let style = if s.editing { t.cursor } else { t.zebra[1] };
+        let text = format!(" {label:>22}: {value}");
+        let style = if i == form.focus {
+            t.cursor
+        } else {
+            t.zebra[1]
+        };
         line_at(
             f,
             inner,
@@ -360,13 +299,32 @@ fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect) {
         );
         y += 1;
     }
+    y
+}
+
+/// The search bar; returns the next free line.
+fn draw_search_bar(f: &mut Frame, s: &Search, t: &Theme, inner: Rect, y: u16) -> u16 {
+    let w = inner.width as usize;
+    let text = if s.input.text.is_empty() && s.editing {
+        " / search source▏".to_string()
+    } else if s.editing {
+        format!(" / {}▏", s.input.text)
+    } else {
+        format!(" / {}", s.input.text)
+    };
+    let style = if s.editing { t.cursor } else { t.zebra[1] };
     line_at(
         f,
         inner,
         y,
-        Line::styled(pad(" %THIS  SAMPLES  CODE", w, false), t.col_header),
+        Line::styled(pad(&skip_take(&text, 0, w), w, false), style),
     );
-    y += 1;
+    y + 1
+}
+
+/// The visible drilldown lines from screen line `y` to the panel's bottom.
+fn draw_drill_rows(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect, y: u16) {
+    let bottom = inner.y + inner.height;
     let query = d
         .search
         .as_ref()
@@ -374,58 +332,69 @@ fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect) {
         .unwrap_or_default();
     let h = bottom.saturating_sub(y) as usize;
     for (k, li) in (d.top..d.lines.len().min(d.top + h)).enumerate() {
-        let l = &d.lines[li];
-        let base = if li == d.cursor {
-            t.cursor
-        } else {
-            t.zebra[li % 2]
-        };
-        let lead = format!("{:>6}  {:>7}  ", l.this, l.samples);
-        let mut spans = vec![Span::styled(lead.clone(), base)];
-        let code_w = w.saturating_sub(lead.chars().count());
-        // Markers (drawn dimmed) are the tail of the code text.
-        let marker_len = match (l.row, &d.dd) {
-            (Some(r), Some(dd)) if d.view.markers => dd.rows[r]
-                .markers
-                .iter()
-                .map(|m| m.name().chars().count() + 3)
-                .sum(),
-            _ => 0,
-        };
-        let n = l.code.chars().count();
-        let body: String = l.code.chars().take(n - marker_len.min(n)).collect();
-        let markers: String = l.code.chars().skip(n - marker_len.min(n)).collect();
-        let body = expand_tabs(&body);
-        let full = format!("{body}{markers}");
-        let split = body.chars().count();
-        let shown = skip_take(&full, d.hscroll, code_w);
-        let hl = highlight_ranges(&full, &query);
-        let mut cur = String::new();
-        let mut cur_style = base;
-        for (i, c) in shown.chars().enumerate() {
-            let pos = i + d.hscroll;
-            let mut st = base;
-            if l.fold.is_some() || pos >= split {
-                st = if li == d.cursor {
-                    base
-                } else {
-                    base.patch(t.dim)
-                };
-            }
-            if hl.iter().any(|r| r.contains(&pos)) {
-                st = t.highlight;
-            }
-            if st != cur_style && !cur.is_empty() {
-                spans.push(Span::styled(std::mem::take(&mut cur), cur_style));
-            }
-            cur_style = st;
-            cur.push(c);
-        }
-        let used: usize = lead.chars().count() + shown.chars().count();
-        cur.push_str(&" ".repeat(w.saturating_sub(used)));
-        spans.push(Span::styled(cur, cur_style));
+        let spans = drill_line_spans(d, t, li, inner.width as usize, &query);
         line_at(f, inner, y + k as u16, Line::from(spans));
     }
+}
+
+/// One drilldown line as styled spans `w` cells wide: the %THIS and
+/// SAMPLES columns, then the code scrolled by `hscroll`, with fold lines
+/// and markers dimmed and search matches highlighted.
+fn drill_line_spans(d: &Drill, t: &Theme, li: usize, w: usize, query: &str) -> Vec<Span<'static>> {
+    let l = &d.lines[li];
+    let base = if li == d.cursor {
+        t.cursor
+    } else {
+        t.zebra[li % 2]
+    };
+    let lead = format!("{:>6}  {:>7}  ", l.this, l.samples);
+    let mut spans = vec![Span::styled(lead.clone(), base)];
+    let code_w = w.saturating_sub(lead.chars().count());
+    // Markers (drawn dimmed) are the tail of the code text.
+    let marker_len = match (l.row, &d.dd) {
+        (Some(r), Some(dd)) if d.view.markers => dd.rows[r]
+            .markers
+            .iter()
+            .map(|m| m.name().chars().count() + 3)
+            .sum(),
+        _ => 0,
+    };
+    let n = l.code.chars().count();
+    let body: String = l.code.chars().take(n - marker_len.min(n)).collect();
+    let markers: String = l.code.chars().skip(n - marker_len.min(n)).collect();
+    let body = expand_tabs(&body);
+    let full = format!("{body}{markers}");
+    let split = body.chars().count();
+    let shown = skip_take(&full, d.hscroll, code_w);
+    let hl = highlight_ranges(&full, query);
+    let mut cur = String::new();
+    let mut cur_style = base;
+    for (i, c) in shown.chars().enumerate() {
+        let pos = i + d.hscroll;
+        let mut st = base;
+        if l.fold.is_some() || pos >= split {
+            st = if li == d.cursor {
+                base
+            } else {
+                base.patch(t.dim)
+            };
+        }
+        if hl.iter().any(|r| r.contains(&pos)) {
+            st = t.highlight;
+        }
+        if st != cur_style && !cur.is_empty() {
+            spans.push(Span::styled(std::mem::take(&mut cur), cur_style));
+        }
+        cur_style = st;
+        cur.push(c);
+    }
+    let used: usize = lead.chars().count() + shown.chars().count();
+    cur.push_str(&" ".repeat(w.saturating_sub(used)));
+    spans.push(Span::styled(cur, cur_style));
+    spans
+}
+
+fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
     match d.overlay {
         Overlay::Help => {
             let rows: Vec<(String, String)> = HELP_ROWS
@@ -469,7 +438,8 @@ fn highlight_ranges(text: &str, q: &str) -> Vec<std::ops::Range<usize>> {
 }
 
 /// A rounded box with a two-column table, sized to the panel; long texts
-/// wrap under their column (D10).
+/// wrap under their column instead of being cut off at narrow or wide
+/// terminals.
 fn overlay(
     f: &mut Frame,
     t: &Theme,

@@ -187,7 +187,7 @@ fn post(events: &Sender<Event>, m: Msg) {
     let _ = events.send(Event::Worker(Box::new(m)));
 }
 
-enum Outcome {
+enum WindowEnd {
     Done,
     /// A command arrived meanwhile; it is handled next.
     Interrupted(Cmd),
@@ -203,7 +203,7 @@ fn measure(
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
     bpffs: &PathBuf,
-) -> Outcome {
+) -> WindowEnd {
     let window = match held.take() {
         Some(w) if w.started().elapsed() < HOLD => Ok(w),
         _ => session::Window::start(Detail::Brief),
@@ -219,9 +219,9 @@ fn measure(
             break;
         }
         match rx.recv_timeout(deadline - now) {
-            Ok(cmd) => return Outcome::Interrupted(cmd),
+            Ok(cmd) => return WindowEnd::Interrupted(cmd),
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return Outcome::Disconnected,
+            Err(RecvTimeoutError::Disconnected) => return WindowEnd::Disconnected,
         }
     }
     let (m, next) = match window.finish_and_continue() {
@@ -239,18 +239,18 @@ fn measure(
             measured: m.seconds,
         },
     );
-    Outcome::Done
+    WindowEnd::Done
 }
 
 /// Report a failed window after waiting one delay, so that the UI's
 /// immediate retry does not spin.
-fn fail(e: BrrError, delay: f64, rx: &Receiver<Cmd>, events: &Sender<Event>) -> Outcome {
+fn fail(e: BrrError, delay: f64, rx: &Receiver<Cmd>, events: &Sender<Event>) -> WindowEnd {
     let wait = session::wait_for(delay);
     post(events, Msg::WindowFailed(e));
     match rx.recv_timeout(wait) {
-        Ok(cmd) => Outcome::Interrupted(cmd),
-        Err(RecvTimeoutError::Timeout) => Outcome::Done,
-        Err(RecvTimeoutError::Disconnected) => Outcome::Disconnected,
+        Ok(cmd) => WindowEnd::Interrupted(cmd),
+        Err(RecvTimeoutError::Timeout) => WindowEnd::Done,
+        Err(RecvTimeoutError::Disconnected) => WindowEnd::Disconnected,
     }
 }
 
@@ -283,7 +283,9 @@ fn sampler(
                         // Nobody asked for the next window: statistics off.
                         held = None;
                         if let Some(id) = watched {
-                            if let Err(BrrError::Failed(_)) = objects::open_program(id as u64) {
+                            if let Err(BrrError::NoProgram(_)) =
+                                objects::open_program(u64::from(id))
+                            {
                                 watched = None;
                                 post(&events, Msg::Vanished { id });
                             }
@@ -298,12 +300,12 @@ fn sampler(
             Cmd::Measure { delay } => {
                 watched = None;
                 match measure(delay, &mut held, &rx, &events, &bpffs) {
-                    Outcome::Done => {}
-                    Outcome::Interrupted(c) => {
+                    WindowEnd::Done => {}
+                    WindowEnd::Interrupted(c) => {
                         held = None;
                         pending = Some(c);
                     }
-                    Outcome::Disconnected => return,
+                    WindowEnd::Disconnected => return,
                 }
             }
             Cmd::Load { id, seq } => {

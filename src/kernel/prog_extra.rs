@@ -1,0 +1,240 @@
+//! What bpftool shows about a program beyond brr's listing fields: the
+//! full name, the load time as a wall-clock date, the loading uid, GPL
+//! compatibility, verifier and recursion counters, and its memlock.
+//!
+//! Per program this costs one info call that asks for a single `func_info`
+//! record and one read of the fd's fdinfo; the BTF that names the main
+//! function is fetched once per BTF object and shared by the programs that
+//! came from the same object file.
+
+use std::collections::HashMap;
+use std::os::fd::{AsFd, OwnedFd};
+
+use rustix::time::{clock_gettime, ClockId};
+
+use crate::kernel::btf::BtfData;
+use crate::kernel::fdinfo;
+use crate::kernel::names;
+use crate::sys::bpf::{self, ObjKind, ProgInfo};
+use crate::sys::info::prog_info_first_func;
+use crate::sys::Errno;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgExtra {
+    pub id: u32,
+    /// The BTF name of the main function, else the kernel's (15-byte) name.
+    pub full_name: String,
+    /// Boot-relative load time as the kernel reports it.
+    pub load_time_ns: u64,
+    /// `load_time_ns` as ISO 8601 UTC (`2026-12-01T09:02:18Z`); `None` when
+    /// the clocks could not be read.
+    pub loaded_at: Option<String>,
+    pub created_by_uid: u32,
+    pub gpl_compatible: bool,
+    pub verified_insns: u32,
+    pub recursion_misses: u64,
+    /// From the fd's fdinfo; `None` when it could not be read.
+    pub memlock_bytes: Option<u64>,
+}
+
+/// Wall-clock nanoseconds since the epoch at boot: REALTIME - BOOTTIME,
+/// read back to back. Suspend time is in BOOTTIME, so this stays right
+/// across suspends (load_time is BOOTTIME-based).
+pub fn boot_epoch_ns() -> i128 {
+    let ns =
+        |t: rustix::time::Timespec| i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
+    let real = ns(clock_gettime(ClockId::Realtime));
+    let boot = ns(clock_gettime(ClockId::Boottime));
+    real - boot
+}
+
+/// Days since 1970-01-01 -> (year, month, day) in the proleptic Gregorian
+/// calendar, counting in 400-year eras of 146097 days.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468; // shift the epoch to 0000-03-01
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // day of era [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of March-based year
+    let mp = (5 * doy + 2) / 153; // March = 0
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn iso8601_utc(unix_secs: i64) -> String {
+    let days = unix_secs.div_euclid(86_400);
+    let secs = unix_secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// A boot-relative kernel timestamp as a wall-clock date.
+pub fn loaded_at(load_time_ns: u64, boot_epoch_ns: i128) -> String {
+    let wall = boot_epoch_ns + i128::from(load_time_ns);
+    let secs = wall.div_euclid(1_000_000_000);
+    iso8601_utc(i64::try_from(secs).unwrap_or(i64::MAX))
+}
+
+/// The main function's BTF name, else the kernel name.
+pub fn full_name(
+    kernel_name: &[u8],
+    first_func_type: Option<u32>,
+    btf: Option<&BtfData>,
+) -> String {
+    first_func_type
+        .and_then(|t| btf?.func_name(t))
+        .unwrap_or_else(|| names::object_name(kernel_name))
+}
+
+/// The pure part: fields from the info struct, the first func_info type id
+/// and the fdinfo text.
+pub fn from_parts(
+    info: &ProgInfo,
+    first_func_type: Option<u32>,
+    btf: Option<&BtfData>,
+    fdinfo_text: Option<&str>,
+    boot_epoch_ns: Option<i128>,
+) -> ProgExtra {
+    ProgExtra {
+        id: info.id,
+        full_name: full_name(&info.name, first_func_type, btf),
+        load_time_ns: info.load_time,
+        loaded_at: boot_epoch_ns.map(|b| loaded_at(info.load_time, b)),
+        created_by_uid: info.created_by_uid,
+        gpl_compatible: info.gpl_compatible != 0,
+        verified_insns: info.verified_insns,
+        recursion_misses: info.recursion_misses,
+        memlock_bytes: fdinfo_text.and_then(|t| fdinfo::parse_prog(t).memlock),
+    }
+}
+
+/// Reads extras for many programs, sharing BTF blobs and the boot time.
+pub struct ExtraReader {
+    btfs: HashMap<u32, Option<BtfData>>,
+    boot_epoch_ns: i128,
+    fdinfo: Option<fdinfo::OwnFdinfo>,
+}
+
+impl Default for ExtraReader {
+    fn default() -> Self {
+        ExtraReader::new()
+    }
+}
+
+impl ExtraReader {
+    pub fn new() -> ExtraReader {
+        ExtraReader {
+            btfs: HashMap::new(),
+            boot_epoch_ns: boot_epoch_ns(),
+            fdinfo: fdinfo::OwnFdinfo::open().ok(),
+        }
+    }
+
+    fn btf(&mut self, btf_id: u32) -> Option<&BtfData> {
+        if btf_id == 0 {
+            return None;
+        }
+        self.btfs
+            .entry(btf_id)
+            .or_insert_with(|| {
+                // A BTF object that vanished means no full name, not an error.
+                let fd = bpf::fd_by_id(ObjKind::Btf, btf_id).ok()?;
+                let (_, _, data) = bpf::btf_info(&fd, true).ok()?;
+                Some(BtfData::parse(&data))
+            })
+            .as_ref()
+    }
+
+    /// Extras of the program behind `fd` (an fd brr opened by id).
+    pub fn read(&mut self, fd: &OwnedFd) -> Result<ProgExtra, Errno> {
+        let (info, first) = prog_info_first_func(fd.as_fd())?;
+        let text = match &mut self.fdinfo {
+            Some(d) => d.read(fd.as_fd()).ok(),
+            None => fdinfo::read_own(fd.as_fd()).ok(),
+        };
+        let boot = self.boot_epoch_ns;
+        let btf = self.btf(info.btf_id);
+        Ok(from_parts(
+            &info,
+            first.map(|(_, type_id)| type_id),
+            btf,
+            text.as_deref(),
+            Some(boot),
+        ))
+    }
+
+    /// Extras of the program with this id; ENOENT when it is gone.
+    pub fn read_id(&mut self, id: u32) -> Result<ProgExtra, Errno> {
+        let fd = bpf::fd_by_id(ObjKind::Prog, id)?;
+        self.read(&fd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::btf::tests::blob;
+    use crate::kernel::fdinfo::tests::PROG;
+
+    #[test]
+    fn dates() {
+        assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(iso8601_utc(1_796_115_738), "2026-12-01T09:02:18Z");
+        assert_eq!(iso8601_utc(4_107_542_399), "2100-02-28T23:59:59Z");
+        assert_eq!(iso8601_utc(-1), "1969-12-31T23:59:59Z");
+        let _ = iso8601_utc(i64::MAX);
+        let _ = iso8601_utc(i64::MIN);
+        // Booted at 2026-12-01T08:04:40Z, loaded 1 h 4 min 18.9 s later.
+        let boot = 1_796_112_280i128 * 1_000_000_000;
+        assert_eq!(loaded_at(3_858_900_000_000, boot), "2026-12-01T09:08:58Z");
+        let _ = loaded_at(u64::MAX, i128::MAX / 2);
+    }
+
+    #[test]
+    fn names_and_fields() {
+        let (data, _) = blob("handle_sched_switch_event", &[]);
+        let btf = BtfData::parse(&data);
+        let mut info = ProgInfo::default();
+        info.id = 1106;
+        info.name[..15].copy_from_slice(b"handle_sched_sw");
+        info.load_time = 5_000_000_000;
+        info.created_by_uid = 1000;
+        info.gpl_compatible = 1;
+        info.verified_insns = 1004;
+        info.recursion_misses = 3;
+        let e = from_parts(&info, Some(3), Some(&btf), Some(PROG), Some(0));
+        assert_eq!(e.full_name, "handle_sched_switch_event");
+        assert_eq!(e.loaded_at.as_deref(), Some("1970-01-01T00:00:05Z"));
+        assert_eq!((e.created_by_uid, e.gpl_compatible), (1000, true));
+        assert_eq!((e.verified_insns, e.recursion_misses), (1004, 3));
+        assert_eq!(e.memlock_bytes, Some(8192));
+        let e = from_parts(&info, None, Some(&btf), None, None);
+        assert_eq!(e.full_name, "handle_sched_sw");
+        assert_eq!((e.memlock_bytes, e.loaded_at), (None, None));
+        assert_eq!(
+            full_name(&info.name, Some(9), Some(&btf)),
+            "handle_sched_sw"
+        );
+        assert_eq!(full_name(&info.name, Some(3), None), "handle_sched_sw");
+        assert_eq!(full_name(&[0; 16], None, None), "-");
+    }
+
+    #[test]
+    fn boot_epoch_is_in_the_past() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
+        let b = boot_epoch_ns();
+        assert!(b > 0 && b <= now, "{b} vs {now}");
+    }
+}

@@ -1,0 +1,98 @@
+//! The main table's columns, how each sorts, and the fixed order that
+//! breaks ties.
+
+use std::cmp::Ordering;
+
+use crate::activity::ActivityRow;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Col {
+    Id,
+    Type,
+    Name,
+    Cpu,
+    ExecsPerSec,
+    AvgNs,
+    CumulAvgNs,
+    NsPerSec,
+    ExecsDelta,
+    TotalNs,
+    ExecsTotal,
+    CumulNs,
+    Xlat,
+    Jit,
+    Tag,
+    Pinned,
+}
+
+impl Col {
+    pub fn of_header(h: &str) -> Col {
+        match h {
+            "ID" => Col::Id,
+            "TYPE" => Col::Type,
+            "NAME" => Col::Name,
+            "CPU%" => Col::Cpu,
+            "EXECS/s" => Col::ExecsPerSec,
+            "AVG_NS" => Col::AvgNs,
+            "CUMUL_AVG_NS" => Col::CumulAvgNs,
+            "NS_PER/s" => Col::NsPerSec,
+            "EXECS_DELTA" => Col::ExecsDelta,
+            "TOTAL_NS" => Col::TotalNs,
+            "EXECS_TOTAL" => Col::ExecsTotal,
+            "CUMUL_NS" => Col::CumulNs,
+            "XLAT_B" => Col::Xlat,
+            "JIT_B" => Col::Jit,
+            "TAG" => Col::Tag,
+            _ => Col::Pinned,
+        }
+    }
+
+    pub fn left_aligned(self) -> bool {
+        matches!(self, Col::Type | Col::Name | Col::Tag | Col::Pinned)
+    }
+
+    /// Text columns sort ascending first, numbers descending.
+    pub(super) fn natural_desc(self) -> bool {
+        !matches!(
+            self,
+            Col::Id | Col::Type | Col::Name | Col::Tag | Col::Pinned
+        )
+    }
+
+    pub(super) fn cmp(self, a: &ActivityRow, b: &ActivityRow) -> Ordering {
+        let (p, q) = (&a.prog, &b.prog);
+        match self {
+            Col::Id => p.id.cmp(&q.id),
+            Col::Type => p.prog_type.cmp(&q.prog_type),
+            Col::Name => p.name.cmp(&q.name),
+            Col::Cpu | Col::NsPerSec | Col::TotalNs => {
+                a.run_time_ns_delta.cmp(&b.run_time_ns_delta)
+            }
+            Col::ExecsPerSec | Col::ExecsDelta => a.run_count_delta.cmp(&b.run_count_delta),
+            Col::AvgNs => a.avg_ns().cmp(&b.avg_ns()),
+            Col::CumulAvgNs => a.cumulative_avg_ns().cmp(&b.cumulative_avg_ns()),
+            Col::ExecsTotal => p.run_count.cmp(&q.run_count),
+            Col::CumulNs => p.run_time_ns.cmp(&q.run_time_ns),
+            Col::Xlat => p.xlated_size.cmp(&q.xlated_size),
+            Col::Jit => p.jited_size.cmp(&q.jited_size),
+            Col::Tag => p.tag.cmp(&q.tag),
+            Col::Pinned => p.pinned_paths.cmp(&q.pinned_paths),
+        }
+    }
+}
+
+/// The order rows keep under any sort column, and among equal sort keys:
+/// run-time delta, then run-count delta (both descending), then ID, so
+/// that the busiest programs come first and equal rows never swap.
+pub(super) fn default_order(a: &ActivityRow, b: &ActivityRow) -> Ordering {
+    b.run_time_ns_delta
+        .cmp(&a.run_time_ns_delta)
+        .then(b.run_count_delta.cmp(&a.run_count_delta))
+        .then(a.prog.id.cmp(&b.prog.id))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort {
+    pub col: Col,
+    pub desc: bool,
+}

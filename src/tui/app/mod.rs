@@ -1,0 +1,351 @@
+//! The TUI's state and its reaction to keys and worker messages: the live
+//! table (sort, filter, cursor kept on its program, scroll kept across
+//! updates), the delay dialog, the help panel, and the switch into the
+//! drilldown ([`super::drill`]). No I/O: every outside effect is returned
+//! as an [`Effect`] for the event loop to carry out.
+//!
+//! This file holds the state, the table layout and the worker messages;
+//! `columns` has the columns and their sort order, `keys` the keys of the
+//! table, the filter and the delay dialog.
+
+mod columns;
+mod keys;
+
+use super::drill::Drill;
+use super::worker::{Cmd, Msg, ProfileJob};
+use super::Config;
+use crate::activity::ActivityRow;
+use crate::render::listing::activity_table;
+use crate::render::num::{commas, fmt_g};
+
+pub use super::text::{is_hard_quit, scroll_top, wrap, Input};
+use columns::default_order;
+pub use columns::{Col, Sort};
+
+/// What the event loop must do after a key or message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Cmd(Cmd),
+    Profile(ProfileJob),
+    CancelProfile,
+    Quit,
+}
+
+pub const FOOTER: &str = " ^q Quit  r Refresh  ? Inspect  space Pause/mode  x Extended  c Cumulative/fold  d Delay  h Help  s/S Sort  / Filter";
+
+/// Main-table help panel rows.
+pub const MAIN_HELP: [(&str, &str); 18] = [
+    ("Up/Down", "Move one row"),
+    ("PgUp/PgDn", "Move one page"),
+    ("Home/End", "First / last row"),
+    ("^Home/^End", "First / last row"),
+    ("Left/Right", "Scroll columns"),
+    ("^PgUp/^PgDn", "Scroll columns by page"),
+    ("Enter, ?", "Inspect program"),
+    ("Space", "Pause / resume"),
+    ("r", "Refresh once"),
+    ("x", "Extended columns"),
+    ("c", "Cumulative columns"),
+    ("d", "Refresh delay"),
+    ("s / S", "Next sort column / reverse"),
+    ("< / >", "Previous / next sort column"),
+    ("/", "Filter by name or type"),
+    ("Esc", "Close dialog / clear filter"),
+    ("h", "Toggle this help"),
+    ("q, ^q, ^c", "Quit"),
+];
+
+pub struct App {
+    pub config: Config,
+    pub extended: bool,
+    pub cumulative: bool,
+    pub delay: f64,
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
+    pub rows: Vec<ActivityRow>,
+    pub measured: f64,
+    /// Indices into `rows` after filter and sort.
+    pub order: Vec<usize>,
+    pub headers: Vec<&'static str>,
+    pub cols: Vec<Col>,
+    /// Cell texts of `order`, row by row.
+    pub cells: Vec<Vec<String>>,
+    /// Column widths; they only grow until the columns change (no jitter).
+    pub widths: Vec<usize>,
+    pub sort: Sort,
+    pub filter: String,
+    /// The filter being typed.
+    pub filter_input: Option<Input>,
+    pub cursor: usize,
+    pub top: usize,
+    /// First column shown (horizontal scroll).
+    pub hcol: usize,
+    pub paused: bool,
+    pub window_running: bool,
+    pub status: String,
+    pub help: bool,
+    pub delay_dialog: Option<Input>,
+    pub drill: Option<Drill>,
+    /// Something visible changed since the last draw.
+    pub dirty: bool,
+    seq: u64,
+}
+
+impl App {
+    /// `rows` is the start-up snapshot (shown at once, zero deltas).
+    pub fn new(config: Config, size: (u16, u16), rows: Vec<ActivityRow>) -> App {
+        let mut app = App {
+            delay: config.delay,
+            extended: config.extended,
+            cumulative: config.cumulative,
+            config,
+            size,
+            rows,
+            measured: 0.0,
+            order: Vec::new(),
+            headers: Vec::new(),
+            cols: Vec::new(),
+            cells: Vec::new(),
+            widths: Vec::new(),
+            sort: Sort {
+                col: Col::Cpu,
+                desc: true,
+            },
+            filter: String::new(),
+            filter_input: None,
+            cursor: 0,
+            top: 0,
+            hcol: 0,
+            paused: false,
+            window_running: false,
+            status: "Sampling eBPF runtime deltas...".into(),
+            help: false,
+            delay_dialog: None,
+            drill: None,
+            dirty: true,
+            seq: 0,
+        };
+        app.relayout(true);
+        app
+    }
+
+    /// Effects to run at start: the first window, or straight into a
+    /// drilldown for `--program-id`.
+    pub fn start(&mut self) -> Vec<Effect> {
+        match self.config.program_id {
+            Some(id) => self.open_drill(id),
+            None => self.maybe_measure(),
+        }
+    }
+
+    pub fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Rows of the table body.
+    pub fn body_height(&self) -> usize {
+        // Header bar, column headers, status line, footer.
+        (self.size.1 as usize).saturating_sub(4).max(1)
+    }
+
+    fn cursor_id(&self) -> Option<u32> {
+        self.order.get(self.cursor).map(|&i| self.rows[i].prog.id)
+    }
+
+    /// Rebuild order and cells from `rows`; keep the cursor on its program
+    /// and both scroll offsets (clamped).
+    fn relayout(&mut self, reset_widths: bool) {
+        let keep = self.cursor_id();
+        self.relayout_keeping(keep, reset_widths);
+    }
+
+    fn relayout_keeping(&mut self, keep: Option<u32>, reset_widths: bool) {
+        let (shown, _) = activity_table(&[], 1.0, self.cumulative, self.extended, commas);
+        if !shown.iter().any(|h| Col::of_header(h) == self.sort.col) {
+            self.sort = Sort {
+                col: Col::Cpu,
+                desc: true,
+            };
+        }
+        let needle = self.filter.to_lowercase();
+        let mut order: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| {
+                needle.is_empty() || {
+                    let p = &self.rows[i].prog;
+                    p.name.to_lowercase().contains(&needle)
+                        || p.prog_type.to_lowercase().contains(&needle)
+                }
+            })
+            .collect();
+        let sort = self.sort;
+        let rows = &self.rows;
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&rows[a], &rows[b]);
+            let o = sort.col.cmp(a, b);
+            let o = if sort.desc { o.reverse() } else { o };
+            o.then_with(|| default_order(a, b))
+        });
+        let shown: Vec<ActivityRow> = order.iter().map(|&i| self.rows[i].clone()).collect();
+        let measured = if self.measured > 0.0 {
+            self.measured
+        } else {
+            1.0
+        };
+        let (headers, cells) =
+            activity_table(&shown, measured, self.cumulative, self.extended, commas);
+        self.cols = headers.iter().map(|h| Col::of_header(h)).collect();
+        if reset_widths || self.widths.len() != headers.len() {
+            self.widths = vec![0; headers.len()];
+        }
+        for (i, h) in headers.iter().enumerate() {
+            let w = self.header_text(i, h).chars().count();
+            self.widths[i] = self.widths[i].max(w);
+        }
+        for row in &cells {
+            for (w, c) in self.widths.iter_mut().zip(row) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        self.headers = headers;
+        self.cells = cells;
+        self.order = order;
+        self.cursor = keep
+            .and_then(|id| self.order.iter().position(|&i| self.rows[i].prog.id == id))
+            .unwrap_or(self.cursor)
+            .min(self.order.len().saturating_sub(1));
+        self.hcol = self.hcol.min(self.cols.len().saturating_sub(1));
+        self.clamp_scroll();
+        self.dirty = true;
+    }
+
+    /// Header text with the sort arrow.
+    pub fn header_text(&self, i: usize, h: &str) -> String {
+        if self.cols.get(i) == Some(&self.sort.col) {
+            format!("{h}{}", if self.sort.desc { "▼" } else { "▲" })
+        } else {
+            h.to_string()
+        }
+    }
+
+    fn clamp_scroll(&mut self) {
+        self.top = scroll_top(self.top, self.cursor, self.order.len(), self.body_height());
+    }
+
+    fn move_cursor(&mut self, to: usize) {
+        self.cursor = to.min(self.order.len().saturating_sub(1));
+        self.clamp_scroll();
+        self.dirty = true;
+    }
+
+    pub fn resize(&mut self, w: u16, h: u16) {
+        self.size = (w, h);
+        self.clamp_scroll();
+        if let Some(d) = &mut self.drill {
+            d.resize(self.size);
+        }
+        self.dirty = true;
+    }
+
+    /// Start a window when the table is live and none runs.
+    fn maybe_measure(&mut self) -> Vec<Effect> {
+        if self.paused || self.delay_dialog.is_some() || self.drill.is_some() {
+            return Vec::new();
+        }
+        self.measure_now()
+    }
+
+    fn measure_now(&mut self) -> Vec<Effect> {
+        if self.window_running {
+            return Vec::new();
+        }
+        self.window_running = true;
+        vec![Effect::Cmd(Cmd::Measure { delay: self.delay })]
+    }
+
+    fn runtime_status(&self) -> String {
+        if self.paused {
+            "Refresh paused; press Space to resume or r to refresh once.".into()
+        } else if self
+            .rows
+            .iter()
+            .all(|r| r.run_count_delta == 0 && r.run_time_ns_delta == 0)
+        {
+            "No active eBPF program runtime deltas observed.".into()
+        } else {
+            format!(
+                "Runtime deltas over {}s; press Enter or ? to inspect a program.",
+                fmt_g(self.delay)
+            )
+        }
+    }
+
+    fn set_status(&mut self, s: impl Into<String>) {
+        let s = s.into();
+        if s != self.status {
+            self.status = s;
+            self.dirty = true;
+        }
+    }
+
+    pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
+        match msg {
+            Msg::Window { rows, measured } => {
+                self.window_running = false;
+                // Idle hosts produce identical windows: nothing to redraw.
+                let changed = rows != self.rows;
+                let keep = self.cursor_id();
+                self.rows = rows;
+                self.measured = measured;
+                if changed {
+                    self.relayout_keeping(keep, false);
+                }
+                if self.drill.is_none() {
+                    let s = self.runtime_status();
+                    self.set_status(s);
+                }
+                self.maybe_measure()
+            }
+            Msg::WindowFailed(e) => {
+                self.window_running = false;
+                if self.drill.is_none() {
+                    self.set_status(e.render());
+                }
+                self.maybe_measure()
+            }
+            other => match &mut self.drill {
+                Some(d) => {
+                    let fx = d.on_msg(other);
+                    self.dirty |= d.take_dirty();
+                    fx
+                }
+                None => Vec::new(),
+            },
+        }
+    }
+
+    fn open_drill(&mut self, id: u32) -> Vec<Effect> {
+        let seq = self.next_seq();
+        self.drill = Some(Drill::new(id, seq, &self.config, self.size));
+        // The window in flight ends without a result (the Load interrupts it).
+        self.window_running = false;
+        self.dirty = true;
+        vec![Effect::Cmd(Cmd::Load { id, seq })]
+    }
+
+    fn close_drill(&mut self) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if let Some(d) = self.drill.take() {
+            if d.running.is_some() {
+                fx.push(Effect::CancelProfile);
+            }
+        }
+        fx.push(Effect::Cmd(Cmd::Close));
+        self.dirty = true;
+        let s = self.runtime_status();
+        self.set_status(s);
+        // One update at once, also when paused.
+        fx.extend(self.measure_now());
+        fx
+    }
+}

@@ -1,0 +1,127 @@
+//! Worker messages for the drilldown (the image, mixed-mode disassembly,
+//! profile progress and results) and the commands it sends the worker.
+
+use super::{Drill, Meta, Running};
+use crate::error::BrrError;
+use crate::inspect::drilldown::Mode;
+use crate::profile;
+use crate::tui::app::Effect;
+use crate::tui::worker::{Cmd, Msg, ProfileDone, ProfileJob};
+
+impl Drill {
+    pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
+        self.dirty = true;
+        match msg {
+            Msg::Loaded { seq, result } if seq == self.load_seq => match result {
+                Ok(img) => {
+                    self.image = Some(img);
+                    self.rebuild(true);
+                    if self.mode == Mode::Mixed {
+                        return self.request_disasm();
+                    }
+                }
+                Err(e) => self.failed = Some(e.render()),
+            },
+            Msg::Disasm {
+                seq,
+                bpftool,
+                call_names,
+            } if Some(seq) == self.disasm_seq => {
+                self.disasm_seq = None;
+                self.disasm = Some((bpftool, call_names));
+                self.message = None;
+                if self.mode == Mode::Mixed {
+                    self.rebuild(true);
+                }
+            }
+            Msg::Vanished { id } if id == self.id => self.vanished = true,
+            Msg::Progress {
+                seq,
+                elapsed,
+                samples,
+            } => {
+                if let Some(r) = self.running.as_mut().filter(|r| r.seq == seq) {
+                    r.elapsed = elapsed;
+                    r.samples = samples;
+                }
+            }
+            Msg::Profiled { seq, result }
+                if self.running.as_ref().is_some_and(|r| r.seq == seq) =>
+            {
+                self.finish_profile(result);
+            }
+            _ => self.dirty = false,
+        }
+        Vec::new()
+    }
+
+    /// The profile in flight ended: show its rows with the cursor on the
+    /// hottest line, or its error (a vanished program also says so).
+    fn finish_profile(&mut self, result: Result<ProfileDone, BrrError>) {
+        self.running = None;
+        match result {
+            Ok(done) => {
+                self.meta = Some(Meta {
+                    event: done.event,
+                    frequency: done.frequency,
+                    actual_duration: done.actual_duration,
+                    samples: done.inclusive_samples,
+                });
+                self.profile = Some(done.input);
+                self.message = None;
+                self.rebuild(true);
+                self.cursor_to_hottest();
+            }
+            Err(e) => {
+                if matches!(e, BrrError::NoProgram(_)) {
+                    self.vanished = true;
+                }
+                self.message = Some(e.render());
+            }
+        }
+        self.refresh_lines();
+    }
+
+    pub(super) fn request_disasm(&mut self) -> Vec<Effect> {
+        if self.disasm.is_some() {
+            return Vec::new();
+        }
+        self.message = Some("Rendering mixed view...".into());
+        let seq = self.next_seq();
+        self.disasm_seq = Some(seq);
+        vec![Effect::Cmd(Cmd::Disasm { id: self.id, seq })]
+    }
+
+    pub(super) fn start_profile(&mut self, request: profile::Request) -> Vec<Effect> {
+        let seq = self.next_seq();
+        self.running = Some(Running {
+            seq,
+            duration: request.duration,
+            frequency: request.frequency,
+            elapsed: 0.0,
+            samples: 0,
+        });
+        self.message = None;
+        self.refresh_lines();
+        vec![Effect::Profile(ProfileJob {
+            seq,
+            id: self.id,
+            request,
+            line_limit: self.config.line_limit,
+        })]
+    }
+
+    pub(super) fn default_request(&self) -> profile::Request {
+        profile::Request {
+            // `p` always captures kernel samples, whatever
+            // `--kernel-samples` says: the drilldown shows helper and
+            // kernel rows under their BPF lines (the flag only pre-sets
+            // the `P` form's checkbox).
+            kernel_samples: true,
+            program_id: Some(self.id as u64),
+            // The worker fills in its own root.
+            bpffs: std::path::PathBuf::new(),
+            ..self.config.profile.clone()
+        }
+    }
+}

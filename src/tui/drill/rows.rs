@@ -1,0 +1,155 @@
+//! The row list (built from the program image, profile and view options)
+//! and the shown lines derived from it, with the cursor and scroll kept
+//! in range.
+
+use std::sync::Arc;
+
+use super::search::matches;
+use super::Drill;
+use crate::inspect::drilldown::{
+    Devmode, Drilldown, Mode, Options, ProgramData, RowKind, SourceKey,
+};
+use crate::tui::text::scroll_top;
+
+impl Drill {
+    fn build(&mut self) -> Option<Drilldown> {
+        let img = Arc::clone(self.image.as_ref()?);
+        let mixed = self.mode == Mode::Mixed;
+        let (bpftool, call_names) = match (&self.disasm, mixed) {
+            (Some((b, c)), true) => (b.clone(), c.clone()),
+            _ => Default::default(),
+        };
+        let opts = Options {
+            mixed,
+            exact_ips: self.exact_ips,
+            source_limit: 0,
+            bpftool,
+            call_names,
+        };
+        let data = ProgramData {
+            id: img.program.id,
+            name: &img.program.name,
+            xlated: &img.xlated,
+            lines: &img.lines,
+            jit_ranges: &img.jit_ranges,
+        };
+        let dev = self
+            .devmode
+            .as_mut()
+            .map(|(tree, bare)| Devmode { tree, bare: *bare });
+        match Drilldown::build(data, self.profile.as_ref(), &opts, dev) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                // A bare --devmode that resolves nothing must not make the
+                // program un-inspectable: show the BTF rows, and warn only
+                // when the program has source lines to resolve.
+                let d = Drilldown::build(data, self.profile.as_ref(), &opts, None).ok()?;
+                if !d.keys.is_empty() {
+                    self.dev_warning = Some(format!("Warning: {e}"));
+                }
+                Some(d)
+            }
+        }
+    }
+
+    /// Recompute the shown lines from the row list and view state.
+    pub(super) fn refresh_lines(&mut self) {
+        if let Some(dd) = &self.dd {
+            self.lines = dd.lines(&self.view);
+        }
+        if let Some(s) = &mut self.search {
+            s.matches = matches(self.dd.as_ref(), &self.lines, &s.input.text);
+        }
+        self.cursor = self.cursor.min(self.lines.len().saturating_sub(1));
+        self.clamp_scroll();
+        self.dirty = true;
+    }
+
+    pub(super) fn compute_folds(&mut self) {
+        let h = self.table_height();
+        if let Some(dd) = &self.dd {
+            let folds = dd.folds(h);
+            if folds != self.view.folds {
+                self.view.folds = folds;
+                self.view.open_folds.clear();
+            }
+        }
+    }
+
+    /// Rebuild the row list. `reset` collapses every group and fold.
+    pub(super) fn rebuild(&mut self, reset: bool) {
+        let anchor = self.anchor(self.cursor);
+        let screen = self.cursor.saturating_sub(self.top);
+        let expanded_keys: Vec<SourceKey> = match &self.dd {
+            Some(dd) if !reset => self
+                .view
+                .expanded
+                .iter()
+                .filter_map(|&r| match dd.rows.get(r).map(|r| &r.kind) {
+                    Some(RowKind::Source { key }) => Some(dd.keys[*key].clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        self.dd = self.build();
+        if reset {
+            self.view.expanded.clear();
+            self.view.folds.clear();
+            self.view.open_folds.clear();
+        } else if let Some(dd) = &self.dd {
+            self.view.expanded = dd
+                .parents()
+                .filter(|&r| match dd.rows[r].kind {
+                    RowKind::Source { key } => expanded_keys.contains(&dd.keys[key]),
+                    _ => false,
+                })
+                .collect();
+        }
+        self.compute_folds();
+        self.refresh_lines();
+        if let Some(a) = anchor {
+            self.relocate(&a, screen);
+        }
+    }
+    pub(super) fn clamp_scroll(&mut self) {
+        self.top = scroll_top(self.top, self.cursor, self.lines.len(), self.table_height());
+    }
+
+    pub(super) fn move_to(&mut self, to: usize) {
+        self.cursor = to.min(self.lines.len().saturating_sub(1));
+        self.clamp_scroll();
+        self.dirty = true;
+    }
+
+    /// Cursor on the hottest source row (own plus children's samples).
+    pub(super) fn cursor_to_hottest(&mut self) {
+        let Some(dd) = &self.dd else {
+            return;
+        };
+        let mut best: Option<(u64, usize)> = None;
+        for (i, r) in dd.rows.iter().enumerate() {
+            let RowKind::Source { .. } = r.kind else {
+                continue;
+            };
+            let own = if r.leaf {
+                r.samples
+            } else {
+                // Mixed mode: the instructions up to the next source row.
+                dd.rows[i + 1..]
+                    .iter()
+                    .take_while(|x| !matches!(x.kind, RowKind::Source { .. }))
+                    .filter(|x| matches!(x.kind, RowKind::Instruction { .. }))
+                    .map(|x| x.samples)
+                    .sum()
+            };
+            let total = own + r.children.iter().map(|&c| dd.rows[c].samples).sum::<u64>();
+            if total > 0 && best.is_none_or(|(b, _)| total > b) {
+                best = Some((total, i));
+            }
+        }
+        if let Some(line) = best.and_then(|(_, r)| self.line_of_row(r)) {
+            self.move_to(line);
+        }
+    }
+}

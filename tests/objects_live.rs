@@ -1,0 +1,620 @@
+//! Live tests of the "know every object" readers (owners, fdinfo, link
+//! attach points, program extras) against objects each test creates.
+//! Other objects on the host are ignored.
+
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code); the
+// network-namespace, fork and fd set-up goes through libc; the cuts are of
+// ASCII kernel text.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(unsafe_code, clippy::string_slice)]
+
+mod support;
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::process::{Child, Command, Stdio};
+
+use brr::kernel::fdinfo;
+use brr::kernel::link_target::{self, LinkTarget, SystemNames};
+use brr::kernel::owners::{self, HeldKind, Owner};
+use brr::kernel::prog_extra::ExtraReader;
+use support::insn::{exit, mov64_imm, R0};
+use support::{load_program, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture};
+
+const BPF_LINK_CREATE: u32 = 28;
+const PROG_TYPE_CGROUP_SKB: u32 = 8;
+const PROG_TYPE_XDP: u32 = 6;
+const PROG_TYPE_FLOW_DISSECTOR: u32 = 22;
+const ATTACH_CGROUP_INET_INGRESS: u32 = 0;
+const ATTACH_FLOW_DISSECTOR: u32 = 17;
+const ATTACH_XDP: u32 = 37;
+const PROG_TYPE_KPROBE: u32 = 2;
+const PROG_TYPE_SCHED_CLS: u32 = 3;
+const PROG_TYPE_TRACEPOINT: u32 = 5;
+const PROG_TYPE_SK_SKB: u32 = 14;
+const MAP_TYPE_SOCKMAP: u32 = 15;
+const ATTACH_SK_SKB_VERDICT: u32 = 38;
+const ATTACH_PERF_EVENT: u32 = 41;
+const ATTACH_TCX_INGRESS: u32 = 46;
+const PROG_TYPE_NETFILTER: u32 = 32;
+const ATTACH_NETFILTER: u32 = 45;
+
+/// `bpf_attr.link_create` up to its per-type union (left zero).
+#[repr(C)]
+#[derive(Default)]
+struct LinkCreateAttr {
+    prog_fd: u32,
+    target: u32,
+    attach_type: u32,
+    flags: u32,
+    rest: [u64; 6],
+}
+
+fn link_create(prog: BorrowedFd<'_>, target: u32, attach_type: u32) -> std::io::Result<OwnedFd> {
+    link_create_with(prog, target, attach_type, [0; 6])
+}
+
+/// `rest` is the per-type union of `link_create`, as u64 words.
+fn link_create_with(
+    prog: BorrowedFd<'_>,
+    target: u32,
+    attach_type: u32,
+    rest: [u64; 6],
+) -> std::io::Result<OwnedFd> {
+    let mut attr = LinkCreateAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        target,
+        attach_type,
+        flags: 0,
+        rest,
+    };
+    // SAFETY: attr is a live, zero-padded repr(C) bpf_attr prefix.
+    unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) }
+}
+
+fn returning(prog_type: u32, name: &str, r0: i32) -> LoadedProg {
+    let mut b = ProgBuilder::new();
+    b.emit(mov64_imm(R0, r0));
+    b.emit(exit());
+    load_program(prog_type, name, &b).unwrap_or_else(|e| panic!("load {name}: {e}"))
+}
+
+/// A program returning `r0` that declares `expected_attach_type` at load
+/// (netfilter and uprobe_multi programs must).
+fn load_expecting(prog_type: u32, expected: u32, name: &str, r0: i32) -> std::io::Result<OwnedFd> {
+    let insns = [mov64_imm(R0, r0), exit()];
+    let license = c"GPL";
+    let mut load = sys::ProgLoadAttr {
+        prog_type,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        prog_name: sys::obj_name(name),
+        expected_attach_type: expected,
+        ..Default::default()
+    };
+    // SAFETY: insns and license are live for the call, of the stated sizes.
+    unsafe { sys::sys_bpf_fd(sys::BPF_PROG_LOAD, &mut load) }
+}
+
+fn target_of(link: &OwnedFd) -> LinkTarget {
+    if std::env::var("BRR_RECORD_LINKS").is_ok() {
+        let (f, name) = brr::sys::link_info::link_info_with_name(link.as_fd()).unwrap();
+        let hex: String = f
+            .info
+            .to_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        eprintln!(
+            "RECORD len={} name={:?} info={hex}\n{}",
+            f.len,
+            name.map(|n| String::from_utf8_lossy(&n).into_owned()),
+            fdinfo::read_own(link.as_fd()).unwrap()
+        );
+    }
+    link_target::read(link, &mut SystemNames::new()).expect("link info")
+}
+
+/// A `sleep` child that inherits copies of `fds` (a dup without CLOEXEC
+/// per fd, closed here once the child has it).
+fn child_holding(fds: &[BorrowedFd<'_>]) -> Child {
+    let dups: Vec<OwnedFd> = fds
+        .iter()
+        .map(|fd| {
+            // SAFETY: dup of a live fd; the result is a fresh fd we own.
+            let n = unsafe { libc::dup(fd.as_raw_fd()) };
+            assert!(n >= 0, "dup: {}", std::io::Error::last_os_error());
+            // SAFETY: `n` is a fresh fd owned by nothing else.
+            unsafe { OwnedFd::from_raw_fd(n) }
+        })
+        .collect();
+    let child = Command::new("sleep")
+        .arg("60")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn sleep");
+    drop(dups);
+    child
+}
+
+/// Wait until the child has exec'd (its comm is `sleep`), so the scan
+/// does not see the forked copy of the test binary.
+fn wait_exec(child: &Child) {
+    let comm = format!("/proc/{}/comm", child.id());
+    assert!(
+        support::wait_until(std::time::Duration::from_secs(5), || {
+            std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep")
+        }),
+        "child did not exec"
+    );
+}
+
+#[test]
+fn owners_lists_a_child_holding_dups_and_never_brr_itself() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    let tp = RawTpLinkFixture::load().expect("raw_tp fixture");
+    let mut child = child_holding(&[fx.prog.fd(), fx.prog.fd(), tp.link.as_fd()]);
+    wait_exec(&child);
+    let pid = child.id();
+
+    let t = std::time::Instant::now();
+    let o = owners::scan();
+    let took = t.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!("owner scan took {took:?}");
+
+    let me = std::process::id();
+    let sleeper = Owner {
+        pid,
+        comm: "sleep".into(),
+    };
+    assert_eq!(
+        o.of(HeldKind::Prog, fx.prog.id),
+        std::slice::from_ref(&sleeper),
+        "one entry for two dups"
+    );
+    assert_eq!(o.of(HeldKind::Link, tp.link_id), [sleeper]);
+    // Held only by this test (and its program): no owner once brr's own
+    // pid is left out.
+    assert!(o.of(HeldKind::Map, fx.map.id).is_empty());
+    assert!(o.of(HeldKind::Prog, tp.prog.id).is_empty());
+    for table in [&o.progs, &o.maps, &o.links] {
+        for holders in table.values() {
+            assert!(holders.iter().all(|h| h.pid != me));
+            assert!(holders.windows(2).all(|w| w[0].pid < w[1].pid));
+        }
+    }
+}
+
+#[test]
+fn fdinfo_of_own_fds_matches_the_info_structs() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    let p = fdinfo::own_prog(fx.prog.fd()).expect("prog fdinfo");
+    let info = fx.prog.info().expect("prog info");
+    assert_eq!(p.prog_id, Some(fx.prog.id));
+    assert_eq!(p.prog_type, Some(sys::BPF_PROG_TYPE_SOCKET_FILTER));
+    assert_eq!(p.tag.as_deref(), Some(fx.prog.tag_hex().as_str()));
+    assert_eq!(p.verified_insns, Some(info.verified_insns));
+    assert!(p.memlock.is_some_and(|m| m > 0));
+    let m = fdinfo::own_map(fx.map.fd()).expect("map fdinfo");
+    assert_eq!(m.map_id, Some(fx.map.id));
+    assert_eq!(
+        (m.map_type, m.key_size, m.value_size, m.max_entries),
+        (
+            Some(fx.map.map_type),
+            Some(fx.map.key_size),
+            Some(fx.map.value_size),
+            Some(fx.map.max_entries)
+        )
+    );
+    assert_eq!((m.map_flags, m.frozen), (Some(0), Some(false)));
+    assert!(m.memlock.is_some_and(|v| v > 0));
+    let tp = RawTpLinkFixture::load().expect("raw_tp fixture");
+    let l = fdinfo::own_link(tp.link.as_fd()).expect("link fdinfo");
+    assert_eq!(l.link_type.as_deref(), Some("raw_tracepoint"));
+    assert_eq!((l.link_id, l.prog_id), (Some(tp.link_id), Some(tp.prog.id)));
+    assert_eq!(l.get("tp_name"), Some(tp.tp_name));
+}
+
+#[test]
+fn program_extras_full_name_memlock_and_counters() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    fx.prog.test_run(5).expect("test run");
+    let mut r = ExtraReader::new();
+    let e = r.read_id(fx.prog.id).expect("extras");
+    assert!(SocketFilterFixture::FUNC_NAME.len() > 15);
+    assert_eq!(e.full_name, SocketFilterFixture::FUNC_NAME);
+    let info = fx.prog.info().expect("prog info");
+    assert_eq!(e.verified_insns, info.verified_insns);
+    assert_eq!(e.recursion_misses, info.recursion_misses);
+    assert_eq!(e.created_by_uid, info.created_by_uid);
+    assert_eq!(e.gpl_compatible, info.gpl_compatible != 0);
+    assert_eq!(e.load_time_ns, info.load_time);
+    let own = fdinfo::own_prog(fx.prog.fd()).expect("own fdinfo");
+    assert_eq!(e.memlock_bytes, own.memlock);
+    // Loaded moments ago: the date is today's, in the expected shape.
+    let at = e.loaded_at.expect("loaded_at");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let today = brr::kernel::prog_extra::iso8601_utc(now);
+    assert_eq!(at.len(), 20, "{at}");
+    assert_eq!(&at[..10], &today[..10], "{at} vs {today}");
+    assert!(at.as_str() <= today.as_str());
+
+    let nobtf = support::NoBtfFixture::load().expect("no-BTF fixture");
+    let e = r.read_id(nobtf.prog.id).expect("extras");
+    assert_eq!(e.full_name, support::NoBtfFixture::PROG_NAME);
+}
+
+#[test]
+fn raw_tracepoint_link_targets_the_tracepoint() {
+    if !support::live() {
+        return;
+    }
+    let tp = RawTpLinkFixture::load().expect("raw_tp fixture");
+    let (fetched, _) =
+        brr::sys::link_info::link_info_with_name(tp.link.as_fd()).expect("link info");
+    assert_eq!(fetched.len, 64, "this kernel's bpf_link_info size");
+    assert_eq!(
+        target_of(&tp.link),
+        LinkTarget {
+            attach_type: None,
+            target: Some(tp.tp_name.to_string()),
+        }
+    );
+}
+
+#[test]
+fn cgroup_link_targets_the_cgroup_path() {
+    if !support::live() {
+        return;
+    }
+    let Some(root) = link_target::cgroup2_root() else {
+        eprintln!("skipping cgroup link: no cgroup2 mount");
+        return;
+    };
+    let name = format!("brr-objects-{}", std::process::id());
+    let dir = root.join(&name);
+    if let Err(e) = std::fs::create_dir(&dir) {
+        eprintln!("skipping cgroup link: mkdir {}: {e}", dir.display());
+        return;
+    }
+    let got = (|| {
+        let cg = std::fs::File::open(&dir)?;
+        let prog = returning(PROG_TYPE_CGROUP_SKB, "brr_fx_cgskb", 1);
+        let link = link_create(prog.fd(), cg.as_raw_fd() as u32, ATTACH_CGROUP_INET_INGRESS)?;
+        Ok::<_, std::io::Error>(target_of(&link))
+    })();
+    // The link is gone before the directory is removed.
+    let _ = std::fs::remove_dir(&dir);
+    let got = got.expect("cgroup link");
+    assert_eq!(
+        got,
+        LinkTarget {
+            attach_type: Some("cgroup_inet_ingress".into()),
+            target: Some(format!("/{name}")),
+        }
+    );
+}
+
+/// XDP and tcx on `lo`, a flow dissector and a netfilter hook in a
+/// private network namespace, so the
+/// host's networking is untouched (unshare moves this thread only).
+#[test]
+fn xdp_and_netns_links_in_a_private_netns() {
+    if !support::live() {
+        return;
+    }
+    let got = std::thread::spawn(|| {
+        // SAFETY: unshare affects only this thread, which ends after the test.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return Err(format!("unshare: {}", std::io::Error::last_os_error()));
+        }
+        let ns = std::fs::File::open("/proc/thread-self/ns/net").map_err(|e| e.to_string())?;
+        let ino = ns.metadata().map_err(|e| e.to_string())?.ino();
+        let xdp = returning(PROG_TYPE_XDP, "brr_fx_xdp", 2);
+        let xlink = link_create(xdp.fd(), 1, ATTACH_XDP).map_err(|e| format!("xdp link: {e}"))?;
+        let fd = returning(PROG_TYPE_FLOW_DISSECTOR, "brr_fx_flow", 0);
+        let nlink = link_create(fd.fd(), ns.as_raw_fd() as u32, ATTACH_FLOW_DISSECTOR)
+            .map_err(|e| format!("netns link: {e}"))?;
+        let cls = returning(PROG_TYPE_SCHED_CLS, "brr_fx_tcx", 0);
+        let tlink =
+            link_create(cls.fd(), 1, ATTACH_TCX_INGRESS).map_err(|e| format!("tcx link: {e}"))?;
+        let nf = load_expecting(PROG_TYPE_NETFILTER, ATTACH_NETFILTER, "brr_fx_nf", 1)
+            .map_err(|e| format!("netfilter program: {e}"))?;
+        // pf NFPROTO_IPV4, hook NF_INET_LOCAL_IN, priority -100, no flags.
+        let nf_args = [2 | (1 << 32), u64::from((-100i32) as u32), 0, 0, 0, 0];
+        let flink = link_create_with(nf.as_fd(), 0, ATTACH_NETFILTER, nf_args)
+            .map_err(|e| format!("netfilter link: {e}"))?;
+        Ok((
+            target_of(&xlink),
+            target_of(&nlink),
+            target_of(&tlink),
+            target_of(&flink),
+            ino,
+        ))
+    })
+    .join()
+    .expect("netns thread");
+    let (xdp, netns, tcx, netfilter, ino) = match got {
+        Ok(v) => v,
+        Err(e) if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() != Ok("1") => {
+            eprintln!("skipping xdp/netns links: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    // brr names interfaces from its own namespace; index 1 is lo in every
+    // namespace.
+    let lo = link_target::read_ifnames(std::path::Path::new("/sys/class/net"))
+        .remove(&1)
+        .unwrap_or_else(|| "ifindex 1".into());
+    assert_eq!(
+        xdp,
+        LinkTarget {
+            attach_type: None,
+            target: Some(lo.clone()),
+        }
+    );
+    assert_eq!(
+        tcx,
+        LinkTarget {
+            attach_type: Some("tcx_ingress".into()),
+            target: Some(lo),
+        }
+    );
+    assert_eq!(
+        netfilter,
+        LinkTarget {
+            attach_type: None,
+            target: Some("ipv4 input prio -100".into()),
+        }
+    );
+    assert_eq!(
+        netns,
+        LinkTarget {
+            attach_type: Some("flow_dissector".into()),
+            target: Some(format!("netns:[{ino}]")),
+        }
+    );
+}
+
+#[test]
+fn sockmap_link_targets_the_map() {
+    if !support::live() {
+        return;
+    }
+    let map = support::create_map("brr_fx_sockmap", MAP_TYPE_SOCKMAP, 4, 4, 1).expect("sockmap");
+    let prog = returning(PROG_TYPE_SK_SKB, "brr_fx_skskb", 1);
+    let link = link_create(prog.fd(), map.fd.as_raw_fd() as u32, ATTACH_SK_SKB_VERDICT)
+        .expect("sockmap link");
+    assert_eq!(
+        target_of(&link),
+        LinkTarget {
+            attach_type: Some("sk_skb_verdict".into()),
+            target: Some(format!("map_id {}", map.id)),
+        }
+    );
+}
+
+/// `perf_event_open` with a zeroed 128-byte attr: type, config, and the
+/// uprobe path/offset in config1/config2. Counting only (no sampling).
+fn perf_open(type_: u32, config: u64, config1: u64, config2: u64) -> std::io::Result<OwnedFd> {
+    let mut attr = [0u64; 16];
+    attr[0] = u64::from(type_) | (128u64 << 32);
+    attr[1] = config;
+    attr[7] = config1;
+    attr[8] = config2;
+    // SAFETY: attr is a live 128-byte zeroed perf_event_attr; pid -1 with
+    // cpu 0 watches every task on CPU 0; no group fd.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr.as_mut_ptr(),
+            -1,
+            0,
+            -1,
+            libc::c_ulong::from(8u32), // PERF_FLAG_FD_CLOEXEC
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd from perf_event_open.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn skip_or_fail(what: &str, e: impl std::fmt::Display) {
+    if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
+        panic!("{what}: {e}");
+    }
+    eprintln!("skipping {what}: {e}");
+}
+
+#[test]
+fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
+    if !support::live() {
+        return;
+    }
+    let id_file = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(|d| format!("{d}/events/sched/sched_switch/id"))
+        .find_map(|p| std::fs::read_to_string(p).ok());
+    match id_file.and_then(|t| t.trim().parse::<u64>().ok()) {
+        None => skip_or_fail("perf_event tracepoint link", "no tracefs sched_switch id"),
+        Some(tp_id) => {
+            let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+            let prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_pe_tp", 0);
+            let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)
+                .expect("perf_event link");
+            assert_eq!(
+                target_of(&link),
+                LinkTarget {
+                    attach_type: Some("tracepoint".into()),
+                    target: Some("sched_switch".into()),
+                }
+            );
+        }
+    }
+
+    let pmu = std::fs::read_to_string("/sys/bus/event_source/devices/uprobe/type")
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    let Some(pmu) = pmu else {
+        return skip_or_fail("perf_event uprobe link", "no uprobe PMU");
+    };
+    // A private copy, so the probe can never fire in a real program.
+    let path = std::env::temp_dir().join(format!("brr-uprobe-target-{}", std::process::id()));
+    std::fs::copy("/bin/true", &path).expect("copy /bin/true");
+    let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let got = (|| {
+        let ev = perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
+        let prog = returning(PROG_TYPE_KPROBE, "brr_fx_pe_up", 0);
+        let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)?;
+        Ok::<_, std::io::Error>(target_of(&link))
+    })();
+    let _ = std::fs::remove_file(&path);
+    match got {
+        Ok(t) => assert_eq!(
+            t,
+            LinkTarget {
+                attach_type: Some("uprobe".into()),
+                target: Some(format!("{}+0x40", path.display())),
+            }
+        ),
+        Err(e) => skip_or_fail("perf_event uprobe link", e),
+    }
+}
+
+const ATTACH_TRACE_UPROBE_MULTI: u32 = 48;
+
+/// `bpf_attr.link_create` with its `uprobe_multi` member.
+#[repr(C)]
+#[derive(Default)]
+struct UprobeMultiLinkAttr {
+    prog_fd: u32,
+    target_fd: u32,
+    attach_type: u32,
+    flags: u32,
+    path: u64,
+    offsets: u64,
+    ref_ctr_offsets: u64,
+    cookies: u64,
+    cnt: u32,
+    multi_flags: u32,
+    pid: u32,
+    _pad: u32,
+}
+
+#[test]
+fn uprobe_multi_link_targets_path_and_pid() {
+    if !support::live() {
+        return;
+    }
+    let prog = match load_expecting(
+        PROG_TYPE_KPROBE,
+        ATTACH_TRACE_UPROBE_MULTI,
+        "brr_fx_upmulti",
+        0,
+    ) {
+        Ok(p) => p,
+        Err(e) => return skip_or_fail("uprobe_multi program", e),
+    };
+    let path = std::env::temp_dir().join(format!("brr-upmulti-target-{}", std::process::id()));
+    std::fs::copy("/bin/true", &path).expect("copy /bin/true");
+    let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let offsets = [0x40u64];
+    // A pid filter on this process: the probe never fires in the copy.
+    let pid = std::process::id();
+    let mut attr = UprobeMultiLinkAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        attach_type: ATTACH_TRACE_UPROBE_MULTI,
+        path: cpath.as_ptr() as u64,
+        offsets: offsets.as_ptr() as u64,
+        cnt: 1,
+        pid,
+        ..Default::default()
+    };
+    // SAFETY: the path and offsets pointers are live for the call and cnt
+    // matches the offsets array.
+    let link = unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) };
+    let got = link.map(|l| target_of(&l));
+    let _ = std::fs::remove_file(&path);
+    match got {
+        Ok(t) => assert_eq!(
+            t,
+            LinkTarget {
+                attach_type: Some("uprobe_multi".into()),
+                target: Some(format!("{} func_cnt 1 pid {pid}", path.display())),
+            }
+        ),
+        Err(e) => skip_or_fail("uprobe_multi link", e),
+    }
+}
+
+/// Cost of extras and of the owner scan over every program on the host
+/// (e.g. with `fixture hold --progs 1000 --maps 1000` running): run with
+/// `--ignored --nocapture`. Prints figures, asserts nothing about time.
+#[test]
+#[ignore]
+fn extras_and_owner_scan_cost() {
+    if !support::live() {
+        return;
+    }
+    let mut ids = Vec::new();
+    let mut id = 0;
+    while let Ok(Some(next)) = sys::prog_next_id(id) {
+        ids.push(next);
+        id = next;
+    }
+    let fds: Vec<OwnedFd> = ids
+        .iter()
+        .filter_map(|&i| sys::prog_fd_by_id(i).ok())
+        .collect();
+    let n = fds.len() as u32;
+    let t = std::time::Instant::now();
+    for fd in &fds {
+        let _ = sys::prog_map_ids(fd.as_fd());
+    }
+    let listing = t.elapsed();
+    let t = std::time::Instant::now();
+    for fd in &fds {
+        let _ = brr::sys::info::prog_info_first_func(fd.as_fd());
+    }
+    let func_call = t.elapsed();
+    let mut own = fdinfo::OwnFdinfo::open().expect("own fdinfo");
+    let t = std::time::Instant::now();
+    for fd in &fds {
+        let _ = own.read(fd.as_fd());
+    }
+    let fdinfo_reads = t.elapsed();
+    let mut r = ExtraReader::new();
+    let t = std::time::Instant::now();
+    let ok = fds.iter().filter(|fd| r.read(fd).is_ok()).count();
+    let extras = t.elapsed();
+    let _ = owners::scan();
+    let t = std::time::Instant::now();
+    let o = owners::scan();
+    let scan = t.elapsed();
+    println!(
+        "{n} programs: listing info call {listing:?}, extras {extras:?} ({ok} read, {:?} each; \
+of which first-func info call {func_call:?}, fdinfo reads {fdinfo_reads:?}); \
+owner scan {scan:?} ({} programs held by some process)",
+        extras / n.max(1),
+        o.progs.len()
+    );
+}
