@@ -1416,3 +1416,62 @@ fn tiny_terminals_never_panic() {
         }
     }
 }
+
+// ---------------------------------------------------------------------
+// History chart
+// ---------------------------------------------------------------------
+
+#[test]
+fn g_shows_the_selected_programs_history() {
+    let mut app = app();
+    for _ in 0..5 {
+        app.history.lock().record(&rows(), 1.0);
+    }
+    let full = app.body_height();
+    app.on_key(ch('g'));
+    assert!(app.chart && app.chart_shown());
+    assert_eq!(
+        app.status,
+        "History chart of the selected program; g hides it."
+    );
+    assert_eq!(app.body_height(), full - crate::tui::app::CHART_HEIGHT);
+    let id = cursor_id(&app);
+    let name = app.selected().unwrap().prog.name.clone();
+    let screen = render(&app);
+    assert!(
+        screen.contains(&format!(
+            "history of {id} {name}: last 5 of 120 windows of 1s, newest right"
+        )),
+        "{screen}"
+    );
+    for label in [" CPU%  now ", " EXECS/s  now ", " AVG_NS  now "] {
+        assert!(screen.contains(label), "{label}\n{screen}");
+    }
+    // The status and footer lines are still at the bottom.
+    assert!(screen.lines().last().unwrap().starts_with(" ^q Quit"));
+    app.on_key(ch('g'));
+    assert!(!app.chart);
+    assert_eq!(app.body_height(), full);
+    assert!(!render(&app).contains("history of"));
+}
+
+#[test]
+fn chart_needs_room_and_the_drilldown_has_a_cpu_sparkline() {
+    let mut small = app_with("", (80, 12));
+    small.on_key(ch('g'));
+    assert!(small.chart && !small.chart_shown());
+    assert_eq!(
+        small.status,
+        "The terminal is too small for the history chart; g hides it."
+    );
+    assert!(!render(&small).contains("history of"));
+
+    let mut app = app();
+    app.history.lock().record(&rows(), 1.0);
+    app.history.lock().record(&rows(), 1.0);
+    let id = cursor_id(&app);
+    app.on_key(key(KeyCode::Enter));
+    let title = render(&app).lines().nth(1).unwrap().to_string();
+    assert!(title.contains(" CPU% "), "{title}");
+    assert!(app.history.lock().of(id).is_some());
+}

@@ -150,6 +150,7 @@ impl App {
                 self.help = !self.help;
                 self.dirty = true;
             }
+            KeyCode::Char('g') => self.toggle_chart(),
             KeyCode::Esc => self.escape(),
             KeyCode::Char('s') | KeyCode::Char('>') => self.sort_step(1),
             KeyCode::Char('<') => self.sort_step(-1),
@@ -180,6 +181,20 @@ impl App {
             self.set_status(s);
             self.maybe_measure()
         }
+    }
+
+    fn toggle_chart(&mut self) {
+        self.chart = !self.chart;
+        let s = if !self.chart {
+            "History chart hidden."
+        } else if self.chart_shown() {
+            "History chart of the selected program; g hides it."
+        } else {
+            "The terminal is too small for the history chart; g hides it."
+        };
+        self.set_status(s);
+        self.clamp_scroll();
+        self.dirty = true;
     }
 
     fn toggle_extended(&mut self) {
