@@ -5,12 +5,14 @@
 pub mod http;
 pub mod prometheus;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::error::{BrrError, Result};
 use crate::kernel::{objects, stats::StatsGuard};
+use crate::model::{Map, Program};
 use crate::session::Terminations;
 use http::{Handler, Limits, Request, Response, Server};
 use prometheus::{Process, Scrape};
@@ -52,12 +54,58 @@ fn process() -> Process {
     }
 }
 
+/// Map types whose memory is all allocated when the map is created, so
+/// their memlock bytes never change (hash maps may grow; they are re-read).
+const FIXED_SIZE_MAPS: [&str; 7] = [
+    "array",
+    "percpu_array",
+    "prog_array",
+    "perf_event_array",
+    "cgroup_array",
+    "array_of_maps",
+    "bloom_filter",
+];
+
+/// Memlock bytes that cannot change while the object lives: a program's
+/// (fixed when it is loaded) and fixed-size maps'. Keyed on what also
+/// tells a reused ID apart, and pruned to the objects of the last scrape.
+#[derive(Debug, Default)]
+pub struct MemlockCache {
+    progs: HashMap<(u32, String), u64>,
+    maps: HashMap<(u32, String, String), u64>,
+}
+
+impl MemlockCache {
+    fn update(&mut self, programs: &[(Program, Option<u64>)], maps: &[(Map, Option<u64>)]) {
+        self.progs = programs
+            .iter()
+            .filter_map(|(p, m)| Some(((p.id, p.tag.clone()), (*m)?)))
+            .collect();
+        self.maps = maps
+            .iter()
+            .filter(|(m, _)| FIXED_SIZE_MAPS.contains(&m.map_type.as_str()))
+            .filter_map(|(m, b)| Some(((m.id, m.name.clone(), m.map_type.clone()), (*b)?)))
+            .collect();
+    }
+}
+
 /// Read everything one scrape reports.
-pub fn scrape(stats_enabled: bool) -> Result<Scrape> {
+pub fn scrape(stats_enabled: bool, cache: &Mutex<MemlockCache>) -> Result<Scrape> {
     let t = Instant::now();
-    let programs = objects::programs_with_memlock()?;
-    let maps = objects::maps_with_memlock()?;
+    // Taken for the whole read: concurrent scrapes then share one cache
+    // update instead of racing.
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    let programs =
+        objects::programs_with_memlock(&|p| cache.progs.get(&(p.id, p.tag.clone())).copied())?;
+    let maps = objects::maps_with_memlock(&|m| {
+        cache
+            .maps
+            .get(&(m.id, m.name.clone(), m.map_type.clone()))
+            .copied()
+    })?;
     let links = objects::links()?;
+    cache.update(&programs, &maps);
+    drop(cache);
     let scrape_seconds = t.elapsed().as_secs_f64();
     Ok(Scrape {
         programs,
@@ -98,8 +146,9 @@ pub fn route(req: &Request, metrics: &dyn Fn() -> Result<String>) -> Response {
 pub fn run(config: Config) -> Result<()> {
     let terminations = Terminations::catch()?;
     let stats = config.stats.then(StatsGuard::enable).transpose()?;
+    let cache = Arc::new(Mutex::new(MemlockCache::default()));
     // Fail before serving when brr cannot read the objects at all.
-    scrape(stats.is_some())?;
+    scrape(stats.is_some(), &cache)?;
     let server = Server::bind(config.listen).map_err(|e| {
         BrrError::Failed(format!(
             "cannot listen on {}: {}",
@@ -112,7 +161,9 @@ pub fn run(config: Config) -> Result<()> {
     let local = server.local_addr();
     let enabled = stats.is_some();
     let handler: Arc<Handler> = Arc::new(move |req: &Request| {
-        route(req, &|| scrape(enabled).map(|s| prometheus::render(&s)))
+        route(req, &|| {
+            scrape(enabled, &cache).map(|s| prometheus::render(&s))
+        })
     });
     let running = server
         .start(handler, Limits::default())
@@ -166,6 +217,33 @@ mod tests {
         let failing = || Err(BrrError::Failed("no".into()));
         let r = route(&req("GET", "/metrics"), &failing);
         assert_eq!((r.status, r.body.as_slice()), (500, &b"brr: no\n"[..]));
+    }
+
+    #[test]
+    fn memlock_cache_keeps_only_what_cannot_change() {
+        let prog = |id, tag: &str| Program {
+            id,
+            tag: tag.into(),
+            ..Default::default()
+        };
+        let map = |id, ty: &str| Map {
+            id,
+            map_type: ty.into(),
+            name: "m".into(),
+            ..Default::default()
+        };
+        let mut c = MemlockCache::default();
+        c.update(
+            &[(prog(1, "aa"), Some(4096)), (prog(2, "bb"), None)],
+            &[(map(3, "array"), Some(8192)), (map(4, "hash"), Some(100))],
+        );
+        assert_eq!(c.progs.get(&(1, "aa".into())), Some(&4096));
+        assert_eq!(c.progs.len(), 1);
+        assert_eq!(c.maps.get(&(3, "m".into(), "array".into())), Some(&8192));
+        assert_eq!(c.maps.len(), 1, "hash maps can grow: not cached");
+        // Objects gone from the last scrape leave the cache.
+        c.update(&[], &[]);
+        assert!(c.progs.is_empty() && c.maps.is_empty());
     }
 
     #[test]

@@ -102,18 +102,26 @@ fn fd_memlock(fd: &OwnedFd) -> Option<u64> {
 }
 
 /// Programs as [`programs_brief`] reads them, each with its memlock bytes:
-/// what the Prometheus exporter serves.
-pub fn programs_with_memlock() -> Result<Vec<(Program, Option<u64>)>> {
+/// what the Prometheus exporter serves. `known` gives the bytes of a
+/// program whose fdinfo need not be read again (reading it is most of the
+/// cost of a listing).
+pub fn programs_with_memlock(
+    known: &dyn Fn(&Program) -> Option<u64>,
+) -> Result<Vec<(Program, Option<u64>)>> {
     walk_kind(ObjKind::Prog, |_, fd| {
         let d = bpf::prog_detail(fd, ProgWant::default())?;
-        Ok((program_from_info(&d.info, Vec::new()), fd_memlock(fd)))
+        let p = program_from_info(&d.info, Vec::new());
+        let memlock = known(&p).or_else(|| fd_memlock(fd));
+        Ok((p, memlock))
     })
 }
 
-/// Maps with their memlock bytes.
-pub fn maps_with_memlock() -> Result<Vec<(Map, Option<u64>)>> {
+/// Maps with their memlock bytes; `known` as for programs.
+pub fn maps_with_memlock(known: &dyn Fn(&Map) -> Option<u64>) -> Result<Vec<(Map, Option<u64>)>> {
     walk_kind(ObjKind::Map, |_, fd| {
-        Ok((map_from_info(&bpf::map_info(fd)?), fd_memlock(fd)))
+        let m = map_from_info(&bpf::map_info(fd)?);
+        let memlock = known(&m).or_else(|| fd_memlock(fd));
+        Ok((m, memlock))
     })
 }
 
