@@ -122,7 +122,17 @@ fn draw_main_header(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
 /// Column headers and the visible rows, scrolled by whole columns.
 fn draw_main_table(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
-    let cols: Vec<usize> = (app.hcol..app.headers.len()).collect();
+    // Whole columns only: a cut-off number reads as a real, smaller value.
+    let mut used = 0;
+    let mut cols: Vec<usize> = (app.hcol..app.headers.len())
+        .take_while(|&c| {
+            used += app.widths[c] + 2;
+            used <= w
+        })
+        .collect();
+    if cols.is_empty() && app.hcol < app.headers.len() {
+        cols.push(app.hcol);
+    }
     let render_row = |cells: &dyn Fn(usize) -> String| -> String {
         let mut s = String::new();
         for &c in &cols {
@@ -162,7 +172,7 @@ fn draw_main_bottom(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
     let status = match &app.filter_input {
         Some(i) => format!(
-            " filter (name or type): {}▏  Enter keeps, Esc clears",
+            " filter (name, type or ID): {}▏  Enter keeps, Esc clears",
             i.text
         ),
         None => format!(" {}", app.status),

@@ -36,7 +36,7 @@ pub const FOOTER: &str = " ^q Quit  r Refresh  ? Inspect  space Pause/mode  x Ex
 
 /// Main-table help panel rows.
 pub const MAIN_HELP: [(&str, &str); 19] = [
-    ("Up/Down", "Move one row"),
+    ("Up/Down, j/k", "Move one row"),
     ("PgUp/PgDn", "Move one page"),
     ("Home/End", "First / last row"),
     ("^Home/^End", "First / last row"),
@@ -50,7 +50,7 @@ pub const MAIN_HELP: [(&str, &str); 19] = [
     ("d", "Refresh delay"),
     ("s / S", "Next sort column / reverse"),
     ("< / >", "Previous / next sort column"),
-    ("/", "Filter by name or type"),
+    ("/", "Filter by name, type or ID"),
     ("Esc", "Close dialog / clear filter"),
     ("g", "History chart of the program"),
     ("h", "Toggle this help"),
@@ -94,6 +94,9 @@ pub struct App {
     pub history: Shared,
     /// `g`: the chart pane of the selected program is shown.
     pub chart: bool,
+    /// The user moved the cursor (or came back from a drilldown): from
+    /// then on it stays on its program; before, on row 0, the hottest.
+    pub moved: bool,
     seq: u64,
 }
 
@@ -139,6 +142,7 @@ impl App {
             dirty: true,
             history: Shared::default(),
             chart: false,
+            moved: false,
             seq: 0,
         };
         app.relayout(true);
@@ -207,6 +211,7 @@ impl App {
                     let p = &self.rows[i].prog;
                     p.name.to_lowercase().contains(&needle)
                         || p.prog_type.to_lowercase().contains(&needle)
+                        || p.id.to_string().contains(&needle)
                 }
             })
             .collect();
@@ -242,9 +247,11 @@ impl App {
         self.headers = headers;
         self.cells = cells;
         self.order = order;
+        let keep = keep.filter(|_| self.moved);
+        let fallback = if self.moved { self.cursor } else { 0 };
         self.cursor = keep
             .and_then(|id| self.order.iter().position(|&i| self.rows[i].prog.id == id))
-            .unwrap_or(self.cursor)
+            .unwrap_or(fallback)
             .min(self.order.len().saturating_sub(1));
         self.hcol = self.hcol.min(self.cols.len().saturating_sub(1));
         self.clamp_scroll();
@@ -265,6 +272,7 @@ impl App {
     }
 
     fn move_cursor(&mut self, to: usize) {
+        self.moved = true;
         self.cursor = to.min(self.order.len().saturating_sub(1));
         self.clamp_scroll();
         self.dirty = true;
@@ -371,6 +379,9 @@ impl App {
             if d.running.is_some() {
                 fx.push(Effect::CancelProfile);
             }
+            // Back on the program just viewed, wherever it sorts now.
+            self.moved = true;
+            self.relayout_keeping(Some(d.id), false);
         }
         fx.push(Effect::Cmd(Cmd::Close));
         self.dirty = true;
