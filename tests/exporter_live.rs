@@ -163,6 +163,10 @@ fn scrape_has_the_fixture_and_passes_promtool() {
         "{info}"
     );
     assert!(info.contains("type=\"socket_filter\""), "{info}");
+    assert!(
+        info.contains(&format!("full_name=\"{}\"", SocketFilterFixture::FUNC_NAME)),
+        "{info}"
+    );
     assert_eq!(
         sample(&body, &format!("brr_prog_run_count_total{{id=\"{id}\"}}")),
         Some(321.0)

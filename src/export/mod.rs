@@ -11,11 +11,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::error::{BrrError, Result};
+use std::os::fd::{AsFd, OwnedFd};
+
+use crate::kernel::fdinfo::{self, OwnFdinfo};
+use crate::kernel::prog_extra::ExtraReader;
 use crate::kernel::{objects, stats::StatsGuard};
-use crate::model::{Map, Program};
+use crate::model::Map;
 use crate::session::Terminations;
 use http::{Handler, Limits, Request, Response, Server};
-use prometheus::{Process, Scrape};
+use prometheus::{Process, ProgSample, Scrape};
 
 /// Where the exporter listens unless told otherwise: loopback only, so
 /// that the BPF inventory is not served to the network by accident.
@@ -66,42 +70,81 @@ const FIXED_SIZE_MAPS: [&str; 7] = [
     "bloom_filter",
 ];
 
-/// Memlock bytes that cannot change while the object lives: a program's
-/// (fixed when it is loaded) and fixed-size maps'. Keyed on what also
-/// tells a reused ID apart, and pruned to the objects of the last scrape.
+/// What cannot change while an object lives, read once per object: a
+/// program's full name and memlock (fixed when it is loaded) and the
+/// memlock of fixed-size maps. Keyed on what also tells a reused ID apart,
+/// and pruned to the objects of the last scrape. Reading fdinfo and BTF is
+/// most of the cost of a scrape, so a steady host costs only the info
+/// calls that bring the counters.
 #[derive(Debug, Default)]
-pub struct MemlockCache {
-    progs: HashMap<(u32, String), u64>,
+pub struct StaticCache {
+    progs: HashMap<(u32, String), (Option<String>, Option<u64>)>,
     maps: HashMap<(u32, String, String), u64>,
 }
 
-impl MemlockCache {
-    fn update(&mut self, programs: &[(Program, Option<u64>)], maps: &[(Map, Option<u64>)]) {
+fn map_key(m: &Map) -> (u32, String, String) {
+    (m.id, m.name.clone(), m.map_type.clone())
+}
+
+impl StaticCache {
+    fn update(&mut self, programs: &[ProgSample], maps: &[(Map, Option<u64>)]) {
+        // A program whose extras could not be read is tried again.
         self.progs = programs
             .iter()
-            .filter_map(|(p, m)| Some(((p.id, p.tag.clone()), (*m)?)))
+            .filter(|s| s.full_name.is_some())
+            .map(|s| {
+                (
+                    (s.program.id, s.program.tag.clone()),
+                    (s.full_name.clone(), s.memlock),
+                )
+            })
             .collect();
         self.maps = maps
             .iter()
             .filter(|(m, _)| FIXED_SIZE_MAPS.contains(&m.map_type.as_str()))
-            .filter_map(|(m, b)| Some(((m.id, m.name.clone(), m.map_type.clone()), (*b)?)))
+            .filter_map(|(m, b)| Some((map_key(m), (*b)?)))
             .collect();
     }
 }
 
+/// The memlock line of the fdinfo of one of brr's fds.
+fn map_memlock(reader: &mut Option<OwnFdinfo>, fd: &OwnedFd) -> Option<u64> {
+    let text = match reader {
+        Some(r) => r.read(fd.as_fd()).ok()?,
+        None => fdinfo::read_own(fd.as_fd()).ok()?,
+    };
+    fdinfo::parse_map(&text).memlock
+}
+
 /// Read everything one scrape reports.
-pub fn scrape(stats_enabled: bool, cache: &Mutex<MemlockCache>) -> Result<Scrape> {
+pub fn scrape(stats_enabled: bool, cache: &Mutex<StaticCache>) -> Result<Scrape> {
     let t = Instant::now();
-    // Taken for the whole read: concurrent scrapes then share one cache
+    // Held for the whole read: concurrent scrapes then share one cache
     // update instead of racing.
     let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-    let programs =
-        objects::programs_with_memlock(&|p| cache.progs.get(&(p.id, p.tag.clone())).copied())?;
-    let maps = objects::maps_with_memlock(&|m| {
-        cache
-            .maps
-            .get(&(m.id, m.name.clone(), m.map_type.clone()))
-            .copied()
+    let mut extras: Option<ExtraReader> = None;
+    let programs = objects::programs_with(|p, fd| {
+        if let Some(known) = cache.progs.get(&(p.id, p.tag.clone())) {
+            return known.clone();
+        }
+        match extras.get_or_insert_with(ExtraReader::new).read(fd) {
+            Ok(e) => (Some(e.full_name), e.memlock_bytes),
+            Err(_) => (None, None),
+        }
+    })?
+    .into_iter()
+    .map(|(program, (full_name, memlock))| ProgSample {
+        program,
+        full_name,
+        memlock,
+    })
+    .collect::<Vec<_>>();
+    let mut reader = None;
+    let maps = objects::maps_with(|m, fd| {
+        cache.maps.get(&map_key(m)).copied().or_else(|| {
+            let r = reader.get_or_insert_with(|| OwnFdinfo::open().ok());
+            map_memlock(r, fd)
+        })
     })?;
     let links = objects::links()?;
     cache.update(&programs, &maps);
@@ -146,7 +189,7 @@ pub fn route(req: &Request, metrics: &dyn Fn() -> Result<String>) -> Response {
 pub fn run(config: Config) -> Result<()> {
     let terminations = Terminations::catch()?;
     let stats = config.stats.then(StatsGuard::enable).transpose()?;
-    let cache = Arc::new(Mutex::new(MemlockCache::default()));
+    let cache = Arc::new(Mutex::new(StaticCache::default()));
     // Fail before serving when brr cannot read the objects at all.
     scrape(stats.is_some(), &cache)?;
     let server = Server::bind(config.listen).map_err(|e| {
@@ -190,6 +233,7 @@ pub fn run(config: Config) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Program;
 
     fn req(method: &str, path: &str) -> Request {
         Request {
@@ -220,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn memlock_cache_keeps_only_what_cannot_change() {
+    fn static_cache_keeps_only_what_cannot_change() {
         let prog = |id, tag: &str| Program {
             id,
             tag: tag.into(),
@@ -232,13 +276,24 @@ mod tests {
             name: "m".into(),
             ..Default::default()
         };
-        let mut c = MemlockCache::default();
+        let sample = |p, name: Option<&str>, memlock| ProgSample {
+            program: p,
+            full_name: name.map(String::from),
+            memlock,
+        };
+        let mut c = StaticCache::default();
         c.update(
-            &[(prog(1, "aa"), Some(4096)), (prog(2, "bb"), None)],
+            &[
+                sample(prog(1, "aa"), Some("long_name"), Some(4096)),
+                sample(prog(2, "bb"), None, None),
+            ],
             &[(map(3, "array"), Some(8192)), (map(4, "hash"), Some(100))],
         );
-        assert_eq!(c.progs.get(&(1, "aa".into())), Some(&4096));
-        assert_eq!(c.progs.len(), 1);
+        assert_eq!(
+            c.progs.get(&(1, "aa".into())),
+            Some(&(Some("long_name".into()), Some(4096)))
+        );
+        assert_eq!(c.progs.len(), 1, "unread extras are read again");
         assert_eq!(c.maps.get(&(3, "m".into(), "array".into())), Some(&8192));
         assert_eq!(c.maps.len(), 1, "hash maps can grow: not cached");
         // Objects gone from the last scrape leave the cache.

@@ -13,8 +13,7 @@ use crate::model::{Link, Map, Program};
 /// Everything one scrape reports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scrape {
-    /// Programs with their memlock bytes (None when the kernel did not say).
-    pub programs: Vec<(Program, Option<u64>)>,
+    pub programs: Vec<ProgSample>,
     pub maps: Vec<(Map, Option<u64>)>,
     pub links: Vec<Link>,
     /// Whether the exporter holds statistics on; without it the run
@@ -23,6 +22,17 @@ pub struct Scrape {
     /// Seconds spent reading the kernel objects for this scrape.
     pub scrape_seconds: f64,
     pub process: Process,
+}
+
+/// One program and what the exporter adds to its listing row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgSample {
+    pub program: Program,
+    /// The BTF name of its main function (longer than the kernel's 15
+    /// bytes); None when brr could not read it.
+    pub full_name: Option<String>,
+    /// None when the kernel did not say.
+    pub memlock: Option<u64>,
 }
 
 /// The exporter's own cost.
@@ -122,15 +132,17 @@ fn programs(s: &Scrape, out: &mut String) {
         out,
         "brr_prog_info",
         "gauge",
-        "Loaded eBPF program (value 1); its tag, name and type as labels.",
+        "Loaded eBPF program (value 1); its tag, names and type as labels.",
     );
-    for (p, _) in progs {
+    for s in progs {
+        let p = &s.program;
         let id = p.id.to_string();
         f.sample(
             &[
                 ("id", &id),
                 ("tag", &p.tag),
                 ("name", &p.name),
+                ("full_name", s.full_name.as_deref().unwrap_or(&p.name)),
                 ("type", &p.prog_type),
             ],
             "1",
@@ -180,9 +192,9 @@ fn programs(s: &Scrape, out: &mut String) {
     ]);
     for (name, kind, help, value) in per_prog {
         let mut f = Family::new(out, name, kind, help);
-        for (p, memlock) in progs {
-            if let Some(v) = value(p, *memlock) {
-                f.sample(&[("id", &p.id.to_string())], &v);
+        for s in progs {
+            if let Some(v) = value(&s.program, s.memlock) {
+                f.sample(&[("id", &s.program.id.to_string())], &v);
             }
         }
     }
@@ -285,8 +297,8 @@ mod tests {
 
     fn scrape(stats: bool) -> Scrape {
         Scrape {
-            programs: vec![(
-                Program {
+            programs: vec![ProgSample {
+                program: Program {
                     id: 7,
                     prog_type: "socket_filter".into(),
                     name: "a\"b\\c\nd".into(),
@@ -298,8 +310,9 @@ mod tests {
                     recursion_misses: 2,
                     ..Default::default()
                 },
-                Some(4096),
-            )],
+                full_name: Some("a_much_longer_function_name".into()),
+                memlock: Some(4096),
+            }],
             maps: vec![(
                 Map {
                     id: 9,
@@ -330,7 +343,7 @@ mod tests {
     fn families_and_escaping() {
         let text = render(&scrape(true));
         assert!(text.contains(
-            "brr_prog_info{id=\"7\",tag=\"00ff\",name=\"a\\\"b\\\\c\\nd\",type=\"socket_filter\"} 1\n"
+            "brr_prog_info{id=\"7\",tag=\"00ff\",name=\"a\\\"b\\\\c\\nd\",full_name=\"a_much_longer_function_name\",type=\"socket_filter\"} 1\n"
         ));
         assert!(text.contains(
             "# TYPE brr_prog_run_count_total counter\nbrr_prog_run_count_total{id=\"7\"} 3\n"

@@ -91,37 +91,25 @@ pub fn programs_brief() -> Result<Vec<Program>> {
     })
 }
 
-/// The `memlock:` bytes the kernel charges for the object behind `fd`, from
-/// this process's fdinfo of that fd; None when the kernel does not say.
-fn fd_memlock(fd: &OwnedFd) -> Option<u64> {
-    use std::os::fd::AsRawFd;
-    let text = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("memlock:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// Programs as [`programs_brief`] reads them, each with its memlock bytes:
-/// what the Prometheus exporter serves. `known` gives the bytes of a
-/// program whose fdinfo need not be read again (reading it is most of the
-/// cost of a listing).
-pub fn programs_with_memlock(
-    known: &dyn Fn(&Program) -> Option<u64>,
-) -> Result<Vec<(Program, Option<u64>)>> {
+/// Programs as [`programs_brief`] reads them, each with what `extra` reads
+/// from the fd brr opened for it (the exporter's full names and memlock).
+pub fn programs_with<T>(
+    mut extra: impl FnMut(&Program, &OwnedFd) -> T,
+) -> Result<Vec<(Program, T)>> {
     walk_kind(ObjKind::Prog, |_, fd| {
         let d = bpf::prog_detail(fd, ProgWant::default())?;
         let p = program_from_info(&d.info, Vec::new());
-        let memlock = known(&p).or_else(|| fd_memlock(fd));
-        Ok((p, memlock))
+        let t = extra(&p, fd);
+        Ok((p, t))
     })
 }
 
-/// Maps with their memlock bytes; `known` as for programs.
-pub fn maps_with_memlock(known: &dyn Fn(&Map) -> Option<u64>) -> Result<Vec<(Map, Option<u64>)>> {
+/// Maps, each with what `extra` reads from its fd.
+pub fn maps_with<T>(mut extra: impl FnMut(&Map, &OwnedFd) -> T) -> Result<Vec<(Map, T)>> {
     walk_kind(ObjKind::Map, |_, fd| {
         let m = map_from_info(&bpf::map_info(fd)?);
-        let memlock = known(&m).or_else(|| fd_memlock(fd));
-        Ok((m, memlock))
+        let t = extra(&m, fd);
+        Ok((m, t))
     })
 }
 
