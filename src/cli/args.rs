@@ -119,7 +119,7 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "N",
-        help = "Keep only the first N detail rows of the textmode inspect table; 0 = all."
+        help = "Keep only the N hottest detail rows of the textmode inspect table; 0 = all."
     )]
     pub source_limit: Option<String>,
     #[arg(long, help = "Print one text snapshot and exit.")]
