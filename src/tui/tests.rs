@@ -1581,3 +1581,36 @@ fn filter_starts_empty_matches_ids_clears_and_says_when_empty() {
     app.on_key(key(KeyCode::Esc));
     assert_eq!(ids(&app).len(), 6);
 }
+
+#[test]
+fn search_finds_text_in_collapsed_helper_rows() {
+    use crate::inspect::drilldown::RowKind;
+    let mut app = drill_app((120, 40), true);
+    app.on_key(ch('C'));
+    let child = d(&app)
+        .dd
+        .as_ref()
+        .unwrap()
+        .rows
+        .iter()
+        .find(|r| r.kind == RowKind::Child)
+        .map(|r| r.text.clone())
+        .expect("a helper/kernel row");
+    assert!(
+        !shown(&app).iter().any(|c| c.contains(&child)),
+        "collapsed: {child}"
+    );
+    app.on_key(ch('/'));
+    for c in child.chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert!(code(&app).contains(&child), "{}", code(&app));
+    assert!(!d(&app).search.as_ref().unwrap().matches.is_empty());
+    // j/k move in the drilldown as well.
+    let at = d(&app).cursor;
+    app.on_key(ch('j'));
+    assert_eq!(d(&app).cursor, at + 1);
+    app.on_key(ch('k'));
+    assert_eq!(d(&app).cursor, at);
+}
