@@ -121,18 +121,18 @@ pub fn draw_cpu_sparkline(
     used: usize,
     t: &Theme,
 ) {
-    const LABEL: &str = " CPU% ";
     let history = history.lock();
     let Some(points) = history.of(id) else {
         return;
     };
+    let now = points.back().map_or(0.0, |p| f64::from(p.cpu_pct));
+    let label = format!(" CPU% {now:.2} ");
     let free = usize::from(line.width).saturating_sub(used + 2);
-    let width = free.saturating_sub(LABEL.len()).min(WINDOWS);
+    let width = free.saturating_sub(label.len()).min(WINDOWS);
     if width < 10 {
         return;
     }
     let s = series(points, METRICS[0].1, width);
-    let label = format!("{LABEL}{:.2} ", s.now);
     let total = width + label.len();
     let x = line.x + line.width - total as u16;
     f.render_widget(

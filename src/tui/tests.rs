@@ -1485,6 +1485,19 @@ fn chart_needs_room_and_the_drilldown_has_a_cpu_sparkline() {
     app.on_key(key(KeyCode::Enter));
     let title = render(&app).lines().nth(1).unwrap().to_string();
     assert!(title.contains(" CPU% "), "{title}");
+    assert!(
+        title.contains(&d(&app).title()),
+        "the sparkline never covers the title: {title}"
+    );
+    // Where the title leaves too little room, there is no sparkline.
+    for w in 40..=120 {
+        app.resize(w, 40);
+        let title = render(&app).lines().nth(1).unwrap().to_string();
+        let full = d(&app).title();
+        if full.chars().count() + 4 < usize::from(w) {
+            assert!(title.contains(&full), "width {w}: {title}");
+        }
+    }
     assert!(app.history.lock().of(id).is_some());
 }
 
