@@ -1,6 +1,9 @@
 //! Dispatch: each subcommand collects through the kernel, session and
 //! analysis layers and renders the result to a string.
 
+use std::io::Write;
+use std::ops::ControlFlow;
+
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::Result;
 use crate::kernel::{lines, objects};
@@ -37,6 +40,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             duration,
             limit,
             all,
+            ..
         } => {
             let (rows, measured) = session::activity(*duration, &cli.bpffs, *all, *limit)?;
             let run = ActivityRun {
@@ -44,6 +48,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                 measured,
                 limit: *limit,
                 all: *all,
+                window: None,
             };
             listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
         }
@@ -68,8 +73,87 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             return Ok((dump::compare(&c, cli.format), code));
         }
         Command::Top(t) => return crate::top::run(cli, t),
+        // Served by `stream`; reaching here is a dispatch mistake, not input.
+        Command::Exporter { .. } => {
+            return Err(crate::error::BrrError::Failed(
+                "the exporter writes no output of its own".into(),
+            ))
+        }
     };
     Ok((out, 0))
+}
+
+/// How a command that writes its output as it goes ended.
+#[derive(Debug)]
+pub enum Streamed {
+    /// Everything was written; exit with this status.
+    Done(i32),
+    /// A write to the output failed; the caller reports it as for any
+    /// output (a closed pipe quietly).
+    WriteFailed(std::io::Error),
+}
+
+/// Run `cli` if it is a command that writes while it runs (`activity
+/// --interval`); None for every other command, which [`run`] handles.
+pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
+    match &cli.command {
+        Command::Activity {
+            limit,
+            all,
+            interval: Some(interval),
+            count,
+            ..
+        } => Some(activity_stream(cli, *interval, *count, *limit, *all, out)),
+        Command::Exporter { listen, stats } => Some(
+            crate::export::run(crate::export::Config {
+                listen: *listen,
+                stats: *stats,
+            })
+            .map(|()| Streamed::Done(0)),
+        ),
+        _ => None,
+    }
+}
+
+fn activity_stream(
+    cli: &Cli,
+    interval: f64,
+    count: u64,
+    limit: usize,
+    all: bool,
+    out: &mut dyn Write,
+) -> Result<Streamed> {
+    let mut first = true;
+    let mut failed = None;
+    session::activity_stream(interval, count, &cli.bpffs, all, limit, &mut |w| {
+        let run = ActivityRun {
+            duration: interval,
+            measured: w.seconds,
+            limit,
+            all,
+            window: Some((w.wall_start, w.wall_end)),
+        };
+        let chunk = listing::activity_window(
+            &w.rows,
+            run,
+            cli.format,
+            cli.cumulative,
+            cli.extended,
+            first,
+        );
+        first = false;
+        match out.write_all(chunk.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    Ok(match failed {
+        Some(e) => Streamed::WriteFailed(e),
+        None => Streamed::Done(0),
+    })
 }
 
 /// `brr profile`: capture, render, and exit 1 with `--fail-on-loss` when

@@ -35,27 +35,49 @@ fn install_panic_hook() {
     }));
 }
 
+/// The exit status after a failed stdout write; `code` is the command's.
+fn write_failed(e: &std::io::Error, code: i32) -> i32 {
+    // A reader that went away (`brr prog | head -1`) is not an error.
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return code;
+    }
+    let reason = e
+        .raw_os_error()
+        .map(|n| Errno(n).text())
+        .unwrap_or_else(|| e.to_string());
+    let _ = writeln!(std::io::stderr(), "brr: write error: {reason}");
+    WRITE_ERROR_STATUS
+}
+
+/// Output written as a command runs, or all at once when it is done.
+enum Outcome {
+    Streamed(commands::Streamed),
+    Text(String, i32),
+}
+
+fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Outcome> {
+    let c = match cli::parse(args)? {
+        cli::Parsed::Print(text) => return Ok(Outcome::Text(text, 0)),
+        cli::Parsed::Run(c) => c,
+    };
+    let mut stdout = std::io::stdout();
+    if let Some(streamed) = commands::stream(&c, &mut stdout) {
+        return streamed.map(Outcome::Streamed);
+    }
+    let (text, code) = commands::run(&c)?;
+    Ok(Outcome::Text(text, code))
+}
+
 fn main() {
     install_panic_hook();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let outcome = cli::parse(&args).and_then(|parsed| match parsed {
-        cli::Parsed::Print(text) => Ok((text, 0)),
-        cli::Parsed::Run(c) => commands::run(&c),
-    });
-    let code = match outcome {
-        Ok((text, code)) => match print_stdout(&text) {
+    let code = match run(&args) {
+        Ok(Outcome::Text(text, code)) => match print_stdout(&text) {
             Ok(()) => code,
-            // A reader that went away (`brr prog | head -1`) is not an error.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
-            Err(e) => {
-                let reason = e
-                    .raw_os_error()
-                    .map(|n| Errno(n).text())
-                    .unwrap_or_else(|| e.to_string());
-                let _ = writeln!(std::io::stderr(), "brr: write error: {reason}");
-                WRITE_ERROR_STATUS
-            }
+            Err(e) => write_failed(&e, code),
         },
+        Ok(Outcome::Streamed(commands::Streamed::Done(code))) => code,
+        Ok(Outcome::Streamed(commands::Streamed::WriteFailed(e))) => write_failed(&e, 0),
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "{}", e.render());
             e.exit_code()

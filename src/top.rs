@@ -13,7 +13,8 @@ use crate::kernel::lines;
 use crate::model::activity::ActivityRow;
 use crate::model::profile::Hint;
 use crate::profile;
-use crate::render::textmode;
+use crate::render::listing::{self, ActivityRun};
+use crate::render::{textmode, Format};
 use crate::session;
 use crate::tui;
 
@@ -118,6 +119,19 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     } else {
         &all_rows[..]
     };
+    if cli.format != Format::Text {
+        // The CLI allows JSON and CSV only for the snapshot alone, in the
+        // schema of `activity --json`.
+        let run = ActivityRun {
+            duration: t.delay,
+            measured,
+            limit: t.limit,
+            all: true,
+            window: None,
+        };
+        let out = listing::activity(shown, run, cli.format, cli.cumulative, cli.extended);
+        return Ok((out, 0));
+    }
     let mut sections = vec![textmode::activity(
         shown,
         t.delay,

@@ -76,6 +76,10 @@ pub enum Command {
         duration: f64,
         limit: usize,
         all: bool,
+        /// `--interval`: a stream of windows of this many seconds.
+        interval: Option<f64>,
+        /// `--count`: windows in the stream; 0 = until Ctrl-C.
+        count: u64,
     },
     Map,
     Link,
@@ -93,6 +97,11 @@ pub enum Command {
         frequency: u64,
     },
     Profile(ProfileArgs),
+    /// `brr exporter`.
+    Exporter {
+        listen: std::net::SocketAddr,
+        stats: bool,
+    },
 }
 
 /// `brr profile` options.
@@ -593,6 +602,26 @@ fn split_devmode_id(
     (id, devmode)
 }
 
+/// `top` prints JSON or CSV only as a `--textmode` activity snapshot.
+fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
+    if !out.any() {
+        return Ok(());
+    }
+    if !t.textmode {
+        return Err(usage(
+            "brr",
+            "--json, --csv, and --pretty are not supported by top without --textmode",
+        ));
+    }
+    if t.profile_top || t.program_id.is_some() {
+        return Err(usage(
+            "brr",
+            "--json and --csv with top --textmode print the activity snapshot only; they cannot be used with --profile-top or --program-id",
+        ));
+    }
+    Ok(())
+}
+
 /// Value checks, then the post-parse rules in their fixed order; the first
 /// failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
@@ -633,11 +662,8 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
                     "top options may only be used with bare 'brr' or the 'top' command",
                 ));
             }
-            if sub_name == "top" && root.out.any() {
-                return Err(usage(
-                    "brr",
-                    "--json, --csv, and --pretty are not supported by top",
-                ));
+            if let Command::Top(t) = &command {
+                top_output_rules(t, &out)?;
             }
             command
         }
@@ -717,9 +743,52 @@ fn sub_name(sub: &Sub) -> &'static str {
         Sub::Dump(_) => "dump",
         Sub::DumpCompare(_) => "dump-compare",
         Sub::Profile(_) => "profile",
+        Sub::Exporter(_) => "exporter",
         Sub::Completions(_) => "completions",
         Sub::Man => "man",
     }
+}
+
+/// `brr activity`'s values and its stream rules; `pretty` is whether
+/// `--pretty` was given at any level.
+fn activity_command(prog: &str, a: &args::ActivityArgs, pretty: bool) -> Result<Command, BrrError> {
+    let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
+    let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+    let interval = check(prog, "--interval", a.interval.as_ref(), values::seconds)?;
+    let count = check(prog, "--count", a.count.as_ref(), values::positive_int)?;
+    if interval.is_some() && duration.is_some() {
+        return Err(usage(
+            prog,
+            "--interval and -d/--duration cannot be used together; --interval sets each window's length",
+        ));
+    }
+    if count.is_some() && interval.is_none() {
+        return Err(usage(prog, "--count requires --interval"));
+    }
+    if interval.is_some() && pretty {
+        return Err(usage(
+            prog,
+            "--pretty cannot be used with --interval (JSON Lines are one object per line)",
+        ));
+    }
+    Ok(Command::Activity {
+        duration: interval.or(duration).unwrap_or(5.0),
+        limit: usize_of(limit.unwrap_or(20)),
+        all: a.all,
+        interval,
+        count: count.unwrap_or(0),
+    })
+}
+
+fn exporter_command(prog: &str, a: &args::ExporterArgs) -> Result<Command, BrrError> {
+    let listen = check(prog, "--listen", a.listen.as_ref(), values::listen_address)?;
+    let default = crate::export::DEFAULT_LISTEN
+        .parse()
+        .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?;
+    Ok(Command::Exporter {
+        listen: listen.unwrap_or(default),
+        stats: !a.no_stats,
+    })
 }
 
 /// One subcommand's values, checked; output flags and -x/-c are OR-ed into
@@ -743,15 +812,10 @@ fn sub_command(
             merge_out(&a.out);
             *extended |= a.extended;
             *cumulative |= a.cumulative;
-            let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
-            let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
-            Command::Activity {
-                duration: duration.unwrap_or(5.0),
-                limit: usize_of(limit.unwrap_or(20)),
-                all: a.all,
-            }
+            activity_command(prog, &a, out.pretty)?
         }
         Sub::Top(a) => {
+            merge_out(&a.out);
             *extended |= a.extended;
             *cumulative |= a.cumulative;
             top_options(prog, &a.top)?;
@@ -802,6 +866,7 @@ fn sub_command(
             *extended |= a.extended;
             Command::Profile(profile_args(prog, a)?)
         }
+        Sub::Exporter(a) => exporter_command(prog, &a)?,
         Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))

@@ -1,12 +1,17 @@
-//! Writers for the ecosystem's profile formats, fed by a finished
-//! [`Profile`](crate::model::profile::Profile): folded stacks, flame graph
-//! SVG and pprof.
+//! What brr hands to other systems: profile files in the ecosystem's
+//! formats (folded stacks, flame graph SVG, pprof), fed by a finished
+//! [`Profile`](crate::model::profile::Profile), and the Prometheus exporter
+//! (`brr exporter`: [`exporter`] reads, [`prometheus`] writes the text
+//! format, [`http`] serves it).
 
+pub mod exporter;
 pub mod flamegraph;
 pub mod folded;
+pub mod http;
 pub mod pprof;
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 mod pprof_proto;
+pub mod prometheus;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -14,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{BrrError, Result};
 use crate::model::profile::Profile;
+
+pub use exporter::{run, Config, DEFAULT_LISTEN};
 
 /// Where to write a capture's profile files (`--folded`, `--flamegraph`,
 /// `--pprof`).

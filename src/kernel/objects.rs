@@ -64,6 +64,7 @@ pub fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
         jited_size: info.jited_prog_len,
         run_time_ns: info.run_time_ns,
         run_count: info.run_cnt,
+        recursion_misses: info.recursion_misses,
         map_ids,
         btf_id: info.btf_id,
         pinned_paths: Vec::new(),
@@ -90,20 +91,43 @@ pub fn programs_brief() -> Result<Vec<Program>> {
     })
 }
 
-pub fn maps() -> Result<Vec<Map>> {
-    walk_kind(ObjKind::Map, |_, fd| {
-        let i = bpf::map_info(fd)?;
-        Ok(Map {
-            id: i.id,
-            map_type: names::map_type(i.map_type),
-            name: names::object_name(&i.name),
-            key_size: i.key_size,
-            value_size: i.value_size,
-            max_entries: i.max_entries,
-            btf_id: i.btf_id,
-            pinned_paths: Vec::new(),
-        })
+/// Programs as [`programs_brief`] reads them, each with what `extra` reads
+/// from the fd brr opened for it (the exporter's full names and memlock).
+pub fn programs_with<T>(
+    mut extra: impl FnMut(&Program, &OwnedFd) -> T,
+) -> Result<Vec<(Program, T)>> {
+    walk_kind(ObjKind::Prog, |_, fd| {
+        let d = bpf::prog_detail(fd, ProgWant::default())?;
+        let p = program_from_info(&d.info, Vec::new());
+        let t = extra(&p, fd);
+        Ok((p, t))
     })
+}
+
+/// Maps, each with what `extra` reads from its fd.
+pub fn maps_with<T>(mut extra: impl FnMut(&Map, &OwnedFd) -> T) -> Result<Vec<(Map, T)>> {
+    walk_kind(ObjKind::Map, |_, fd| {
+        let m = map_from_info(&bpf::map_info(fd)?);
+        let t = extra(&m, fd);
+        Ok((m, t))
+    })
+}
+
+fn map_from_info(i: &bpf::MapInfo) -> Map {
+    Map {
+        id: i.id,
+        map_type: names::map_type(i.map_type),
+        name: names::object_name(&i.name),
+        key_size: i.key_size,
+        value_size: i.value_size,
+        max_entries: i.max_entries,
+        btf_id: i.btf_id,
+        pinned_paths: Vec::new(),
+    }
+}
+
+pub fn maps() -> Result<Vec<Map>> {
+    walk_kind(ObjKind::Map, |_, fd| Ok(map_from_info(&bpf::map_info(fd)?)))
 }
 
 const LINK_TRACING: u32 = 2;

@@ -10,6 +10,9 @@ pub struct Program {
     pub jited_size: u32,
     pub run_time_ns: u64,
     pub run_count: u64,
+    /// Runs the kernel skipped because the program was already running on
+    /// that CPU (counted whether or not statistics are on).
+    pub recursion_misses: u64,
     pub map_ids: Vec<u32>,
     pub btf_id: u32,
     pub pinned_paths: Vec<String>,

@@ -23,6 +23,8 @@ use crate::model::profile::{Payer, Profile};
 use crate::profile::{self, capture::StopSignal};
 use crate::session::{self, Detail};
 
+use super::history::Shared;
+
 /// Everything the UI thread waits for.
 pub enum Event {
     Input(TermEvent),
@@ -126,12 +128,17 @@ pub struct Worker {
 impl Worker {
     /// Start the sampling thread. `held` is the start-up window (its
     /// baseline read with statistics on) that the first window measures
-    /// from.
-    pub fn spawn(events: Sender<Event>, held: Option<session::Window>, bpffs: PathBuf) -> Worker {
+    /// from; every window is also recorded into `history`.
+    pub fn spawn(
+        events: Sender<Event>,
+        held: Option<session::Window>,
+        bpffs: PathBuf,
+        history: Shared,
+    ) -> Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
         let root = bpffs.clone();
-        std::thread::spawn(move || sampler(rx, ev, held, root));
+        std::thread::spawn(move || sampler(rx, ev, held, root, &history));
         Worker {
             cmds: tx,
             events,
@@ -218,6 +225,7 @@ fn measure(
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
     bpffs: &PathBuf,
+    history: &Shared,
 ) -> WindowEnd {
     let window = match held.take() {
         Some(w) if w.started().elapsed() < HOLD => Ok(w),
@@ -246,6 +254,7 @@ fn measure(
     let mut with_pins = m.current;
     session::attach_prog_pins(&mut with_pins, bpffs);
     let rows = activity::compute(&m.base, &with_pins, true, 0);
+    history.lock().record(&rows, m.seconds);
     *held = Some(next);
     post(
         events,
@@ -274,6 +283,7 @@ fn sampler(
     events: Sender<Event>,
     mut held: Option<session::Window>,
     bpffs: PathBuf,
+    history: &Shared,
 ) {
     let mut watched: Option<u32> = None;
     let mut pending: Option<Cmd> = None;
@@ -314,7 +324,7 @@ fn sampler(
         match cmd {
             Cmd::Measure { delay } => {
                 watched = None;
-                match measure(delay, &mut held, &rx, &events, &bpffs) {
+                match measure(delay, &mut held, &rx, &events, &bpffs, history) {
                     WindowEnd::Done => {}
                     WindowEnd::Interrupted(c) => {
                         held = None;
