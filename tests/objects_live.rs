@@ -593,7 +593,7 @@ fn extras_and_owner_scan_cost() {
     let listing = t.elapsed();
     let t = std::time::Instant::now();
     for fd in &fds {
-        let _ = brr::sys::info::prog_info_first_func(fd.as_fd());
+        let _ = brr::sys::bpf::prog_info_first_func(fd.as_fd());
     }
     let func_call = t.elapsed();
     let mut own = fdinfo::OwnFdinfo::open().expect("own fdinfo");

@@ -15,8 +15,7 @@ use rustix::time::{clock_gettime, ClockId};
 use crate::kernel::btf::BtfData;
 use crate::kernel::fdinfo;
 use crate::kernel::names;
-use crate::sys::bpf::{self, ObjKind, ProgInfo};
-use crate::sys::info::prog_info_first_func;
+use crate::sys::bpf::{self, prog_info_first_func, ObjKind, ProgInfo};
 use crate::sys::Errno;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,19 +155,42 @@ impl ExtraReader {
     /// Extras of the program behind `fd` (an fd brr opened by id).
     pub fn read(&mut self, fd: &OwnedFd) -> Result<ProgExtra, Errno> {
         let (info, first) = prog_info_first_func(fd.as_fd())?;
-        let text = match &mut self.fdinfo {
-            Some(d) => d.read(fd.as_fd()).ok(),
-            None => fdinfo::read_own(fd.as_fd()).ok(),
+        Ok(self.complete(fd, &info, first, true))
+    }
+
+    /// Extras from an info struct already read (with at most one
+    /// `func_info` record asked for); `with_fdinfo` adds the memlock at the
+    /// cost of one small read.
+    pub fn complete(
+        &mut self,
+        fd: &OwnedFd,
+        info: &ProgInfo,
+        first: Option<(u32, u32)>,
+        with_fdinfo: bool,
+    ) -> ProgExtra {
+        let text = if with_fdinfo {
+            self.fdinfo_text(fd)
+        } else {
+            None
         };
         let boot = self.boot_epoch_ns;
         let btf = self.btf(info.btf_id);
-        Ok(from_parts(
-            &info,
+        from_parts(
+            info,
             first.map(|(_, type_id)| type_id),
             btf,
             text.as_deref(),
             Some(boot),
-        ))
+        )
+    }
+
+    /// The fdinfo text of one of brr's own fds, through the cached
+    /// directory.
+    pub fn fdinfo_text(&mut self, fd: &OwnedFd) -> Option<String> {
+        match &mut self.fdinfo {
+            Some(d) => d.read(fd.as_fd()).ok(),
+            None => fdinfo::read_own(fd.as_fd()).ok(),
+        }
     }
 
     /// Extras of the program with this id; ENOENT when it is gone.

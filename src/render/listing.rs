@@ -436,6 +436,7 @@ mod tests {
             map_ids: vec![193, 7],
             btf_id: 278,
             pinned_paths: vec!["/sys/fs/bpf/a".into(), "/sys/fs/bpf/b,c".into()],
+            ..Default::default()
         }
     }
 
@@ -478,6 +479,7 @@ mod tests {
             max_entries: 1,
             btf_id: 0,
             pinned_paths: vec![],
+            ..Default::default()
         };
         assert_eq!(
             maps(std::slice::from_ref(&m), Format::Text, true),
@@ -495,6 +497,7 @@ mod tests {
             target_obj_id: None,
             target_btf_id: None,
             pinned_paths: vec![],
+            ..Default::default()
         };
         assert_eq!(
             links(std::slice::from_ref(&l), Format::Text, false),
