@@ -14,18 +14,15 @@ use crate::session;
 pub fn run(cli: &Cli) -> Result<(String, i32)> {
     let out = match &cli.command {
         Command::Prog { stats } => {
-            let mut progs = session::programs(*stats)?;
-            session::attach_prog_pins(&mut progs, &cli.bpffs);
+            let progs = session::programs(*stats, cli.extended, &cli.bpffs)?;
             listing::programs(&progs, cli.format, *stats, cli.extended)
         }
         Command::Map => {
-            let mut maps = objects::maps()?;
-            session::attach_map_pins(&mut maps, &cli.bpffs);
+            let maps = session::maps(cli.extended, &cli.bpffs)?;
             listing::maps(&maps, cli.format, cli.extended)
         }
         Command::Link => {
-            let mut links = objects::links()?;
-            session::attach_link_pins(&mut links, &cli.bpffs);
+            let links = session::links(cli.extended, &cli.bpffs)?;
             listing::links(&links, cli.format, cli.extended)
         }
         Command::Btf => listing::btfs(&objects::btfs()?, cli.format),

@@ -5,6 +5,7 @@
 //! Signal handling lives here and nowhere above it, so that the way signals
 //! are caught can change without touching the callers.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,9 +17,10 @@ use crate::inspect::drilldown::DEVMODE_NOTHING;
 use crate::inspect::insn;
 use crate::inspect::profile::{DrillProfile, KernelRow, ProfileInput};
 use crate::inspect::source::{self, SourceTree};
+use crate::kernel::owners::{self, HeldKind, Owners};
 use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
 use crate::model::profile as data;
-use crate::model::{Link, Map, Program};
+use crate::model::{AttachPoint, Holder, Keepers, Link, Map, Program};
 use crate::profile::{self, aggregate, capture::StopSignal};
 use crate::render::profile::SourceContexts;
 use crate::sys::signal::InterruptGuard;
@@ -196,11 +198,117 @@ pub fn capture(req: &profile::Request) -> Result<data::Profile> {
     profile
 }
 
-/// Programs as `brr prog` lists them; with `stats`, statistics are on
-/// while they are read, so the run counters are current.
-pub fn programs(stats: bool) -> Result<Vec<Program>> {
+/// Programs as `brr prog` lists them, in ID order, with their pins and
+/// the memlock of their maps; with `stats`, statistics are on while they
+/// are read, so the run counters are current; with `extended`, who holds
+/// each and where it is attached.
+pub fn programs(stats: bool, extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Program>> {
     let _stats = stats.then(StatsGuard::enable).transpose()?;
-    objects::programs()
+    let mut progs = objects::programs()?;
+    attach_prog_pins(&mut progs, bpffs);
+    let maps = objects::maps()?;
+    add_maps_memlock(&mut progs, &maps);
+    if extended {
+        let links = objects::links()?;
+        let owners = owners::scan();
+        add_prog_keepers(&mut progs, &links, &owners);
+    }
+    Ok(progs)
+}
+
+/// Each program's maps' memlock, every map once, and how many of its maps
+/// other programs use as well.
+pub fn add_maps_memlock(progs: &mut [Program], maps: &[Map]) {
+    let memlock: HashMap<u32, Option<u64>> = maps.iter().map(|m| (m.id, m.memlock_bytes)).collect();
+    let mut users: HashMap<u32, u32> = HashMap::new();
+    for p in progs.iter() {
+        let mut ids = p.map_ids.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            *users.entry(id).or_default() += 1;
+        }
+    }
+    for p in progs.iter_mut() {
+        let mut ids = p.map_ids.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        let known: Vec<u64> = ids
+            .iter()
+            .filter_map(|id| memlock.get(id).copied().flatten())
+            .collect();
+        p.maps_memlock_bytes = (!known.is_empty()).then(|| known.iter().sum());
+        let shared = ids
+            .iter()
+            .filter(|id| users.get(id).copied().unwrap_or(0) > 1)
+            .count();
+        p.shared_maps = u32::try_from(shared).unwrap_or(u32::MAX);
+    }
+}
+
+/// Owners, the link that holds each program, and the programs' attach
+/// points through their links.
+pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &Owners) {
+    let mut by_prog: HashMap<u32, Vec<&Link>> = HashMap::new();
+    for l in links {
+        by_prog.entry(l.prog_id).or_default().push(l);
+    }
+    for p in progs {
+        let own = by_prog.get(&p.id).map(Vec::as_slice).unwrap_or(&[]);
+        p.attached = own
+            .iter()
+            .map(|l| AttachPoint {
+                link_id: l.id,
+                attach_type: l.attach_type.clone(),
+                target: l.target.clone(),
+            })
+            .collect();
+        p.keepers = Some(Keepers {
+            owners: owners.of(HeldKind::Prog, p.id).to_vec(),
+            held_by: own.first().map(|l| Holder::Link(l.id)),
+        });
+    }
+}
+
+/// Maps as `brr map` lists them, with their pins; with `extended`, who
+/// holds each (a process, else the first program using it).
+pub fn maps(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
+    let mut maps = objects::maps()?;
+    attach_map_pins(&mut maps, bpffs);
+    if extended {
+        let progs = objects::programs()?;
+        let owners = owners::scan();
+        let mut user: HashMap<u32, u32> = HashMap::new();
+        for p in &progs {
+            for &id in &p.map_ids {
+                user.entry(id).or_insert(p.id);
+            }
+        }
+        for m in &mut maps {
+            m.keepers = Some(Keepers {
+                owners: owners.of(HeldKind::Map, m.id).to_vec(),
+                held_by: user.get(&m.id).map(|&id| Holder::Prog(id)),
+            });
+        }
+    }
+    Ok(maps)
+}
+
+/// Links as `brr link` lists them, with their pins; with `extended`, who
+/// holds each.
+pub fn links(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
+    let mut links = objects::links()?;
+    attach_link_pins(&mut links, bpffs);
+    if extended {
+        let owners = owners::scan();
+        for l in &mut links {
+            l.keepers = Some(Keepers {
+                owners: owners.of(HeldKind::Link, l.id).to_vec(),
+                held_by: None,
+            });
+        }
+    }
+    Ok(links)
 }
 
 /// The signals that end the interactive view: SIGINT (`kill -INT`; in raw
@@ -381,6 +489,64 @@ pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> Prof
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn maps_memlock_counts_each_map_once_and_says_which_are_shared() {
+        let prog = |id, map_ids: Vec<u32>| Program {
+            id,
+            map_ids,
+            ..Default::default()
+        };
+        let map = |id, memlock| Map {
+            id,
+            memlock_bytes: memlock,
+            ..Default::default()
+        };
+        let mut progs = vec![
+            prog(1, vec![10, 11, 10]),
+            prog(2, vec![11]),
+            prog(3, vec![12]),
+        ];
+        add_maps_memlock(
+            &mut progs,
+            &[map(10, Some(100)), map(11, Some(1000)), map(12, None)],
+        );
+        let got: Vec<(Option<u64>, u32)> = progs
+            .iter()
+            .map(|p| (p.maps_memlock_bytes, p.shared_maps))
+            .collect();
+        assert_eq!(got, vec![(Some(1100), 1), (Some(1000), 1), (None, 0)]);
+    }
+
+    #[test]
+    fn programs_are_held_by_their_first_link() {
+        let mut progs = vec![
+            Program {
+                id: 5,
+                ..Default::default()
+            },
+            Program {
+                id: 6,
+                ..Default::default()
+            },
+        ];
+        let link = Link {
+            id: 70,
+            prog_id: 5,
+            target: Some("sched_switch".into()),
+            ..Default::default()
+        };
+        let mut agg = owners::Aggregator::default();
+        agg.add(HeldKind::Prog, 6, 42);
+        agg.set_comm(42, "loader".into());
+        add_prog_keepers(&mut progs, &[link], &agg.finish());
+        let k0 = progs[0].keepers.clone().unwrap();
+        assert_eq!((k0.owners.len(), k0.held_by), (0, Some(Holder::Link(70))));
+        assert_eq!(progs[0].attached[0].target.as_deref(), Some("sched_switch"));
+        let k1 = progs[1].keepers.clone().unwrap();
+        assert_eq!(k1.owners[0].comm, "loader");
+        assert_eq!((k1.held_by, progs[1].attached.len()), (None, 0));
+    }
 
     fn kh(samples: u64, sym: &str, off: u64, line: u32) -> data::KernelHotspot {
         data::KernelHotspot {
