@@ -35,7 +35,8 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             limit,
             all,
         } => {
-            let (rows, measured) = session::activity(*duration, &cli.bpffs, *all, *limit)?;
+            let (rows, measured) =
+                session::activity(*duration, &cli.bpffs, *all, *limit, cli.extended)?;
             let run = ActivityRun {
                 duration: *duration,
                 measured,

@@ -160,15 +160,20 @@ pub fn measure(duration: f64) -> Result<Measurement> {
 
 /// Activity rows of one [`measure`] window, with pinned paths under
 /// `bpffs`, and the measured seconds (`all` and `limit` as in
-/// [`activity::compute`]).
+/// [`activity::compute`]); with `extended`, who holds each program, where
+/// it is attached and its memlock.
 pub fn activity(
     duration: f64,
     bpffs: impl AsRef<Path>,
     all: bool,
     limit: usize,
+    extended: bool,
 ) -> Result<(Vec<ActivityRow>, f64)> {
     let mut m = measure(duration)?;
     attach_prog_pins(&mut m.current, bpffs);
+    if extended {
+        ProgContext::read()?.apply(&mut m.current);
+    }
     Ok((
         activity::compute(&m.base, &m.current, all, limit),
         m.seconds,
@@ -267,6 +272,46 @@ pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &Owners) 
             owners: owners.of(HeldKind::Prog, p.id).to_vec(),
             held_by: own.first().map(|l| Holder::Link(l.id)),
         });
+    }
+}
+
+/// Who holds each program, where it is attached and its memlock: what
+/// `-x` adds to activity rows. It costs an owner scan, so views that repeat
+/// read it on their own slower cadence and apply the latest to each window.
+#[derive(Debug, Clone, Default)]
+pub struct ProgContext {
+    by_id: HashMap<u32, (Keepers, Vec<AttachPoint>, Option<u64>)>,
+}
+
+impl ProgContext {
+    /// Read it now (programs, links and an owner scan).
+    pub fn read() -> Result<ProgContext> {
+        let mut progs = objects::programs()?;
+        let links = objects::links()?;
+        add_prog_keepers(&mut progs, &links, &owners::scan());
+        Ok(ProgContext::from_programs(progs))
+    }
+
+    pub fn from_programs(progs: Vec<Program>) -> ProgContext {
+        let by_id = progs
+            .into_iter()
+            .map(|p| {
+                let k = p.keepers.unwrap_or_default();
+                (p.id, (k, p.attached, p.memlock_bytes))
+            })
+            .collect();
+        ProgContext { by_id }
+    }
+
+    /// Fill the rows' programs it knows; the others keep theirs.
+    pub fn apply(&self, progs: &mut [Program]) {
+        for p in progs {
+            if let Some((k, a, m)) = self.by_id.get(&p.id) {
+                p.keepers = Some(k.clone());
+                p.attached = a.clone();
+                p.memlock_bytes = p.memlock_bytes.or(*m);
+            }
+        }
     }
 }
 

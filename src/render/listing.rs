@@ -497,7 +497,7 @@ pub fn activity_table(
     }
     headers.extend(["XLAT_B", "JIT_B"]);
     if extended {
-        headers.extend(["TAG", "PINNED", "MISSES"]);
+        headers.extend(["TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK"]);
     }
     let cells = rows
         .iter()
@@ -530,6 +530,9 @@ pub fn activity_table(
                 });
                 c.push(dash_join(&p.pinned_paths, ","));
                 c.push(num(r.recursion_misses_delta));
+                c.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
+                c.push(attach_cell(&p.attached));
+                c.push(p.memlock_bytes.map_or_else(|| "-".into(), &num));
             }
             c
         })

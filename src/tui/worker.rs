@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::Event as TermEvent;
@@ -20,7 +20,7 @@ use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
 use crate::kernel::objects;
 use crate::profile::{self, capture::StopSignal};
-use crate::session::{self, Detail};
+use crate::session::{self, Detail, ProgContext};
 
 /// Everything the UI thread waits for.
 pub enum Event {
@@ -103,6 +103,10 @@ pub struct ProfileJob {
 const HOLD: Duration = Duration::from_millis(300);
 /// How often an inspected program is checked for having been unloaded.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
+/// How often the owner scan behind the OWNERS, ATTACH and MEMLOCK columns
+/// is repeated: it reads every process's fd table, so it runs on its own
+/// thread at this slower cadence, never inside a window.
+const CONTEXT_EVERY: Duration = Duration::from_secs(5);
 /// Progress reports are sent at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
@@ -121,7 +125,10 @@ impl Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
         let root = bpffs.clone();
-        std::thread::spawn(move || sampler(rx, ev, held, root));
+        let context = Arc::new(Mutex::new(None));
+        let shared = Arc::clone(&context);
+        std::thread::spawn(move || context_loop(&shared));
+        std::thread::spawn(move || sampler(rx, ev, held, root, context));
         Worker {
             cmds: tx,
             events,
@@ -194,6 +201,23 @@ enum WindowEnd {
     Disconnected,
 }
 
+/// The latest owner scan, shared by its thread and the sampler.
+type SharedContext = Arc<Mutex<Option<Arc<ProgContext>>>>;
+
+/// Refresh the shared context until the sampler has gone.
+fn context_loop(shared: &SharedContext) {
+    while Arc::strong_count(shared) > 1 {
+        // A failed read keeps the previous context: the columns go stale
+        // rather than blank.
+        if let Ok(c) = ProgContext::read() {
+            if let Ok(mut slot) = shared.lock() {
+                *slot = Some(Arc::new(c));
+            }
+        }
+        std::thread::sleep(CONTEXT_EVERY);
+    }
+}
+
 /// One window of `delay` seconds, started from the held window when it is
 /// recent enough. Snapshots are brief: pins are added to the rows at the
 /// end of the window.
@@ -203,6 +227,7 @@ fn measure(
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
     bpffs: &PathBuf,
+    context: &SharedContext,
 ) -> WindowEnd {
     let window = match held.take() {
         Some(w) if w.started().elapsed() < HOLD => Ok(w),
@@ -230,6 +255,10 @@ fn measure(
     };
     let mut with_pins = m.current;
     session::attach_prog_pins(&mut with_pins, bpffs);
+    let latest = context.lock().ok().and_then(|c| c.clone());
+    if let Some(c) = latest {
+        c.apply(&mut with_pins);
+    }
     let rows = activity::compute(&m.base, &with_pins, true, 0);
     *held = Some(next);
     post(
@@ -259,6 +288,7 @@ fn sampler(
     events: Sender<Event>,
     mut held: Option<session::Window>,
     bpffs: PathBuf,
+    context: SharedContext,
 ) {
     let mut watched: Option<u32> = None;
     let mut pending: Option<Cmd> = None;
@@ -299,7 +329,7 @@ fn sampler(
         match cmd {
             Cmd::Measure { delay } => {
                 watched = None;
-                match measure(delay, &mut held, &rx, &events, &bpffs) {
+                match measure(delay, &mut held, &rx, &events, &bpffs, &context) {
                     WindowEnd::Done => {}
                     WindowEnd::Interrupted(c) => {
                         held = None;
