@@ -3,11 +3,11 @@
 //! string taken from inside the blob.
 #![no_main]
 
-use brr::kernel::btf::Btf;
+use brr::kernel::btf::BtfData;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let btf = Btf::parse(data);
+    let btf = BtfData::parse(data);
     // The string section is a slice of the blob, so no offset at or past the
     // blob's end can name anything.
     let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
@@ -17,7 +17,8 @@ fuzz_target!(|data: &[u8]| {
         if let Some(n) = name {
             assert!(!n.is_empty(), "empty names are None");
             assert!(!n.contains('\0'), "a name ends at its NUL: {n:?}");
-            assert!(n.len() <= data.len(), "name longer than the blob");
+            // Invalid UTF-8 bytes become one U+FFFD each, so count characters.
+            assert!(n.chars().count() <= data.len(), "name longer than the blob");
         }
     };
     // Every type takes at least 12 bytes, so IDs past len/12 cannot exist;
