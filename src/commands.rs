@@ -1,11 +1,14 @@
 //! Dispatch: each subcommand collects through the kernel, session and
 //! analysis layers and renders the result to a string.
 
+use std::io::Write;
+
 use crate::cli::{Cli, Command, ProfileArgs};
-use crate::error::Result;
+use crate::error::{BrrError, Result};
 use crate::kernel::{lines, objects};
 use crate::profile::{self, events};
-use crate::render::listing::{self, ActivityRun};
+use crate::render::json::Json;
+use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
 use crate::render::{dump, perf_events, profile as report, Format};
 use crate::session;
 
@@ -68,6 +71,47 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
         Command::Top(t) => return crate::top::run(cli, t),
     };
     Ok((out, 0))
+}
+
+/// `prog`, `map` and `link` in JSON or CSV, written to `out` row by row as
+/// the objects are read, so that memory does not grow with their number.
+/// `None` for every other command (and for text, whose column widths need
+/// all rows), which [`run`] handles. `Ok(Some(e))` is a failed write: the
+/// walk stopped there, and the caller reports it as for any output.
+pub fn write_listing(cli: &Cli, out: &mut dyn Write) -> Option<Result<Option<std::io::Error>>> {
+    let kind = match &cli.command {
+        Command::Prog { .. } => ListingKind::Programs,
+        Command::Map => ListingKind::Maps,
+        Command::Link => ListingKind::Links,
+        _ => return None,
+    };
+    let x = cli.extended;
+    let mut w = RowWriter::new(out, cli.format, kind, x)?;
+    let csv = w.csv();
+    let mut failed = None;
+    let walked = {
+        let mut put = |item: Json| match w.row(&item) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                failed = Some(e);
+                // Ends the walk; `failed` says why.
+                Err(BrrError::Failed(String::new()))
+            }
+        };
+        match &cli.command {
+            Command::Prog { stats } => session::programs_each(*stats, x, &cli.bpffs, |p| {
+                put(listing::program_json(&p, x, csv))
+            }),
+            Command::Map => {
+                session::maps_each(x, &cli.bpffs, |m| put(listing::map_json(&m, x, csv)))
+            }
+            _ => session::links_each(x, &cli.bpffs, |l| put(listing::link_json(&l, x, csv))),
+        }
+    };
+    if let Some(e) = failed {
+        return Some(Ok(Some(e)));
+    }
+    Some(walked.map(|()| w.finish().err()))
 }
 
 /// `brr profile`: capture, render, and exit 1 with `--fail-on-loss` when

@@ -35,26 +35,58 @@ fn install_panic_hook() {
     }));
 }
 
+/// The exit status after a failed stdout write; `code` is the command's.
+fn write_failed(e: &std::io::Error, code: i32) -> i32 {
+    // A reader that went away (`brr prog | head -1`) is not an error.
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return code;
+    }
+    let reason = e
+        .raw_os_error()
+        .map(|n| Errno(n).text())
+        .unwrap_or_else(|| e.to_string());
+    let _ = writeln!(std::io::stderr(), "brr: write error: {reason}");
+    WRITE_ERROR_STATUS
+}
+
+/// A listing written row by row; None when the command is not one.
+fn write_listing(c: &cli::Cli) -> Option<i32> {
+    let stdout = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout);
+    let outcome = commands::write_listing(c, &mut out)?;
+    Some(match outcome {
+        Ok(None) => match out.write_all(b"\n").and_then(|()| out.flush()) {
+            Ok(()) => 0,
+            Err(e) => write_failed(&e, 0),
+        },
+        Ok(Some(e)) => write_failed(&e, 0),
+        Err(e) => {
+            // What was written before the error is kept, as for any output
+            // cut short; the message says why it ends there.
+            let _ = out.flush();
+            let _ = writeln!(std::io::stderr(), "{}", e.render());
+            e.exit_code()
+        }
+    })
+}
+
 fn main() {
     install_panic_hook();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let outcome = cli::parse(&args).and_then(|parsed| match parsed {
+    let parsed = cli::parse(&args);
+    if let Ok(cli::Parsed::Run(c)) = &parsed {
+        if let Some(code) = write_listing(c) {
+            std::process::exit(code);
+        }
+    }
+    let outcome = parsed.and_then(|parsed| match parsed {
         cli::Parsed::Print(text) => Ok((text, 0)),
         cli::Parsed::Run(c) => commands::run(&c),
     });
     let code = match outcome {
         Ok((text, code)) => match print_stdout(&text) {
             Ok(()) => code,
-            // A reader that went away (`brr prog | head -1`) is not an error.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
-            Err(e) => {
-                let reason = e
-                    .raw_os_error()
-                    .map(|n| Errno(n).text())
-                    .unwrap_or_else(|| e.to_string());
-                let _ = writeln!(std::io::stderr(), "brr: write error: {reason}");
-                WRITE_ERROR_STATUS
-            }
+            Err(e) => write_failed(&e, code),
         },
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "{}", e.render());

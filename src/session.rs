@@ -208,17 +208,54 @@ pub fn capture(req: &profile::Request) -> Result<data::Profile> {
 /// are read, so the run counters are current; with `extended`, who holds
 /// each and where it is attached.
 pub fn programs(stats: bool, extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Program>> {
+    let mut out = Vec::new();
+    programs_each(stats, extended, bpffs, |p| {
+        out.push(p);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`programs`] one at a time, each handed to `each` as soon as it is
+/// read, so that a listing holds one program at a time. What a row needs
+/// from other objects is read first and kept small: pins, each map's
+/// memlock, how many programs use each map (one brief pass over the
+/// programs), and with `extended` the links and the owner scan.
+pub fn programs_each(
+    stats: bool,
+    extended: bool,
+    bpffs: impl AsRef<Path>,
+    mut each: impl FnMut(Program) -> Result<()>,
+) -> Result<()> {
     let _stats = stats.then(StatsGuard::enable).transpose()?;
-    let mut progs = objects::programs()?;
-    attach_prog_pins(&mut progs, bpffs);
-    let maps = objects::maps()?;
-    add_maps_memlock(&mut progs, &maps);
-    if extended {
-        let links = objects::links()?;
-        let owners = owners::scan();
-        add_prog_keepers(&mut progs, &links, &owners);
-    }
-    Ok(progs)
+    let pins = bpffs::scan(bpffs);
+    let mut memlock: HashMap<u32, Option<u64>> = HashMap::new();
+    objects::MapReader::new().each(|m| {
+        memlock.insert(m.id, m.memlock_bytes);
+        Ok(())
+    })?;
+    let mut users: HashMap<u32, u32> = HashMap::new();
+    objects::program_maps_each(|_, mut ids| {
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            *users.entry(id).or_default() += 1;
+        }
+        Ok(())
+    })?;
+    let keepers = if extended {
+        Some((objects::links()?, owners::scan()))
+    } else {
+        None
+    };
+    objects::ProgramReader::new(true).each(|mut p| {
+        p.pinned_paths = pins.for_prog(p.id);
+        add_map_memlock(&mut p, &memlock, &users);
+        if let Some((links, owners)) = &keepers {
+            add_prog_keepers(std::slice::from_mut(&mut p), links, owners);
+        }
+        each(p)
+    })
 }
 
 /// Each program's maps' memlock, every map once, and how many of its maps
@@ -235,20 +272,30 @@ pub fn add_maps_memlock(progs: &mut [Program], maps: &[Map]) {
         }
     }
     for p in progs.iter_mut() {
-        let mut ids = p.map_ids.clone();
-        ids.sort_unstable();
-        ids.dedup();
-        let known: Vec<u64> = ids
-            .iter()
-            .filter_map(|id| memlock.get(id).copied().flatten())
-            .collect();
-        p.maps_memlock_bytes = (!known.is_empty()).then(|| known.iter().sum());
-        let shared = ids
-            .iter()
-            .filter(|id| users.get(id).copied().unwrap_or(0) > 1)
-            .count();
-        p.shared_maps = u32::try_from(shared).unwrap_or(u32::MAX);
+        add_map_memlock(p, &memlock, &users);
     }
+}
+
+/// One program's share of [`add_maps_memlock`], from map id -> memlock
+/// and map id -> number of programs using it.
+fn add_map_memlock(
+    p: &mut Program,
+    memlock: &HashMap<u32, Option<u64>>,
+    users: &HashMap<u32, u32>,
+) {
+    let mut ids = p.map_ids.clone();
+    ids.sort_unstable();
+    ids.dedup();
+    let known: Vec<u64> = ids
+        .iter()
+        .filter_map(|id| memlock.get(id).copied().flatten())
+        .collect();
+    p.maps_memlock_bytes = (!known.is_empty()).then(|| known.iter().sum());
+    let shared = ids
+        .iter()
+        .filter(|id| users.get(id).copied().unwrap_or(0) > 1)
+        .count();
+    p.shared_maps = u32::try_from(shared).unwrap_or(u32::MAX);
 }
 
 /// Owners, the link that holds each program, and the programs' attach
@@ -318,42 +365,74 @@ impl ProgContext {
 /// Maps as `brr map` lists them, with their pins; with `extended`, who
 /// holds each (a process, else the first program using it).
 pub fn maps(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
-    let mut maps = objects::maps()?;
-    attach_map_pins(&mut maps, bpffs);
-    if extended {
-        let progs = objects::programs()?;
-        let owners = owners::scan();
+    let mut out = Vec::new();
+    maps_each(extended, bpffs, |m| {
+        out.push(m);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`maps`] one at a time, in ID order.
+pub fn maps_each(
+    extended: bool,
+    bpffs: impl AsRef<Path>,
+    mut each: impl FnMut(Map) -> Result<()>,
+) -> Result<()> {
+    let pins = bpffs::scan(bpffs);
+    let keepers = if extended {
         let mut user: HashMap<u32, u32> = HashMap::new();
-        for p in &progs {
-            for &id in &p.map_ids {
-                user.entry(id).or_insert(p.id);
+        objects::program_maps_each(|prog, ids| {
+            for id in ids {
+                user.entry(id).or_insert(prog);
             }
-        }
-        for m in &mut maps {
+            Ok(())
+        })?;
+        Some((user, owners::scan()))
+    } else {
+        None
+    };
+    objects::MapReader::new().each(|mut m| {
+        m.pinned_paths = pins.for_map(m.id);
+        if let Some((user, owners)) = &keepers {
             m.keepers = Some(Keepers {
                 owners: owners.of(HeldKind::Map, m.id).to_vec(),
                 held_by: user.get(&m.id).map(|&id| Holder::Prog(id)),
             });
         }
-    }
-    Ok(maps)
+        each(m)
+    })
 }
 
 /// Links as `brr link` lists them, with their pins; with `extended`, who
 /// holds each.
 pub fn links(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
-    let mut links = objects::links()?;
-    attach_link_pins(&mut links, bpffs);
-    if extended {
-        let owners = owners::scan();
-        for l in &mut links {
+    let mut out = Vec::new();
+    links_each(extended, bpffs, |l| {
+        out.push(l);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`links`] one at a time, in ID order.
+pub fn links_each(
+    extended: bool,
+    bpffs: impl AsRef<Path>,
+    mut each: impl FnMut(Link) -> Result<()>,
+) -> Result<()> {
+    let pins = bpffs::scan(bpffs);
+    let owners = extended.then(owners::scan);
+    objects::LinkReader::new().each(|mut l| {
+        l.pinned_paths = pins.for_link(l.id);
+        if let Some(owners) = &owners {
             l.keepers = Some(Keepers {
                 owners: owners.of(HeldKind::Link, l.id).to_vec(),
                 held_by: None,
             });
         }
-    }
-    Ok(links)
+        each(l)
+    })
 }
 
 /// The signals that end the interactive view: SIGINT (`kill -INT`; in raw

@@ -137,6 +137,16 @@ impl ProgramReader {
     }
 }
 
+/// Each program's id and map IDs in ID order: one info call per program,
+/// for what a listing needs to know about all programs before its rows.
+pub fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()>) -> Result<()> {
+    walk_kind(
+        ObjKind::Prog,
+        |_, fd| bpf::prog_info_listing(fd, true),
+        |l| each(l.info.id, l.map_ids),
+    )
+}
+
 pub fn programs() -> Result<Vec<Program>> {
     let mut r = ProgramReader::new(true);
     collect_kind(ObjKind::Prog, |_, fd| r.read(fd))

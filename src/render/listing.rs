@@ -210,6 +210,89 @@ const PROG_CSV: &[&str] = &[
     "shared_maps",
 ];
 
+/// A `prog`, `map` or `link` listing in JSON or CSV written row by row as
+/// the objects are read, byte for byte as the whole-listing functions
+/// write it (without the final newline).
+pub struct RowWriter<'w> {
+    sink: Sink<'w>,
+}
+
+enum Sink<'w> {
+    Json(json::DocumentWriter<'w>),
+    Csv {
+        out: &'w mut dyn std::io::Write,
+        keys: Vec<&'static str>,
+        header: bool,
+    },
+}
+
+/// The listings [`RowWriter`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListingKind {
+    Programs,
+    Maps,
+    Links,
+}
+
+impl<'w> RowWriter<'w> {
+    /// `None` for text, whose column widths need every row first.
+    pub fn new(
+        out: &'w mut dyn std::io::Write,
+        format: Format,
+        kind: ListingKind,
+        extended: bool,
+    ) -> Option<RowWriter<'w>> {
+        let (name, keys) = match kind {
+            ListingKind::Programs => ("programs", csv_keys(PROG_CSV, extended, &["attached"])),
+            ListingKind::Maps => ("maps", csv_keys(MAP_CSV, extended, &[])),
+            ListingKind::Links => ("links", csv_keys(LINK_CSV, extended, &[])),
+        };
+        let sink = match format {
+            Format::Text => return None,
+            Format::Json { pretty } => Sink::Json(json::DocumentWriter::new(out, name, pretty)),
+            Format::Csv => Sink::Csv {
+                out,
+                keys,
+                header: false,
+            },
+        };
+        Some(RowWriter { sink })
+    }
+
+    /// Whether items must be built for CSV (`program_json(.., csv)`).
+    pub fn csv(&self) -> bool {
+        matches!(self.sink, Sink::Csv { .. })
+    }
+
+    pub fn row(&mut self, item: &Json) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Json(w) => w.item(item),
+            Sink::Csv { out, keys, header } => {
+                let mut line = String::new();
+                if !*header {
+                    line.push_str(&keys.join(","));
+                    *header = true;
+                }
+                let one = csv::from_items(keys, std::slice::from_ref(item));
+                // from_items puts the header first; keep only the record.
+                if let Some((_, record)) = one.split_once('\n') {
+                    line.push('\n');
+                    line.push_str(record);
+                }
+                out.write_all(line.as_bytes())
+            }
+        }
+    }
+
+    pub fn finish(self) -> std::io::Result<()> {
+        match self.sink {
+            Sink::Json(w) => w.finish(&obj([])),
+            Sink::Csv { out, keys, header } if !header => out.write_all(keys.join(",").as_bytes()),
+            Sink::Csv { .. } => Ok(()),
+        }
+    }
+}
+
 /// Columns only `-x` adds to CSV, after the others.
 const KEEPER_CSV: &[&str] = &["owners", "held_by"];
 
@@ -780,6 +863,32 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    #[test]
+    fn rows_written_one_by_one_match_the_whole_listing() {
+        let list = [prog(1), prog(2)];
+        for n in 0..=2 {
+            for format in [
+                Format::Json { pretty: false },
+                Format::Json { pretty: true },
+                Format::Csv,
+            ] {
+                for x in [false, true] {
+                    let whole = programs(&list[..n], format, false, x);
+                    let mut out = Vec::new();
+                    let mut w = RowWriter::new(&mut out, format, ListingKind::Programs, x).unwrap();
+                    let csv = w.csv();
+                    for p in &list[..n] {
+                        w.row(&program_json(p, x, csv)).unwrap();
+                    }
+                    w.finish().unwrap();
+                    assert_eq!(String::from_utf8(out).unwrap(), whole, "{n} {format:?} {x}");
+                }
+            }
+        }
+        let mut out = Vec::new();
+        assert!(RowWriter::new(&mut out, Format::Text, ListingKind::Maps, false).is_none());
     }
 
     #[test]
