@@ -115,6 +115,9 @@ pub fn from_parts(
     }
 }
 
+/// Parsed BTF objects kept at once.
+const BTF_CACHE: usize = 16;
+
 /// Reads extras for many programs, sharing BTF blobs and the boot time.
 pub struct ExtraReader {
     btfs: HashMap<u32, Option<BtfData>>,
@@ -140,6 +143,12 @@ impl ExtraReader {
     fn btf(&mut self, btf_id: u32) -> Option<&BtfData> {
         if btf_id == 0 {
             return None;
+        }
+        // Programs from one object file share a BTF and sit at adjacent
+        // IDs, so a few recent BTFs cover a walk; a bound keeps a listing
+        // of thousands of programs from holding thousands of BTFs.
+        if self.btfs.len() >= BTF_CACHE && !self.btfs.contains_key(&btf_id) {
+            self.btfs.clear();
         }
         self.btfs
             .entry(btf_id)
