@@ -203,10 +203,10 @@ pub fn capture(req: &profile::Request) -> Result<data::Profile> {
     profile
 }
 
-/// Programs as `brr prog` lists them, in ID order, with their pins and
-/// the memlock of their maps; with `stats`, statistics are on while they
+/// Programs as `brr prog` lists them, in ID order, with their pins; with
+/// `stats`, statistics are on while they
 /// are read, so the run counters are current; with `extended`, who holds
-/// each and where it is attached.
+/// each, where it is attached and the memlock of its maps.
 pub fn programs(stats: bool, extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Program>> {
     let mut out = Vec::new();
     programs_each(stats, extended, bpffs, |p| {
@@ -218,9 +218,9 @@ pub fn programs(stats: bool, extended: bool, bpffs: impl AsRef<Path>) -> Result<
 
 /// [`programs`] one at a time, each handed to `each` as soon as it is
 /// read, so that a listing holds one program at a time. What a row needs
-/// from other objects is read first and kept small: pins, each map's
-/// memlock, how many programs use each map (one brief pass over the
-/// programs), and with `extended` the links and the owner scan.
+/// from other objects is read first and kept small: pins, and with
+/// `extended` each map's memlock, how many programs use each map (one
+/// brief pass over the programs), the links and the owner scan.
 pub fn programs_each(
     stats: bool,
     extended: bool,
@@ -229,29 +229,31 @@ pub fn programs_each(
 ) -> Result<()> {
     let _stats = stats.then(StatsGuard::enable).transpose()?;
     let pins = bpffs::scan(bpffs);
-    let mut memlock: HashMap<u32, Option<u64>> = HashMap::new();
-    objects::MapReader::new().each(|m| {
-        memlock.insert(m.id, m.memlock_bytes);
-        Ok(())
-    })?;
-    let mut users: HashMap<u32, u32> = HashMap::new();
-    objects::program_maps_each(|_, mut ids| {
-        ids.sort_unstable();
-        ids.dedup();
-        for id in ids {
-            *users.entry(id).or_default() += 1;
-        }
-        Ok(())
-    })?;
-    let keepers = if extended {
-        Some((objects::links()?, owners::scan()))
+    // Maps' memlock and users take a walk over every map and program
+    // before the rows: `-x` work, like the owner scan.
+    let context = if extended {
+        let mut memlock: HashMap<u32, Option<u64>> = HashMap::new();
+        objects::MapReader::new().each(|m| {
+            memlock.insert(m.id, m.memlock_bytes);
+            Ok(())
+        })?;
+        let mut users: HashMap<u32, u32> = HashMap::new();
+        objects::program_maps_each(|_, mut ids| {
+            ids.sort_unstable();
+            ids.dedup();
+            for id in ids {
+                *users.entry(id).or_default() += 1;
+            }
+            Ok(())
+        })?;
+        Some((memlock, users, objects::links()?, owners::scan()))
     } else {
         None
     };
     objects::ProgramReader::new(true).each(|mut p| {
         p.pinned_paths = pins.for_prog(p.id);
-        add_map_memlock(&mut p, &memlock, &users);
-        if let Some((links, owners)) = &keepers {
+        if let Some((memlock, users, links, owners)) = &context {
+            add_map_memlock(&mut p, memlock, users);
             add_prog_keepers(std::slice::from_mut(&mut p), links, owners);
         }
         each(p)
@@ -295,7 +297,7 @@ fn add_map_memlock(
         .iter()
         .filter(|id| users.get(id).copied().unwrap_or(0) > 1)
         .count();
-    p.shared_maps = u32::try_from(shared).unwrap_or(u32::MAX);
+    p.shared_maps = Some(u32::try_from(shared).unwrap_or(u32::MAX));
 }
 
 /// Owners, the link that holds each program, and the programs' attach
@@ -635,11 +637,18 @@ mod tests {
             &mut progs,
             &[map(10, Some(100)), map(11, Some(1000)), map(12, None)],
         );
-        let got: Vec<(Option<u64>, u32)> = progs
+        let got: Vec<(Option<u64>, Option<u32>)> = progs
             .iter()
             .map(|p| (p.maps_memlock_bytes, p.shared_maps))
             .collect();
-        assert_eq!(got, vec![(Some(1100), 1), (Some(1000), 1), (None, 0)]);
+        assert_eq!(
+            got,
+            vec![
+                (Some(1100), Some(1)),
+                (Some(1000), Some(1)),
+                (None, Some(0))
+            ]
+        );
     }
 
     #[test]

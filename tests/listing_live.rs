@@ -233,7 +233,7 @@ fn prog_lists_fixture_in_all_formats() {
     let loaded_at = item["loaded_at"].as_str().unwrap().to_string();
     assert!(is_iso8601_utc(&loaded_at), "{loaded_at}");
     let exact = format!(
-        r#"{{"id":{},"type":"socket_filter","name":"{}","tag":"{}","xlated_size_bytes":{},"jited_size_bytes":{},"run_time_ns":null,"run_count":null,"map_ids":[{}],"btf_id":{},"pinned_paths":[],"full_name":"{}","loaded_at":"{}","uid":{},"gpl_compatible":{},"verified_insns":{},"recursion_misses":{},"memlock_bytes":{},"maps_memlock_bytes":{},"shared_maps":0}}"#,
+        r#"{{"id":{},"type":"socket_filter","name":"{}","tag":"{}","xlated_size_bytes":{},"jited_size_bytes":{},"run_time_ns":null,"run_count":null,"map_ids":[{}],"btf_id":{},"pinned_paths":[],"full_name":"{}","loaded_at":"{}","uid":{},"gpl_compatible":{},"verified_insns":{},"recursion_misses":{},"memlock_bytes":{},"maps_memlock_bytes":null,"shared_maps":null}}"#,
         p.id,
         SocketFilterFixture::PROG_NAME,
         p.tag_hex(),
@@ -248,8 +248,11 @@ fn prog_lists_fixture_in_all_formats() {
         info.verified_insns,
         info.recursion_misses,
         own_memlock(p.fd.as_fd()),
-        own_memlock(fx.map.fd.as_fd()),
     );
+    // The maps' memlock is -x work (a walk over every map and program).
+    let xitem = item_with_id(&json(&["prog", "-x", "--json"]), p.id);
+    assert_eq!(xitem["maps_memlock_bytes"], own_memlock(fx.map.fd.as_fd()));
+    assert_eq!(xitem["shared_maps"], 0);
     assert!(raw.contains(&exact), "{exact} not in {raw}");
     assert!(raw.starts_with(r#"{"kind":"programs","items":["#));
     assert!(raw.ends_with("],\"metadata\":{}}\n"));

@@ -55,10 +55,10 @@ pub struct Program {
     pub recursion_misses: u64,
     pub memlock_bytes: Option<u64>,
     /// The memlock of the maps it uses, each map once; `None` when no
-    /// map's memlock could be read.
+    /// map's memlock could be read or they were not read (without `-x`).
     pub maps_memlock_bytes: Option<u64>,
-    /// How many of its maps other programs use too.
-    pub shared_maps: u32,
+    /// How many of its maps other programs use too (read with `-x`).
+    pub shared_maps: Option<u32>,
     /// `Some` when the owner scan ran.
     pub keepers: Option<Keepers>,
     /// Its links' attach points (filled with `-x`).

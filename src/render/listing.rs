@@ -86,8 +86,8 @@ pub fn attach_cell(points: &[AttachPoint]) -> String {
 pub fn maps_mem_cell(p: &Program) -> String {
     match (p.maps_memlock_bytes, p.shared_maps) {
         (None, _) => "-".into(),
-        (Some(b), 0) => b.to_string(),
-        (Some(b), n) => format!("{b} ({n} shared)"),
+        (Some(b), None | Some(0)) => b.to_string(),
+        (Some(b), Some(n)) => format!("{b} ({n} shared)"),
     }
 }
 
@@ -743,11 +743,11 @@ mod tests {
         );
         assert_eq!(
             programs(&list, Format::Json { pretty: false }, false, false),
-            r#"{"kind":"programs","items":[{"id":632,"type":"cgroup_skb","name":"count_ingress","tag":"d812b1a3dc0f9a8c","xlated_size_bytes":144,"jited_size_bytes":90,"run_time_ns":null,"run_count":null,"map_ids":[193,7],"btf_id":278,"pinned_paths":["/sys/fs/bpf/a","/sys/fs/bpf/b,c"],"full_name":"count_ingress","loaded_at":null,"uid":0,"gpl_compatible":false,"verified_insns":0,"recursion_misses":0,"memlock_bytes":null,"maps_memlock_bytes":null,"shared_maps":0}],"metadata":{}}"#
+            r#"{"kind":"programs","items":[{"id":632,"type":"cgroup_skb","name":"count_ingress","tag":"d812b1a3dc0f9a8c","xlated_size_bytes":144,"jited_size_bytes":90,"run_time_ns":null,"run_count":null,"map_ids":[193,7],"btf_id":278,"pinned_paths":["/sys/fs/bpf/a","/sys/fs/bpf/b,c"],"full_name":"count_ingress","loaded_at":null,"uid":0,"gpl_compatible":false,"verified_insns":0,"recursion_misses":0,"memlock_bytes":null,"maps_memlock_bytes":null,"shared_maps":null}],"metadata":{}}"#
         );
         assert_eq!(
             programs(&list, Format::Csv, false, false),
-            "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths,full_name,loaded_at,uid,gpl_compatible,verified_insns,recursion_misses,memlock_bytes,maps_memlock_bytes,shared_maps\n632,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,,,193;7,278,\"/sys/fs/bpf/a;/sys/fs/bpf/b,c\",count_ingress,,0,false,0,0,,,0"
+            "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths,full_name,loaded_at,uid,gpl_compatible,verified_insns,recursion_misses,memlock_bytes,maps_memlock_bytes,shared_maps\n632,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,,,193;7,278,\"/sys/fs/bpf/a;/sys/fs/bpf/b,c\",count_ingress,,0,false,0,0,,,"
         );
         let x = programs(&list, Format::Text, true, true);
         assert!(x.starts_with(" ID  TYPE        NAME           XLATED_BYTES  JITED_BYTES  RUN_CNT  RUN_TIME_NS  TAG               PINNED"));
@@ -931,7 +931,7 @@ mod tests {
             },
         ];
         p.maps_memlock_bytes = Some(8192);
-        p.shared_maps = 1;
+        p.shared_maps = Some(1);
         let j = programs(
             std::slice::from_ref(&p),
             Format::Json { pretty: false },
