@@ -3,7 +3,9 @@
 //! Objects come and go while we walk: an ID returned by GET_NEXT_ID may be gone
 //! by the time we open it. That is normal and the object is skipped.
 
+use std::collections::BTreeMap;
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Mutex;
 
 use crate::error::{BrrError, Result};
 use crate::kernel::link_target::{self, LinkTarget, SystemNames};
@@ -123,9 +125,20 @@ impl ProgramReader {
 
     pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Program, Errno> {
         let l = bpf::prog_info_listing(fd, self.full)?;
-        let x = self.extra.complete(fd, &l.info, l.first_func, self.full);
+        // Brief reads repeat every window: a name seen before is reused
+        // (program IDs are not reused while the kernel runs).
+        let known = if self.full {
+            None
+        } else {
+            BRIEF_NAMES
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&l.info.id).cloned())
+        };
+        let first = if known.is_some() { None } else { l.first_func };
+        let x = self.extra.complete(fd, &l.info, first, self.full);
         let mut p = program_from_info(&l.info, l.map_ids);
-        p.full_name = x.full_name;
+        p.full_name = known.unwrap_or(x.full_name);
         p.loaded_at = x.loaded_at;
         p.memlock_bytes = x.memlock_bytes;
         Ok(p)
@@ -152,11 +165,19 @@ pub fn programs() -> Result<Vec<Program>> {
     collect_kind(ObjKind::Prog, |_, fd| r.read(fd))
 }
 
+/// Full names from the last brief walk, by program id.
+static BRIEF_NAMES: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
+
 /// Programs with counters and names but without map IDs or memlock: one
-/// info call per program, for `top`, which enumerates every window.
+/// info call per program, for `top`, which enumerates every window; each
+/// program's BTF is read once, on the first walk that sees it.
 pub fn programs_brief() -> Result<Vec<Program>> {
     let mut r = ProgramReader::new(false);
-    collect_kind(ObjKind::Prog, |_, fd| r.read(fd))
+    let list = collect_kind(ObjKind::Prog, |_, fd| r.read(fd))?;
+    if let Ok(mut names) = BRIEF_NAMES.lock() {
+        *names = list.iter().map(|p| (p.id, p.full_name.clone())).collect();
+    }
+    Ok(list)
 }
 
 /// Reads map rows: the info struct plus the fdinfo's memlock and frozen.

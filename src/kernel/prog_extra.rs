@@ -183,7 +183,12 @@ impl ExtraReader {
             None
         };
         let boot = self.boot_epoch_ns;
-        let btf = self.btf(info.btf_id);
+        // Without a func_info record there is no BTF name to look up.
+        let btf = if first.is_some() {
+            self.btf(info.btf_id)
+        } else {
+            None
+        };
         from_parts(
             info,
             first.map(|(_, type_id)| type_id),
