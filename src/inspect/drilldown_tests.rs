@@ -231,7 +231,19 @@ fn this_total(out: &str) -> u64 {
 fn source_rows_and_every_marker() {
     let p = markers_program();
     let dd = build(&p, None, &Options::default());
-    insta::assert_snapshot!(text(&dd, false));
+    let out = text(&dd, false);
+    // Each mapping marker appears on the line that earns it.
+    for marker in [
+        "[split]",
+        "[same-line-cols]",
+        "[file-switch]",
+        "[header]",
+        "[many-insns]",
+        "[backjump]",
+    ] {
+        assert!(out.contains(marker), "{marker} missing:\n{out}");
+    }
+    insta::assert_snapshot!(out);
 }
 
 #[test]
@@ -489,7 +501,7 @@ fn folds_keep_hot_context_and_skip_single_rows() {
     );
     state.open_folds.insert(0);
     assert_eq!(codes(&state).len(), 12);
-    // Hot rows 2 apart from a 1-row gap: no fold (D14).
+    // Hot rows 2 apart leave a 1-row gap, which is not worth a fold.
     let prof2 = ProfileInput {
         program: Some(DrillProfile {
             samples: 2,

@@ -6,7 +6,7 @@
 //! drain can never stretch the capture, then wakes the drain thread for the
 //! final sweep.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -425,15 +425,6 @@ fn poll_loop(
     drain: Duration,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<()> {
-    let mut pfds: Vec<libc::pollfd> = raw
-        .iter()
-        .chain(std::iter::once(&waker.raw()))
-        .map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
     let n = raw.len();
     let all: Vec<usize> = (0..n).collect();
     // Sweep early and often at first so the first samples show up at once,
@@ -441,27 +432,33 @@ fn poll_loop(
     let mut interval = Duration::from_millis(1).min(drain);
     let mut next_sweep = start + interval;
     let mut ready = Vec::with_capacity(n);
+    let mut seen = Vec::with_capacity(n + 1);
     loop {
         let timeout = ceil_ms(next_sweep.saturating_duration_since(Instant::now()));
-        for p in pfds.iter_mut() {
-            p.revents = 0;
+        {
+            // Borrowed only for the call: the drain below needs the rings.
+            let fds: Vec<_> = lp
+                .rings
+                .iter()
+                .map(|r| r.fd.as_fd())
+                .chain(std::iter::once(waker.fd()))
+                .collect();
+            perf::poll_input(&fds, &mut seen, timeout)
+                .map_err(|e| BrrError::Failed(format!("perf polling failed: {e}")))?;
         }
-        perf::poll(&mut pfds, timeout)
-            .map_err(|e| BrrError::Failed(format!("perf polling failed: {e}")))?;
-        if pfds[n].revents != 0 {
+        if seen.get(n).is_some_and(|w| w.readable || w.failed) {
             waker.clear();
             return Ok(());
         }
         ready.clear();
-        for (i, p) in pfds[..n].iter().enumerate() {
-            let bad = p.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL);
-            if bad != 0 {
+        for (i, p) in seen.iter().take(n).enumerate() {
+            if p.failed {
                 return Err(BrrError::Failed(format!(
                     "perf polling failed on CPU {}: poll flags 0x{:x}",
-                    cpus[i], p.revents
+                    cpus[i], p.bits
                 )));
             }
-            if p.revents & libc::POLLIN != 0 {
+            if p.readable {
                 ready.push(i);
             }
         }

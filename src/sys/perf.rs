@@ -6,7 +6,7 @@
 //! head in place, then store the new `data_tail` with release ordering so the
 //! kernel may reuse the space. We never read past `data_head`.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use perf_event_open_sys::bindings::{self as abi, perf_event_attr, perf_event_mmap_page};
@@ -409,6 +409,10 @@ impl Waker {
         self.fd.as_raw_fd()
     }
 
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
     /// Reset the counter after a wake-up.
     pub fn clear(&self) {
         // EAGAIN when not woken.
@@ -416,22 +420,49 @@ impl Waker {
     }
 }
 
-/// `poll()` on `fds` (events POLLIN); returns the number ready, retrying on
-/// EINTR with the same timeout.
-pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> Result<usize, Errno> {
-    loop {
-        // SAFETY: `fds` is a valid, writable slice of pollfd of the stated
-        // length. (rustix's poll wants borrowed fds, which the callers'
-        // raw descriptors are not.)
-        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-        if rc >= 0 {
-            return Ok(rc as usize);
+/// What `poll()` said of one descriptor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Readiness {
+    pub readable: bool,
+    /// POLLERR, POLLHUP or POLLNVAL: the descriptor is broken.
+    pub failed: bool,
+    /// The raw `revents` bits, for messages.
+    pub bits: u16,
+}
+
+/// `poll()` for input on `fds`; fills `out` (one entry per fd, in order)
+/// and returns how many are ready. EINTR retries with the same timeout.
+pub fn poll_input(
+    fds: &[BorrowedFd<'_>],
+    out: &mut Vec<Readiness>,
+    timeout_ms: i32,
+) -> Result<usize, Errno> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut pfds: Vec<PollFd<'_>> = fds
+        .iter()
+        .map(|fd| PollFd::new(fd, PollFlags::IN))
+        .collect();
+    let timeout = (timeout_ms >= 0).then(|| Timespec {
+        tv_sec: i64::from(timeout_ms / 1000),
+        tv_nsec: i64::from(timeout_ms % 1000) * 1_000_000,
+    });
+    let n = loop {
+        match rustix::event::poll(&mut pfds, timeout.as_ref()) {
+            Ok(n) => break n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
         }
-        let e = Errno::last();
-        if e.0 != libc::EINTR {
-            return Err(e);
+    };
+    out.clear();
+    out.extend(pfds.iter().map(|p| {
+        let r = p.revents();
+        Readiness {
+            readable: r.contains(PollFlags::IN),
+            failed: r.intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL),
+            bits: r.bits(),
         }
-    }
+    }));
+    Ok(n)
 }
 
 #[cfg(test)]
