@@ -329,13 +329,24 @@ pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &Owners) 
 /// read it on their own slower cadence and apply the latest to each window.
 #[derive(Debug, Clone, Default)]
 pub struct ProgContext {
-    by_id: HashMap<u32, (Keepers, Vec<AttachPoint>, Option<u64>)>,
+    by_id: HashMap<u32, Known>,
+}
+
+/// What [`ProgContext`] knows about one program.
+#[derive(Debug, Clone, Default)]
+struct Known {
+    keepers: Keepers,
+    attached: Vec<AttachPoint>,
+    memlock: Option<u64>,
+    maps_memlock: Option<u64>,
+    shared_maps: Option<u32>,
 }
 
 impl ProgContext {
     /// Read it now (programs, links and an owner scan).
     pub fn read() -> Result<ProgContext> {
         let mut progs = objects::programs()?;
+        add_maps_memlock(&mut progs, &objects::maps()?);
         let links = objects::links()?;
         add_prog_keepers(&mut progs, &links, &owners::scan());
         Ok(ProgContext::from_programs(progs))
@@ -345,8 +356,14 @@ impl ProgContext {
         let by_id = progs
             .into_iter()
             .map(|p| {
-                let k = p.keepers.unwrap_or_default();
-                (p.id, (k, p.attached, p.memlock_bytes))
+                let known = Known {
+                    keepers: p.keepers.unwrap_or_default(),
+                    attached: p.attached,
+                    memlock: p.memlock_bytes,
+                    maps_memlock: p.maps_memlock_bytes,
+                    shared_maps: p.shared_maps,
+                };
+                (p.id, known)
             })
             .collect();
         ProgContext { by_id }
@@ -355,10 +372,12 @@ impl ProgContext {
     /// Fill the rows' programs it knows; the others keep theirs.
     pub fn apply(&self, progs: &mut [Program]) {
         for p in progs {
-            if let Some((k, a, m)) = self.by_id.get(&p.id) {
-                p.keepers = Some(k.clone());
-                p.attached = a.clone();
-                p.memlock_bytes = p.memlock_bytes.or(*m);
+            if let Some(k) = self.by_id.get(&p.id) {
+                p.keepers = Some(k.keepers.clone());
+                p.attached = k.attached.clone();
+                p.memlock_bytes = p.memlock_bytes.or(k.memlock);
+                p.maps_memlock_bytes = k.maps_memlock;
+                p.shared_maps = k.shared_maps;
             }
         }
     }

@@ -360,7 +360,7 @@ fn activity_extended_shows_missed_runs() {
         .collect();
     assert!(header.contains(&"MISSES"), "{header:?}");
     assert!(
-        header.ends_with(&["MISSES", "OWNERS", "ATTACH", "MEMLOCK"]),
+        header.ends_with(&["MISSES", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM"]),
         "{header:?}"
     );
 }

@@ -580,7 +580,9 @@ pub fn activity_table(
     }
     headers.extend(["XLAT_B", "JIT_B"]);
     if extended {
-        headers.extend(["TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK"]);
+        headers.extend([
+            "TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM",
+        ]);
     }
     let cells = rows
         .iter()
@@ -616,6 +618,7 @@ pub fn activity_table(
                 c.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
                 c.push(attach_cell(&p.attached));
                 c.push(p.memlock_bytes.map_or_else(|| "-".into(), &num));
+                c.push(maps_mem_cell(p));
             }
             c
         })

@@ -102,7 +102,7 @@ mod tests {
         let x = activity(&rows[..1], 0.5, 0.5, true, true);
         assert!(x.starts_with("BRR ACTIVITY duration=0.5\n ID  TYPE        NAME         CPU%    EXECS/s  AVG_NS  CUMUL_AVG_NS     NS_PER/s  EXECS_DELTA     TOTAL_NS  EXECS_TOTAL        CUMUL_NS  XLAT_B  JIT_B  TAG               PINNED"), "{x}");
         assert!(
-            x.ends_with("fc3eb0ef05553d4b  -            0       -       -        -"),
+            x.ends_with("fc3eb0ef05553d4b  -            0       -       -        -         -"),
             "{x:?}"
         );
         assert_eq!(

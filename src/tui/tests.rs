@@ -283,10 +283,10 @@ fn column_toggles() {
     assert_eq!(app.status, "Extended columns shown.");
     assert_eq!(
         &app.headers[8..],
-        &["TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK"]
+        &["TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM"]
     );
     app.on_key(ch('c'));
-    assert_eq!(app.headers.len(), 20);
+    assert_eq!(app.headers.len(), 21);
     assert_eq!(app.status, "Cumulative columns shown.");
     app.on_key(ch('x'));
     assert_eq!(app.status, "Extended columns hidden.");

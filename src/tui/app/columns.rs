@@ -27,6 +27,7 @@ pub enum Col {
     Owners,
     Attach,
     Memlock,
+    MapsMem,
 }
 
 impl Col {
@@ -51,6 +52,7 @@ impl Col {
             "OWNERS" => Col::Owners,
             "ATTACH" => Col::Attach,
             "MEMLOCK" => Col::Memlock,
+            "MAPS_MEM" => Col::MapsMem,
             _ => Col::Pinned,
         }
     }
@@ -96,6 +98,7 @@ impl Col {
                 .map(|x| &x.target)
                 .cmp(&q.attached.first().map(|x| &x.target)),
             Col::Memlock => p.memlock_bytes.cmp(&q.memlock_bytes),
+            Col::MapsMem => p.maps_memlock_bytes.cmp(&q.maps_memlock_bytes),
         }
     }
 }
