@@ -351,7 +351,13 @@ fn activity_extended_shows_missed_runs() {
     if !support::live() {
         return;
     }
+    // --all lists this idle fixture too, so the table is never empty.
+    let fx = SocketFilterFixture::load().expect("fixture");
     let text = brr(&["activity", "-d", "1", "-x", "--all"]);
+    assert!(
+        row(&text, fx.prog.id).contains(SocketFilterFixture::FUNC_NAME),
+        "{text}"
+    );
     let header: Vec<&str> = text
         .lines()
         .next()
