@@ -5,6 +5,7 @@
 //! something happened.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -104,9 +105,12 @@ const HOLD: Duration = Duration::from_millis(300);
 /// How often an inspected program is checked for having been unloaded.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// How often the owner scan behind the OWNERS, ATTACH and MEMLOCK columns
-/// is repeated: it reads every process's fd table, so it runs on its own
-/// thread at this slower cadence, never inside a window.
+/// (and the filter by owner) is repeated while they are shown: it reads
+/// every process's fd table, so it runs on its own thread at this slower
+/// cadence, never inside a window.
 const CONTEXT_EVERY: Duration = Duration::from_secs(5);
+/// How soon a newly wanted scan starts.
+const CONTEXT_POLL: Duration = Duration::from_millis(200);
 /// Progress reports are sent at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
@@ -115,6 +119,7 @@ pub struct Worker {
     events: Sender<Event>,
     profile_stop: Option<Arc<StopSignal>>,
     bpffs: PathBuf,
+    context_wanted: Arc<AtomicBool>,
 }
 
 impl Worker {
@@ -127,14 +132,23 @@ impl Worker {
         let root = bpffs.clone();
         let context = Arc::new(Mutex::new(None));
         let shared = Arc::clone(&context);
-        std::thread::spawn(move || context_loop(&shared));
+        let wanted = Arc::new(AtomicBool::new(false));
+        let want = Arc::clone(&wanted);
+        std::thread::spawn(move || context_loop(&shared, &want));
         std::thread::spawn(move || sampler(rx, ev, held, root, context));
         Worker {
             cmds: tx,
             events,
             profile_stop: None,
             bpffs,
+            context_wanted: wanted,
         }
+    }
+
+    /// Whether the view shows or filters by what the owner scan finds;
+    /// the scan runs only while it does.
+    pub fn want_context(&self, wanted: bool) {
+        self.context_wanted.store(wanted, Ordering::Relaxed);
     }
 
     pub fn send(&self, cmd: Cmd) {
@@ -204,17 +218,23 @@ enum WindowEnd {
 /// The latest owner scan, shared by its thread and the sampler.
 type SharedContext = Arc<Mutex<Option<Arc<ProgContext>>>>;
 
-/// Refresh the shared context until the sampler has gone.
-fn context_loop(shared: &SharedContext) {
+/// Refresh the shared context while it is wanted, at most every
+/// [`CONTEXT_EVERY`], until the sampler has gone.
+fn context_loop(shared: &SharedContext, wanted: &AtomicBool) {
+    let mut last: Option<Instant> = None;
     while Arc::strong_count(shared) > 1 {
-        // A failed read keeps the previous context: the columns go stale
-        // rather than blank.
-        if let Ok(c) = ProgContext::read() {
-            if let Ok(mut slot) = shared.lock() {
-                *slot = Some(Arc::new(c));
+        let due = last.is_none_or(|t| t.elapsed() >= CONTEXT_EVERY);
+        if due && wanted.load(Ordering::Relaxed) {
+            last = Some(Instant::now());
+            // A failed read keeps the previous context: the columns go
+            // stale rather than blank.
+            if let Ok(c) = ProgContext::read() {
+                if let Ok(mut slot) = shared.lock() {
+                    *slot = Some(Arc::new(c));
+                }
             }
         }
-        std::thread::sleep(CONTEXT_EVERY);
+        std::thread::sleep(CONTEXT_POLL);
     }
 }
 
