@@ -89,7 +89,7 @@ impl Drill {
         };
         let name = match &self.about {
             Some(a) if !a.full_name.is_empty() => a.full_name.as_str(),
-            _ => img.program.name.as_str(),
+            _ => img.program.display_name(),
         };
         let mut t = format!(
             "program {} {} mode={} disasm={}",
