@@ -2,6 +2,7 @@
 //! analysis layers and renders the result to a string.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
@@ -37,6 +38,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             duration,
             limit,
             all,
+            ..
         } => {
             let (rows, measured) =
                 session::activity(*duration, &cli.bpffs, *all, *limit, cli.extended)?;
@@ -45,6 +47,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                 measured,
                 limit: *limit,
                 all: *all,
+                window: None,
             };
             listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
         }
@@ -69,24 +72,110 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             return Ok((dump::compare(&c, cli.format), code));
         }
         Command::Top(t) => return crate::top::run(cli, t),
+        // Served by `stream`; reaching here is a dispatch mistake, not input.
+        Command::Exporter { .. } => {
+            return Err(crate::error::BrrError::Failed(
+                "the exporter writes no output of its own".into(),
+            ))
+        }
     };
     Ok((out, 0))
 }
 
-/// `prog`, `map` and `link` in JSON or CSV, written to `out` row by row as
-/// the objects are read, so that memory does not grow with their number.
-/// `None` for every other command (and for text, whose column widths need
-/// all rows), which [`run`] handles. `Ok(Some(e))` is a failed write: the
-/// walk stopped there, and the caller reports it as for any output.
-pub fn write_listing(cli: &Cli, out: &mut dyn Write) -> Option<Result<Option<std::io::Error>>> {
-    let kind = match &cli.command {
-        Command::Prog { .. } => ListingKind::Programs,
-        Command::Map => ListingKind::Maps,
-        Command::Link => ListingKind::Links,
-        _ => return None,
+/// How a command that writes its output as it goes ended.
+#[derive(Debug)]
+pub enum Streamed {
+    /// Everything was written; exit with this status.
+    Done(i32),
+    /// A write to the output failed; the caller reports it as for any
+    /// output (a closed pipe quietly).
+    WriteFailed(std::io::Error),
+}
+
+/// Run `cli` if it is a command that writes while it runs (`activity
+/// --interval`, and `prog`, `map`, `link` in JSON or CSV); None for every
+/// other command, which [`run`] handles.
+pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
+    let listing = match &cli.command {
+        _ if cli.format == Format::Text => None,
+        Command::Prog { .. } => Some(ListingKind::Programs),
+        Command::Map => Some(ListingKind::Maps),
+        Command::Link => Some(ListingKind::Links),
+        _ => None,
     };
+    if let Some(kind) = listing {
+        return Some(listing_stream(cli, kind, out));
+    }
+    match &cli.command {
+        Command::Activity {
+            limit,
+            all,
+            interval: Some(interval),
+            count,
+            ..
+        } => Some(activity_stream(cli, *interval, *count, *limit, *all, out)),
+        Command::Exporter { listen, stats } => Some(
+            crate::export::run(crate::export::Config {
+                listen: *listen,
+                stats: *stats,
+            })
+            .map(|()| Streamed::Done(0)),
+        ),
+        _ => None,
+    }
+}
+
+fn activity_stream(
+    cli: &Cli,
+    interval: f64,
+    count: u64,
+    limit: usize,
+    all: bool,
+    out: &mut dyn Write,
+) -> Result<Streamed> {
+    let mut first = true;
+    let mut failed = None;
+    session::activity_stream(interval, count, &cli.bpffs, all, limit, &mut |w| {
+        let run = ActivityRun {
+            duration: interval,
+            measured: w.seconds,
+            limit,
+            all,
+            window: Some((w.wall_start, w.wall_end)),
+        };
+        let chunk = listing::activity_window(
+            &w.rows,
+            run,
+            cli.format,
+            cli.cumulative,
+            cli.extended,
+            first,
+        );
+        first = false;
+        match out.write_all(chunk.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    Ok(match failed {
+        Some(e) => Streamed::WriteFailed(e),
+        None => Streamed::Done(0),
+    })
+}
+
+/// `prog`, `map` and `link` in JSON or CSV, written to `out` row by row as
+/// the objects are read, so that memory does not grow with their number
+/// (text needs every row for its column widths and goes through [`run`]).
+/// A failed write stops the walk there.
+fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<Streamed> {
     let x = cli.extended;
-    let mut w = RowWriter::new(out, cli.format, kind, x)?;
+    let mut buf = std::io::BufWriter::with_capacity(64 * 1024, out);
+    let Some(mut w) = RowWriter::new(&mut buf, cli.format, kind, x) else {
+        return Err(BrrError::Failed("text listings are not streamed".into()));
+    };
     let csv = w.csv();
     let mut failed = None;
     let walked = {
@@ -109,9 +198,17 @@ pub fn write_listing(cli: &Cli, out: &mut dyn Write) -> Option<Result<Option<std
         }
     };
     if let Some(e) = failed {
-        return Some(Ok(Some(e)));
+        return Ok(Streamed::WriteFailed(e));
     }
-    Some(walked.map(|()| w.finish().err()))
+    walked?;
+    let end = w
+        .finish()
+        .and_then(|()| buf.write_all(b"\n"))
+        .and_then(|()| buf.flush());
+    Ok(match end {
+        Ok(()) => Streamed::Done(0),
+        Err(e) => Streamed::WriteFailed(e),
+    })
 }
 
 /// `brr profile`: capture, render, and exit 1 with `--fail-on-loss` when
@@ -130,6 +227,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         bpffs: cli.bpffs.clone(),
     };
     let profile = session::capture(&req)?;
+    let folded = crate::export::write(&profile, &a.exports)?;
     let view = report::View {
         limit: a.limit,
         line_limit: a.line_limit,
@@ -149,5 +247,8 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         .as_deref()
         .filter(|_| cli.format != Format::Csv)
         .map(|dir| session::profile_contexts(&profile, a.limit, dir));
+    if let Some(text) = folded {
+        return Ok((text.trim_end_matches('\n').to_string(), code));
+    }
     Ok((report::render(&profile, &view, contexts.as_ref()), code))
 }

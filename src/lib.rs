@@ -37,6 +37,7 @@ pub mod bpftool;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod export;
 pub mod inspect;
 pub mod kernel;
 pub mod model;

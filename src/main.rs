@@ -49,45 +49,35 @@ fn write_failed(e: &std::io::Error, code: i32) -> i32 {
     WRITE_ERROR_STATUS
 }
 
-/// A listing written row by row; None when the command is not one.
-fn write_listing(c: &cli::Cli) -> Option<i32> {
-    let stdout = std::io::stdout().lock();
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout);
-    let outcome = commands::write_listing(c, &mut out)?;
-    Some(match outcome {
-        Ok(None) => match out.write_all(b"\n").and_then(|()| out.flush()) {
-            Ok(()) => 0,
-            Err(e) => write_failed(&e, 0),
-        },
-        Ok(Some(e)) => write_failed(&e, 0),
-        Err(e) => {
-            // What was written before the error is kept, as for any output
-            // cut short; the message says why it ends there.
-            let _ = out.flush();
-            let _ = writeln!(std::io::stderr(), "{}", e.render());
-            e.exit_code()
-        }
-    })
+/// Output written as a command runs, or all at once when it is done.
+enum Outcome {
+    Streamed(commands::Streamed),
+    Text(String, i32),
+}
+
+fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Outcome> {
+    let c = match cli::parse(args)? {
+        cli::Parsed::Print(text) => return Ok(Outcome::Text(text, 0)),
+        cli::Parsed::Run(c) => c,
+    };
+    let mut stdout = std::io::stdout();
+    if let Some(streamed) = commands::stream(&c, &mut stdout) {
+        return streamed.map(Outcome::Streamed);
+    }
+    let (text, code) = commands::run(&c)?;
+    Ok(Outcome::Text(text, code))
 }
 
 fn main() {
     install_panic_hook();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let parsed = cli::parse(&args);
-    if let Ok(cli::Parsed::Run(c)) = &parsed {
-        if let Some(code) = write_listing(c) {
-            std::process::exit(code);
-        }
-    }
-    let outcome = parsed.and_then(|parsed| match parsed {
-        cli::Parsed::Print(text) => Ok((text, 0)),
-        cli::Parsed::Run(c) => commands::run(&c),
-    });
-    let code = match outcome {
-        Ok((text, code)) => match print_stdout(&text) {
+    let code = match run(&args) {
+        Ok(Outcome::Text(text, code)) => match print_stdout(&text) {
             Ok(()) => code,
             Err(e) => write_failed(&e, code),
         },
+        Ok(Outcome::Streamed(commands::Streamed::Done(code))) => code,
+        Ok(Outcome::Streamed(commands::Streamed::WriteFailed(e))) => write_failed(&e, 0),
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "{}", e.render());
             e.exit_code()

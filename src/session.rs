@@ -6,9 +6,10 @@
 //! are caught can change without touching the callers.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::activity::{self, ActivityRow};
 use crate::error::{BrrError, Result};
@@ -63,6 +64,7 @@ pub struct Window {
     detail: Detail,
     base: Vec<Program>,
     start: Instant,
+    wall_start: SystemTime,
 }
 
 /// Two snapshots of one window and the seconds between them.
@@ -71,6 +73,17 @@ pub struct Measurement {
     pub base: Vec<Program>,
     pub current: Vec<Program>,
     pub seconds: f64,
+    /// Wall-clock times of the starts of the two enumerations, in Unix
+    /// seconds: what streams print so that windows line up with other logs.
+    pub wall_start: f64,
+    pub wall_end: f64,
+}
+
+/// Unix seconds of `t`; a clock before 1970 counts as 0.
+fn unix_seconds(t: SystemTime) -> f64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 impl Window {
@@ -78,12 +91,14 @@ impl Window {
     pub fn start(detail: Detail) -> Result<Window> {
         let stats = StatsGuard::enable()?;
         let start = Instant::now();
+        let wall_start = SystemTime::now();
         let base = snapshot(detail)?;
         Ok(Window {
             stats,
             detail,
             base,
             start,
+            wall_start,
         })
     }
 
@@ -104,20 +119,28 @@ impl Window {
 
     /// The second snapshot, when its enumeration started, and the seconds
     /// since the baseline's started.
-    fn second(&self) -> Result<(Vec<Program>, Instant, f64)> {
+    fn second(&self) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
         let at = Instant::now();
+        let wall = SystemTime::now();
         let current = snapshot(self.detail)?;
-        Ok((current, at, at.duration_since(self.start).as_secs_f64()))
+        Ok((
+            current,
+            at,
+            wall,
+            at.duration_since(self.start).as_secs_f64(),
+        ))
     }
 
     /// Read the second snapshot; statistics go off right after it.
     pub fn finish(self) -> Result<Measurement> {
-        let (current, _, seconds) = self.second()?;
+        let (current, _, wall, seconds) = self.second()?;
         drop(self.stats);
         Ok(Measurement {
             base: self.base,
             current,
             seconds,
+            wall_start: unix_seconds(self.wall_start),
+            wall_end: unix_seconds(wall),
         })
     }
 
@@ -125,17 +148,20 @@ impl Window {
     /// starts from that snapshot, so back-to-back windows leave no
     /// unmeasured gap and cost one enumeration each.
     pub fn finish_and_continue(self) -> Result<(Measurement, Window)> {
-        let (current, at, seconds) = self.second()?;
+        let (current, at, wall, seconds) = self.second()?;
         let next = Window {
             stats: self.stats,
             detail: self.detail,
             base: current.clone(),
             start: at,
+            wall_start: wall,
         };
         let m = Measurement {
             base: self.base,
             current,
             seconds,
+            wall_start: unix_seconds(self.wall_start),
+            wall_end: unix_seconds(wall),
         };
         Ok((m, next))
     }
@@ -156,6 +182,71 @@ pub fn measure(duration: f64) -> Result<Measurement> {
         }
     }
     window.finish()
+}
+
+/// One window of a stream, as [`activity_stream`] hands it on.
+#[derive(Debug, Clone)]
+pub struct StreamWindow {
+    pub rows: Vec<ActivityRow>,
+    /// Seconds actually measured (shorter than asked when Ctrl-C ended it).
+    pub seconds: f64,
+    pub wall_start: f64,
+    pub wall_end: f64,
+    /// Ctrl-C ended this window; it is the last one.
+    pub interrupted: bool,
+}
+
+/// Back-to-back activity windows of `interval` seconds on one held
+/// statistics fd, each handed to `emit` as it ends; `count` 0 runs until
+/// Ctrl-C (which ends the current window early, hands it on, and stops) or
+/// until `emit` breaks. Pins are read at every window end, so programs
+/// pinned meanwhile show their paths.
+pub fn activity_stream(
+    interval: f64,
+    count: u64,
+    bpffs: &Path,
+    all: bool,
+    limit: usize,
+    emit: &mut dyn FnMut(StreamWindow) -> ControlFlow<()>,
+) -> Result<()> {
+    let interrupt = InterruptGuard::block();
+    let mut window = Window::start(Detail::Full)?;
+    let mut done = 0u64;
+    loop {
+        crate::trace::ready("stats-window");
+        let deadline = window.deadline(interval);
+        let mut interrupted = false;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if interrupt.wait(deadline - now) {
+                interrupted = true;
+                break;
+            }
+        }
+        done = done.saturating_add(1);
+        let last = interrupted || (count > 0 && done >= count);
+        let (mut m, next) = if last {
+            (window.finish()?, None)
+        } else {
+            let (m, next) = window.finish_and_continue()?;
+            (m, Some(next))
+        };
+        attach_prog_pins(&mut m.current, bpffs);
+        let flow = emit(StreamWindow {
+            rows: activity::compute(&m.base, &m.current, all, limit),
+            seconds: m.seconds,
+            wall_start: m.wall_start,
+            wall_end: m.wall_end,
+            interrupted,
+        });
+        match next {
+            Some(next) if flow.is_continue() => window = next,
+            _ => return Ok(()),
+        }
+    }
 }
 
 /// Activity rows of one [`measure`] window, with pinned paths under

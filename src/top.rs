@@ -10,8 +10,11 @@ use crate::inspect::helper_syms;
 use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines;
+use crate::model::activity::ActivityRow;
+use crate::model::profile::Hint;
 use crate::profile;
-use crate::render::textmode;
+use crate::render::listing::{self, ActivityRun};
+use crate::render::{textmode, Format};
 use crate::session;
 use crate::tui;
 
@@ -34,22 +37,37 @@ fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
     }
 }
 
-/// Profile program `id` with the top options (selected-program mode).
+/// A `--profile-top` capture of one program in textmode.
+struct Profiled {
+    input: ProfileInput,
+    /// The folded text when it goes to stdout.
+    folded: Option<String>,
+    hints: Vec<Hint>,
+}
+
+/// Profile program `id` with the top options (selected-program mode) and
+/// write the export files.
 fn profile_program(
     t: &TopOptions,
     bpffs: &std::path::Path,
     id: u32,
     line_limit: usize,
-) -> Result<ProfileInput> {
+) -> Result<Profiled> {
     let req = profile::Request {
         program_id: Some(id as u64),
         ..profile_request(t, bpffs)
     };
-    Ok(session::drilldown_input(
-        &session::capture(&req)?,
-        id,
-        line_limit,
-    ))
+    let profile = session::capture(&req)?;
+    let folded = crate::export::write(&profile, &t.exports)?;
+    let hints = profile
+        .program(id)
+        .map(|p| profile::hints::for_program(&profile, p))
+        .unwrap_or_default();
+    Ok(Profiled {
+        input: session::drilldown_input(&profile, id, line_limit),
+        folded,
+        hints,
+    })
 }
 
 /// The interactive view's settings from the command line.
@@ -70,6 +88,22 @@ pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
     }
 }
 
+/// Hot and slow, from the activity window just measured.
+fn activity_hints(rows: &[ActivityRow], id: u32, measured: f64, slow_ns: u64) -> Vec<Hint> {
+    rows.iter()
+        .find(|r| r.prog.id == id)
+        .and_then(|r| {
+            let window = profile::hints::Window {
+                runs: r.run_count_delta,
+                run_ns: r.run_time_ns_delta,
+                seconds: measured,
+            };
+            profile::hints::hot_and_slow(r.prog.id, &r.prog.name, window, slow_ns as f64)
+        })
+        .into_iter()
+        .collect()
+}
+
 pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     if !t.textmode {
         return tui::run(tui_config(cli, t));
@@ -85,6 +119,19 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     } else {
         &all_rows[..]
     };
+    if cli.format != Format::Text {
+        // The CLI allows JSON and CSV only for the snapshot alone, in the
+        // schema of `activity --json`.
+        let run = ActivityRun {
+            duration: t.delay,
+            measured,
+            limit: t.limit,
+            all: true,
+            window: None,
+        };
+        let out = listing::activity(shown, run, cli.format, cli.cumulative, cli.extended);
+        return Ok((out, 0));
+    }
     let mut sections = vec![textmode::activity(
         shown,
         t.delay,
@@ -106,13 +153,15 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     };
     if let Some(image) = image {
         let line_limit = t.line_limit.unwrap_or(TEXTMODE_LINE_LIMIT);
+        let mut hints = activity_hints(&all_rows, image.program.id, measured, t.slow_ns);
         let profile = if t.profile_top {
-            Some(profile_program(
-                t,
-                &cli.bpffs,
-                image.program.id,
-                line_limit,
-            )?)
+            let p = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
+            if let Some(text) = p.folded {
+                let code = i32::from(t.fail_on_loss && p.input.incomplete);
+                return Ok((text.trim_end_matches('\n').to_string(), code));
+            }
+            hints.extend(p.hints);
+            Some(p.input)
         } else {
             None
         };
@@ -154,6 +203,9 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         )
         .map_err(BrrError::from)?;
         sections.push(textmode::inspect(&dd, t.collapse_samples));
+        if !hints.is_empty() {
+            sections.push(crate::render::profile::hints_text(&hints));
+        }
     }
     Ok((sections.join("\n\n"), code))
 }

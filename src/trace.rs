@@ -5,7 +5,9 @@
 //! want to wait for, so that tests act on brr's state instead of guessing
 //! with sleeps. Points:
 //! - `stats-window`: statistics are enabled and the baseline snapshot of an
-//!   activity window has been read;
+//!   activity window has been read (a stream, `activity --interval`,
+//!   announces every window: the line comes when that window's baseline,
+//!   the previous window's closing snapshot, has been read);
 //! - `capture`: a profile's perf events are enabled on every CPU.
 
 use std::io::Write;

@@ -20,6 +20,7 @@ pub enum ValueError {
     /// Above the largest accepted value (its decimal text).
     AtMost(String),
     NotPowerOfTwo,
+    NotAnAddress,
 }
 
 impl ValueError {
@@ -31,6 +32,10 @@ impl ValueError {
             ValueError::Negative => "must be 0 or greater".into(),
             ValueError::AtMost(max) => format!("must be at most {max}"),
             ValueError::NotPowerOfTwo => "must be 'auto' or a positive power of two".into(),
+            ValueError::NotAnAddress => {
+                "must be ADDRESS:PORT with a numeric address, e.g. 127.0.0.1:9435 or [::1]:9435"
+                    .into()
+            }
         }
     }
 }
@@ -129,6 +134,13 @@ pub fn object_id(s: &str) -> Result<u32, ValueError> {
         return Err(ValueError::NotPositive);
     }
     at_most(v, u32::MAX)
+}
+
+/// A listening address: a numeric IPv4 or bracketed IPv6 address and a
+/// port (0 lets the kernel choose). Host names are not resolved, so the
+/// address served is always the one written.
+pub fn listen_address(s: &str) -> Result<std::net::SocketAddr, ValueError> {
+    s.trim().parse().map_err(|_| ValueError::NotAnAddress)
 }
 
 fn is_auto(s: &str) -> bool {
@@ -278,5 +290,21 @@ mod tests {
             drain_ms_or_empty("-1").unwrap_err(),
             "perf drain milliseconds must be greater than zero"
         );
+    }
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(listen_address("127.0.0.1:9435").map(|a| a.port()), Ok(9435));
+        assert!(listen_address("[::1]:0").is_ok_and(|a| a.ip().is_loopback()));
+        for bad in [
+            "localhost:9435",
+            "127.0.0.1",
+            ":9435",
+            "1.2.3.4:70000",
+            "::1:80",
+            "",
+        ] {
+            assert_eq!(listen_address(bad), Err(ValueError::NotAnAddress), "{bad}");
+        }
     }
 }

@@ -64,6 +64,42 @@ fn help_lists_commands() {
 }
 
 #[test]
+fn export_flags_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["top", "--folded", "-"],
+            "brr: error: --folded requires --textmode and --profile-top",
+        ),
+        (
+            &["--textmode", "--pprof", "x.pb.gz"],
+            "brr: error: --pprof requires --textmode and --profile-top",
+        ),
+        (
+            &["--flamegraph", "f.svg", "--profile-top"],
+            "brr: error: --flamegraph requires --textmode and --profile-top",
+        ),
+        (
+            &["profile", "--folded"],
+            "brr profile: error: argument --folded: expected one argument",
+        ),
+        (
+            &["top", "--slow-ns", "0"],
+            "brr top: error: argument --slow-ns: must be greater than 0",
+        ),
+        (
+            &["--slow-ns", "x"],
+            "brr: error: argument --slow-ns: must be an integer",
+        ),
+    ];
+    for (args, line) in cases {
+        let o = brr(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(one_stderr_line(&o), *line, "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
 fn usage_errors_exit_2_with_exact_lines() {
     let cases: &[(&[&str], &str)] = &[
         (
@@ -139,7 +175,7 @@ fn usage_errors_exit_2_with_exact_lines() {
         ),
         (
             &["--p"],
-            "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms",
+            "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms, --pprof",
         ),
     ];
     for (args, line) in cases {

@@ -7,11 +7,18 @@ use libfuzzer_sys::fuzz_target;
 
 use brr::profile::records::*;
 
-const DIRECT: u64 = SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_PERIOD;
-const LAYOUTS: [u64; 4] = [
+/// What brr requests (IP and TID, the cgroup where the kernel has it) and
+/// the original's wider layout with time, CPU and period.
+const DIRECT: u64 = SAMPLE_IP | SAMPLE_TID;
+const WIDE: u64 = DIRECT | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_PERIOD;
+const LAYOUTS: [u64; 8] = [
     DIRECT,
     DIRECT | SAMPLE_CALLCHAIN,
     DIRECT | SAMPLE_BRANCH_STACK,
+    DIRECT | SAMPLE_CGROUP,
+    DIRECT | SAMPLE_CALLCHAIN | SAMPLE_CGROUP,
+    DIRECT | SAMPLE_BRANCH_STACK | SAMPLE_CGROUP,
+    WIDE | SAMPLE_CALLCHAIN,
     0,
 ];
 

@@ -16,7 +16,7 @@ pub(super) const DESCRIPTION: &str =
 /// The original's choice list, kept in the usage text users grep for.
 const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
        brr [OPTIONS] {prog,activity,top,map,link,btf,perf-events,dump,
-                      dump-compare,profile,completions,man} ...";
+                      dump-compare,profile,exporter,completions,man} ...";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -73,6 +73,50 @@ impl OutputFlags {
     }
 }
 
+/// Profile files written from the same capture as the report.
+#[derive(Args, Debug, Clone, Default)]
+pub(super) struct ExportFlags {
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Also write folded stacks to FILE; - writes them to stdout in place of the report."
+    )]
+    pub folded: Option<PathBuf>,
+    #[arg(
+        long,
+        value_name = "FILE.svg",
+        help = "Also write a flame graph SVG to FILE.svg."
+    )]
+    pub flamegraph: Option<PathBuf>,
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Also write a gzipped pprof profile (go tool pprof, Parca, Pyroscope) to FILE."
+    )]
+    pub pprof: Option<PathBuf>,
+}
+
+impl ExportFlags {
+    /// The first flag given, for usage errors.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.folded.is_some(), "--folded"),
+            (self.flamegraph.is_some(), "--flamegraph"),
+            (self.pprof.is_some(), "--pprof"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+
+    pub fn then(self, later: ExportFlags) -> ExportFlags {
+        ExportFlags {
+            folded: later.folded.or(self.folded),
+            flamegraph: later.flamegraph.or(self.flamegraph),
+            pprof: later.pprof.or(self.pprof),
+        }
+    }
+}
+
 /// `top` options, accepted at root level (bare `brr`) and by `brr top`.
 #[derive(Args, Debug, Clone, Default)]
 pub(super) struct TopArgs {
@@ -119,7 +163,7 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "N",
-        help = "Keep only the first N detail rows of the textmode inspect table; 0 = all."
+        help = "Keep only the N hottest detail rows of the textmode inspect table; 0 = all."
     )]
     pub source_limit: Option<String>,
     #[arg(long, help = "Print one text snapshot and exit.")]
@@ -182,6 +226,14 @@ pub(super) struct TopArgs {
     pub perf_drain_ms: Option<String>,
     #[arg(long, help = "Exit 1 when the profile is incomplete.")]
     pub fail_on_loss: bool,
+    #[command(flatten)]
+    pub exports: ExportFlags,
+    #[arg(
+        long,
+        value_name = "NS",
+        help = "Hot-and-slow hint: average run time above NS nanoseconds (textmode; default 300)."
+    )]
+    pub slow_ns: Option<String>,
 }
 
 impl TopArgs {
@@ -209,6 +261,8 @@ impl TopArgs {
             perf_buffer_pages,
             perf_drain_ms,
             fail_on_loss,
+            exports,
+            slow_ns,
         } = self;
         [
             delay,
@@ -223,10 +277,12 @@ impl TopArgs {
             inspect_mode,
             perf_buffer_pages,
             perf_drain_ms,
+            slow_ns,
         ]
         .iter()
         .any(|v| v.is_some())
             || devmode.is_some()
+            || exports.first_given().is_some()
             || [
                 *all,
                 *textmode,
@@ -265,6 +321,8 @@ impl TopArgs {
             perf_buffer_pages: later.perf_buffer_pages.or(self.perf_buffer_pages),
             perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
             fail_on_loss: later.fail_on_loss || self.fail_on_loss,
+            exports: self.exports.then(later.exports),
+            slow_ns: later.slow_ns.or(self.slow_ns),
         }
     }
 }
@@ -299,6 +357,11 @@ pub(super) enum Sub {
     DumpCompare(DumpCompareArgs),
     #[command(about = "Profile BPF JIT execution with native perf_event_open sampling.")]
     Profile(ProfileCliArgs),
+    #[command(
+        about = "Serve per-program eBPF metrics in the Prometheus text format.",
+        long_about = "Serve per-program eBPF metrics in the Prometheus text format on GET /metrics, read from the kernel at each scrape. Runs until SIGTERM or SIGINT.\n\nThe kernel counts program runs and run time only while some process holds BPF_ENABLE_STATS, so the exporter holds it for its whole life: that costs about 20 ns on every run of every eBPF program on the host. --no-stats avoids that cost and serves everything except the run counters."
+    )]
+    Exporter(ExporterArgs),
     #[command(about = "Print a shell completion script.")]
     Completions(CompletionsArgs),
     #[command(about = "Print the man page (roff).")]
@@ -345,12 +408,26 @@ pub(super) struct ActivityArgs {
     pub limit: Option<String>,
     #[arg(long, help = "Also show programs that did not run during the window.")]
     pub all: bool,
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        help = "Stream back-to-back windows of SECONDS each, printing every window as it ends (JSON Lines with --json) until Ctrl-C or --count."
+    )]
+    pub interval: Option<String>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Stop after N windows (requires --interval)."
+    )]
+    pub count: Option<String>,
 }
 
 #[derive(Args, Debug)]
 pub(super) struct TopSubArgs {
     #[command(flatten)]
     pub top: TopArgs,
+    #[command(flatten)]
+    pub out: OutputFlags,
     #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
     pub extended: bool,
     #[arg(
@@ -494,6 +571,23 @@ pub(super) struct ProfileCliArgs {
     pub perf_drain_ms: Option<String>,
     #[arg(long, help = "Exit 1 when the profile is incomplete.")]
     pub fail_on_loss: bool,
+    #[command(flatten)]
+    pub exports: ExportFlags,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ExporterArgs {
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        help = "Address to listen on (default 127.0.0.1:9435; a non-loopback address serves the network)."
+    )]
+    pub listen: Option<String>,
+    #[arg(
+        long,
+        help = "Do not enable runtime statistics (saves about 20 ns per program run); run counters are not served."
+    )]
+    pub no_stats: bool,
 }
 
 #[derive(Args, Debug)]

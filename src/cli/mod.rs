@@ -16,13 +16,22 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::error::BrrError;
+pub use crate::export::Targets;
 use crate::render::Format;
 use crate::values::{self, ValueError};
 
 pub use crate::values::MAX_SECONDS;
 pub use args::VERSION_TEXT;
 
-use args::{OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
+use args::{ExportFlags, OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
+
+fn targets(e: &ExportFlags) -> Targets {
+    Targets {
+        folded: e.folded.clone(),
+        flamegraph: e.flamegraph.clone(),
+        pprof: e.pprof.clone(),
+    }
+}
 
 /// `top` (and bare `brr`) settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +60,10 @@ pub struct TopOptions {
     /// 0 = auto.
     pub perf_drain_ms: u64,
     pub fail_on_loss: bool,
+    /// Files written from the `--profile-top` capture.
+    pub exports: Targets,
+    /// `--slow-ns`: the hot-and-slow hint's average run time threshold.
+    pub slow_ns: u64,
 }
 
 /// The command to run, with its own options.
@@ -63,6 +76,10 @@ pub enum Command {
         duration: f64,
         limit: usize,
         all: bool,
+        /// `--interval`: a stream of windows of this many seconds.
+        interval: Option<f64>,
+        /// `--count`: windows in the stream; 0 = until Ctrl-C.
+        count: u64,
     },
     Map,
     Link,
@@ -80,6 +97,11 @@ pub enum Command {
         frequency: u64,
     },
     Profile(ProfileArgs),
+    /// `brr exporter`.
+    Exporter {
+        listen: std::net::SocketAddr,
+        stats: bool,
+    },
 }
 
 /// `brr profile` options.
@@ -103,6 +125,8 @@ pub struct ProfileArgs {
     pub fail_on_loss: bool,
     /// `--devmode [DIR]`: Some(empty path) when given without a directory.
     pub devmode: Option<PathBuf>,
+    /// Files written from the same capture.
+    pub exports: Targets,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +140,8 @@ pub struct Cli {
 
 /// What a successful parse asks for.
 #[derive(Debug, Clone, PartialEq)]
+// Made once per process and moved once: boxing the large variant buys nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Parsed {
     Run(Cli),
     /// Print this text on stdout and exit 0 (`--help`, `--version`,
@@ -203,9 +229,9 @@ fn help_width() -> usize {
 /// Parse the arguments after the program name. Never panics, whatever the
 /// bytes: the result is a command, text to print, or a usage error.
 pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
-    let cmd = command().term_width(help_width());
+    let mut cmd = command().term_width(help_width());
     let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
-    let matches = match cmd.clone().try_get_matches_from(argv) {
+    let matches = match cmd.try_get_matches_from_mut(argv) {
         Ok(m) => m,
         Err(e) => return clap_outcome(&cmd, args, e),
     };
@@ -525,6 +551,7 @@ fn top_options(prog: &str, t: &TopArgs) -> Result<TopOptions, BrrError> {
         t.perf_drain_ms.as_ref(),
         values::drain_ms_or_empty,
     )?;
+    let slow_ns = check(prog, "--slow-ns", t.slow_ns.as_ref(), values::positive_int)?;
     Ok(TopOptions {
         delay: delay.unwrap_or(1.0),
         limit: usize_of(limit.unwrap_or(20)),
@@ -546,6 +573,8 @@ fn top_options(prog: &str, t: &TopArgs) -> Result<TopOptions, BrrError> {
         perf_buffer_pages,
         perf_drain_ms,
         fail_on_loss: t.fail_on_loss,
+        exports: targets(&t.exports),
+        slow_ns: slow_ns.unwrap_or(crate::profile::hints::SLOW_AVG_NS as u64),
     })
 }
 
@@ -571,6 +600,26 @@ fn split_devmode_id(
         }
     }
     (id, devmode)
+}
+
+/// `top` prints JSON or CSV only as a `--textmode` activity snapshot.
+fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
+    if !out.any() {
+        return Ok(());
+    }
+    if !t.textmode {
+        return Err(usage(
+            "brr",
+            "--json, --csv, and --pretty are not supported by top without --textmode",
+        ));
+    }
+    if t.profile_top || t.program_id.is_some() {
+        return Err(usage(
+            "brr",
+            "--json and --csv with top --textmode print the activity snapshot only; they cannot be used with --profile-top or --program-id",
+        ));
+    }
+    Ok(())
 }
 
 /// Value checks, then the post-parse rules in their fixed order; the first
@@ -613,11 +662,8 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
                     "top options may only be used with bare 'brr' or the 'top' command",
                 ));
             }
-            if sub_name == "top" && root.out.any() {
-                return Err(usage(
-                    "brr",
-                    "--json, --csv, and --pretty are not supported by top",
-                ));
+            if let Command::Top(t) = &command {
+                top_output_rules(t, &out)?;
             }
             command
         }
@@ -646,12 +692,7 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         }
     }
     if let Command::Top(t) = &command {
-        if t.collapse_samples && !(t.textmode && t.profile_top) {
-            return Err(usage(
-                "brr",
-                "--collapse-samples requires --textmode and --profile-top",
-            ));
-        }
+        textmode_profile_rules(t)?;
     }
     let format = if out.json {
         Format::Json { pretty: out.pretty }
@@ -671,6 +712,25 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     }))
 }
 
+/// Options that only a `--textmode --profile-top` capture uses.
+fn textmode_profile_rules(t: &TopOptions) -> Result<(), BrrError> {
+    if t.textmode && t.profile_top {
+        return Ok(());
+    }
+    let flag = if t.collapse_samples {
+        Some("--collapse-samples")
+    } else {
+        t.exports.first_flag()
+    };
+    match flag {
+        Some(flag) => Err(usage(
+            "brr",
+            &format!("{flag} requires --textmode and --profile-top"),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn sub_name(sub: &Sub) -> &'static str {
     match sub {
         Sub::Prog(_) => "prog",
@@ -683,9 +743,52 @@ fn sub_name(sub: &Sub) -> &'static str {
         Sub::Dump(_) => "dump",
         Sub::DumpCompare(_) => "dump-compare",
         Sub::Profile(_) => "profile",
+        Sub::Exporter(_) => "exporter",
         Sub::Completions(_) => "completions",
         Sub::Man => "man",
     }
+}
+
+/// `brr activity`'s values and its stream rules; `pretty` is whether
+/// `--pretty` was given at any level.
+fn activity_command(prog: &str, a: &args::ActivityArgs, pretty: bool) -> Result<Command, BrrError> {
+    let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
+    let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
+    let interval = check(prog, "--interval", a.interval.as_ref(), values::seconds)?;
+    let count = check(prog, "--count", a.count.as_ref(), values::positive_int)?;
+    if interval.is_some() && duration.is_some() {
+        return Err(usage(
+            prog,
+            "--interval and -d/--duration cannot be used together; --interval sets each window's length",
+        ));
+    }
+    if count.is_some() && interval.is_none() {
+        return Err(usage(prog, "--count requires --interval"));
+    }
+    if interval.is_some() && pretty {
+        return Err(usage(
+            prog,
+            "--pretty cannot be used with --interval (JSON Lines are one object per line)",
+        ));
+    }
+    Ok(Command::Activity {
+        duration: interval.or(duration).unwrap_or(5.0),
+        limit: usize_of(limit.unwrap_or(20)),
+        all: a.all,
+        interval,
+        count: count.unwrap_or(0),
+    })
+}
+
+fn exporter_command(prog: &str, a: &args::ExporterArgs) -> Result<Command, BrrError> {
+    let listen = check(prog, "--listen", a.listen.as_ref(), values::listen_address)?;
+    let default = crate::export::DEFAULT_LISTEN
+        .parse()
+        .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?;
+    Ok(Command::Exporter {
+        listen: listen.unwrap_or(default),
+        stats: !a.no_stats,
+    })
 }
 
 /// One subcommand's values, checked; output flags and -x/-c are OR-ed into
@@ -709,15 +812,10 @@ fn sub_command(
             merge_out(&a.out);
             *extended |= a.extended;
             *cumulative |= a.cumulative;
-            let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
-            let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
-            Command::Activity {
-                duration: duration.unwrap_or(5.0),
-                limit: usize_of(limit.unwrap_or(20)),
-                all: a.all,
-            }
+            activity_command(prog, &a, out.pretty)?
         }
         Sub::Top(a) => {
+            merge_out(&a.out);
             *extended |= a.extended;
             *cumulative |= a.cumulative;
             top_options(prog, &a.top)?;
@@ -768,6 +866,7 @@ fn sub_command(
             *extended |= a.extended;
             Command::Profile(profile_args(prog, a)?)
         }
+        Sub::Exporter(a) => exporter_command(prog, &a)?,
         Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))
@@ -824,6 +923,7 @@ fn profile_args(prog: &str, a: ProfileCliArgs) -> Result<ProfileArgs, BrrError> 
         perf_drain_ms: drain.flatten(),
         fail_on_loss: a.fail_on_loss,
         devmode: devmode_path(a.devmode),
+        exports: targets(&a.exports),
     })
 }
 

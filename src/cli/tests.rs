@@ -50,7 +50,9 @@ fn activity_values() {
         Command::Activity {
             duration: 2.5,
             limit: 3,
-            all: true
+            all: true,
+            interval: None,
+            count: 0,
         }
     );
     assert!(c.cumulative && c.extended);
@@ -59,7 +61,9 @@ fn activity_values() {
         Command::Activity {
             duration: 10.0,
             limit: 20,
-            all: false
+            all: false,
+            interval: None,
+            count: 0,
         }
     );
     assert_eq!(
@@ -67,9 +71,34 @@ fn activity_values() {
         Command::Activity {
             duration: 0.5,
             limit: 20,
-            all: false
+            all: false,
+            interval: None,
+            count: 0,
         }
     );
+}
+
+#[test]
+fn exporter_values() {
+    assert_eq!(
+        cli("exporter").command,
+        Command::Exporter {
+            listen: "127.0.0.1:9435".parse().unwrap(),
+            stats: true,
+        }
+    );
+    assert_eq!(
+        cli("exporter --listen [::1]:0 --no-stats").command,
+        Command::Exporter {
+            listen: "[::1]:0".parse().unwrap(),
+            stats: false,
+        }
+    );
+    let help = match parse(&["exporter".into(), "--help".into()]) {
+        Ok(Parsed::Print(text)) => text,
+        other => panic!("{other:?}"),
+    };
+    assert!(help.contains("about 20 ns"), "{help}");
 }
 
 #[test]
@@ -313,16 +342,31 @@ fn top_grammar() {
         err_line("--kernel-ip-detail prog"),
         "brr: error: top options may only be used with bare 'brr' or the 'top' command"
     );
-    for s in ["--json top", "--csv top --textmode", "--pretty top"] {
+    for s in ["--json top", "--pretty top", "top --csv"] {
         assert_eq!(
             err_line(s),
-            "brr: error: --json, --csv, and --pretty are not supported by top",
+            "brr: error: --json, --csv, and --pretty are not supported by top without --textmode",
+            "{s}"
+        );
+    }
+    for s in [
+        "top --textmode --json --profile-top",
+        "--csv top --textmode --program-id 5",
+    ] {
+        assert_eq!(
+            err_line(s),
+            "brr: error: --json and --csv with top --textmode print the activity snapshot only; they cannot be used with --profile-top or --program-id",
             "{s}"
         );
     }
     assert_eq!(
-        err_line("top --json"),
-        "brr: error: unrecognized arguments: --json"
+        cli("top --textmode --json").format,
+        Format::Json { pretty: false }
+    );
+    assert_eq!(cli("--csv top --textmode").format, Format::Csv);
+    assert_eq!(
+        err_line("top --textmode --pretty"),
+        "brr: error: --pretty requires --json"
     );
     assert_eq!(
         err_line("--json --textmode"),
@@ -358,7 +402,7 @@ fn top_grammar() {
     );
     assert_eq!(
         err_line("--p"),
-        "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms"
+        "brr: error: ambiguous option: --p could match --pretty, --profile-duration, --profile-top, --program-id, --perf-buffer-pages, --perf-drain-ms, --pprof"
     );
     assert!(
         matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))

@@ -804,15 +804,56 @@ impl Drilldown {
         Ok(())
     }
 
-    /// Keep the first `limit` detail rows; returns the (direct, under)
-    /// samples of the rows dropped.
+    /// Keep the `limit` hottest detail rows (own samples, ties in display
+    /// order), in display order, each helper/kernel or instruction row
+    /// with the source line it belongs to (which counts toward `limit`);
+    /// returns the (direct, under) samples of the rows dropped.
     fn apply_source_limit(&mut self, limit: usize) -> (u64, u64) {
-        if limit == 0 || self.rows.len() <= limit {
+        let n = self.rows.len();
+        if limit == 0 || n <= limit {
             return (0, 0);
+        }
+        let mut owner = vec![None; n];
+        let mut source = None;
+        for (i, r) in self.rows.iter().enumerate() {
+            match r.kind {
+                RowKind::Source { .. } => source = Some(i),
+                RowKind::Child | RowKind::Instruction { .. } => owner[i] = source,
+                _ => {}
+            }
+        }
+        let mut rank: Vec<usize> = (0..n).collect();
+        rank.sort_by(|&a, &b| {
+            self.rows[b]
+                .samples
+                .cmp(&self.rows[a].samples)
+                .then(a.cmp(&b))
+        });
+        let mut keep = vec![false; n];
+        let mut kept = 0;
+        for i in rank {
+            if kept == limit {
+                break;
+            }
+            let needs = owner[i].filter(|&o| !keep[o]);
+            let cost = 1 + usize::from(needs.is_some());
+            if kept + cost > limit {
+                continue;
+            }
+            keep[i] = true;
+            if let Some(o) = needs {
+                keep[o] = true;
+            }
+            kept += cost;
         }
         let mut direct = 0;
         let mut under = 0;
-        for r in self.rows.drain(limit..) {
+        let rows = std::mem::take(&mut self.rows);
+        for (r, k) in rows.into_iter().zip(keep) {
+            if k {
+                self.rows.push(r);
+                continue;
+            }
             match r.kind {
                 RowKind::Child => under += r.samples,
                 _ if r.leaf => direct += r.samples,

@@ -351,6 +351,20 @@ fn source_limit_moves_cut_rows_to_other_rows() {
     let dd = build(&p, Some(&prof), &opts);
     let out = text(&dd, false);
     assert_eq!(this_total(&out), 10_000, "{out}");
+    // The hottest rows stay (8, 7 and 4 samples, the helper row with its
+    // source line); the idle first lines go.
+    assert!(out.contains("22.86        8  prog.bpf.c:12:"), "{out}");
+    assert!(out.contains("20.00        7  prog.bpf.c:20:"), "{out}");
+    assert!(out.contains("-> bpf_map htab_map_hash (3 IPs)"), "{out}");
+    assert!(!out.contains("int f(void *ctx)"), "{out}");
+    assert!(!out.contains("Other eBPF source rows not shown"), "{out}");
+    // The hottest rows stay (8, 7 and 4 samples, the helper row with its
+    // source line); the idle first lines go.
+    assert!(out.contains("22.86        8  prog.bpf.c:12:"), "{out}");
+    assert!(out.contains("20.00        7  prog.bpf.c:20:"), "{out}");
+    assert!(out.contains("-> bpf_map htab_map_hash (3 IPs)"), "{out}");
+    assert!(!out.contains("int f(void *ctx)"), "{out}");
+    assert!(!out.contains("Other eBPF source rows not shown"), "{out}");
     insta::assert_snapshot!(out);
 }
 

@@ -12,7 +12,7 @@ use crate::kernel::link_target::{self, LinkTarget, SystemNames};
 use crate::kernel::prog_extra::ExtraReader;
 use crate::kernel::{fdinfo, names};
 use crate::model::{BtfObject, Link, Map, Program};
-use crate::sys::bpf::{self, ObjKind};
+use crate::sys::bpf::{self, ObjKind, ProgWant};
 use crate::sys::link_info::{self, FetchedLinkInfo};
 use crate::sys::Errno;
 
@@ -206,18 +206,9 @@ impl MapReader {
             .map(|t| fdinfo::parse_map(&t))
             .unwrap_or_default();
         Ok(Map {
-            id: i.id,
-            map_type: names::map_type(i.map_type),
-            name: names::object_name(&i.name),
-            key_size: i.key_size,
-            value_size: i.value_size,
-            max_entries: i.max_entries,
-            btf_id: i.btf_id,
-            pinned_paths: Vec::new(),
-            flags: i.map_flags,
             frozen: f.frozen,
             memlock_bytes: f.memlock,
-            keepers: None,
+            ..map_from_info(&i)
         })
     }
 
@@ -229,6 +220,42 @@ impl MapReader {
 pub fn maps() -> Result<Vec<Map>> {
     let mut r = MapReader::new();
     collect_kind(ObjKind::Map, |_, fd| r.read(fd))
+}
+
+/// Programs as [`programs_brief`] reads them, each with what `extra` reads
+/// from the fd brr opened for it (the exporter's full names and memlock).
+pub fn programs_with<T>(
+    mut extra: impl FnMut(&Program, &OwnedFd) -> T,
+) -> Result<Vec<(Program, T)>> {
+    collect_kind(ObjKind::Prog, |_, fd| {
+        let d = bpf::prog_detail(fd, ProgWant::default())?;
+        let p = program_from_info(&d.info, Vec::new());
+        let t = extra(&p, fd);
+        Ok((p, t))
+    })
+}
+
+/// Maps, each with what `extra` reads from its fd.
+pub fn maps_with<T>(mut extra: impl FnMut(&Map, &OwnedFd) -> T) -> Result<Vec<(Map, T)>> {
+    collect_kind(ObjKind::Map, |_, fd| {
+        let m = map_from_info(&bpf::map_info(fd)?);
+        let t = extra(&m, fd);
+        Ok((m, t))
+    })
+}
+
+fn map_from_info(i: &bpf::MapInfo) -> Map {
+    Map {
+        id: i.id,
+        map_type: names::map_type(i.map_type),
+        name: names::object_name(&i.name),
+        key_size: i.key_size,
+        value_size: i.value_size,
+        max_entries: i.max_entries,
+        btf_id: i.btf_id,
+        flags: i.map_flags,
+        ..Default::default()
+    }
 }
 
 const LINK_TRACING: u32 = 2;

@@ -43,6 +43,9 @@ pub struct Program {
     pub jited_size: u32,
     pub run_time_ns: u64,
     pub run_count: u64,
+    /// Runs the kernel skipped because the program was already running on
+    /// that CPU (counted whether or not statistics are on).
+    pub recursion_misses: u64,
     pub map_ids: Vec<u32>,
     pub btf_id: u32,
     pub pinned_paths: Vec<String>,
@@ -52,7 +55,6 @@ pub struct Program {
     pub uid: u32,
     pub gpl_compatible: bool,
     pub verified_insns: u32,
-    pub recursion_misses: u64,
     pub memlock_bytes: Option<u64>,
     /// The memlock of the maps it uses, each map once; `None` when no
     /// map's memlock could be read or they were not read (without `-x`).

@@ -122,6 +122,73 @@ impl std::ops::Deref for KernelGroup {
     }
 }
 
+/// One kernel frame of a callchain beneath a BPF call site.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub ip: u64,
+    pub symbol: Option<String>,
+    pub module: Option<String>,
+    /// As [`KernelHotspot::kind`].
+    pub kind: &'static str,
+}
+
+/// Samples of one program that share a task and an identical stack: the
+/// BPF line (the sampled one, or the call site the kernel frames run under)
+/// and the kernel frames beneath it. Exporters turn these into folded
+/// stacks, flame graphs and pprof samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stack {
+    pub samples: u64,
+    /// Thread-group ID of the task the sample interrupted (0 = idle/none).
+    pub pid: u32,
+    /// Its cgroup2 ID (0 when the kernel does not report cgroups).
+    pub cgroup: u64,
+    /// The BTF function holding the line when it is not the program's main
+    /// function (a BPF-to-BPF subprogram).
+    pub subprogram: Option<String>,
+    /// JIT address of the line record, or the raw address without one.
+    pub jited_address: Option<u64>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub source: Option<String>,
+    /// Kernel frames under the line, outermost first; empty for a sample
+    /// in the program's own instructions.
+    pub kernel: Vec<Frame>,
+}
+
+/// A task or cgroup in whose context a program ran, with its samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Payer {
+    /// pid, or cgroup2 ID.
+    pub id: u64,
+    /// comm, or cgroup path.
+    pub name: String,
+    pub samples: u64,
+}
+
+/// An evidence-based diagnosis of one program: what was measured, the
+/// threshold it crossed, and what to change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hint {
+    /// `hash_map_contention`, `map_access_dominates`, `output_cost`,
+    /// `tail_calls` or `hot_and_slow`.
+    pub kind: &'static str,
+    pub program_id: u32,
+    pub program: String,
+    /// The source line the evidence points at, when there is one.
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub source: Option<String>,
+    /// The measured figure and the threshold it crossed, in `unit`.
+    pub figure: f64,
+    pub threshold: f64,
+    pub unit: &'static str,
+    /// The figure in words.
+    pub evidence: String,
+    pub fix: &'static str,
+}
+
 /// One program that received direct or kernel samples.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgramProfile {
@@ -144,6 +211,9 @@ pub struct ProgramProfile {
     pub hotspots: Vec<Hotspot>,
     /// Every exact-IP kernel row, in the order each was first seen.
     pub kernel_hotspots: Vec<KernelHotspot>,
+    /// Every sample of the program by task and stack; the counts add up to
+    /// its inclusive samples.
+    pub stacks: Vec<Stack>,
 }
 
 impl ProgramProfile {
@@ -168,6 +238,15 @@ pub struct Profile {
     pub telemetry: Telemetry,
     /// Programs with samples, by descending inclusive samples then ID.
     pub programs: Vec<ProgramProfile>,
+    /// The command name of every pid in the stacks, read when the capture
+    /// ended (`?` for a task that had exited, `swapper` for pid 0).
+    pub comms: std::collections::BTreeMap<u32, String>,
+    /// The cgroup2 path (relative to the cgroup2 mount, `/` for the root)
+    /// of every cgroup ID in the stacks that still existed at the end.
+    pub cgroups: std::collections::BTreeMap<u64, String>,
+    /// Hints whose evidence was read from the kernel when the capture ended
+    /// (tail calls); the sample-based ones are derived from the stacks.
+    pub kernel_hints: Vec<Hint>,
 }
 
 impl Profile {

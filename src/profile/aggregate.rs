@@ -215,8 +215,8 @@ pub mod tests {
         }
     }
 
-    pub fn profile() -> Profile {
-        let p98 = ProgramProfile {
+    fn prog98() -> ProgramProfile {
+        ProgramProfile {
             id: 98,
             prog_type: "tracepoint".into(),
             name: "sys_exit".into(),
@@ -270,7 +270,12 @@ pub mod tests {
                 ),
                 kh(1, 0xffff_ffff_9000_0000, None, 0, None),
             ],
-        };
+            stacks: vec![],
+        }
+    }
+
+    pub fn profile() -> Profile {
+        let p98 = prog98();
         let p7 = ProgramProfile {
             id: 7,
             prog_type: "xdp".into(),
@@ -283,6 +288,8 @@ pub mod tests {
             pinned_paths: vec!["/sys/fs/bpf/p".into(), "/sys/fs/bpf/q".into()],
             ..Default::default()
         };
+        let mut programs = vec![p98, p7];
+        programs.iter_mut().for_each(|p| p.stacks = stacks_of(p));
         Profile {
             requested_event: "auto".into(),
             selected_event: "cpu-clock".into(),
@@ -313,8 +320,44 @@ pub mod tests {
                 time_running_ns: 2000,
                 ..Default::default()
             },
-            programs: vec![p98, p7],
+            programs,
+            comms: Default::default(),
+            cgroups: Default::default(),
+            kernel_hints: Vec::new(),
         }
+    }
+
+    /// Stacks that agree with a program's rows: one per direct row (task
+    /// 100 + line) and one single-frame stack per exact-IP kernel row.
+    pub fn stacks_of(p: &ProgramProfile) -> Vec<crate::model::profile::Stack> {
+        use crate::model::profile::{Frame, Stack};
+        let direct = p.hotspots.iter().map(|h| Stack {
+            samples: h.samples,
+            pid: 100 + h.line.unwrap_or(0),
+            jited_address: h.jited_address,
+            file: h.file.clone(),
+            line: h.line,
+            column: h.column,
+            source: h.source.clone(),
+            ..Default::default()
+        });
+        let kernel = p.kernel_hotspots.iter().map(|k| Stack {
+            samples: k.samples,
+            pid: 7,
+            jited_address: k.bpf_jited_address,
+            file: k.bpf_file.clone(),
+            line: k.bpf_line,
+            column: k.bpf_column,
+            source: k.bpf_source.clone(),
+            kernel: vec![Frame {
+                ip: k.ip,
+                symbol: k.symbol.clone(),
+                module: k.module.clone(),
+                kind: k.kind,
+            }],
+            ..Default::default()
+        });
+        direct.chain(kernel).collect()
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::events::Shape;
 use super::image::{jit, ProgMeta};
 use super::records::Sample;
 use crate::kernel::kallsyms::Kallsyms;
-use crate::model::profile::{Counters, Hotspot, KernelHotspot, ProgramProfile};
+use crate::model::profile::{Counters, Frame, Hotspot, KernelHotspot, ProgramProfile, Stack};
 
 /// A small multiplicative hasher for integer keys (the default SipHash is
 /// several times slower and DoS resistance is irrelevant here).
@@ -21,7 +21,14 @@ pub struct IntHasher(u64);
 
 impl Hasher for IntHasher {
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+        // Slices of u64 (interned callchains) arrive here as bytes.
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            self.write_u64(u64::from_ne_bytes(a));
+        }
+        for &b in words.remainder() {
             self.write_u64(b as u64);
         }
     }
@@ -56,6 +63,17 @@ struct KernelKey {
     raw_caller: u64,
 }
 
+/// One [`Stack`] while counting: the line record (or NO_LINE with the raw
+/// address), the task, and the interned kernel chain beneath the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct StackKey {
+    line: u32,
+    raw: u64,
+    pid: u32,
+    chain: u32,
+    cgroup: u64,
+}
+
 struct ProgSlot {
     meta: ProgMeta,
     direct: u64,
@@ -66,6 +84,7 @@ struct ProgSlot {
     lines: Vec<Hit>,
     unmapped: Hit,
     kernel_hits: IntMap<KernelKey, Hit>,
+    stacks: IntMap<StackKey, u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +106,13 @@ pub struct Attributor {
     seq: u64,
     shape: Shape,
     pub counters: Counters,
+    /// Kernel callchains under a BPF frame (leaf first), interned so that a
+    /// stack key stays small; index 0 is the empty chain.
+    chains: HashMap<Box<[u64]>, u32, BuildHasherDefault<IntHasher>>,
+    chain_list: Vec<Box<[u64]>>,
+    /// The current sample's kernel frames; reused so the hot path does not
+    /// allocate.
+    scratch: Vec<u64>,
 }
 
 impl Attributor {
@@ -100,6 +126,9 @@ impl Attributor {
             seq: 0,
             shape,
             counters: Counters::default(),
+            chains: HashMap::default(),
+            chain_list: vec![Box::new([])],
+            scratch: Vec::new(),
         }
     }
 
@@ -131,6 +160,7 @@ impl Attributor {
                     under_unmapped: 0,
                     unmapped: Hit::default(),
                     kernel_hits: IntMap::default(),
+                    stacks: IntMap::default(),
                 });
                 s
             }
@@ -197,51 +227,85 @@ impl Attributor {
             self.counters.callchain_samples += 1;
         }
         if let Some(slot) = self.find(s.ip) {
-            self.direct(slot, s.ip);
+            self.direct(slot, s.ip, (s.pid, s.cgroup));
             return;
         }
         self.counters.non_bpf_samples += 1;
+        self.scratch.clear();
         let caller = match self.shape {
             Shape::Direct => return,
             // Return addresses: look up the call instruction's line (addr − 1).
-            Shape::Callchain => s
-                .callchain
-                .addresses()
-                .find_map(|a| self.find(a).map(|slot| (slot, a, a.wrapping_sub(1)))),
+            Shape::Callchain => {
+                let mut found = None;
+                for a in s.callchain.addresses() {
+                    if let Some(slot) = self.find(a) {
+                        found = Some((slot, a, a.wrapping_sub(1)));
+                        break;
+                    }
+                    self.scratch.push(a);
+                }
+                found
+            }
+            // A branch stack has no frames between the leaf and the caller.
             Shape::Lbr => s.branches.pairs().find_map(|(from, to)| {
                 [from, to]
                     .into_iter()
                     .find_map(|a| self.find(a).map(|slot| (slot, a, a)))
             }),
         };
+        if self.scratch.first() != Some(&s.ip) {
+            self.scratch.insert(0, s.ip);
+        }
         match caller {
-            Some((slot, addr, lookup)) => self.under(slot, s.ip, addr, lookup),
+            Some((slot, addr, lookup)) => self.under(slot, s.ip, addr, lookup, (s.pid, s.cgroup)),
             None => self.counters.kernel_unattributed_samples += 1,
         }
     }
 
-    fn direct(&mut self, slot: usize, ip: u64) {
+    /// The id of the chain in `scratch`.
+    fn intern_chain(&mut self) -> u32 {
+        if let Some(&id) = self.chains.get(&self.scratch[..]) {
+            return id;
+        }
+        let id = self.chain_list.len() as u32;
+        let chain: Box<[u64]> = self.scratch.as_slice().into();
+        self.chain_list.push(chain.clone());
+        self.chains.insert(chain, id);
+        id
+    }
+
+    /// `task` is the sample's (pid, cgroup).
+    fn direct(&mut self, slot: usize, ip: u64, task: (u32, u64)) {
         self.counters.bpf_jit_samples += 1;
         let seq = self.seq + 1;
         let sl = &mut self.slots[slot];
         sl.direct += 1;
-        let hit = match sl.meta.line_index(ip) {
-            Some(i) => &mut sl.lines[i],
+        let (hit, key) = match sl.meta.line_index(ip) {
+            Some(i) => (&mut sl.lines[i], (i as u32, 0)),
             None => {
                 sl.direct_unmapped += 1;
-                &mut sl.unmapped
+                (&mut sl.unmapped, (NO_LINE, ip))
             }
+        };
+        let key = StackKey {
+            line: key.0,
+            raw: key.1,
+            pid: task.0,
+            chain: 0,
+            cgroup: task.1,
         };
         if hit.count == 0 {
             hit.seq = seq;
             self.seq = seq;
         }
         hit.count += 1;
+        *sl.stacks.entry(key).or_insert(0) += 1;
     }
 
-    fn under(&mut self, slot: usize, ip: u64, caller: u64, lookup: u64) {
+    fn under(&mut self, slot: usize, ip: u64, caller: u64, lookup: u64, task: (u32, u64)) {
         self.counters.kernel_attributed_samples += 1;
         let seq = self.next_seq();
+        let chain = self.intern_chain();
         let sl = &mut self.slots[slot];
         sl.kernel += 1;
         let key = match sl.meta.line_index(lookup) {
@@ -264,6 +328,14 @@ impl Attributor {
         };
         let hit = sl.kernel_hits.entry(key).or_insert(Hit { count: 0, seq });
         hit.count += 1;
+        let key = StackKey {
+            line: key.line,
+            raw: key.raw_caller,
+            pid: task.0,
+            chain,
+            cgroup: task.1,
+        };
+        *sl.stacks.entry(key).or_insert(0) += 1;
     }
 
     /// Turn the counters into rows. `ksyms` resolves kernel IPs (empty when
@@ -361,10 +433,73 @@ impl Attributor {
                 under_bpf_caller_source_unmapped_samples: sl.under_unmapped,
                 hotspots: rows.into_iter().map(|(_, r)| r).collect(),
                 kernel_hotspots: krows.into_iter().map(|(_, r)| r).collect(),
+                stacks: stacks(m, &sl.stacks, &self.chain_list, ksyms),
             });
         }
         out.sort_by_key(|p| (std::cmp::Reverse(p.inclusive_samples()), p.id));
         (out, counters)
+    }
+}
+
+/// A slot's stack counts as rows, most samples first (ties by line, address,
+/// task and chain, so the order is deterministic).
+fn stacks(
+    m: &ProgMeta,
+    counts: &IntMap<StackKey, u64>,
+    chains: &[Box<[u64]>],
+    ksyms: &Kallsyms,
+) -> Vec<Stack> {
+    let mut keys: Vec<(&StackKey, u64)> = counts.iter().map(|(k, &n)| (k, n)).collect();
+    keys.sort_by_key(|(k, n)| {
+        (
+            std::cmp::Reverse(*n),
+            k.line,
+            k.raw,
+            k.pid,
+            k.chain,
+            k.cgroup,
+        )
+    });
+    keys.into_iter()
+        .map(|(k, n)| {
+            let line = m.lines.get(k.line as usize).filter(|_| k.line != NO_LINE);
+            let addr = line.map_or(k.raw, jit);
+            let chain = chains.get(k.chain as usize).map_or(&[][..], |c| &c[..]);
+            Stack {
+                samples: n,
+                pid: k.pid,
+                cgroup: k.cgroup,
+                subprogram: m
+                    .func_at(addr)
+                    .filter(|f| f.func_index != 0)
+                    .and_then(|f| f.func_name.clone()),
+                jited_address: line.and_then(|l| l.jited_addr).or(Some(k.raw)),
+                file: line.and_then(|l| l.file.clone()),
+                line: line.and_then(|l| l.line),
+                column: line.and_then(|l| l.column),
+                source: line.and_then(|l| l.source.clone()),
+                kernel: chain
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, &ip)| frame(ip, i > 0, ksyms))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// A kernel frame; a return address (`ret`) is looked up at the call
+/// instruction before it, which may end the calling function.
+fn frame(ip: u64, ret: bool, ksyms: &Kallsyms) -> Frame {
+    let sym = ksyms.resolve(if ret { ip.wrapping_sub(1) } else { ip });
+    let name = sym.map(|s| s.name).filter(|n| !n.is_empty());
+    let module = sym.and_then(|s| s.module);
+    Frame {
+        ip,
+        symbol: name.map(String::from),
+        module: module.map(String::from),
+        kind: classify(name, module),
     }
 }
 
@@ -471,9 +606,14 @@ mod tests {
         }
     }
 
+    /// The sample type of records made by `build::sample` for a shape.
+    fn built(shape: Shape) -> u64 {
+        shape.sample_type() | build::SAMPLE_FIELDS
+    }
+
     fn feed(a: &mut Attributor, bytes: &[u8]) {
         let mut st = ParseStats::default();
-        walk_bytes(bytes, a.shape.sample_type(), &mut st, |r| {
+        walk_bytes(bytes, built(a.shape), &mut st, |r| {
             if let Record::Sample(s) = r {
                 a.sample(&s)
             }
@@ -625,6 +765,54 @@ ffffffff81600000 t lookup_nulls_elem_raw
         assert_eq!(p.under_bpf_caller_source_mapped_samples, 2);
     }
 
+    /// A sample record from `build::sample` with its pid replaced.
+    fn with_pid(mut rec: Vec<u8>, pid: u32) -> Vec<u8> {
+        rec[16..20].copy_from_slice(&pid.to_ne_bytes());
+        rec
+    }
+
+    #[test]
+    fn stacks_keep_task_subprogram_and_kernel_frames_outermost_first() {
+        let mut a = Attributor::new(Shape::Callchain);
+        a.register(prog7());
+        let ctx = 0xffff_ffff_ffff_ff80;
+        let chain = [ctx, 0xffffffff81520090, 0xffffffff81520050, 0x2015, 0x1055];
+        let mut s = Vec::new();
+        for pid in [40, 40, 41] {
+            s.extend(with_pid(
+                build::sample(0xffffffff81520090, 0, Some(&chain)),
+                pid,
+            ));
+        }
+        s.extend(with_pid(build::sample(0x2011, 0, Some(&[ctx, 0x2011])), 40));
+        s.extend(with_pid(build::sample(0x1001, 0, Some(&[ctx, 0x1001])), 41));
+        feed(&mut a, &s);
+        let (progs, _) = a.finish(&Kallsyms::parse(KSYMS), |_| vec![]);
+        let p = &progs[0];
+        let total: u64 = p.stacks.iter().map(|s| s.samples).sum();
+        assert_eq!(total, p.inclusive_samples());
+        let top = &p.stacks[0];
+        assert_eq!((top.samples, top.pid, top.line), (2, 40, Some(21)));
+        assert_eq!(top.subprogram.as_deref(), Some("sub"));
+        let frames: Vec<Option<&str>> = top.kernel.iter().map(|f| f.symbol.as_deref()).collect();
+        assert_eq!(
+            frames,
+            vec![Some("bpf_ktime_get_ns"), Some("ktime_get_mono_fast_ns")],
+            "outermost first"
+        );
+        let pids: Vec<(u32, u64, usize)> = p
+            .stacks
+            .iter()
+            .map(|s| (s.pid, s.samples, s.kernel.len()))
+            .collect();
+        assert_eq!(pids, vec![(40, 2, 2), (41, 1, 0), (40, 1, 0), (41, 1, 2)]);
+        let main_line = p.stacks.iter().find(|s| s.line == Some(10)).unwrap();
+        assert_eq!(
+            main_line.subprogram, None,
+            "the main function is the program"
+        );
+    }
+
     #[test]
     fn unmapped_callers_keep_the_raw_address_and_lbr_uses_branches() {
         let mut a = Attributor::new(Shape::Lbr);
@@ -681,7 +869,7 @@ ffffffff81600000 t lookup_nulls_elem_raw
             crate::profile::records::walk(
                 &ring[..cut],
                 &ring[cut..],
-                a.shape.sample_type(),
+                built(a.shape),
                 &mut scratch,
                 &mut st,
                 |rec| {

@@ -9,8 +9,11 @@ pub mod aggregate;
 pub mod attribute;
 pub mod capture;
 pub mod events;
+pub mod hints;
 pub mod image;
 pub mod records;
+pub mod tailcalls;
+pub mod who;
 
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
@@ -188,6 +191,8 @@ fn plan_rings(req: &Request, shape: Shape, page: u64) -> capture::Plan {
         mlock_kb: events::kernel_sysctl("perf_event_mlock_kb"),
         max_stack: events::kernel_sysctl("perf_event_max_stack"),
         max_contexts: events::kernel_sysctl("perf_event_max_contexts_per_stack"),
+        lock_exempt: crate::privilege::CapSet::current()
+            .is_some_and(|c| c.has(crate::privilege::Cap::IpcLock)),
     })
 }
 
@@ -340,6 +345,10 @@ pub fn run(
         shape,
         Some(plan.watermark.min(u32::MAX as u64) as u32),
     );
+    let mut attr = attr;
+    if events::cgroup_supported(&attr, cpus[0]) {
+        attr.sample_type |= records::SAMPLE_CGROUP;
+    }
     let mut offline = Vec::new();
     let mut rings = open_rings(&cpus, &attr, event.name, &plan, page, &mut offline)?;
     let kept: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
@@ -356,7 +365,7 @@ pub fn run(
     let outcome = capture::run(
         &mut rings,
         &mut side,
-        shape.sample_type(),
+        attr.sample_type,
         plan.drain_ms,
         Duration::from_secs_f64(req.duration.clamp(0.0, 1e9)),
         stop,
@@ -389,7 +398,7 @@ pub fn run(
     let pins = bpffs::scan(&req.bpffs);
     let (programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
 
-    Ok(Profile {
+    let mut profile = Profile {
         requested_event: req.event.clone(),
         selected_event: event.name.to_string(),
         duration: req.duration,
@@ -399,8 +408,13 @@ pub fn run(
         program_id,
         counters,
         telemetry: tel,
+        comms: who::comms(&programs, std::path::Path::new("/proc")),
+        cgroups: who::cgroup_paths(&programs, std::path::Path::new(who::CGROUP_ROOT)),
         programs,
-    })
+        kernel_hints: Vec::new(),
+    };
+    profile.kernel_hints = tailcalls::hints(&profile, &mut tailcalls::Kernel);
+    Ok(profile)
 }
 
 const JIT_HIDDEN: &str = "BPF JIT addresses are hidden by the kernel (they need CAP_SYSLOG; kernel.kptr_restrict=2 hides them from everyone); samples cannot be attributed to eBPF programs";

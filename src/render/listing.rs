@@ -556,6 +556,20 @@ pub struct ActivityRun {
     pub measured: f64,
     pub limit: usize,
     pub all: bool,
+    /// A stream's window as Unix seconds (start, end): added to JSON
+    /// metadata and appended to CSV rows.
+    pub window: Option<(f64, f64)>,
+}
+
+/// The line after a text table whose window Ctrl-C cut short.
+pub fn ended_early(run: &ActivityRun) -> Option<String> {
+    (run.measured < run.duration).then(|| {
+        format!(
+            "window ended early after {:.2} s of {} s",
+            run.measured,
+            super::num::fmt_g(run.duration)
+        )
+    })
 }
 
 /// Activity text columns and cells over a window of `d` seconds; `num`
@@ -633,6 +647,99 @@ pub fn activity(
     cumulative: bool,
     extended: bool,
 ) -> String {
+    let out = activity_document(rows, run, format, cumulative, extended);
+    match (format, ended_early(&run)) {
+        (Format::Text, Some(line)) => format!("{out}\n{line}"),
+        _ => out,
+    }
+}
+
+/// One window of `activity --interval`, with its trailing newline: text is
+/// the table under a heading naming the window's end (UTC) and length; JSON
+/// is one line; CSV is the rows, with the header only when `first`.
+pub fn activity_window(
+    rows: &[ActivityRow],
+    run: ActivityRun,
+    format: Format,
+    cumulative: bool,
+    extended: bool,
+    first: bool,
+) -> String {
+    match format {
+        Format::Text => {
+            let (start, end) = run.window.unwrap_or((0.0, 0.0));
+            let heading = format!(
+                "{} window {:.2} s (from {})",
+                utc_timestamp(end),
+                run.measured,
+                utc_timestamp(start)
+            );
+            let body = activity(rows, run, format, cumulative, extended);
+            let gap = if first { "" } else { "\n" };
+            format!("{gap}{heading}\n{body}\n")
+        }
+        Format::Json { .. } => {
+            let line = activity_document(rows, run, Format::Json { pretty: false }, false, false);
+            format!("{line}\n")
+        }
+        Format::Csv => {
+            let all = activity_document(rows, run, format, false, false);
+            let body = if first {
+                all.as_str()
+            } else {
+                all.split_once('\n').map(|(_, rest)| rest).unwrap_or("")
+            };
+            if body.is_empty() {
+                String::new()
+            } else {
+                format!("{body}\n")
+            }
+        }
+    }
+}
+
+/// `2026-12-01T09:30:05.123Z` for Unix seconds `t` (clamped to 0 and
+/// below the year 10000, so that it always has this shape).
+pub fn utc_timestamp(t: f64) -> String {
+    let t = if t.is_finite() {
+        t.clamp(0.0, 253_402_300_799.999)
+    } else {
+        0.0
+    };
+    let millis_total = (t * 1000.0).round() as u64;
+    let (secs, millis) = (millis_total / 1000, millis_total % 1000);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Year, month, day of the `days`-th day after 1970-01-01 (proleptic
+/// Gregorian; the era arithmetic of the well-known days-to-civil method).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+fn activity_document(
+    rows: &[ActivityRow],
+    run: ActivityRun,
+    format: Format,
+    cumulative: bool,
+    extended: bool,
+) -> String {
     let (headers, text_rows) =
         activity_table(rows, run.measured, cumulative, extended, |n| n.to_string());
     let items: Vec<Json> = rows
@@ -658,12 +765,16 @@ pub fn activity(
             ])
         })
         .collect();
-    let metadata = obj([
+    let mut metadata = obj([
         ("duration", run.duration.into()),
         ("limit", run.limit.into()),
         ("include_all", run.all.into()),
         ("measured_duration", run.measured.into()),
     ]);
+    if let (Some((start, end)), Json::Obj(fields)) = (run.window, &mut metadata) {
+        fields.push(("window_start".to_string(), start.into()));
+        fields.push(("window_end".to_string(), end.into()));
+    }
     // CSV repeats the run parameters on every row.
     let items = if format == Format::Csv {
         items
@@ -679,12 +790,39 @@ pub fn activity(
                 ];
                 row.extend(fields);
                 row.push(("measured_duration".to_string(), run.measured.into()));
+                if let Some((start, end)) = run.window {
+                    row.push(("window_start".to_string(), start.into()));
+                    row.push(("window_end".to_string(), end.into()));
+                }
                 Json::Obj(row)
             })
             .collect()
     } else {
         items
     };
+    let mut csv_keys = vec![
+        "duration",
+        "limit",
+        "include_all",
+        "id",
+        "type",
+        "name",
+        "tag",
+        "xlated_size_bytes",
+        "jited_size_bytes",
+        "run_count_delta",
+        "run_time_ns_delta",
+        "avg_run_time_ns",
+        "run_count_total",
+        "run_time_ns_total",
+        "cumulative_avg_run_time_ns",
+        "pinned_paths",
+        "measured_duration",
+    ];
+    if run.window.is_some() {
+        csv_keys.extend(["window_start", "window_end"]);
+    }
+    csv_keys.extend(["full_name", "recursion_misses_delta"]);
     emit(
         format,
         "program_activity",
@@ -692,27 +830,7 @@ pub fn activity(
         (headers, text_rows),
         items,
         metadata,
-        &[
-            "duration",
-            "limit",
-            "include_all",
-            "id",
-            "type",
-            "name",
-            "tag",
-            "xlated_size_bytes",
-            "jited_size_bytes",
-            "run_count_delta",
-            "run_time_ns_delta",
-            "avg_run_time_ns",
-            "run_count_total",
-            "run_time_ns_total",
-            "cumulative_avg_run_time_ns",
-            "pinned_paths",
-            "measured_duration",
-            "full_name",
-            "recursion_misses_delta",
-        ],
+        &csv_keys,
     )
 }
 
@@ -730,6 +848,7 @@ mod tests {
             jited_size: 90,
             run_time_ns: 0,
             run_count: 0,
+            recursion_misses: 0,
             map_ids: vec![193, 7],
             btf_id: 278,
             pinned_paths: vec!["/sys/fs/bpf/a".into(), "/sys/fs/bpf/b,c".into()],
@@ -841,6 +960,7 @@ mod tests {
             measured: 2.0,
             limit: 3,
             all: false,
+            window: None,
         };
         let t = activity(&rows, run, Format::Text, true, false);
         assert_eq!(
@@ -958,5 +1078,90 @@ mod tests {
             t.contains("  bash(40)  sched_switch,cgroup_inet_ingress:/a  -        8192 (1 shared)"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn utc_timestamps() {
+        assert_eq!(utc_timestamp(0.0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(utc_timestamp(951_782_400.5), "2000-02-29T00:00:00.500Z");
+        assert_eq!(
+            utc_timestamp(1_796_117_985.659_2),
+            "2026-12-01T09:39:45.659Z"
+        );
+        assert_eq!(utc_timestamp(-5.0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(utc_timestamp(f64::NAN), "1970-01-01T00:00:00.000Z");
+        assert_eq!(utc_timestamp(1e300), "9999-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn stream_windows_and_early_end() {
+        let mut p = prog(7);
+        p.pinned_paths.clear();
+        let rows = [ActivityRow {
+            prog: p,
+            run_count_delta: 10,
+            run_time_ns_delta: 1000,
+            recursion_misses_delta: 0,
+        }];
+        let run = ActivityRun {
+            duration: 5.0,
+            measured: 1.2449,
+            limit: 0,
+            all: false,
+            window: Some((100.0, 101.2449)),
+        };
+        let t = activity_window(&rows, run, Format::Text, false, false, false);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "");
+        assert_eq!(
+            lines[1],
+            "1970-01-01T00:01:41.245Z window 1.24 s (from 1970-01-01T00:01:40.000Z)"
+        );
+        assert!(lines[2].starts_with("ID  TYPE"));
+        assert_eq!(
+            lines.last().copied(),
+            Some("window ended early after 1.24 s of 5 s")
+        );
+        assert!(t.ends_with('\n'));
+        let j = activity_window(
+            &rows,
+            run,
+            Format::Json { pretty: true },
+            false,
+            false,
+            true,
+        );
+        assert_eq!(j.lines().count(), 1);
+        assert!(j.ends_with(
+            r#""measured_duration":1.2449,"window_start":100.0,"window_end":101.2449}}
+"#
+        ));
+        let first = activity_window(&rows, run, Format::Csv, false, false, true);
+        let header = first.lines().next().unwrap();
+        assert!(header.ends_with(
+            ",measured_duration,window_start,window_end,full_name,recursion_misses_delta"
+        ));
+        assert!(first
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",1.2449,100.0,101.2449,count_ingress,0"));
+        let later = activity_window(&rows, run, Format::Csv, false, false, false);
+        assert_eq!(later.lines().count(), 1);
+        assert_eq!(Some(later.as_str()), first.split_once('\n').map(|x| x.1));
+        assert_eq!(
+            activity_window(&[], run, Format::Csv, false, false, false),
+            ""
+        );
+        // A full window has no early-end line.
+        let full = ActivityRun {
+            measured: 5.001,
+            window: None,
+            ..run
+        };
+        assert_eq!(ended_early(&full), None);
+        assert!(!activity(&rows, full, Format::Text, false, false).contains("early"));
+        assert!(activity(&[], run, Format::Text, false, false)
+            .ends_with("observed.\nwindow ended early after 1.24 s of 5 s"));
     }
 }

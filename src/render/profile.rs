@@ -7,8 +7,12 @@ use std::collections::HashMap;
 use super::json::{self, Json};
 use super::{csv, dash, dump, num, table, Format};
 use crate::inspect::source::{basename, DumpContext};
-use crate::model::profile::{round, share, Hotspot, KernelHotspot, Profile, ProgramProfile};
+use crate::model::profile::{
+    round, share, Hint, Hotspot, KernelHotspot, Payer, Profile, ProgramProfile,
+};
 use crate::profile::aggregate::{listed, ProgramView};
+use crate::profile::hints;
+use crate::profile::who;
 
 /// How to present a profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +124,7 @@ fn text(
             ));
             sections.push(kernel_table(profile, pv, view));
         }
+        payer_sections(profile, p, view, &mut sections);
         if let Some(c) = ctx.and_then(|c| c.by_program.get(&p.id)) {
             let heading = format!("Source context for program {}:", p.id);
             let report = dump::context_report(c, &heading);
@@ -133,7 +138,68 @@ fn text(
             }
         }
     }
+    let found: Vec<Hint> = progs
+        .iter()
+        .flat_map(|pv| hints::for_program(profile, pv.p))
+        .collect();
+    if !found.is_empty() {
+        sections.push(hints_text(&found));
+    }
     sections.join("\n\n")
+}
+
+fn threshold_text(h: &Hint) -> String {
+    match h.unit {
+        "%" => format!("{}%", h.threshold),
+        "x" => format!("{}x", h.threshold),
+        "ns" => format!("{} ns", h.threshold),
+        _ => format!("{}% of one CPU", h.threshold),
+    }
+}
+
+/// The `Hints` section: one entry per hint, naming the program and line,
+/// the evidence, the threshold and the fix.
+pub fn hints_text(found: &[Hint]) -> String {
+    let mut out = String::from("Hints:");
+    for h in found {
+        let at = match (&h.file, h.line) {
+            (Some(f), Some(l)) => {
+                let text = h.source.as_deref().filter(|s| !s.is_empty());
+                match text {
+                    Some(t) => format!(" at {}:{l} `{t}`", basename(f)),
+                    None => format!(" at {}:{l}", basename(f)),
+                }
+            }
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "\n- {} in program {} ({}){at}: {} (threshold {}).\n  Fix: {}.",
+            h.kind.replace('_', " "),
+            h.program_id,
+            h.program,
+            h.evidence,
+            threshold_text(h),
+            h.fix
+        ));
+    }
+    out
+}
+
+/// A hint as a JSON object.
+pub fn hint_json(h: &Hint) -> Json {
+    to_obj(vec![
+        ("kind", h.kind.into()),
+        ("program_id", h.program_id.into()),
+        ("program", h.program.as_str().into()),
+        ("file", opt_str(&h.file)),
+        ("line", h.line.map_or(Json::Null, Json::from)),
+        ("source", opt_str(&h.source)),
+        ("figure", h.figure.into()),
+        ("threshold", h.threshold.into()),
+        ("unit", h.unit.into()),
+        ("evidence", h.evidence.as_str().into()),
+        ("fix", h.fix.into()),
+    ])
 }
 
 fn program_table(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
@@ -182,6 +248,85 @@ fn program_table(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> S
         })
         .collect();
     table::render(&headers, &rows)
+}
+
+/// The `TRIGGERED BY` table (and the cgroup table when the kernel reports
+/// cgroups) of one program, cut by `--line-limit` with an Other row.
+fn payer_sections(profile: &Profile, p: &ProgramProfile, view: &View, out: &mut Vec<String>) {
+    let tasks = who::tasks(profile, p);
+    if tasks.is_empty() {
+        return;
+    }
+    out.push(format!("Triggered by, program {} ({}):", p.id, p.name));
+    out.push(payer_table(
+        profile,
+        &tasks,
+        ["PID", "TRIGGERED BY"],
+        "tasks",
+        view.line_limit,
+    ));
+    let cgroups = who::cgroups(profile, p);
+    if !cgroups.is_empty() {
+        out.push(format!("Cgroups, program {} ({}):", p.id, p.name));
+        out.push(payer_table(
+            profile,
+            &cgroups,
+            ["CGROUP_ID", "CGROUP"],
+            "cgroups",
+            view.line_limit,
+        ));
+    }
+}
+
+fn payer_table(
+    profile: &Profile,
+    rows: &[Payer],
+    columns: [&str; 2],
+    what: &str,
+    limit: usize,
+) -> String {
+    let shown = if limit > 0 && rows.len() > limit {
+        &rows[..limit]
+    } else {
+        rows
+    };
+    let mut cells: Vec<Vec<String>> = shown
+        .iter()
+        .map(|r| {
+            vec![
+                r.samples.to_string(),
+                num::percent4(profile.cpu_percent(r.samples)),
+                r.id.to_string(),
+                r.name.clone(),
+            ]
+        })
+        .collect();
+    let rest: u64 = rows[shown.len()..].iter().map(|r| r.samples).sum();
+    if shown.len() < rows.len() {
+        cells.push(vec![
+            rest.to_string(),
+            num::percent4(profile.cpu_percent(rest)),
+            "-".into(),
+            format!("Other {what} not shown (--line-limit={limit})"),
+        ]);
+    }
+    let headers = ["SAMPLES", "CPU%", columns[0], columns[1]];
+    table::render(&headers, &cells)
+}
+
+fn payers_json(profile: &Profile, rows: &[Payer], id: &'static str, name: &'static str) -> Json {
+    Json::Arr(
+        rows.iter()
+            .map(|r| {
+                to_obj(vec![
+                    (id, r.id.into()),
+                    (name, r.name.as_str().into()),
+                    ("samples", r.samples.into()),
+                    ("cpu_percent", profile.cpu_percent(r.samples).into()),
+                ])
+            })
+            .collect(),
+    )
 }
 
 /// `round(whole_cpu × part / whole, 4)` for an "Other" row.
@@ -599,6 +744,20 @@ fn to_json(
                         .collect(),
                 ),
             ));
+            // New, additive: who pays for the program.
+            let tasks = who::tasks(profile, p);
+            f.push(("tasks", payers_json(profile, &tasks, "pid", "comm")));
+            let cgroups = who::cgroups(profile, p);
+            f.push(("cgroups", payers_json(profile, &cgroups, "id", "path")));
+            f.push((
+                "hints",
+                Json::Arr(
+                    hints::for_program(profile, p)
+                        .iter()
+                        .map(hint_json)
+                        .collect(),
+                ),
+            ));
             if let Some(c) = ctx.and_then(|c| Some((c, c.by_program.get(&p.id)?))) {
                 let dev = dump::DumpDevmode {
                     devdir: c.0.devdir.clone(),
@@ -851,10 +1010,22 @@ mod tests {
             "      2  0.2000  bpf_helper  bpf_get_current_pid_tgid                             -       x.bpf.c         77  \tline_77();",
             "      1  0.1000  other       Other under-eBPF samples not shown (--line-limit=2)  -       -                -  -          ",
             "",
+            "Triggered by, program 98 (sys_exit):",
+            "",
+            "SAMPLES  CPU%    PID  TRIGGERED BY                          ",
+            "      9  0.9000    7  ?                                     ",
+            "      5  0.5000  207  ?                                     ",
+            "      5  0.5000    -  Other tasks not shown (--line-limit=2)",
+            "",
             "Breakdown of program 7 (small):",
             "",
             "SAMPLES  CPU%    FUNCTION  FILE  LINE  SOURCE",
             "      1  0.1000  main_fn   b.c      3  x;    ",
+            "",
+            "Triggered by, program 7 (small):",
+            "",
+            "SAMPLES  CPU%    PID  TRIGGERED BY",
+            "      1  0.1000  103  ?           ",
         ]
         .join("\n");
         assert_eq!(out, expected);
@@ -954,6 +1125,35 @@ No BPF JIT samples captured."
     }
 
     #[test]
+    fn hints_name_program_line_evidence_threshold_and_fix() {
+        let h = crate::model::profile::Hint {
+            kind: "output_cost",
+            program_id: 5,
+            program: "p".into(),
+            file: Some("/s/x.c".into()),
+            line: Some(7),
+            source: Some("bpf_ringbuf_output(&rb, &e, sizeof(e), 0)；".into()),
+            figure: 37.5,
+            threshold: 20.0,
+            unit: "%",
+            evidence: "37.50% of the program's samples".into(),
+            fix: "batch",
+        };
+        assert_eq!(
+            hints_text(std::slice::from_ref(&h)),
+            "Hints:\n- output cost in program 5 (p) at x.c:7 `bpf_ringbuf_output(&rb, &e, sizeof(e), 0)；`: 37.50% of the program's samples (threshold 20%).\n  Fix: batch."
+        );
+        let j = json::to_string(&hint_json(&h), false);
+        assert!(
+            j.starts_with(
+                r#"{"kind":"output_cost","program_id":5,"program":"p","file":"/s/x.c","line":7,"#
+            ),
+            "{j}"
+        );
+        assert!(j.ends_with(r#""figure":37.5,"threshold":20.0,"unit":"%","evidence":"37.50% of the program's samples","fix":"batch"}"#), "{j}");
+    }
+
+    #[test]
     fn json_keys_and_values() {
         let p = profile();
         let out = render_n(&p, &view(Format::Json { pretty: false }));
@@ -962,6 +1162,10 @@ No BPF JIT samples captured."
         ));
         assert!(out.contains(
             r#""kernel_samples":9,"kernel_cpu_percent":0.9,"kernel_hotspots":[{"samples":3,"sample_percent":33.33,"cpu_percent":0.3,"ip":18446744071585136656,"symbol":"lookup_nulls_elem_raw","module":null,"symbol_offset":16,"symbol_kind":"bpf_map","bpf_jited_address":18446744072635813903,"bpf_instruction_offset":120,"bpf_file":"/src/dir/x.bpf.c","bpf_line":15,"bpf_column":9,"bpf_source":"\tline_15();","bpf_function":null},"#
+        ));
+        // Who pays: every task (not cut by --line-limit); no cgroup IDs here.
+        assert!(out.contains(
+            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1}],"cgroups":[],"hints":[]}"#
         ));
         assert!(out.ends_with(
             r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[]}}"#

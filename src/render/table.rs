@@ -4,6 +4,8 @@
 /// Headers whose body cells are right-aligned.
 const NUMERIC: &[&str] = &[
     "ID",
+    "PID",
+    "CGROUP_ID",
     "KEY",
     "VALUE",
     "MAX_ENTRIES",

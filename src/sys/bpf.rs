@@ -10,6 +10,7 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use super::Errno;
 
 // enum bpf_cmd: the read-only commands brr issues.
+const BPF_MAP_LOOKUP_ELEM: u32 = 1;
 const BPF_OBJ_GET: u32 = 7;
 const BPF_PROG_GET_NEXT_ID: u32 = 11;
 const BPF_MAP_GET_NEXT_ID: u32 = 12;
@@ -75,6 +76,18 @@ struct InfoAttr {
     info_len: u32,
     info: u64,
 }
+
+#[repr(C)]
+#[derive(Default)]
+struct MapElemAttr {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<MapElemAttr>() == 32);
 
 #[repr(C)]
 #[derive(Default)]
@@ -177,6 +190,28 @@ pub fn obj_get(path: &CStr) -> Result<OwnedFd, Errno> {
         ..Default::default()
     };
     bpf(BPF_OBJ_GET, &mut attr).map(owned_fd)
+}
+
+/// Read the element at `key` of a map whose keys and values are both u32
+/// (a prog_array reads back program IDs). `None`: no element there. The
+/// sizes are checked first, so the kernel never writes past `value`.
+pub fn map_lookup_u32(fd: impl AsFd, key: u32) -> Result<Option<u32>, Errno> {
+    let info = map_info(fd.as_fd())?;
+    if info.key_size != 4 || info.value_size != 4 {
+        return Err(Errno(libc::EINVAL));
+    }
+    let mut value = 0u32;
+    let mut attr = MapElemAttr {
+        map_fd: fd.as_fd().as_raw_fd() as u32,
+        key: &key as *const u32 as u64,
+        value: &mut value as *mut u32 as u64,
+        ..Default::default()
+    };
+    match bpf(BPF_MAP_LOOKUP_ELEM, &mut attr) {
+        Ok(_) => Ok(Some(value)),
+        Err(Errno(libc::ENOENT)) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Turn on run-time statistics for as long as the returned fd stays open.

@@ -13,7 +13,9 @@
 //! `text` has the input, wrap and scroll helpers both views share.
 
 pub mod app;
+pub mod chart;
 pub mod drill;
+pub mod history;
 pub mod text;
 pub mod theme;
 pub mod ui;
@@ -108,9 +110,10 @@ pub fn run(config: Config) -> Result<(String, i32)> {
     let (tx, rx) = mpsc::channel::<Event>();
     spawn_input_thread(tx.clone());
     spawn_signal_thread(tx.clone(), terminations);
-    let mut worker = Worker::spawn(tx, Some(window), config.bpffs.clone());
+    let bpffs = config.bpffs.clone();
     let theme = ui::Theme::new(config.light, !no_color());
     let mut app = App::new(config, size, rows);
+    let mut worker = Worker::spawn(tx, Some(window), bpffs, app.history.clone());
     let code = event_loop(&mut term, &rx, &mut worker, &mut app, &theme);
     worker.cancel_profile();
     restore_terminal();

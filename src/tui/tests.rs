@@ -17,7 +17,7 @@ use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
-use crate::model::profile::KernelHotspot;
+use crate::model::profile::{KernelHotspot, Payer};
 use crate::model::Program;
 use crate::profile;
 
@@ -693,7 +693,78 @@ fn done(img: &ProgramImage) -> ProfileDone {
         frequency: 997,
         actual_duration: 1.0,
         inclusive_samples: 95,
+        profile: Arc::new(crate::model::profile::Profile {
+            frequency: 997,
+            duration: 1.0,
+            ..Default::default()
+        }),
+        tasks: vec![
+            Payer {
+                id: 4242,
+                name: "nginx".into(),
+                samples: 60,
+            },
+            Payer {
+                id: 0,
+                name: "swapper".into(),
+                samples: 35,
+            },
+        ],
     }
+}
+
+#[test]
+fn f_saves_the_last_profile_and_t_shows_who_pays() {
+    let mut app = drill_app((100, 30), false);
+    assert!(app.on_key(ch('F')).is_empty());
+    assert_eq!(
+        d(&app).message.as_deref(),
+        Some("no profile to save yet: press p to profile")
+    );
+    app.on_key(ch('t'));
+    assert_eq!(d(&app).overlay, Overlay::None);
+
+    let mut app = drill_app((100, 30), true);
+    let fx = app.on_key(ch('F'));
+    assert!(
+        matches!(&fx[..], [Effect::Cmd(Cmd::Export { id: 42, .. })]),
+        "{fx:?}"
+    );
+    let Some(Effect::Cmd(Cmd::Export { profile, .. })) = fx.first() else {
+        panic!()
+    };
+    // The worker's side: both files, and a message naming them.
+    let dir = std::env::temp_dir().join(format!("brr-tui-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let said = super::worker::export(&dir, 42, profile).unwrap();
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files.iter().all(|f| said.contains(f.as_str())), "{said}");
+    assert!(
+        std::fs::read_to_string(files.iter().find(|f| f.ends_with(".svg")).unwrap())
+            .unwrap()
+            .contains("<svg")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    app.on_msg(Msg::Exported(Ok(said.clone())));
+    assert_eq!(d(&app).message.as_deref(), Some(said.as_str()));
+    app.on_msg(Msg::Exported(Err("brr: cannot write flame graph".into())));
+    assert_eq!(
+        d(&app).message.as_deref(),
+        Some("brr: cannot write flame graph")
+    );
+
+    app.on_key(ch('t'));
+    assert_eq!(d(&app).overlay, Overlay::WhoPays);
+    let frame = render(&app);
+    assert!(frame.contains("Triggered by"), "{frame}");
+    assert!(frame.contains("nginx  60 samples  6.0181% CPU"), "{frame}");
+    assert!(frame.contains("swapper"), "{frame}");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(d(&app).overlay, Overlay::None);
 }
 
 fn drill_app(size: (u16, u16), profiled: bool) -> App {
@@ -806,10 +877,17 @@ fn profile_errors_and_cancel() {
         d(&app).status_lines(),
         vec!["brr: perf event cycles is not supported on this host"]
     );
-    // Esc while profiling cancels and closes.
+    // Esc while profiling cancels and stays; a second Esc leaves.
     app.on_key(ch('p'));
     let fx = app.on_key(key(KeyCode::Esc));
-    assert_eq!(fx[0], Effect::CancelProfile);
+    assert_eq!(fx, vec![Effect::CancelProfile]);
+    assert!(app.drill.as_ref().is_some_and(|d| d.running.is_none()));
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["profile cancelled; Esc again leaves the drilldown"]
+    );
+    let fx = app.on_key(key(KeyCode::Esc));
+    assert!(!fx.contains(&Effect::CancelProfile));
     assert!(app.drill.is_none());
     assert!(fx.contains(&Effect::Cmd(Cmd::Measure { delay: 1.0 })) || app.window_running);
 }
@@ -959,9 +1037,12 @@ fn search_with_next_and_previous() {
     app.on_key(ch('N'));
     assert!(code(&app).contains("helper_7"));
     assert_eq!(d(&app).status_lines(), vec!["match 2 of 2 for 'HELPER'"]);
-    // Action keys are disabled while the bar is shown.
+    // Action keys work while the bar is shown.
+    app.on_key(ch('m'));
+    assert!(d(&app).view.markers);
     app.on_key(ch('m'));
     assert!(!d(&app).view.markers);
+    assert!(d(&app).search.is_some());
     app.on_key(ch('/'));
     for _ in 0..6 {
         app.on_key(key(KeyCode::Backspace));
@@ -1191,9 +1272,11 @@ fn snapshots_main_table_columns_and_sort() {
         "main_extended",
         |s| app_with("-x", s),
         |f| {
+            let cols: Vec<&str> = header(f).split_whitespace().collect();
+            let partial = cols.iter().any(|c| c.starts_with("TA") && *c != "TAG");
             assert!(
-                header(f).split_whitespace().any(|c| c.starts_with("TA")),
-                "-x adds the TAG column after JIT_B:\n{f}"
+                !partial && (cols.contains(&"TAG") || cols.last() == Some(&"JIT_B")),
+                "-x adds the TAG column after JIT_B, only where it fits whole:\n{f}"
             )
         },
     );
@@ -1469,4 +1552,203 @@ fn tiny_terminals_never_panic() {
             render(&a);
         }
     }
+}
+
+// ---------------------------------------------------------------------
+// History chart
+// ---------------------------------------------------------------------
+
+#[test]
+fn g_shows_the_selected_programs_history() {
+    let mut app = app();
+    for _ in 0..5 {
+        app.history.lock().record(&rows(), 1.0);
+    }
+    let full = app.body_height();
+    app.on_key(ch('g'));
+    assert!(app.chart && app.chart_shown());
+    assert_eq!(
+        app.status,
+        "History chart of the selected program; g hides it."
+    );
+    assert_eq!(app.body_height(), full - crate::tui::app::CHART_HEIGHT);
+    let id = cursor_id(&app);
+    let name = app.selected().unwrap().prog.name.clone();
+    let screen = render(&app);
+    assert!(
+        screen.contains(&format!(
+            "history of {id} {name}: last 5 of 120 windows of 1s, newest right"
+        )),
+        "{screen}"
+    );
+    for label in [" CPU%  now ", " EXECS/s  now ", " AVG_NS  now "] {
+        assert!(screen.contains(label), "{label}\n{screen}");
+    }
+    // The status and footer lines are still at the bottom.
+    assert!(screen.lines().last().unwrap().starts_with(" ^q Quit"));
+    app.on_key(ch('g'));
+    assert!(!app.chart);
+    assert_eq!(app.body_height(), full);
+    assert!(!render(&app).contains("history of"));
+}
+
+#[test]
+fn chart_needs_room_and_the_drilldown_has_a_cpu_sparkline() {
+    let mut small = app_with("", (80, 12));
+    small.on_key(ch('g'));
+    assert!(small.chart && !small.chart_shown());
+    assert_eq!(
+        small.status,
+        "The terminal is too small for the history chart; g hides it."
+    );
+    assert!(!render(&small).contains("history of"));
+
+    let mut app = app();
+    app.history.lock().record(&rows(), 1.0);
+    app.history.lock().record(&rows(), 1.0);
+    let id = cursor_id(&app);
+    app.on_key(key(KeyCode::Enter));
+    let title = render(&app).lines().nth(1).unwrap().to_string();
+    assert!(title.contains(" CPU% "), "{title}");
+    assert!(
+        title.contains(&d(&app).title()),
+        "the sparkline never covers the title: {title}"
+    );
+    // Where the title leaves too little room, there is no sparkline.
+    for w in 40..=120 {
+        app.resize(w, 40);
+        let title = render(&app).lines().nth(1).unwrap().to_string();
+        let full = d(&app).title();
+        if full.chars().count() + 4 < usize::from(w) {
+            assert!(title.contains(&full), "width {w}: {title}");
+        }
+    }
+    assert!(app.history.lock().of(id).is_some());
+}
+
+// ---------------------------------------------------------------------
+// Cursor, filter and key fixes
+// ---------------------------------------------------------------------
+
+#[test]
+fn cursor_stays_on_the_hottest_row_until_moved() {
+    let idle: Vec<ActivityRow> = rows().into_iter().map(|r| row(r.prog, 0, 0)).collect();
+    let mut app = App::new(config(), (120, 40), idle);
+    app.start();
+    // Start-up rows have zero deltas: row 0 is the lowest ID.
+    assert_eq!(cursor_id(&app), 65);
+    app.on_msg(Msg::Window {
+        rows: rows(),
+        measured: 1.0,
+    });
+    assert_eq!((app.cursor, cursor_id(&app)), (0, 122));
+    // Enter right after start opens the hottest program.
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(d(&app).id, 122);
+    app.on_key(key(KeyCode::Esc));
+    // j/k move like Down/Up; then the cursor follows its program.
+    app.on_key(ch('j'));
+    assert_eq!(cursor_id(&app), 67);
+    app.on_key(ch('k'));
+    app.on_key(ch('j'));
+    let mut swapped = rows();
+    swapped[1].run_time_ns_delta = 999_999_999;
+    app.on_msg(Msg::Window {
+        rows: swapped,
+        measured: 1.0,
+    });
+    assert_eq!((app.cursor, cursor_id(&app)), (0, 67));
+}
+
+#[test]
+fn esc_from_a_drilldown_returns_to_the_program_viewed() {
+    let mut app = app();
+    app.on_key(ch('j'));
+    app.on_key(ch('j'));
+    let viewed = cursor_id(&app);
+    app.on_key(key(KeyCode::Enter));
+    // It sorts elsewhere by the time the user comes back.
+    let mut later = rows();
+    for r in &mut later {
+        if r.prog.id == viewed {
+            r.run_time_ns_delta = 10_000_000_000;
+        }
+    }
+    app.on_msg(Msg::Window {
+        rows: later,
+        measured: 1.0,
+    });
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.drill.is_none());
+    assert_eq!(cursor_id(&app), viewed);
+}
+
+#[test]
+fn filter_starts_empty_matches_ids_clears_and_says_when_empty() {
+    let mut app = app();
+    app.on_key(ch('/'));
+    for c in "sys".chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(ids(&app).len(), 4);
+    // A new `/` starts from an empty query.
+    app.on_key(ch('/'));
+    assert_eq!(app.filter_input.as_ref().unwrap().text, "");
+    assert_eq!(ids(&app).len(), 6);
+    for c in "83".chars() {
+        app.on_key(ch(c));
+    }
+    assert_eq!(ids(&app), vec![83]);
+    app.on_key(ctrl(KeyCode::Char('u')));
+    assert_eq!(app.filter, "");
+    assert_eq!(ids(&app).len(), 6);
+    for c in "zzz".chars() {
+        app.on_key(ch(c));
+    }
+    assert!(ids(&app).is_empty());
+    assert_eq!(
+        app.status,
+        "No program matches 'zzz'; Esc clears the filter."
+    );
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.status,
+        "No program matches 'zzz'; Esc clears the filter."
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(ids(&app).len(), 6);
+}
+
+#[test]
+fn search_finds_text_in_collapsed_helper_rows() {
+    use crate::inspect::drilldown::RowKind;
+    let mut app = drill_app((120, 40), true);
+    app.on_key(ch('C'));
+    let child = d(&app)
+        .dd
+        .as_ref()
+        .unwrap()
+        .rows
+        .iter()
+        .find(|r| r.kind == RowKind::Child)
+        .map(|r| r.text.clone())
+        .expect("a helper/kernel row");
+    assert!(
+        !shown(&app).iter().any(|c| c.contains(&child)),
+        "collapsed: {child}"
+    );
+    app.on_key(ch('/'));
+    for c in child.chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert!(code(&app).contains(&child), "{}", code(&app));
+    assert!(!d(&app).search.as_ref().unwrap().matches.is_empty());
+    // j/k move in the drilldown as well.
+    let at = d(&app).cursor;
+    app.on_key(ch('j'));
+    assert_eq!(d(&app).cursor, at + 1);
+    app.on_key(ch('k'));
+    assert_eq!(d(&app).cursor, at);
 }

@@ -60,6 +60,10 @@ impl Input {
     /// Apply an editing key; false if the key is not an editing key.
     pub fn edit(&mut self, k: &KeyEvent) -> bool {
         match k.code {
+            KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.text.clear();
+                true
+            }
             KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.text.push(c);
                 true

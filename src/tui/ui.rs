@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use super::app::{App, FOOTER, MAIN_HELP};
 use super::drill::{Drill, Form, Overlay, Search, FORM_LABELS, HELP_ROWS};
+use super::history::Shared;
 use super::text::{wrap, Input};
 use crate::inspect::drilldown::LEGEND;
 use crate::render::num::fmt_g;
@@ -61,7 +62,7 @@ pub fn draw(f: &mut Frame, app: &App, t: &Theme) {
         return;
     }
     if let Some(d) = &app.drill {
-        draw_drill(f, d, t, area);
+        draw_drill(f, d, t, area, &app.history);
         return;
     }
     draw_main(f, app, t, area);
@@ -71,6 +72,11 @@ fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     f.render_widget(Block::default().style(t.zebra[0]), area);
     draw_main_header(f, app, t, area);
     draw_main_table(f, app, t, area);
+    if app.chart_shown() {
+        let y = area.y + 2 + app.body_height() as u16;
+        let pane = Rect::new(area.x, y, area.width, super::app::CHART_HEIGHT as u16);
+        super::chart::draw_pane(f, app, t, pane);
+    }
     draw_main_bottom(f, app, t, area);
     if app.help {
         draw_main_help(f, t, area);
@@ -116,7 +122,17 @@ fn draw_main_header(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
 /// Column headers and the visible rows, scrolled by whole columns.
 fn draw_main_table(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
-    let cols: Vec<usize> = (app.hcol..app.headers.len()).collect();
+    // Whole columns only: a cut-off number reads as a real, smaller value.
+    let mut used = 0;
+    let mut cols: Vec<usize> = (app.hcol..app.headers.len())
+        .take_while(|&c| {
+            used += app.widths[c] + 2;
+            used <= w
+        })
+        .collect();
+    if cols.is_empty() && app.hcol < app.headers.len() {
+        cols.push(app.hcol);
+    }
     let render_row = |cells: &dyn Fn(usize) -> String| -> String {
         let mut s = String::new();
         for &c in &cols {
@@ -156,7 +172,7 @@ fn draw_main_bottom(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
     let status = match &app.filter_input {
         Some(i) => format!(
-            " filter (name or type): {}▏  Enter keeps, Esc clears",
+            " filter (name, type or ID): {}▏  Enter keeps, Esc clears",
             i.text
         ),
         None => format!(" {}", app.status),
@@ -220,7 +236,7 @@ fn draw_main_help(f: &mut Frame, t: &Theme, area: Rect) {
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
-fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect) {
+fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect, history: &Shared) {
     f.render_widget(Block::default().style(t.zebra[0]), area);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -233,6 +249,9 @@ fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect) {
     }
     let w = inner.width as usize;
     let mut y = draw_drill_head(f, d, t, inner);
+    let title_width = d.title().chars().count() + 1;
+    let title_line = Rect::new(inner.x, inner.y, inner.width, 1);
+    super::chart::draw_cpu_sparkline(f, history, d.id, title_line, title_width, t);
     if let Some(form) = &d.form {
         y = draw_form(f, form, t, inner, y);
     }
@@ -409,6 +428,32 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
                 .map(|(m, v)| (format!("[{}]", m.name()), v.to_string()))
                 .collect();
             overlay(f, t, inner, "Code markers", ("MARKER", "MEANING"), &rows);
+        }
+        Overlay::WhoPays => {
+            let rows: Vec<(String, String)> = d
+                .last
+                .as_ref()
+                .map(|(p, tasks)| {
+                    tasks
+                        .iter()
+                        .map(|x| {
+                            let cpu = crate::render::num::percent4(p.cpu_percent(x.samples));
+                            (
+                                x.id.to_string(),
+                                format!("{}  {} samples  {cpu}% CPU", x.name, x.samples),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            overlay(
+                f,
+                t,
+                inner,
+                "Triggered by",
+                ("PID", "COMM, SAMPLES, CPU"),
+                &rows,
+            );
         }
         Overlay::None => {}
     }

@@ -20,8 +20,11 @@ use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
 use crate::kernel::objects;
+use crate::model::profile::{Payer, Profile};
 use crate::profile::{self, capture::StopSignal};
 use crate::session::{self, Detail, ProgContext};
+
+use super::history::Shared;
 
 /// Everything the UI thread waits for.
 pub enum Event {
@@ -45,6 +48,9 @@ pub enum Cmd {
     Disasm { id: u32, seq: u64 },
     /// The drilldown closed: stop watching its program.
     Close,
+    /// Save folded stacks and a flame graph of program `id`'s last profile
+    /// in the current directory.
+    Export { id: u32, profile: Arc<Profile> },
 }
 
 /// A finished profile, reduced to what the drilldown shows.
@@ -55,6 +61,10 @@ pub struct ProfileDone {
     pub frequency: u64,
     pub actual_duration: f64,
     pub inclusive_samples: u64,
+    /// The capture itself, for `F` (export).
+    pub profile: Arc<Profile>,
+    /// Who pays for the program, most samples first, for `t`.
+    pub tasks: Vec<Payer>,
 }
 
 #[derive(Debug, Clone)]
@@ -86,6 +96,8 @@ pub enum Msg {
         seq: u64,
         result: Result<ProfileDone, BrrError>,
     },
+    /// Where an export went, or why it failed (one line).
+    Exported(Result<String, String>),
 }
 
 /// A profile to run for the drilldown.
@@ -125,8 +137,13 @@ pub struct Worker {
 impl Worker {
     /// Start the sampling thread. `held` is the start-up window (its
     /// baseline read with statistics on) that the first window measures
-    /// from.
-    pub fn spawn(events: Sender<Event>, held: Option<session::Window>, bpffs: PathBuf) -> Worker {
+    /// from; every window is also recorded into `history`.
+    pub fn spawn(
+        events: Sender<Event>,
+        held: Option<session::Window>,
+        bpffs: PathBuf,
+        history: Shared,
+    ) -> Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
         let root = bpffs.clone();
@@ -135,7 +152,7 @@ impl Worker {
         let wanted = Arc::new(AtomicBool::new(false));
         let want = Arc::clone(&wanted);
         std::thread::spawn(move || context_loop(&shared, &want));
-        std::thread::spawn(move || sampler(rx, ev, held, root, context));
+        std::thread::spawn(move || sampler(rx, ev, held, root, context, &history));
         Worker {
             cmds: tx,
             events,
@@ -191,6 +208,11 @@ impl Worker {
                     event: prof.selected_event.clone(),
                     frequency: prof.frequency,
                     actual_duration: prof.telemetry.actual_duration,
+                    tasks: prof
+                        .program(job.id)
+                        .map(|p| profile::who::tasks(&prof, p))
+                        .unwrap_or_default(),
+                    profile: Arc::new(prof),
                 }
             });
             post(&events, Msg::Profiled { seq, result });
@@ -248,6 +270,7 @@ fn measure(
     events: &Sender<Event>,
     bpffs: &PathBuf,
     context: &SharedContext,
+    history: &Shared,
 ) -> WindowEnd {
     let window = match held.take() {
         Some(w) if w.started().elapsed() < HOLD => Ok(w),
@@ -280,6 +303,7 @@ fn measure(
         c.apply(&mut with_pins);
     }
     let rows = activity::compute(&m.base, &with_pins, true, 0);
+    history.lock().record(&rows, m.seconds);
     *held = Some(next);
     post(
         events,
@@ -309,6 +333,7 @@ fn sampler(
     mut held: Option<session::Window>,
     bpffs: PathBuf,
     context: SharedContext,
+    history: &Shared,
 ) {
     let mut watched: Option<u32> = None;
     let mut pending: Option<Cmd> = None;
@@ -349,7 +374,7 @@ fn sampler(
         match cmd {
             Cmd::Measure { delay } => {
                 watched = None;
-                match measure(delay, &mut held, &rx, &events, &bpffs, &context) {
+                match measure(delay, &mut held, &rx, &events, &bpffs, &context, history) {
                     WindowEnd::Done => {}
                     WindowEnd::Interrupted(c) => {
                         held = None;
@@ -380,6 +405,35 @@ fn sampler(
                 );
             }
             Cmd::Close => watched = None,
+            Cmd::Export { id, profile } => {
+                let dir = std::env::current_dir().unwrap_or_default();
+                post(&events, Msg::Exported(export(&dir, id, &profile)));
+            }
         }
     }
+}
+
+/// `F`: `brr-<id>-<unix time>.folded` and `.svg` in `dir` (the current
+/// directory).
+pub(super) fn export(dir: &std::path::Path, id: u32, profile: &Profile) -> Result<String, String> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let base = dir.join(format!("brr-{id}-{secs}"));
+    let folded = base.with_extension("folded");
+    let svg = base.with_extension("svg");
+    let targets = crate::export::Targets {
+        folded: Some(folded.clone()),
+        flamegraph: Some(svg.clone()),
+        pprof: None,
+    };
+    crate::export::write(profile, &targets)
+        .map(|_| {
+            format!(
+                "saved folded stacks to {} and a flame graph to {}",
+                folded.display(),
+                svg.display()
+            )
+        })
+        .map_err(|e| e.render())
 }

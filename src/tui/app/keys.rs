@@ -7,6 +7,11 @@ use crate::render::num::{self, fmt_g};
 use crate::tui::drill::Outcome;
 use crate::values::ValueError;
 
+/// What the status line says when the filter hides every program.
+fn no_match(filter: &str) -> String {
+    format!("No program matches '{filter}'; Esc clears the filter.")
+}
+
 impl App {
     pub fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
         if k.kind == KeyEventKind::Release {
@@ -89,6 +94,8 @@ impl App {
                 self.filter_input = None;
                 let s = if self.filter.is_empty() {
                     "Filter cleared.".to_string()
+                } else if self.order.is_empty() {
+                    no_match(&self.filter)
                 } else {
                     format!(
                         "Showing {} of {} programs matching '{}'; / edits, Esc clears.",
@@ -106,6 +113,14 @@ impl App {
             }
         }
         self.relayout(false);
+        if self.filter_input.is_some() {
+            let s = if !self.filter.is_empty() && self.order.is_empty() {
+                no_match(&self.filter)
+            } else {
+                String::new()
+            };
+            self.set_status(s);
+        }
         Vec::new()
     }
 
@@ -115,8 +130,8 @@ impl App {
         let n = self.order.len();
         match k.code {
             KeyCode::Char('q') => return vec![Effect::Quit],
-            KeyCode::Up => self.move_cursor(self.cursor.saturating_sub(1)),
-            KeyCode::Down => self.move_cursor(self.cursor + 1),
+            KeyCode::Up | KeyCode::Char('k') => self.move_cursor(self.cursor.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => self.move_cursor(self.cursor + 1),
             KeyCode::PageUp if ctrl => self.scroll_cols(-4),
             KeyCode::PageDown if ctrl => self.scroll_cols(4),
             KeyCode::PageUp => self.move_cursor(self.cursor.saturating_sub(page)),
@@ -150,6 +165,7 @@ impl App {
                 self.help = !self.help;
                 self.dirty = true;
             }
+            KeyCode::Char('g') => self.toggle_chart(),
             KeyCode::Esc => self.escape(),
             KeyCode::Char('s') | KeyCode::Char('>') => self.sort_step(1),
             KeyCode::Char('<') => self.sort_step(-1),
@@ -159,7 +175,12 @@ impl App {
                 self.relayout(true);
             }
             KeyCode::Char('/') | KeyCode::Char('f') => {
-                self.filter_input = Some(Input::new(&self.filter));
+                // A new query, not an edit of the last one.
+                self.filter_input = Some(Input::default());
+                if !self.filter.is_empty() {
+                    self.filter.clear();
+                    self.relayout(false);
+                }
                 self.set_status("");
                 self.dirty = true;
             }
@@ -180,6 +201,20 @@ impl App {
             self.set_status(s);
             self.maybe_measure()
         }
+    }
+
+    fn toggle_chart(&mut self) {
+        self.chart = !self.chart;
+        let s = if !self.chart {
+            "History chart hidden."
+        } else if self.chart_shown() {
+            "History chart of the selected program; g hides it."
+        } else {
+            "The terminal is too small for the history chart; g hides it."
+        };
+        self.set_status(s);
+        self.clamp_scroll();
+        self.dirty = true;
     }
 
     fn toggle_extended(&mut self) {

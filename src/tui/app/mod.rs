@@ -12,6 +12,7 @@ mod columns;
 mod keys;
 
 use super::drill::{About, Drill};
+use super::history::Shared;
 use super::worker::{Cmd, Msg, ProfileJob};
 use super::Config;
 use crate::activity::ActivityRow;
@@ -35,8 +36,8 @@ pub enum Effect {
 pub const FOOTER: &str = " ^q Quit  r Refresh  ? Inspect  space Pause/mode  x Extended  c Cumulative/fold  d Delay  h Help  s/S Sort  / Filter";
 
 /// Main-table help panel rows.
-pub const MAIN_HELP: [(&str, &str); 18] = [
-    ("Up/Down", "Move one row"),
+pub const MAIN_HELP: [(&str, &str); 19] = [
+    ("Up/Down, j/k", "Move one row"),
     ("PgUp/PgDn", "Move one page"),
     ("Home/End", "First / last row"),
     ("^Home/^End", "First / last row"),
@@ -50,8 +51,9 @@ pub const MAIN_HELP: [(&str, &str); 18] = [
     ("d", "Refresh delay"),
     ("s / S", "Next sort column / reverse"),
     ("< / >", "Previous / next sort column"),
-    ("/", "Filter by name or type"),
+    ("/", "Filter by name, type or ID"),
     ("Esc", "Close dialog / clear filter"),
+    ("g", "History chart of the program"),
     ("h", "Toggle this help"),
     ("q, ^q, ^c", "Quit"),
 ];
@@ -89,8 +91,23 @@ pub struct App {
     pub drill: Option<Drill>,
     /// Something visible changed since the last draw.
     pub dirty: bool,
+    /// The recent windows of every program (recorded by the sampler).
+    pub history: Shared,
+    /// `g`: the chart pane of the selected program is shown.
+    pub chart: bool,
+    /// The user moved the cursor (or came back from a drilldown): from
+    /// then on it stays on its program; before, on row 0, the hottest.
+    pub moved: bool,
     seq: u64,
 }
+
+/// Screen lines of the chart pane: a border line, three charts of a
+/// label line and [`CHART_ROWS`] sparkline rows each, a border line.
+pub const CHART_HEIGHT: usize = 2 + 3 * (1 + CHART_ROWS);
+/// Rows of each sparkline in the chart pane.
+pub const CHART_ROWS: usize = 2;
+/// Table rows that must stay visible for the chart pane to be shown.
+const MIN_TABLE_ROWS: usize = 5;
 
 impl App {
     /// `rows` is the start-up snapshot (shown at once, zero deltas).
@@ -124,6 +141,9 @@ impl App {
             delay_dialog: None,
             drill: None,
             dirty: true,
+            history: Shared::default(),
+            chart: false,
+            moved: false,
             seq: 0,
         };
         app.relayout(true);
@@ -147,7 +167,23 @@ impl App {
     /// Rows of the table body.
     pub fn body_height(&self) -> usize {
         // Header bar, column headers, status line, footer.
-        (self.size.1 as usize).saturating_sub(4).max(1)
+        let all = (self.size.1 as usize).saturating_sub(4).max(1);
+        if self.chart_shown() {
+            all - CHART_HEIGHT
+        } else {
+            all
+        }
+    }
+
+    /// Whether the chart pane is drawn: asked for with `g`, and the
+    /// terminal is tall enough to keep some table rows beside it.
+    pub fn chart_shown(&self) -> bool {
+        self.chart && (self.size.1 as usize).saturating_sub(4) >= CHART_HEIGHT + MIN_TABLE_ROWS
+    }
+
+    /// The program under the cursor (the one the chart pane shows).
+    pub fn selected(&self) -> Option<&ActivityRow> {
+        self.order.get(self.cursor).and_then(|&i| self.rows.get(i))
     }
 
     fn cursor_id(&self) -> Option<u32> {
@@ -177,7 +213,7 @@ impl App {
                     p.name.to_lowercase().contains(&needle)
                         || p.display_name().to_lowercase().contains(&needle)
                         || p.prog_type.to_lowercase().contains(&needle)
-                        || p.id.to_string() == needle
+                        || p.id.to_string().contains(&needle)
                         || p.keepers.as_ref().is_some_and(|k| {
                             k.owners
                                 .iter()
@@ -218,9 +254,11 @@ impl App {
         self.headers = headers;
         self.cells = cells;
         self.order = order;
+        let keep = keep.filter(|_| self.moved);
+        let fallback = if self.moved { self.cursor } else { 0 };
         self.cursor = keep
             .and_then(|id| self.order.iter().position(|&i| self.rows[i].prog.id == id))
-            .unwrap_or(self.cursor)
+            .unwrap_or(fallback)
             .min(self.order.len().saturating_sub(1));
         self.hcol = self.hcol.min(self.cols.len().saturating_sub(1));
         self.clamp_scroll();
@@ -241,6 +279,7 @@ impl App {
     }
 
     fn move_cursor(&mut self, to: usize) {
+        self.moved = true;
         self.cursor = to.min(self.order.len().saturating_sub(1));
         self.clamp_scroll();
         self.dirty = true;
@@ -358,6 +397,9 @@ impl App {
             if d.running.is_some() {
                 fx.push(Effect::CancelProfile);
             }
+            // Back on the program just viewed, wherever it sorts now.
+            self.moved = true;
+            self.relayout_keeping(Some(d.id), false);
         }
         fx.push(Effect::Cmd(Cmd::Close));
         self.dirty = true;

@@ -27,6 +27,12 @@ impl Drill {
             return Outcome::Effects(Vec::new());
         }
         if k.code == KeyCode::Esc {
+            if self.running.is_some() {
+                // The first Esc only stops the profile; a second one leaves.
+                self.running = None;
+                self.message = Some("profile cancelled; Esc again leaves the drilldown".into());
+                return Outcome::Effects(vec![Effect::CancelProfile]);
+            }
             if self.search.is_some() {
                 self.search = None;
                 self.message = None;
@@ -48,8 +54,7 @@ impl Drill {
         if !self.loaded() {
             return Outcome::Effects(Vec::new());
         }
-        if self.search.is_some() {
-            self.search_bar_key(k);
+        if self.search.is_some() && self.search_bar_key(k) {
             return Outcome::Effects(Vec::new());
         }
         Outcome::Effects(self.action_key(k))
@@ -70,15 +75,21 @@ impl Drill {
                 KeyCode::Char('q') => return Some(Outcome::Quit),
                 _ => {}
             },
+            Overlay::WhoPays => match k.code {
+                KeyCode::Char('t') | KeyCode::Esc => self.close_overlay(),
+                KeyCode::Char('h') => self.open_help(),
+                KeyCode::Char('q') => return Some(Outcome::Quit),
+                _ => {}
+            },
             Overlay::None => return None,
         }
         Some(Outcome::Effects(Vec::new()))
     }
 
-    /// While the search bar is shown (not being edited), the action keys
-    /// are off; only moving between matches and editing the query again
-    /// work.
-    fn search_bar_key(&mut self, k: &KeyEvent) {
+    /// While the search bar is shown (not being edited), `n`/`N`/Enter
+    /// move between matches and `/` edits the query; false for any other
+    /// key, which then works as without the bar.
+    fn search_bar_key(&mut self, k: &KeyEvent) -> bool {
         match k.code {
             KeyCode::Char('n') | KeyCode::Enter => self.next_match(true),
             KeyCode::Char('N') => self.next_match(false),
@@ -87,16 +98,17 @@ impl Drill {
                     s.editing = true;
                 }
             }
-            _ => {}
+            _ => return false,
         }
+        true
     }
 
     fn nav_key(&mut self, k: &KeyEvent) -> bool {
         let h = self.table_height();
         let n = self.lines.len();
         match k.code {
-            KeyCode::Up => self.move_to(self.cursor.saturating_sub(1)),
-            KeyCode::Down => self.move_to(self.cursor + 1),
+            KeyCode::Up | KeyCode::Char('k') => self.move_to(self.cursor.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => self.move_to(self.cursor + 1),
             KeyCode::PageUp => self.move_to(self.cursor.saturating_sub(h)),
             KeyCode::PageDown => self.move_to(self.cursor + h),
             KeyCode::Home => self.move_to(0),
@@ -137,6 +149,8 @@ impl Drill {
             KeyCode::Char('E') => self.set_all(true),
             KeyCode::Char('C') => self.set_all(false),
             KeyCode::Char('/') => self.open_search(),
+            KeyCode::Char('F') => return self.export_last(),
+            KeyCode::Char('t') => self.open_who_pays(),
             _ => {}
         }
         Vec::new()

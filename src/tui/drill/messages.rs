@@ -1,7 +1,9 @@
 //! Worker messages for the drilldown (the image, mixed-mode disassembly,
 //! profile progress and results) and the commands it sends the worker.
 
-use super::{Drill, Meta, Running};
+use std::sync::Arc;
+
+use super::{Drill, Meta, Overlay, Running};
 use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::profile;
@@ -50,6 +52,11 @@ impl Drill {
             {
                 self.finish_profile(result);
             }
+            Msg::Exported(result) => {
+                self.message = Some(match result {
+                    Ok(m) | Err(m) => m,
+                });
+            }
             _ => self.dirty = false,
         }
         Vec::new()
@@ -68,6 +75,7 @@ impl Drill {
                     samples: done.inclusive_samples,
                 });
                 self.profile = Some(done.input);
+                self.last = Some((done.profile, done.tasks));
                 self.message = None;
                 self.rebuild(true);
                 self.cursor_to_hottest();
@@ -80,6 +88,37 @@ impl Drill {
             }
         }
         self.refresh_lines();
+    }
+
+    /// `F`: ask the worker to write the last profile's files.
+    pub(super) fn export_last(&mut self) -> Vec<Effect> {
+        match &self.last {
+            Some((profile, _)) => {
+                self.message = Some("saving folded stacks and a flame graph...".into());
+                vec![Effect::Cmd(Cmd::Export {
+                    id: self.id,
+                    profile: Arc::clone(profile),
+                })]
+            }
+            None => {
+                self.message = Some("no profile to save yet: press p to profile".into());
+                Vec::new()
+            }
+        }
+    }
+
+    /// `t`: the who-pays overlay of the last profile.
+    pub(super) fn open_who_pays(&mut self) {
+        match &self.last {
+            Some((_, tasks)) if !tasks.is_empty() => {
+                self.overlay = Overlay::WhoPays;
+                self.message = Some("who pays open; Esc or t closes".into());
+            }
+            Some(_) => {
+                self.message = Some("the last profile has no samples of this program".into())
+            }
+            None => self.message = Some("no profile yet: press p to profile".into()),
+        }
     }
 
     pub(super) fn request_disasm(&mut self) -> Vec<Effect> {

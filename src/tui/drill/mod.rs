@@ -35,6 +35,7 @@ use crate::inspect::drilldown::{Drilldown, Line, Mode, ViewState};
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::kernel::lines::ProgramImage;
+use crate::model::profile::{Payer, Profile};
 
 pub use form::{Form, FORM_LABELS, FORM_PROMPT};
 pub use search::{py_repr, Search, SEARCH_HINT};
@@ -42,7 +43,7 @@ pub use search::{py_repr, Search, SEARCH_HINT};
 pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 
 /// Drilldown help overlay rows.
-pub const HELP_ROWS: [(&str, &str); 11] = [
+pub const HELP_ROWS: [(&str, &str); 13] = [
     ("Up/Down, PgUp/PgDn, Home/End", "Navigate rows"),
     ("Space", "Switch source/mixed view"),
     ("/", "Search source"),
@@ -53,6 +54,8 @@ pub const HELP_ROWS: [(&str, &str); 11] = [
     ("e / c", "Expand / collapse selected branch"),
     ("E / C", "Expand / collapse all branches"),
     ("Left/Right", "Scroll code horizontally"),
+    ("F", "Save last profile: folded + flame graph"),
+    ("t", "Who pays: tasks the last profile ran in"),
     ("h / Esc", "Close this help"),
 ];
 
@@ -69,6 +72,8 @@ pub enum Overlay {
     None,
     Help,
     Legend,
+    /// `t`: the tasks in whose context the program ran.
+    WhoPays,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +132,8 @@ pub struct Drill {
     /// The full name, owner and attach point as the main table last saw
     /// them, for the title.
     pub about: Option<About>,
+    /// The last finished capture and its task shares, for `F` and `t`.
+    pub last: Option<(Arc<Profile>, Vec<Payer>)>,
     devmode: Option<(SourceTree, bool)>,
     pub dev_warning: Option<String>,
     dirty: bool,
@@ -165,6 +172,7 @@ impl Drill {
             form: None,
             running: None,
             about: None,
+            last: None,
             devmode: config.devmode.as_deref().map(crate::session::devmode_tree),
             dev_warning: None,
             dirty: true,

@@ -4,7 +4,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::Drill;
-use crate::inspect::drilldown::{Drilldown, Line};
+use crate::inspect::drilldown::{Drilldown, Line, RowKind};
 use crate::tui::text::Input;
 
 pub const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
@@ -55,6 +55,16 @@ impl Drill {
                 if q.is_empty() {
                     self.message = None;
                 } else {
+                    // Helper/kernel rows folded under their line are
+                    // searched too: their lines open to show the match.
+                    let parents = collapsed_matches(self.dd.as_ref(), &q);
+                    if !parents.is_empty() {
+                        self.view.expanded.extend(parents);
+                        self.refresh_lines();
+                    }
+                    let Some(s) = &mut self.search else {
+                        return;
+                    };
                     s.matches = matches(self.dd.as_ref(), &self.lines, &q);
                     let n = s.matches.len();
                     self.message = Some(if n == 0 {
@@ -96,6 +106,20 @@ impl Drill {
             self.move_to(to);
         }
     }
+}
+
+/// The source rows with a helper/kernel child row whose text contains `q`
+/// (case-insensitive).
+fn collapsed_matches(dd: Option<&Drilldown>, q: &str) -> Vec<usize> {
+    let Some(dd) = dd else {
+        return Vec::new();
+    };
+    let q = q.to_lowercase();
+    dd.rows
+        .iter()
+        .filter(|r| r.kind == RowKind::Child && r.text.to_lowercase().contains(&q))
+        .filter_map(|r| r.parent)
+        .collect()
 }
 
 /// Shown lines whose row text contains `q` (case-insensitive); fold lines

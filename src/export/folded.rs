@@ -1,0 +1,188 @@
+//! Folded stacks: one line per unique stack, root first,
+//! `frame;frame;...;frame COUNT`, the input of `inferno-flamegraph`,
+//! `flamegraph.pl`, speedscope and Pyroscope's ingest endpoint.
+//!
+//! Frames: the program (`NAME [prog ID]`), its BPF-to-BPF subprogram when
+//! the line is in one, the BPF line (`file:line text`), then the kernel
+//! frames beneath that line, outermost first.
+
+use std::collections::BTreeMap;
+
+use crate::model::profile::{Frame, Profile, ProgramProfile, Stack};
+
+/// A frame name with the characters the format reserves replaced: `;`
+/// separates frames (C source is full of them, so it becomes the
+/// full-width `；`, which reads the same), and line breaks and runs of
+/// blanks would split or pad the name.
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().map(|c| match c {
+            ';' => '；',
+            c if c.is_control() => ' ',
+            c => c,
+        }));
+    }
+    out
+}
+
+pub fn program_frame(p: &ProgramProfile) -> String {
+    let name = p.full_name.as_deref().unwrap_or(&p.name);
+    sanitize(&format!("{name} [prog {}]", p.id))
+}
+
+/// `file:line text` with the file's basename (as the text report shows it),
+/// or `[no line info]` for code without a line record.
+pub fn line_frame(s: &Stack) -> String {
+    match (&s.file, s.line) {
+        (Some(file), Some(line)) => {
+            let base = file.rsplit('/').next().unwrap_or(file);
+            let text = s.source.as_deref().map(str::trim).unwrap_or("");
+            if text.is_empty() {
+                sanitize(&format!("{base}:{line}"))
+            } else {
+                sanitize(&format!("{base}:{line} {text}"))
+            }
+        }
+        _ => "[no line info]".to_string(),
+    }
+}
+
+/// The symbol (with `[module]` for module code), or the address.
+pub fn kernel_frame(f: &Frame) -> String {
+    match (&f.symbol, &f.module) {
+        (Some(sym), Some(module)) => sanitize(&format!("{sym} [{module}]")),
+        (Some(sym), None) => sanitize(sym),
+        _ => format!("0x{:x}", f.ip),
+    }
+}
+
+/// A stack's frames root first, each with whether it is BPF code.
+pub fn frames(p: &ProgramProfile, s: &Stack) -> Vec<(String, bool)> {
+    let mut out = Vec::with_capacity(3 + s.kernel.len());
+    out.push((program_frame(p), true));
+    if let Some(sub) = &s.subprogram {
+        out.push((sanitize(sub), true));
+    }
+    out.push((line_frame(s), true));
+    out.extend(s.kernel.iter().map(|f| (kernel_frame(f), false)));
+    out
+}
+
+/// The programs an export covers: the selected one with `--program-id`,
+/// else all (exports are not cut by `--limit`).
+pub fn programs(profile: &Profile) -> impl Iterator<Item = &ProgramProfile> {
+    profile
+        .programs
+        .iter()
+        .filter(move |p| profile.program_id.is_none_or(|id| p.id == id))
+}
+
+/// Every unique folded stack with its count, sorted by stack text.
+pub fn stacks(profile: &Profile) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for p in programs(profile) {
+        for s in &p.stacks {
+            let line = frames(p, s)
+                .into_iter()
+                .map(|(f, _)| f)
+                .collect::<Vec<_>>()
+                .join(";");
+            *out.entry(line).or_insert(0) += s.samples;
+        }
+    }
+    out
+}
+
+/// The folded text, one `stack count` line each (empty for no samples).
+pub fn render(profile: &Profile) -> String {
+    let mut out = String::new();
+    for (stack, count) in stacks(profile) {
+        out.push_str(&stack);
+        out.push(' ');
+        out.push_str(&count.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::aggregate::tests::profile;
+
+    /// Parse a folded line as inferno does: the count after the last space,
+    /// frames split on `;`.
+    fn parse(line: &str) -> (Vec<&str>, u64) {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        (stack.split(';').collect(), count.parse().unwrap())
+    }
+
+    #[test]
+    fn counts_add_up_to_the_attributed_samples() {
+        let p = profile();
+        let text = render(&p);
+        let total: u64 = text.lines().map(|l| parse(l).1).sum();
+        let inclusive: u64 = p.programs.iter().map(|p| p.inclusive_samples()).sum();
+        assert_eq!(total, inclusive);
+        assert_eq!(
+            total,
+            p.counters.bpf_jit_samples + p.counters.kernel_attributed_samples
+        );
+        // Unique stacks: the same stack from two tasks is one line.
+        let lines: Vec<String> = text.lines().map(|l| parse(l).0.join(";")).collect();
+        let mut dedup = lines.clone();
+        dedup.dedup();
+        assert_eq!(lines, dedup);
+    }
+
+    #[test]
+    fn frames_root_first_with_sanitized_source() {
+        let p = profile();
+        let text = render(&p);
+        let line = text
+            .lines()
+            .find(|l| l.contains("lookup_nulls_elem_raw"))
+            .unwrap();
+        let (frames, count) = parse(line);
+        assert_eq!(
+            frames,
+            vec![
+                "sys_exit [prog 98]",
+                "x.bpf.c:15 line_15()；",
+                "lookup_nulls_elem_raw"
+            ]
+        );
+        assert_eq!(count, 6, "three IPs of one function under one line merge");
+        assert!(text.contains("small [prog 7];b.c:3 x； 1\n"));
+        assert!(text.contains("sys_exit [prog 98];[no line info] 1\n"));
+        assert!(text.contains(";0xffffffff90000000 1\n"), "unresolved IP");
+        for l in text.lines() {
+            let (frames, _) = parse(l);
+            assert!(frames.iter().all(|f| !f.is_empty() && f.trim() == *f));
+        }
+    }
+
+    #[test]
+    fn program_filter_and_subprograms() {
+        let mut p = profile();
+        p.program_id = Some(7);
+        p.programs[1].stacks[0].subprogram = Some("helper;fn".into());
+        assert_eq!(render(&p), "small [prog 7];helper；fn;b.c:3 x； 1\n");
+        p.programs.clear();
+        assert_eq!(render(&p), "");
+    }
+
+    #[test]
+    fn sanitize_keeps_one_line_one_frame() {
+        assert_eq!(
+            sanitize("\tfor (i = 0; i < n;\n i++)  "),
+            "for (i = 0； i < n； i++)"
+        );
+        assert_eq!(sanitize("a\u{7}b"), "a b");
+        assert_eq!(sanitize(""), "");
+    }
+}

@@ -1,0 +1,410 @@
+//! Hints: anti-patterns named with their evidence, from a profile's stacks
+//! (and, for `hot_and_slow`, from the activity figures `top` measures).
+//!
+//! Every threshold is a constant here. A hint needs at least
+//! [`MIN_SAMPLES`] samples of its own evidence, so that a handful of
+//! samples never produces advice.
+
+use crate::model::profile::{Frame, Hint, Profile, ProgramProfile, Stack};
+
+/// Evidence below this many samples is noise, whatever its share.
+pub const MIN_SAMPLES: u64 = 20;
+/// Hash-map contention: share (%) of a program's inclusive samples spent in
+/// lock functions beneath a map update or delete. Bucket locks spin with
+/// interrupts disabled, so only an NMI-driven PMU event samples the wait; a
+/// software clock event's timer fires after the unlock.
+pub const CONTENTION_SHARE: f64 = 10.0;
+/// Map access dominates: samples in map helpers and the kernel code under
+/// them, per sample in the program's own instructions.
+pub const MAP_ACCESS_RATIO: f64 = 1.0;
+/// Output cost: share (%) of a program's inclusive samples in ring-buffer
+/// or perf-buffer output helpers and the copies under them.
+pub const OUTPUT_SHARE: f64 = 20.0;
+/// Hot and slow: average run time (ns) above which a program is slow
+/// (`top --slow-ns` overrides it)...
+pub const SLOW_AVG_NS: f64 = 300.0;
+/// ...when it also costs more than this share (%) of one CPU.
+pub const SLOW_CPU_PERCENT: f64 = 5.0;
+/// Tail calls: a program that tail-calls is worth a hint when it costs
+/// more than this share (%) of one CPU.
+pub const TAIL_CALL_CPU_PERCENT: f64 = 5.0;
+
+/// Lock functions that a contended map bucket spins in.
+const LOCK_PREFIXES: &[&str] = &[
+    "_raw_spin_lock",
+    "queued_spin_lock_slowpath",
+    "native_queued_spin_lock_slowpath",
+    "__pv_queued_spin_lock_slowpath",
+    "resilient_queued_spin_lock_slowpath",
+    "resilient_tas_spin_lock",
+    "pv_queued_spin_lock_slowpath",
+    "htab_lock_bucket",
+    "do_raw_spin_lock",
+];
+
+/// Output helpers and their kernel implementations.
+const OUTPUT_PREFIXES: &[&str] = &[
+    "bpf_ringbuf_output",
+    "bpf_ringbuf_reserve",
+    "bpf_ringbuf_submit",
+    "bpf_ringbuf_discard",
+    "____bpf_ringbuf_",
+    "__bpf_ringbuf_reserve",
+    "bpf_perf_event_output",
+    "____bpf_perf_event_output",
+    "__bpf_perf_event_output",
+    "bpf_event_output",
+    "perf_event_output",
+    "bpf_skb_event_output",
+    "bpf_xdp_event_output",
+];
+
+fn name(f: &Frame) -> &str {
+    f.symbol.as_deref().unwrap_or("")
+}
+
+fn base(n: &str) -> &str {
+    n.split('.').next().unwrap_or(n)
+}
+
+fn is_lock(f: &Frame) -> bool {
+    let n = base(name(f));
+    LOCK_PREFIXES.iter().any(|p| n.starts_with(p))
+}
+
+fn is_map_write(f: &Frame) -> bool {
+    let n = base(name(f));
+    n.ends_with("_map_update_elem")
+        || n.ends_with("_map_delete_elem")
+        || n == "bpf_map_update_elem"
+        || n == "bpf_map_delete_elem"
+}
+
+fn is_output(f: &Frame) -> bool {
+    let n = base(name(f));
+    OUTPUT_PREFIXES.iter().any(|p| n.starts_with(p))
+}
+
+/// The BPF line holding most of the samples that `pick` selects, and
+/// their total.
+fn evidence(p: &ProgramProfile, pick: impl Fn(&Stack) -> bool) -> (u64, Option<&Stack>) {
+    let mut by_line: Vec<(&Stack, u64)> = Vec::new();
+    let mut total = 0;
+    for s in p.stacks.iter().filter(|s| pick(s)) {
+        total += s.samples;
+        match by_line
+            .iter_mut()
+            .find(|(l, _)| (&l.file, l.line) == (&s.file, s.line))
+        {
+            Some(e) => e.1 += s.samples,
+            None => by_line.push((s, s.samples)),
+        }
+    }
+    by_line.sort_by_key(|(l, n)| (std::cmp::Reverse(*n), l.line));
+    (total, by_line.first().map(|(l, _)| *l))
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    crate::model::profile::share(part, whole)
+}
+
+fn hint(p: &ProgramProfile, at: Option<&Stack>, kind: &'static str) -> Hint {
+    Hint {
+        kind,
+        program_id: p.id,
+        program: p.full_name.clone().unwrap_or_else(|| p.name.clone()),
+        file: at.and_then(|s| s.file.clone()),
+        line: at.and_then(|s| s.line),
+        source: at.and_then(|s| s.source.as_deref().map(|t| t.trim().to_string())),
+        ..Default::default()
+    }
+}
+
+fn contention(p: &ProgramProfile) -> Option<Hint> {
+    let (n, at) = evidence(p, |s| {
+        s.kernel.iter().any(is_map_write) && s.kernel.iter().any(is_lock)
+    });
+    let whole = p.inclusive_samples();
+    let pct = share(n, whole);
+    (n >= MIN_SAMPLES && pct > CONTENTION_SHARE).then(|| Hint {
+        figure: pct,
+        threshold: CONTENTION_SHARE,
+        unit: "%",
+        evidence: format!(
+            "{pct:.2}% of the program's samples ({n} of {whole}) are in spin-lock or bucket-lock functions beneath a map update/delete"
+        ),
+        fix: "several CPUs update the same hash-map buckets: use a per-CPU hash or array map (BPF_MAP_TYPE_PERCPU_HASH / PERCPU_ARRAY) and sum per CPU when reading, or spread the keys",
+        ..hint(p, at, "hash_map_contention")
+    })
+}
+
+fn map_access(p: &ProgramProfile) -> Option<Hint> {
+    let (n, at) = evidence(p, |s| s.kernel.iter().any(|f| f.kind == "bpf_map"));
+    let own = p.samples;
+    let ratio = if own == 0 {
+        f64::INFINITY
+    } else {
+        n as f64 / own as f64
+    };
+    (n >= MIN_SAMPLES && ratio > MAP_ACCESS_RATIO).then(|| Hint {
+        figure: crate::model::profile::round(ratio.min(1e9), 2),
+        threshold: MAP_ACCESS_RATIO,
+        unit: "x",
+        evidence: format!(
+            "map helpers and the kernel code under them took {n} samples, {ratio:.2}x the {own} in the program's own instructions"
+        ),
+        fix: "the access pattern, not the arithmetic, is the cost: look up once and keep the pointer, batch updates, prefer array or per-CPU maps over hash maps for dense keys, and move rarely-needed state out of the hot path",
+        ..hint(p, at, "map_access_dominates")
+    })
+}
+
+fn output_cost(p: &ProgramProfile) -> Option<Hint> {
+    let (n, at) = evidence(p, |s| s.kernel.iter().any(is_output));
+    let whole = p.inclusive_samples();
+    let pct = share(n, whole);
+    (n >= MIN_SAMPLES && pct > OUTPUT_SHARE).then(|| Hint {
+        figure: pct,
+        threshold: OUTPUT_SHARE,
+        unit: "%",
+        evidence: format!(
+            "{pct:.2}% of the program's samples ({n} of {whole}) are in ring-buffer/perf-buffer output and the copies under it"
+        ),
+        fix: "filter and aggregate in the kernel (count in a map, emit only what user space needs), send fewer and smaller records, and batch (bpf_ringbuf_reserve/submit with BPF_RB_NO_WAKEUP, wake the reader every N records)",
+        ..hint(p, at, "output_cost")
+    })
+}
+
+/// The hints of every program in the profile.
+pub fn for_profile(profile: &Profile) -> Vec<Hint> {
+    profile
+        .programs
+        .iter()
+        .flat_map(|p| for_program(profile, p))
+        .collect()
+}
+
+/// The hints of one program: from its stacks, then those read from the
+/// kernel at the end of the capture.
+pub fn for_program(profile: &Profile, p: &ProgramProfile) -> Vec<Hint> {
+    [contention(p), map_access(p), output_cost(p)]
+        .into_iter()
+        .flatten()
+        .chain(
+            profile
+                .kernel_hints
+                .iter()
+                .filter(|h| h.program_id == p.id)
+                .cloned(),
+        )
+        .collect()
+}
+
+/// An activity window of one program: `runs` runs taking `run_ns` in
+/// `seconds`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub runs: u64,
+    pub run_ns: u64,
+    pub seconds: f64,
+}
+
+/// Hot and slow, from an activity window, with `slow_ns` as the average
+/// run time threshold.
+pub fn hot_and_slow(id: u32, program: &str, w: Window, slow_ns: f64) -> Option<Hint> {
+    let Window {
+        runs,
+        run_ns,
+        seconds,
+    } = w;
+    if runs == 0 || seconds <= 0.0 {
+        return None;
+    }
+    let avg = run_ns as f64 / runs as f64;
+    let cpu = run_ns as f64 / (seconds * 1e9) * 100.0;
+    (avg > slow_ns && cpu > SLOW_CPU_PERCENT).then(|| Hint {
+        kind: "hot_and_slow",
+        program_id: id,
+        program: program.to_string(),
+        figure: crate::model::profile::round(avg, 1),
+        threshold: slow_ns,
+        unit: "ns",
+        evidence: format!(
+            "{avg:.0} ns per run on average over {runs} runs, costing {cpu:.2}% of one CPU (more than {SLOW_CPU_PERCENT}%)"
+        ),
+        fix: "an optimisation candidate: profile it (brr profile --program-id, --kernel-samples) and shorten the hot lines, or filter earlier so that fewer events reach it",
+        ..Default::default()
+    })
+}
+
+/// Tail calls: `chain` is the longest chain of programs reached through
+/// prog_array maps (program names, the caller first; its length is the
+/// depth).
+pub fn tail_calls(p: &ProgramProfile, cpu_percent: f64, chain: &[String]) -> Option<Hint> {
+    (cpu_percent > TAIL_CALL_CPU_PERCENT && !chain.is_empty()).then(|| Hint {
+        figure: chain.len() as f64,
+        threshold: TAIL_CALL_CPU_PERCENT,
+        unit: "depth",
+        evidence: format!(
+            "costs {cpu_percent:.2}% of one CPU (more than {TAIL_CALL_CPU_PERCENT}%) and tail-calls through prog_array maps, depth {}: {}",
+            chain.len(),
+            chain.join(" -> ")
+        ),
+        fix: "each tail call re-enters through the prog_array (a bounds check, a map load, an indirect jump, no return): where the chain is fixed, use BPF-to-BPF function calls instead",
+        ..hint(p, None, "tail_calls")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::Frame;
+
+    fn frame(sym: &str) -> Frame {
+        Frame {
+            ip: 1,
+            symbol: Some(sym.into()),
+            module: None,
+            kind: crate::profile::attribute::classify(Some(sym), None),
+        }
+    }
+
+    fn stack(samples: u64, line: u32, frames: &[&str]) -> Stack {
+        Stack {
+            samples,
+            file: Some("/s/x.c".into()),
+            line: Some(line),
+            source: Some(format!("  line_{line}();")),
+            kernel: frames.iter().map(|f| frame(f)).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn hints_of(p: &ProgramProfile) -> Vec<Hint> {
+        for_program(&Profile::default(), p)
+    }
+
+    fn prog(direct: u64, stacks: Vec<Stack>) -> ProgramProfile {
+        let kernel: u64 = stacks.iter().map(|s| s.samples).sum();
+        let mut all = stacks;
+        all.push(stack(direct, 3, &[]));
+        ProgramProfile {
+            id: 5,
+            name: "p".into(),
+            samples: direct,
+            kernel_samples: kernel,
+            stacks: all,
+            ..Default::default()
+        }
+    }
+
+    const UPDATE_LOCK: &[&str] = &[
+        "htab_map_update_elem",
+        "_raw_spin_lock_irqsave",
+        "queued_spin_lock_slowpath",
+    ];
+
+    #[test]
+    fn contention_needs_locks_under_map_writes_above_the_threshold() {
+        let p = prog(
+            60,
+            vec![
+                stack(30, 9, UPDATE_LOCK),
+                stack(10, 9, &["htab_map_update_elem"]),
+            ],
+        );
+        let h = hints_of(&p);
+        let c = h.iter().find(|h| h.kind == "hash_map_contention").unwrap();
+        assert_eq!((c.figure, c.threshold), (30.0, CONTENTION_SHARE));
+        assert_eq!(c.line, Some(9));
+        assert_eq!(c.source.as_deref(), Some("line_9();"));
+        assert!(c.evidence.contains("30 of 100"), "{}", c.evidence);
+        // Locks not under a map write (e.g. a ring buffer) are not contention.
+        let p = prog(
+            60,
+            vec![stack(
+                40,
+                9,
+                &["bpf_ringbuf_output", "_raw_spin_lock_irqsave"],
+            )],
+        );
+        assert!(hints_of(&p).iter().all(|h| h.kind != "hash_map_contention"));
+        // Below the threshold, or too few samples: nothing.
+        let p = prog(300, vec![stack(30, 9, UPDATE_LOCK)]);
+        assert!(hints_of(&p).iter().all(|h| h.kind != "hash_map_contention"));
+        let p = prog(5, vec![stack(19, 9, UPDATE_LOCK)]);
+        assert!(hints_of(&p).is_empty(), "19 samples are not evidence");
+    }
+
+    #[test]
+    fn map_access_dominates_when_map_code_outweighs_own_instructions() {
+        let p = prog(
+            30,
+            vec![stack(
+                45,
+                4,
+                &["htab_map_lookup_elem", "lookup_nulls_elem_raw"],
+            )],
+        );
+        let h = hints_of(&p);
+        let m = h.iter().find(|h| h.kind == "map_access_dominates").unwrap();
+        assert_eq!((m.figure, m.unit, m.line), (1.5, "x", Some(4)));
+        let p = prog(60, vec![stack(45, 4, &["htab_map_lookup_elem"])]);
+        assert!(hints_of(&p).is_empty());
+        // Helpers that are not map code do not count.
+        let p = prog(10, vec![stack(45, 4, &["bpf_ktime_get_ns"])]);
+        assert!(hints_of(&p).is_empty());
+    }
+
+    #[test]
+    fn output_cost_counts_output_helpers_and_copies_under_them() {
+        let p = prog(
+            50,
+            vec![
+                stack(20, 7, &["bpf_ringbuf_output", "memcpy"]),
+                stack(10, 8, &["bpf_perf_event_output", "perf_output_copy"]),
+            ],
+        );
+        let h = hints_of(&p);
+        let o = h.iter().find(|h| h.kind == "output_cost").unwrap();
+        assert_eq!((o.figure, o.line), (37.5, Some(7)));
+        let p = prog(200, vec![stack(30, 7, &["bpf_ringbuf_output"])]);
+        assert!(hints_of(&p).is_empty());
+    }
+
+    #[test]
+    fn hot_and_slow_needs_both_a_slow_run_and_a_real_cost() {
+        let w = |runs, run_ns, seconds| Window {
+            runs,
+            run_ns,
+            seconds,
+        };
+        let h = hot_and_slow(5, "p", w(1_000_000, 400_000_000, 1.0), SLOW_AVG_NS).unwrap();
+        assert_eq!((h.figure, h.threshold, h.unit), (400.0, SLOW_AVG_NS, "ns"));
+        assert!(h.evidence.contains("40.00% of one CPU"), "{}", h.evidence);
+        let fast = w(1_000_000, 200_000_000, 1.0);
+        assert!(hot_and_slow(5, "p", fast, SLOW_AVG_NS).is_none(), "fast");
+        let h = hot_and_slow(5, "p", fast, 150.0).unwrap();
+        assert_eq!(h.threshold, 150.0, "configurable");
+        let cheap = w(1_000, 1_000_000, 1.0);
+        assert!(hot_and_slow(5, "p", cheap, SLOW_AVG_NS).is_none(), "cheap");
+        assert!(hot_and_slow(5, "p", w(0, 0, 1.0), SLOW_AVG_NS).is_none());
+        assert!(hot_and_slow(5, "p", w(10, 10_000, 0.0), SLOW_AVG_NS).is_none());
+    }
+
+    #[test]
+    fn tail_call_hint_names_the_chain() {
+        let p = prog(10, vec![]);
+        let chain = vec!["b".to_string(), "c".to_string()];
+        let h = tail_calls(&p, 12.0, &chain).unwrap();
+        assert_eq!(h.figure, 2.0);
+        assert!(h.evidence.contains("depth 2: b -> c"));
+        assert!(tail_calls(&p, 1.0, &chain).is_none(), "not hot");
+        assert!(tail_calls(&p, 50.0, &[]).is_none(), "no tail call");
+    }
+
+    #[test]
+    fn the_fixture_profile_has_no_hints() {
+        let p = crate::profile::aggregate::tests::profile();
+        assert!(for_profile(&p).is_empty());
+    }
+}

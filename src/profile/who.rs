@@ -1,0 +1,203 @@
+//! Who pays: the tasks in whose context each program's samples were taken.
+//!
+//! A sample records the task that was current on the CPU. For a program
+//! run from a syscall or a tracepoint in process context that is the
+//! process that triggered it; for one run in interrupt or softirq context
+//! (XDP, tc, timers, many kprobes) it is whichever task the interrupt
+//! happened to land on, often `swapper` (pid 0, the idle task).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use crate::model::profile::{Payer, Profile, ProgramProfile};
+
+/// Where cgroup2 is mounted on systemd hosts and in containers.
+pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+/// The name of pid 0, as `ps` and `perf` call the idle task.
+pub const IDLE_COMM: &str = "swapper";
+/// A task that exited before the report was made.
+pub const GONE_COMM: &str = "?";
+
+/// `comm` of every pid in the programs' stacks, read under `proc`.
+pub fn comms(programs: &[ProgramProfile], proc: &Path) -> BTreeMap<u32, String> {
+    let mut out = BTreeMap::new();
+    for pid in programs.iter().flat_map(|p| p.stacks.iter().map(|s| s.pid)) {
+        out.entry(pid).or_insert_with(|| comm(pid, proc));
+    }
+    out
+}
+
+fn comm(pid: u32, proc: &Path) -> String {
+    if pid == 0 {
+        return IDLE_COMM.into();
+    }
+    std::fs::read_to_string(proc.join(pid.to_string()).join("comm"))
+        .ok()
+        .map(|s| s.trim_end_matches('\n').to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| GONE_COMM.into())
+}
+
+/// Paths of the cgroup2 IDs in the stacks. A cgroup2 ID is the inode
+/// number of its directory, so the tree under `root` is walked until every
+/// ID is found; a cgroup removed meanwhile has no path.
+pub fn cgroup_paths(programs: &[ProgramProfile], root: &Path) -> BTreeMap<u64, String> {
+    let mut want: BTreeSet<u64> = programs
+        .iter()
+        .flat_map(|p| p.stacks.iter().map(|s| s.cgroup))
+        .filter(|&id| id != 0)
+        .collect();
+    let mut out = BTreeMap::new();
+    let mut dirs = vec![(root.to_path_buf(), String::from("/"))];
+    while let Some((dir, rel)) = dirs.pop() {
+        if want.is_empty() {
+            break;
+        }
+        if let Ok(meta) = std::fs::metadata(&dir) {
+            if want.remove(&meta.ino()) {
+                out.insert(meta.ino(), rel.clone());
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let child = if rel == "/" {
+                    format!("/{name}")
+                } else {
+                    format!("{rel}/{name}")
+                };
+                dirs.push((e.path(), child));
+            }
+        }
+    }
+    out
+}
+
+/// The sum of `samples` per key, most first (ties by key).
+fn ranked<K: Ord + Copy>(items: impl Iterator<Item = (K, u64)>) -> Vec<(K, u64)> {
+    let mut sums: BTreeMap<K, u64> = BTreeMap::new();
+    for (k, n) in items {
+        *sums.entry(k).or_insert(0) += n;
+    }
+    let mut out: Vec<(K, u64)> = sums.into_iter().collect();
+    out.sort_by_key(|&(k, n)| (std::cmp::Reverse(n), k));
+    out
+}
+
+/// The processes in whose context `p` ran, with their samples.
+pub fn tasks(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
+    ranked(p.stacks.iter().map(|s| (s.pid, s.samples)))
+        .into_iter()
+        .map(|(pid, samples)| Payer {
+            id: u64::from(pid),
+            name: profile
+                .comms
+                .get(&pid)
+                .cloned()
+                .unwrap_or_else(|| GONE_COMM.into()),
+            samples,
+        })
+        .collect()
+}
+
+/// The cgroups in whose context `p` ran; empty when the kernel reported
+/// none. A cgroup that is gone has the path `?`.
+pub fn cgroups(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
+    if p.stacks.iter().all(|s| s.cgroup == 0) {
+        return Vec::new();
+    }
+    ranked(p.stacks.iter().map(|s| (s.cgroup, s.samples)))
+        .into_iter()
+        .map(|(id, samples)| Payer {
+            id,
+            name: profile
+                .cgroups
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| GONE_COMM.into()),
+            samples,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::Stack;
+    use crate::profile::aggregate::tests::profile;
+
+    #[test]
+    fn tasks_rank_by_samples_and_add_up() {
+        let mut prof = profile();
+        prof.comms.insert(207, "worker".into());
+        let p = &prof.programs[0];
+        let t = tasks(&prof, p);
+        assert_eq!(
+            t.iter().map(|x| x.samples).sum::<u64>(),
+            p.inclusive_samples()
+        );
+        assert_eq!((t[0].id, t[0].name.as_str(), t[0].samples), (7, "?", 9));
+        assert_eq!(
+            (t[1].id, t[1].name.as_str(), t[1].samples),
+            (207, "worker", 5)
+        );
+        assert!(cgroups(&prof, p).is_empty(), "no cgroup IDs reported");
+        prof.programs[0].stacks[0].cgroup = 5;
+        prof.programs[0].stacks[1].cgroup = 5;
+        prof.cgroups.insert(5, "/system.slice/x.service".into());
+        let c = cgroups(&prof, &prof.programs[0]);
+        assert_eq!(c.iter().map(|x| x.samples).sum::<u64>(), 19);
+        let named: Vec<(u64, &str)> = c.iter().map(|x| (x.id, x.name.as_str())).collect();
+        assert_eq!(named, vec![(0, "?"), (5, "/system.slice/x.service")]);
+    }
+
+    #[test]
+    fn cgroup_ids_are_directory_inodes() {
+        let dir = std::env::temp_dir().join(format!("brr-cg-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("a/b")).unwrap();
+        let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+        let (root, b) = (ino(&dir), ino(&dir.join("a/b")));
+        let stack = |cgroup| Stack {
+            samples: 1,
+            cgroup,
+            ..Default::default()
+        };
+        let p = ProgramProfile {
+            stacks: vec![stack(b), stack(root), stack(0), stack(u64::MAX)],
+            ..Default::default()
+        };
+        let paths = cgroup_paths(&[p], &dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(paths.get(&b).map(String::as_str), Some("/a/b"));
+        assert_eq!(paths.get(&root).map(String::as_str), Some("/"));
+        assert_eq!(paths.len(), 2);
+    }
+
+    #[test]
+    fn comms_from_proc_with_idle_and_vanished_tasks() {
+        let dir = std::env::temp_dir().join(format!("brr-who-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("42")).unwrap();
+        std::fs::write(dir.join("42/comm"), "nginx: worker\n").unwrap();
+        let stack = |pid| Stack {
+            samples: 1,
+            pid,
+            ..Default::default()
+        };
+        let p = ProgramProfile {
+            stacks: vec![stack(42), stack(0), stack(999_999), stack(42)],
+            ..Default::default()
+        };
+        let c = comms(&[p], &dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let got: Vec<(u32, &str)> = c.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![(0, "swapper"), (42, "nginx: worker"), (999_999, "?")]
+        );
+    }
+}

@@ -1,0 +1,450 @@
+//! Live tests of `brr exporter`: a real scrape checked by `promtool`, a real
+//! Prometheus server scraping it, and the server under load and abuse.
+//! Only loopback addresses are used.
+
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// SIGINT and SIGTERM reach the child brr through libc::kill, which is unsafe.
+#![allow(unsafe_code)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::SocketFilterFixture;
+
+/// A running exporter, killed when dropped.
+struct Exporter {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Exporter {
+    fn start(extra: &[&str]) -> Exporter {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
+            .args(["exporter", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run brr exporter");
+        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        err.read_line(&mut line).expect("read stderr");
+        let addr = line
+            .trim()
+            .strip_prefix("brr exporter: serving http://")
+            .and_then(|r| r.strip_suffix("/metrics"))
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .parse()
+            .expect("an address");
+        // Keep draining stderr so the exporter never blocks on it.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        Exporter { child, addr }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Send `sig` and wait (bounded) for the exit status.
+    fn stop(mut self, sig: i32) -> Option<i32> {
+        // SAFETY: plain kill(2) on our own child.
+        unsafe { libc::kill(self.child.id() as i32, sig) };
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("exporter did not stop within 10 s");
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw request; (status, body).
+fn request(addr: SocketAddr, raw: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(raw).expect("send");
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).expect("read response");
+    let text = String::from_utf8(out).expect("utf-8 response");
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    (status, body.to_string())
+}
+
+fn scrape(addr: SocketAddr) -> String {
+    let (status, body) = request(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// The value of the sample `series` (its exact text up to the value).
+fn sample(body: &str, series: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Every line a comment or `name{labels} value`, ending in a newline.
+fn well_formed(body: &str) -> bool {
+    body.ends_with('\n')
+        && body.lines().all(|l| {
+            if l.starts_with("# HELP ") || l.starts_with("# TYPE ") {
+                return true;
+            }
+            let Some((series, value)) = l.rsplit_once(' ') else {
+                return false;
+            };
+            let name = series.split('{').next().unwrap_or("");
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+                && (!series.contains('{') || series.ends_with('}'))
+                && value.parse::<f64>().is_ok()
+        })
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A tool the test needs is missing: fail under BRR_REQUIRE_LIVE (CI
+/// installs it), otherwise skip with the reason.
+fn require(tool: &str) -> bool {
+    if have(tool) {
+        return true;
+    }
+    assert!(
+        std::env::var_os(support::REQUIRE_LIVE_ENV).is_none(),
+        "{tool} is not installed (Debian package prometheus)"
+    );
+    eprintln!("skipping: {tool} is not installed");
+    false
+}
+
+#[test]
+fn scrape_has_the_fixture_and_passes_promtool() {
+    if !support::live() || !require("promtool") {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let exp = Exporter::start(&[]);
+    fx.prog.test_run(321).expect("test run");
+    let body = scrape(exp.addr);
+    let id = fx.prog.id;
+    let info = body
+        .lines()
+        .find(|l| l.starts_with(&format!("brr_prog_info{{id=\"{id}\",")))
+        .unwrap_or_else(|| panic!("no info series for {id}"));
+    assert!(
+        info.contains(&format!("tag=\"{}\"", fx.prog.tag_hex())),
+        "{info}"
+    );
+    assert!(info.contains("type=\"socket_filter\""), "{info}");
+    assert!(
+        info.contains(&format!("full_name=\"{}\"", SocketFilterFixture::FUNC_NAME)),
+        "{info}"
+    );
+    assert_eq!(
+        sample(&body, &format!("brr_prog_run_count_total{{id=\"{id}\"}}")),
+        Some(321.0)
+    );
+    assert!(sample(
+        &body,
+        &format!("brr_prog_run_time_seconds_total{{id=\"{id}\"}}")
+    )
+    .is_some_and(|s| s > 0.0));
+    assert!(
+        sample(&body, &format!("brr_prog_memlock_bytes{{id=\"{id}\"}}")).is_some_and(|b| b > 0.0)
+    );
+    assert_eq!(sample(&body, "brr_stats_enabled"), Some(1.0));
+    assert!(sample(&body, "process_resident_memory_bytes").is_some_and(|b| b > 0.0));
+    assert!(well_formed(&body));
+
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool");
+    check
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body.as_bytes())
+        .expect("feed promtool");
+    let o = check.wait_with_output().expect("promtool");
+    assert!(
+        o.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
+
+#[test]
+fn no_stats_serves_everything_but_the_run_counters() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let exp = Exporter::start(&["--no-stats"]);
+    let body = scrape(exp.addr);
+    let id = fx.prog.id;
+    assert!(!body.contains("brr_prog_run_count_total"));
+    assert!(!body.contains("brr_prog_run_time_seconds_total"));
+    assert!(body.contains(&format!("brr_prog_info{{id=\"{id}\",")));
+    assert!(sample(&body, &format!("brr_prog_xlated_bytes{{id=\"{id}\"}}")).is_some());
+    assert_eq!(sample(&body, "brr_stats_enabled"), Some(0.0));
+    // The exporter holds no statistics fd.
+    let holds_stats = std::fs::read_dir(format!("/proc/{}/fd", exp.pid()))
+        .expect("fd dir")
+        .flatten()
+        .any(|e| {
+            std::fs::read_link(e.path())
+                .is_ok_and(|l| l.to_string_lossy() == "anon_inode:bpf-stats")
+        });
+    assert!(!holds_stats);
+    assert_eq!(exp.stop(libc::SIGINT), Some(0));
+}
+
+#[test]
+fn routes_and_malformed_requests() {
+    if !support::live() {
+        return;
+    }
+    let exp = Exporter::start(&[]);
+    let (status, body) = request(exp.addr, b"GET / HTTP/1.1\r\n\r\n");
+    assert_eq!(status, 200);
+    assert!(body.contains("<a href=\"/metrics\">"));
+    let huge = format!(
+        "GET /metrics HTTP/1.1\r\nX: {}\r\n\r\n",
+        "a".repeat(100_000)
+    );
+    let many = format!("GET /metrics HTTP/1.1\r\n{}\r\n", "X: y\r\n".repeat(1000));
+    let long = format!("GET /{} HTTP/1.1\r\n\r\n", "m".repeat(100_000));
+    let cases: [(&[u8], u16); 7] = [
+        (b"GET /nope HTTP/1.1\r\n\r\n", 404),
+        (b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405),
+        (b"DELETE / HTTP/1.1\r\n\r\n", 405),
+        (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\r\n\r\n", 400),
+        (huge.as_bytes(), 431),
+        (many.as_bytes(), 431),
+        (long.as_bytes(), 414),
+    ];
+    for (raw, want) in cases {
+        assert_eq!(request(exp.addr, raw).0, want);
+    }
+    assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("status")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+fn fd_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("fd dir")
+        .count()
+}
+
+/// Hostile clients, each on its own thread until `stop`: stalled requests,
+/// half-open connections, garbage and wrong methods.
+fn abuse(addr: SocketAddr, stop: &std::sync::atomic::AtomicBool) {
+    use std::sync::atomic::Ordering;
+    let mut round = 0u32;
+    while !stop.load(Ordering::SeqCst) {
+        round += 1;
+        let Ok(mut s) = TcpStream::connect(addr) else {
+            continue;
+        };
+        let _ = match round % 4 {
+            // Stalled mid-request: held open until the server times it out.
+            0 => s.write_all(b"GET /metrics HTTP/1.1\r\nHost: "),
+            // Half-open: the client closes its sending side at once.
+            1 => s.shutdown(std::net::Shutdown::Write),
+            2 => s.write_all(&[0xff, 0x00, 0x13, 0x37, b'\n', b'\n']),
+            _ => s.write_all(b"PUT /metrics HTTP/1.1\r\n\r\n"),
+        };
+        if round.is_multiple_of(4) {
+            // Hold the stalled connection a while without reading.
+            std::thread::sleep(Duration::from_millis(300));
+        } else {
+            let mut sink = Vec::new();
+            let _ = s.read_to_end(&mut sink);
+        }
+    }
+}
+
+#[test]
+fn thousand_scrapes_under_churn_and_abuse() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    if !support::live() {
+        return;
+    }
+    let exp = Exporter::start(&[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut loaded = 0u32;
+            while !stop.load(Ordering::SeqCst) {
+                let fx = SocketFilterFixture::load().expect("load fixture");
+                fx.prog.test_run(3).expect("test run");
+                drop(fx);
+                loaded += 1;
+            }
+            loaded
+        })
+    };
+    let abusers: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            let addr = exp.addr;
+            std::thread::spawn(move || abuse(addr, &stop))
+        })
+        .collect();
+    let pid = exp.pid();
+    let mut slowest = Duration::ZERO;
+    let mut baseline = None;
+    for i in 0..1000 {
+        let t = Instant::now();
+        let body = scrape(exp.addr);
+        slowest = slowest.max(t.elapsed());
+        assert!(well_formed(&body), "scrape {i} malformed:\n{body}");
+        assert_eq!(sample(&body, "brr_stats_enabled"), Some(1.0));
+        if i == 100 {
+            baseline = Some((rss_kib(pid), fd_count(pid)));
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let loaded = churn.join().expect("churn thread");
+    for a in abusers {
+        a.join().expect("abuser");
+    }
+    // Stalled connections end within the server's request deadline.
+    std::thread::sleep(Duration::from_secs(1));
+    let (rss0, fds0) = baseline.expect("baseline");
+    let (rss1, fds1) = (rss_kib(pid), fd_count(pid));
+    eprintln!(
+        "1000 scrapes: slowest {slowest:?}; {loaded} fixture loads; RSS {rss0} -> {rss1} KiB; fds {fds0} -> {fds1}"
+    );
+    assert!(loaded > 0);
+    // A scrape never waited for a stalled client (they hold 5 s each).
+    assert!(
+        slowest < Duration::from_secs(3),
+        "slowest scrape {slowest:?}"
+    );
+    assert!(rss1 <= rss0 + 4096, "RSS grew {rss0} -> {rss1} KiB");
+    // The stalled clients still open at the baseline may be gone by now.
+    assert!(fds1 <= fds0, "fds grew {fds0} -> {fds1}");
+    assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// `prometheus`'s answer to an instant query, as the first sample's value.
+fn query(port: u16, q: &str) -> Option<f64> {
+    let encoded: String = q
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let raw = format!("GET /api/v1/query?query={encoded} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.write_all(raw.as_bytes()).ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let body = out.split_once("\r\n\r\n")?.1;
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+#[test]
+fn a_real_prometheus_sees_exactly_the_runs_made() {
+    if !support::live() || !require("prometheus") {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let exp = Exporter::start(&[]);
+    let dir = std::env::temp_dir().join(format!("brr-prom-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: brr\n    static_configs:\n      - targets: ['{}']\n",
+            exp.addr
+        ),
+    )
+    .expect("config");
+    let port = free_port();
+    let mut prom = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run prometheus");
+    const RUNS: u32 = 4_242;
+    fx.prog.test_run(RUNS).expect("test run");
+    let q = format!("brr_prog_run_count_total{{id=\"{}\"}}", fx.prog.id);
+    let t = Instant::now();
+    let mut seen = None;
+    while t.elapsed() < Duration::from_secs(60) {
+        seen = query(port, &q);
+        if seen == Some(f64::from(RUNS)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let _ = prom.kill();
+    let _ = prom.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(seen, Some(f64::from(RUNS)), "prometheus saw {seen:?}");
+    assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
