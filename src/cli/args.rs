@@ -24,7 +24,11 @@ const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
     bin_name = "brr",
     version = "0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).",
     about = DESCRIPTION,
-    override_usage = ROOT_USAGE
+    override_usage = ROOT_USAGE,
+    disable_help_subcommand = true,
+    args_override_self = true,
+    infer_long_args = true,
+    allow_negative_numbers = true
 )]
 pub(super) struct RootArgs {
     #[arg(
@@ -329,42 +333,101 @@ impl TopArgs {
 
 #[derive(Subcommand, Debug)]
 pub(super) enum Sub {
-    #[command(about = "List loaded eBPF programs.")]
+    #[command(
+        about = "List loaded eBPF programs.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Prog(ProgArgs),
-    #[command(about = "Show eBPF program runtime deltas.")]
+    #[command(
+        about = "Show eBPF program runtime deltas.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Activity(ActivityArgs),
-    #[command(about = "Show the live eBPF top TUI.")]
+    #[command(
+        about = "Show the live eBPF top TUI.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Top(TopSubArgs),
-    #[command(about = "List loaded eBPF maps.")]
+    #[command(
+        about = "List loaded eBPF maps.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Map(MapLinkArgs),
-    #[command(about = "List loaded eBPF links.")]
+    #[command(
+        about = "List loaded eBPF links.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Link(MapLinkArgs),
-    #[command(about = "List loaded BTF objects.")]
+    #[command(
+        about = "List loaded BTF objects.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Btf(BtfArgs),
-    #[command(about = "List brr-supported perf events openable on this host.")]
+    #[command(
+        about = "List brr-supported perf events openable on this host.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     PerfEvents(PerfEventsArgs),
     // PROG_ID is optional to clap only so that `dump --devmode 42` can be
     // read as the ID (see `split_devmode_id`); it is required.
     #[command(
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true,
         about = "Dump translated instructions and source-line metadata for a program.",
         override_usage = "brr dump [OPTIONS] PROG_ID"
     )]
     Dump(DumpArgs),
     #[command(
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true,
         about = "Compare brr dump output with bpftool source-line metadata.",
         override_usage = "brr dump-compare [OPTIONS] PROG_ID"
     )]
     DumpCompare(DumpCompareArgs),
-    #[command(about = "Profile BPF JIT execution with native perf_event_open sampling.")]
+    #[command(
+        about = "Profile BPF JIT execution with native perf_event_open sampling.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Profile(ProfileCliArgs),
     #[command(
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true,
         about = "Serve per-program eBPF metrics in the Prometheus text format.",
         long_about = "Serve per-program eBPF metrics in the Prometheus text format on GET /metrics, read from the kernel at each scrape. Runs until SIGTERM or SIGINT.\n\nThe kernel counts program runs and run time only while some process holds BPF_ENABLE_STATS, so the exporter holds it for its whole life: that costs about 20 ns on every run of every eBPF program on the host. --no-stats avoids that cost and serves everything except the run counters."
     )]
     Exporter(ExporterArgs),
-    #[command(about = "Print a shell completion script.")]
+    #[command(
+        about = "Print a shell completion script.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Completions(CompletionsArgs),
-    #[command(about = "Print the man page (roff).")]
+    #[command(
+        about = "Print the man page (roff).",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
     Man,
 }
 

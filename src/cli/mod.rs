@@ -183,33 +183,12 @@ pub fn py_repr(s: &str) -> String {
 }
 
 /// The whole grammar as a clap command (also used for completions and man).
+/// The whole grammar. Every level has argparse's "last one wins" for
+/// repeated options, `brr dump -5` as a value and unique prefixes of long
+/// options, and there is no `help` subcommand (the original has none): all
+/// set by the derive attributes in `args.rs`, so nothing is rebuilt here.
 pub fn command() -> clap::Command {
-    configure(RootArgs::command())
-}
-
-/// Settings every level shares: argparse's "last one wins" for repeated
-/// options, `brr dump -5` as a value, unique prefixes of long options, and
-/// no `help` subcommand (the original has none).
-fn configure(mut cmd: clap::Command) -> clap::Command {
-    let valued: Vec<String> = cmd
-        .get_arguments()
-        .filter(|a| a.get_action().takes_values())
-        .map(|a| a.get_id().to_string())
-        .collect();
-    for id in valued {
-        cmd = cmd.mut_arg(id, |a| a.allow_negative_numbers(true));
-    }
-    let subs: Vec<String> = cmd
-        .get_subcommands()
-        .map(|s| s.get_name().to_string())
-        .collect();
-    for name in subs {
-        cmd = cmd.mut_subcommand(name, configure);
-    }
-    cmd.args_override_self(true)
-        .infer_long_args(true)
-        // clap is built without colour support: help and errors are plain text.
-        .disable_help_subcommand(true)
+    RootArgs::command()
 }
 
 /// Help wraps to the terminal, or to 80 columns when stdout is not one
@@ -229,6 +208,13 @@ fn help_width() -> usize {
 /// Parse the arguments after the program name. Never panics, whatever the
 /// bytes: the result is a command, text to print, or a usage error.
 pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
+    // Scripts probe `brr --version` often; it needs none of the grammar,
+    // whose construction is most of brr's start-up cost.
+    if let [only] = args {
+        if only == "-V" || only == "--version" {
+            return Ok(Parsed::Print(VERSION_TEXT.to_string()));
+        }
+    }
     let mut cmd = command().term_width(help_width());
     let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
     let matches = match cmd.try_get_matches_from_mut(argv) {
