@@ -115,7 +115,7 @@ pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
             ..
         } => Some(activity_stream(cli, *interval, *count, *limit, *all, out)),
         Command::Exporter { listen, stats } => Some(
-            crate::export::run(crate::export::Config {
+            crate::export::run(crate::export::ExporterConfig {
                 listen: *listen,
                 stats: *stats,
             })

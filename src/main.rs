@@ -50,34 +50,34 @@ fn write_failed(e: &std::io::Error, code: i32) -> i32 {
 }
 
 /// Output written as a command runs, or all at once when it is done.
-enum Outcome {
+enum Finished {
     Streamed(commands::Streamed),
     Text(String, i32),
 }
 
-fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Outcome> {
+fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Finished> {
     let c = match cli::parse(args)? {
-        cli::Parsed::Print(text) => return Ok(Outcome::Text(text, 0)),
+        cli::Parsed::Print(text) => return Ok(Finished::Text(text, 0)),
         cli::Parsed::Run(c) => c,
     };
     let mut stdout = std::io::stdout();
     if let Some(streamed) = commands::stream(&c, &mut stdout) {
-        return streamed.map(Outcome::Streamed);
+        return streamed.map(Finished::Streamed);
     }
     let (text, code) = commands::run(&c)?;
-    Ok(Outcome::Text(text, code))
+    Ok(Finished::Text(text, code))
 }
 
 fn main() {
     install_panic_hook();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let code = match run(&args) {
-        Ok(Outcome::Text(text, code)) => match print_stdout(&text) {
+        Ok(Finished::Text(text, code)) => match print_stdout(&text) {
             Ok(()) => code,
             Err(e) => write_failed(&e, code),
         },
-        Ok(Outcome::Streamed(commands::Streamed::Done(code))) => code,
-        Ok(Outcome::Streamed(commands::Streamed::WriteFailed(e))) => write_failed(&e, 0),
+        Ok(Finished::Streamed(commands::Streamed::Done(code))) => code,
+        Ok(Finished::Streamed(commands::Streamed::WriteFailed(e))) => write_failed(&e, 0),
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "{}", e.render());
             e.exit_code()

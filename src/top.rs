@@ -93,7 +93,7 @@ fn activity_hints(rows: &[ActivityRow], id: u32, measured: f64, slow_ns: u64) ->
     rows.iter()
         .find(|r| r.prog.id == id)
         .and_then(|r| {
-            let window = profile::hints::Window {
+            let window = profile::hints::WindowFigures {
                 runs: r.run_count_delta,
                 run_ns: r.run_time_ns_delta,
                 seconds: measured,

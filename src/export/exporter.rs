@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::error::{BrrError, Result};
 use std::os::fd::{AsFd, OwnedFd};
 
-use super::http::{Handler, Limits, Request, Response, Server};
+use super::http::{Handler, HttpRequest, Limits, Response, Server};
 use super::prometheus::{self, Process, ProgSample, Scrape};
 use crate::kernel::fdinfo::{self, OwnFdinfo};
 use crate::kernel::prog_extra::ExtraReader;
@@ -23,7 +23,7 @@ use crate::session::Terminations;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
+pub struct ExporterConfig {
     pub listen: SocketAddr,
     /// Hold BPF_ENABLE_STATS for the exporter's life.
     pub stats: bool,
@@ -158,7 +158,7 @@ pub fn scrape(stats_enabled: bool, cache: &Mutex<StaticCache>) -> Result<Scrape>
 }
 
 /// The exporter's routes: `/metrics`, `/`, else 404; GET only.
-pub fn route(req: &Request, metrics: &dyn Fn() -> Result<String>) -> Response {
+pub fn route(req: &HttpRequest, metrics: &dyn Fn() -> Result<String>) -> Response {
     let known = matches!(req.path.as_str(), "/" | "/metrics");
     if !known {
         return Response::error(404);
@@ -183,7 +183,7 @@ pub fn route(req: &Request, metrics: &dyn Fn() -> Result<String>) -> Response {
 
 /// Serve until SIGTERM, SIGINT or SIGHUP; statistics (unless turned off)
 /// stay on from start to stop.
-pub fn run(config: Config) -> Result<()> {
+pub fn run(config: ExporterConfig) -> Result<()> {
     let terminations = Terminations::catch()?;
     let stats = config.stats.then(StatsGuard::enable).transpose()?;
     let cache = Arc::new(Mutex::new(StaticCache::default()));
@@ -200,7 +200,7 @@ pub fn run(config: Config) -> Result<()> {
     })?;
     let local = server.local_addr();
     let enabled = stats.is_some();
-    let handler: Arc<Handler> = Arc::new(move |req: &Request| {
+    let handler: Arc<Handler> = Arc::new(move |req: &HttpRequest| {
         route(req, &|| {
             scrape(enabled, &cache).map(|s| prometheus::render(&s))
         })
@@ -232,8 +232,8 @@ mod tests {
     use super::*;
     use crate::model::Program;
 
-    fn req(method: &str, path: &str) -> Request {
-        Request {
+    fn req(method: &str, path: &str) -> HttpRequest {
+        HttpRequest {
             method: method.into(),
             path: path.into(),
         }

@@ -46,7 +46,7 @@ impl Default for Limits {
 
 /// The parts of a request the exporter routes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
+pub struct HttpRequest {
     pub method: String,
     /// The target without its query string.
     pub path: String,
@@ -163,7 +163,7 @@ fn line(r: &mut impl BufRead, max: usize, too_long: u16) -> Result<Option<Vec<u8
 }
 
 /// Read one request head (request line and headers) within `limits`.
-pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Request, Rejected> {
+pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<HttpRequest, Rejected> {
     let first = line(r, limits.request_line_bytes, 414)?.ok_or(Rejected::Closed)?;
     let text = std::str::from_utf8(&first).map_err(|_| Rejected::Status(400))?;
     let mut parts = text.split(' ');
@@ -206,7 +206,7 @@ pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Request, Re
         }
     }
     let path = target.split('?').next().unwrap_or(target).to_string();
-    Ok(Request {
+    Ok(HttpRequest {
         method: method.to_string(),
         path,
     })
@@ -232,7 +232,7 @@ impl Read for DeadlineReader<'_> {
     }
 }
 
-pub type Handler = dyn Fn(&Request) -> Response + Send + Sync;
+pub type Handler = dyn Fn(&HttpRequest) -> Response + Send + Sync;
 
 fn serve_connection(stream: TcpStream, handler: &Handler, limits: &Limits) {
     let _ = stream.set_write_timeout(Some(limits.write_timeout));
@@ -266,9 +266,9 @@ fn serve_connection(stream: TcpStream, handler: &Handler, limits: &Limits) {
 }
 
 /// Gives its connection slot back however the connection thread ends.
-struct Slot(Arc<AtomicUsize>);
+struct ConnectionSlot(Arc<AtomicUsize>);
 
-impl Drop for Slot {
+impl Drop for ConnectionSlot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
     }
@@ -292,8 +292,8 @@ impl Server {
         self.local
     }
 
-    /// Serve on a thread of its own until [`Running::stop`].
-    pub fn start(self, handler: Arc<Handler>, limits: Limits) -> io::Result<Running> {
+    /// Serve on a thread of its own until [`RunningServer::stop`].
+    pub fn start(self, handler: Arc<Handler>, limits: Limits) -> io::Result<RunningServer> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let local = self.local;
@@ -302,7 +302,7 @@ impl Server {
         let thread = std::thread::Builder::new()
             .name("brr-http".into())
             .spawn(move || accept_loop(self.listener, &handler, limits, &flag, &counter))?;
-        Ok(Running {
+        Ok(RunningServer {
             stop,
             local,
             thread,
@@ -329,7 +329,7 @@ fn accept_loop(
             continue;
         };
         if active.fetch_add(1, Ordering::SeqCst) >= limits.max_connections {
-            let slot = Slot(Arc::clone(active));
+            let slot = ConnectionSlot(Arc::clone(active));
             // A fresh socket's send buffer takes this without blocking.
             let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
             let _ = (&stream).write_all(&Response::error(503).to_bytes());
@@ -343,7 +343,7 @@ fn accept_loop(
             drop(slot);
             continue;
         }
-        let slot = Slot(Arc::clone(active));
+        let slot = ConnectionSlot(Arc::clone(active));
         let handler = Arc::clone(handler);
         let spawned = std::thread::Builder::new()
             .name("brr-http-conn".into())
@@ -359,14 +359,14 @@ fn accept_loop(
 }
 
 /// A serving server.
-pub struct Running {
+pub struct RunningServer {
     stop: Arc<AtomicBool>,
     local: SocketAddr,
     thread: JoinHandle<()>,
     active: Arc<AtomicUsize>,
 }
 
-impl Running {
+impl RunningServer {
     /// Connections being served now.
     pub fn connections(&self) -> usize {
         self.active.load(Ordering::SeqCst)
@@ -394,7 +394,7 @@ impl Running {
 mod tests {
     use super::*;
 
-    fn parse(bytes: &[u8]) -> Result<Request, Rejected> {
+    fn parse(bytes: &[u8]) -> Result<HttpRequest, Rejected> {
         read_request(&mut &bytes[..], &Limits::default())
     }
 
@@ -402,7 +402,7 @@ mod tests {
     fn requests() {
         assert_eq!(
             parse(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n"),
-            Ok(Request {
+            Ok(HttpRequest {
                 method: "GET".into(),
                 path: "/metrics".into()
             })
@@ -490,7 +490,7 @@ mod tests {
             ..Limits::default()
         };
         let handler: Arc<Handler> =
-            Arc::new(|r: &Request| Response::new(200, "text/plain", r.path.clone()));
+            Arc::new(|r: &HttpRequest| Response::new(200, "text/plain", r.path.clone()));
         let running = server.start(handler, limits).unwrap();
         // Two stalled connections hold two of the three slots.
         let stalled: Vec<TcpStream> = (0..2)

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{BrrError, Result};
 use crate::model::profile::Profile;
 
-pub use exporter::{run, Config, DEFAULT_LISTEN};
+pub use exporter::{run, ExporterConfig, DEFAULT_LISTEN};
 
 /// Where to write a capture's profile files (`--folded`, `--flamegraph`,
 /// `--pprof`).

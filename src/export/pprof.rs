@@ -24,9 +24,9 @@ use crate::model::profile::{Frame, Profile, ProgramProfile, Stack};
 struct Tables {
     strings: Vec<String>,
     string_ids: HashMap<String, i64>,
-    functions: Vec<pb::Function>,
+    functions: Vec<pb::PbFunction>,
     function_ids: HashMap<(i64, i64, i64), u64>,
-    locations: Vec<pb::Location>,
+    locations: Vec<pb::PbLocation>,
     location_ids: HashMap<LocKey, u64>,
 }
 
@@ -74,7 +74,7 @@ impl Tables {
             return id;
         }
         let id = self.functions.len() as u64 + 1;
-        self.functions.push(pb::Function {
+        self.functions.push(pb::PbFunction {
             id,
             name: key.0,
             system_name: key.1,
@@ -85,12 +85,12 @@ impl Tables {
         id
     }
 
-    fn location(&mut self, key: LocKey, address: u64, line: pb::Line) -> u64 {
+    fn location(&mut self, key: LocKey, address: u64, line: pb::PbLine) -> u64 {
         if let Some(&id) = self.location_ids.get(&key) {
             return id;
         }
         let id = self.locations.len() as u64 + 1;
-        self.locations.push(pb::Location {
+        self.locations.push(pb::PbLocation {
             id,
             mapping_id: 0,
             address,
@@ -115,7 +115,7 @@ impl Tables {
             None => self.program_function(p, file),
         };
         let addr = s.jited_address.unwrap_or(0);
-        let line = pb::Line {
+        let line = pb::PbLine {
             function_id: function,
             line: s.line.map_or(0, i64::from),
             column: s.column.map_or(0, i64::from),
@@ -131,7 +131,7 @@ impl Tables {
         ));
         if s.subprogram.is_some() {
             let function = self.program_function(p, "");
-            let line = pb::Line {
+            let line = pb::PbLine {
                 function_id: function,
                 line: 0,
                 column: 0,
@@ -151,7 +151,7 @@ impl Tables {
             .as_deref()
             .map_or(String::new(), |m| format!("[{m}]"));
         let function = self.function(&name, &name, &file);
-        let line = pb::Line {
+        let line = pb::PbLine {
             function_id: function,
             line: 0,
             column: 0,
@@ -190,15 +190,15 @@ pub fn period_ns(frequency: u64) -> i64 {
     }
 }
 
-fn value_type(t: &mut Tables, kind: &str, unit: &str) -> pb::ValueType {
-    pb::ValueType {
+fn value_type(t: &mut Tables, kind: &str, unit: &str) -> pb::PbValueType {
+    pb::PbValueType {
         r#type: t.string(kind),
         unit: t.string(unit),
     }
 }
 
 /// The profile message (not yet encoded).
-fn build(profile: &Profile, ctx: &Context) -> pb::Profile {
+fn build(profile: &Profile, ctx: &Context) -> pb::PbProfile {
     let mut t = Tables::new();
     let period = period_ns(profile.frequency);
     let sample_type = vec![
@@ -217,31 +217,31 @@ fn build(profile: &Profile, ctx: &Context) -> pb::Profile {
         let tag = t.string(&p.tag);
         for s in &p.stacks {
             let mut label = vec![
-                pb::Label {
+                pb::PbLabel {
                     key: keys[0],
                     num: i64::from(p.id),
                     ..Default::default()
                 },
-                pb::Label {
+                pb::PbLabel {
                     key: keys[1],
                     str: tag,
                     ..Default::default()
                 },
-                pb::Label {
+                pb::PbLabel {
                     key: keys[2],
                     num: i64::from(s.pid),
                     ..Default::default()
                 },
             ];
             if let Some(comm) = profile.comms.get(&s.pid) {
-                label.push(pb::Label {
+                label.push(pb::PbLabel {
                     key: keys[3],
                     str: t.string(comm),
                     ..Default::default()
                 });
             }
             let n = i64::try_from(s.samples).unwrap_or(i64::MAX);
-            samples.push(pb::Sample {
+            samples.push(pb::PbSample {
                 location_id: t.stack(p, s),
                 value: vec![n, n.saturating_mul(period)],
                 label,
@@ -253,7 +253,7 @@ fn build(profile: &Profile, ctx: &Context) -> pb::Profile {
         profile.selected_event, profile.frequency
     ))];
     let default_sample_type = t.string("cpu");
-    pb::Profile {
+    pb::PbProfile {
         sample_type,
         sample: samples,
         location: t.locations,
@@ -283,7 +283,7 @@ mod tests {
     use crate::profile::aggregate::tests::profile;
     use std::io::Read;
 
-    fn roundtrip(p: &Profile, ctx: &Context) -> pb::Profile {
+    fn roundtrip(p: &Profile, ctx: &Context) -> pb::PbProfile {
         let mut gz = Vec::new();
         write(p, ctx, &mut gz).unwrap();
         assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip magic");
@@ -291,10 +291,10 @@ mod tests {
         flate2::read::GzDecoder::new(&gz[..])
             .read_to_end(&mut raw)
             .unwrap();
-        pb::Profile::decode(&raw[..]).unwrap()
+        pb::PbProfile::decode(&raw[..]).unwrap()
     }
 
-    fn s(pr: &pb::Profile, i: i64) -> &str {
+    fn s(pr: &pb::PbProfile, i: i64) -> &str {
         &pr.string_table[i as usize]
     }
 

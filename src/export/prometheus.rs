@@ -148,8 +148,8 @@ fn programs(s: &Scrape, out: &mut String) {
             "1",
         );
     }
-    type Value = fn(&Program, Option<u64>) -> Option<String>;
-    let mut per_prog: Vec<(&'static str, &str, &str, Value)> = Vec::new();
+    type Getter = fn(&Program, Option<u64>) -> Option<String>;
+    let mut per_prog: Vec<(&'static str, &str, &str, Getter)> = Vec::new();
     if s.stats_enabled {
         per_prog.push((
             "brr_prog_run_count_total",
@@ -169,7 +169,7 @@ fn programs(s: &Scrape, out: &mut String) {
             "brr_prog_recursion_misses_total",
             "counter",
             "Runs skipped because the program was already running on that CPU.",
-            (|p, _| Some(p.recursion_misses.to_string())) as Value,
+            (|p, _| Some(p.recursion_misses.to_string())) as Getter,
         ),
         (
             "brr_prog_memlock_bytes",

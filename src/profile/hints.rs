@@ -202,7 +202,7 @@ pub fn for_program(profile: &Profile, p: &ProgramProfile) -> Vec<Hint> {
 /// An activity window of one program: `runs` runs taking `run_ns` in
 /// `seconds`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Window {
+pub struct WindowFigures {
     pub runs: u64,
     pub run_ns: u64,
     pub seconds: f64,
@@ -210,8 +210,8 @@ pub struct Window {
 
 /// Hot and slow, from an activity window, with `slow_ns` as the average
 /// run time threshold.
-pub fn hot_and_slow(id: u32, program: &str, w: Window, slow_ns: f64) -> Option<Hint> {
-    let Window {
+pub fn hot_and_slow(id: u32, program: &str, w: WindowFigures, slow_ns: f64) -> Option<Hint> {
+    let WindowFigures {
         runs,
         run_ns,
         seconds,
@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn hot_and_slow_needs_both_a_slow_run_and_a_real_cost() {
-        let w = |runs, run_ns, seconds| Window {
+        let w = |runs, run_ns, seconds| WindowFigures {
             runs,
             run_ns,
             seconds,
