@@ -15,14 +15,15 @@ pub fn compute(base: &[Program], current: &[Program], all: bool, limit: usize) -
     let mut rows: Vec<ActivityRow> = current
         .iter()
         .map(|p| {
-            let (c0, t0) = before
+            let (c0, t0, m0) = before
                 .get(&p.id)
-                .map(|b| (b.run_count, b.run_time_ns))
-                .unwrap_or((0, 0));
+                .map(|b| (b.run_count, b.run_time_ns, b.recursion_misses))
+                .unwrap_or((0, 0, 0));
             ActivityRow {
                 prog: p.clone(),
                 run_count_delta: p.run_count.saturating_sub(c0),
                 run_time_ns_delta: p.run_time_ns.saturating_sub(t0),
+                recursion_misses_delta: p.recursion_misses.saturating_sub(m0),
             }
         })
         .filter(|r| all || r.run_count_delta > 0 || r.run_time_ns_delta > 0)
@@ -90,6 +91,7 @@ mod tests {
             prog: p(1, 35101434, 2807731032),
             run_count_delta: 3939893,
             run_time_ns_delta: 486420680,
+            recursion_misses_delta: 0,
         };
         assert_eq!(format!("{:.4}", r.cpu_pct(2.0)), "24.3210");
         assert_eq!(r.execs_per_sec(2.0), 1969946.0);
@@ -100,6 +102,7 @@ mod tests {
             prog: p(1, 0, 0),
             run_count_delta: n,
             run_time_ns_delta: 0,
+            recursion_misses_delta: 0,
         };
         // Round half to even: 1/2 -> 0, 3/2 -> 2, 5/2 -> 2.
         assert_eq!(half(1).execs_per_sec(2.0), 0.0);

@@ -5,10 +5,11 @@ use std::io::Write;
 use std::ops::ControlFlow;
 
 use crate::cli::{Cli, Command, ProfileArgs};
-use crate::error::Result;
+use crate::error::{BrrError, Result};
 use crate::kernel::{lines, objects};
 use crate::profile::{self, events};
-use crate::render::listing::{self, ActivityRun};
+use crate::render::json::Json;
+use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
 use crate::render::{dump, perf_events, profile as report, Format};
 use crate::session;
 
@@ -17,18 +18,15 @@ use crate::session;
 pub fn run(cli: &Cli) -> Result<(String, i32)> {
     let out = match &cli.command {
         Command::Prog { stats } => {
-            let mut progs = session::programs(*stats)?;
-            session::attach_prog_pins(&mut progs, &cli.bpffs);
+            let progs = session::programs(*stats, cli.extended, &cli.bpffs)?;
             listing::programs(&progs, cli.format, *stats, cli.extended)
         }
         Command::Map => {
-            let mut maps = objects::maps()?;
-            session::attach_map_pins(&mut maps, &cli.bpffs);
+            let maps = session::maps(cli.extended, &cli.bpffs)?;
             listing::maps(&maps, cli.format, cli.extended)
         }
         Command::Link => {
-            let mut links = objects::links()?;
-            session::attach_link_pins(&mut links, &cli.bpffs);
+            let links = session::links(cli.extended, &cli.bpffs)?;
             listing::links(&links, cli.format, cli.extended)
         }
         Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
@@ -42,7 +40,8 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             all,
             ..
         } => {
-            let (rows, measured) = session::activity(*duration, &cli.bpffs, *all, *limit)?;
+            let (rows, measured) =
+                session::activity(*duration, &cli.bpffs, *all, *limit, cli.extended)?;
             let run = ActivityRun {
                 duration: *duration,
                 measured,
@@ -94,8 +93,19 @@ pub enum Streamed {
 }
 
 /// Run `cli` if it is a command that writes while it runs (`activity
-/// --interval`); None for every other command, which [`run`] handles.
+/// --interval`, and `prog`, `map`, `link` in JSON or CSV); None for every
+/// other command, which [`run`] handles.
 pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
+    let listing = match &cli.command {
+        _ if cli.format == Format::Text => None,
+        Command::Prog { .. } => Some(ListingKind::Programs),
+        Command::Map => Some(ListingKind::Maps),
+        Command::Link => Some(ListingKind::Links),
+        _ => None,
+    };
+    if let Some(kind) = listing {
+        return Some(listing_stream(cli, kind, out));
+    }
     match &cli.command {
         Command::Activity {
             limit,
@@ -153,6 +163,51 @@ fn activity_stream(
     Ok(match failed {
         Some(e) => Streamed::WriteFailed(e),
         None => Streamed::Done(0),
+    })
+}
+
+/// `prog`, `map` and `link` in JSON or CSV, written to `out` row by row as
+/// the objects are read, so that memory does not grow with their number
+/// (text needs every row for its column widths and goes through [`run`]).
+/// A failed write stops the walk there.
+fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<Streamed> {
+    let x = cli.extended;
+    let mut buf = std::io::BufWriter::with_capacity(64 * 1024, out);
+    let Some(mut w) = RowWriter::new(&mut buf, cli.format, kind, x) else {
+        return Err(BrrError::Failed("text listings are not streamed".into()));
+    };
+    let csv = w.csv();
+    let mut failed = None;
+    let walked = {
+        let mut put = |item: Json| match w.row(&item) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                failed = Some(e);
+                // Ends the walk; `failed` says why.
+                Err(BrrError::Failed(String::new()))
+            }
+        };
+        match &cli.command {
+            Command::Prog { stats } => session::programs_each(*stats, x, &cli.bpffs, |p| {
+                put(listing::program_json(&p, x, csv))
+            }),
+            Command::Map => {
+                session::maps_each(x, &cli.bpffs, |m| put(listing::map_json(&m, x, csv)))
+            }
+            _ => session::links_each(x, &cli.bpffs, |l| put(listing::link_json(&l, x, csv))),
+        }
+    };
+    if let Some(e) = failed {
+        return Ok(Streamed::WriteFailed(e));
+    }
+    walked?;
+    let end = w
+        .finish()
+        .and_then(|()| buf.write_all(b"\n"))
+        .and_then(|()| buf.flush());
+    Ok(match end {
+        Ok(()) => Streamed::Done(0),
+        Err(e) => Streamed::WriteFailed(e),
     })
 }
 

@@ -5,6 +5,7 @@
 //! Signal handling lives here and nowhere above it, so that the way signals
 //! are caught can change without touching the callers.
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
@@ -17,9 +18,10 @@ use crate::inspect::drilldown::DEVMODE_NOTHING;
 use crate::inspect::insn;
 use crate::inspect::profile::{DrillProfile, KernelRow, ProfileInput};
 use crate::inspect::source::{self, SourceTree};
+use crate::kernel::owners::{self, HeldKind, Owners};
 use crate::kernel::{bpffs, lines, objects, stats::StatsGuard};
 use crate::model::profile as data;
-use crate::model::{Link, Map, Program};
+use crate::model::{AttachPoint, Holder, Keepers, Link, Map, Program};
 use crate::profile::{self, aggregate, capture::StopSignal};
 use crate::render::profile::SourceContexts;
 use crate::sys::signal::InterruptGuard;
@@ -249,15 +251,20 @@ pub fn activity_stream(
 
 /// Activity rows of one [`measure`] window, with pinned paths under
 /// `bpffs`, and the measured seconds (`all` and `limit` as in
-/// [`activity::compute`]).
+/// [`activity::compute`]); with `extended`, who holds each program, where
+/// it is attached and its memlock.
 pub fn activity(
     duration: f64,
     bpffs: impl AsRef<Path>,
     all: bool,
     limit: usize,
+    extended: bool,
 ) -> Result<(Vec<ActivityRow>, f64)> {
     let mut m = measure(duration)?;
     attach_prog_pins(&mut m.current, bpffs);
+    if extended {
+        ProgContext::read()?.apply(&mut m.current);
+    }
     Ok((
         activity::compute(&m.base, &m.current, all, limit),
         m.seconds,
@@ -287,11 +294,257 @@ pub fn capture(req: &profile::Request) -> Result<data::Profile> {
     profile
 }
 
-/// Programs as `brr prog` lists them; with `stats`, statistics are on
-/// while they are read, so the run counters are current.
-pub fn programs(stats: bool) -> Result<Vec<Program>> {
+/// Programs as `brr prog` lists them, in ID order, with their pins; with
+/// `stats`, statistics are on while they
+/// are read, so the run counters are current; with `extended`, who holds
+/// each, where it is attached and the memlock of its maps.
+pub fn programs(stats: bool, extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Program>> {
+    let mut out = Vec::new();
+    programs_each(stats, extended, bpffs, |p| {
+        out.push(p);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`programs`] one at a time, each handed to `each` as soon as it is
+/// read, so that a listing holds one program at a time. What a row needs
+/// from other objects is read first and kept small: pins, and with
+/// `extended` each map's memlock, how many programs use each map (one
+/// brief pass over the programs), the links and the owner scan.
+pub fn programs_each(
+    stats: bool,
+    extended: bool,
+    bpffs: impl AsRef<Path>,
+    mut each: impl FnMut(Program) -> Result<()>,
+) -> Result<()> {
     let _stats = stats.then(StatsGuard::enable).transpose()?;
-    objects::programs()
+    let pins = bpffs::scan(bpffs);
+    // Maps' memlock and users take a walk over every map and program
+    // before the rows: `-x` work, like the owner scan.
+    let context = if extended {
+        let mut memlock: HashMap<u32, Option<u64>> = HashMap::new();
+        objects::MapReader::new().each(|m| {
+            memlock.insert(m.id, m.memlock_bytes);
+            Ok(())
+        })?;
+        let mut users: HashMap<u32, u32> = HashMap::new();
+        objects::program_maps_each(|_, mut ids| {
+            ids.sort_unstable();
+            ids.dedup();
+            for id in ids {
+                *users.entry(id).or_default() += 1;
+            }
+            Ok(())
+        })?;
+        Some((memlock, users, objects::links()?, owners::scan()))
+    } else {
+        None
+    };
+    objects::ProgramReader::new(true).each(|mut p| {
+        p.pinned_paths = pins.for_prog(p.id);
+        if let Some((memlock, users, links, owners)) = &context {
+            add_map_memlock(&mut p, memlock, users);
+            add_prog_keepers(std::slice::from_mut(&mut p), links, owners);
+        }
+        each(p)
+    })
+}
+
+/// Each program's maps' memlock, every map once, and how many of its maps
+/// other programs use as well.
+pub fn add_maps_memlock(progs: &mut [Program], maps: &[Map]) {
+    let memlock: HashMap<u32, Option<u64>> = maps.iter().map(|m| (m.id, m.memlock_bytes)).collect();
+    let mut users: HashMap<u32, u32> = HashMap::new();
+    for p in progs.iter() {
+        let mut ids = p.map_ids.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            *users.entry(id).or_default() += 1;
+        }
+    }
+    for p in progs.iter_mut() {
+        add_map_memlock(p, &memlock, &users);
+    }
+}
+
+/// One program's share of [`add_maps_memlock`], from map id -> memlock
+/// and map id -> number of programs using it.
+fn add_map_memlock(
+    p: &mut Program,
+    memlock: &HashMap<u32, Option<u64>>,
+    users: &HashMap<u32, u32>,
+) {
+    let mut ids = p.map_ids.clone();
+    ids.sort_unstable();
+    ids.dedup();
+    let known: Vec<u64> = ids
+        .iter()
+        .filter_map(|id| memlock.get(id).copied().flatten())
+        .collect();
+    p.maps_memlock_bytes = (!known.is_empty()).then(|| known.iter().sum());
+    let shared = ids
+        .iter()
+        .filter(|id| users.get(id).copied().unwrap_or(0) > 1)
+        .count();
+    p.shared_maps = Some(u32::try_from(shared).unwrap_or(u32::MAX));
+}
+
+/// Owners, the link that holds each program, and the programs' attach
+/// points through their links.
+pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &Owners) {
+    let mut by_prog: HashMap<u32, Vec<&Link>> = HashMap::new();
+    for l in links {
+        by_prog.entry(l.prog_id).or_default().push(l);
+    }
+    for p in progs {
+        let own = by_prog.get(&p.id).map(Vec::as_slice).unwrap_or(&[]);
+        p.attached = own
+            .iter()
+            .map(|l| AttachPoint {
+                link_id: l.id,
+                attach_type: l.attach_type.clone(),
+                target: l.target.clone(),
+            })
+            .collect();
+        p.keepers = Some(Keepers {
+            owners: owners.of(HeldKind::Prog, p.id).to_vec(),
+            held_by: own.first().map(|l| Holder::Link(l.id)),
+        });
+    }
+}
+
+/// Who holds each program, where it is attached and its memlock: what
+/// `-x` adds to activity rows. It costs an owner scan, so views that repeat
+/// read it on their own slower cadence and apply the latest to each window.
+#[derive(Debug, Clone, Default)]
+pub struct ProgContext {
+    by_id: HashMap<u32, Known>,
+}
+
+/// What [`ProgContext`] knows about one program.
+#[derive(Debug, Clone, Default)]
+struct Known {
+    keepers: Keepers,
+    attached: Vec<AttachPoint>,
+    memlock: Option<u64>,
+    maps_memlock: Option<u64>,
+    shared_maps: Option<u32>,
+}
+
+impl ProgContext {
+    /// Read it now (programs, links and an owner scan).
+    pub fn read() -> Result<ProgContext> {
+        let mut progs = objects::programs()?;
+        add_maps_memlock(&mut progs, &objects::maps()?);
+        let links = objects::links()?;
+        add_prog_keepers(&mut progs, &links, &owners::scan());
+        Ok(ProgContext::from_programs(progs))
+    }
+
+    pub fn from_programs(progs: Vec<Program>) -> ProgContext {
+        let by_id = progs
+            .into_iter()
+            .map(|p| {
+                let known = Known {
+                    keepers: p.keepers.unwrap_or_default(),
+                    attached: p.attached,
+                    memlock: p.memlock_bytes,
+                    maps_memlock: p.maps_memlock_bytes,
+                    shared_maps: p.shared_maps,
+                };
+                (p.id, known)
+            })
+            .collect();
+        ProgContext { by_id }
+    }
+
+    /// Fill the rows' programs it knows; the others keep theirs.
+    pub fn apply(&self, progs: &mut [Program]) {
+        for p in progs {
+            if let Some(k) = self.by_id.get(&p.id) {
+                p.keepers = Some(k.keepers.clone());
+                p.attached = k.attached.clone();
+                p.memlock_bytes = p.memlock_bytes.or(k.memlock);
+                p.maps_memlock_bytes = k.maps_memlock;
+                p.shared_maps = k.shared_maps;
+            }
+        }
+    }
+}
+
+/// Maps as `brr map` lists them, with their pins; with `extended`, who
+/// holds each (a process, else the first program using it).
+pub fn maps(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
+    let mut out = Vec::new();
+    maps_each(extended, bpffs, |m| {
+        out.push(m);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`maps`] one at a time, in ID order.
+pub fn maps_each(
+    extended: bool,
+    bpffs: impl AsRef<Path>,
+    mut each: impl FnMut(Map) -> Result<()>,
+) -> Result<()> {
+    let pins = bpffs::scan(bpffs);
+    let keepers = if extended {
+        let mut user: HashMap<u32, u32> = HashMap::new();
+        objects::program_maps_each(|prog, ids| {
+            for id in ids {
+                user.entry(id).or_insert(prog);
+            }
+            Ok(())
+        })?;
+        Some((user, owners::scan()))
+    } else {
+        None
+    };
+    objects::MapReader::new().each(|mut m| {
+        m.pinned_paths = pins.for_map(m.id);
+        if let Some((user, owners)) = &keepers {
+            m.keepers = Some(Keepers {
+                owners: owners.of(HeldKind::Map, m.id).to_vec(),
+                held_by: user.get(&m.id).map(|&id| Holder::Prog(id)),
+            });
+        }
+        each(m)
+    })
+}
+
+/// Links as `brr link` lists them, with their pins; with `extended`, who
+/// holds each.
+pub fn links(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
+    let mut out = Vec::new();
+    links_each(extended, bpffs, |l| {
+        out.push(l);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`links`] one at a time, in ID order.
+pub fn links_each(
+    extended: bool,
+    bpffs: impl AsRef<Path>,
+    mut each: impl FnMut(Link) -> Result<()>,
+) -> Result<()> {
+    let pins = bpffs::scan(bpffs);
+    let owners = extended.then(owners::scan);
+    objects::LinkReader::new().each(|mut l| {
+        l.pinned_paths = pins.for_link(l.id);
+        if let Some(owners) = &owners {
+            l.keepers = Some(Keepers {
+                owners: owners.of(HeldKind::Link, l.id).to_vec(),
+                held_by: None,
+            });
+        }
+        each(l)
+    })
 }
 
 /// The signals that end the interactive view: SIGINT (`kill -INT`; in raw
@@ -472,6 +725,71 @@ pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> Prof
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn maps_memlock_counts_each_map_once_and_says_which_are_shared() {
+        let prog = |id, map_ids: Vec<u32>| Program {
+            id,
+            map_ids,
+            ..Default::default()
+        };
+        let map = |id, memlock| Map {
+            id,
+            memlock_bytes: memlock,
+            ..Default::default()
+        };
+        let mut progs = vec![
+            prog(1, vec![10, 11, 10]),
+            prog(2, vec![11]),
+            prog(3, vec![12]),
+        ];
+        add_maps_memlock(
+            &mut progs,
+            &[map(10, Some(100)), map(11, Some(1000)), map(12, None)],
+        );
+        let got: Vec<(Option<u64>, Option<u32>)> = progs
+            .iter()
+            .map(|p| (p.maps_memlock_bytes, p.shared_maps))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Some(1100), Some(1)),
+                (Some(1000), Some(1)),
+                (None, Some(0))
+            ]
+        );
+    }
+
+    #[test]
+    fn programs_are_held_by_their_first_link() {
+        let mut progs = vec![
+            Program {
+                id: 5,
+                ..Default::default()
+            },
+            Program {
+                id: 6,
+                ..Default::default()
+            },
+        ];
+        let link = Link {
+            id: 70,
+            prog_id: 5,
+            target: Some("sched_switch".into()),
+            ..Default::default()
+        };
+        let mut agg = owners::Aggregator::default();
+        agg.add(HeldKind::Prog, 6, 42);
+        agg.set_comm(42, "loader".into());
+        add_prog_keepers(&mut progs, &[link], &agg.finish());
+        let k0 = progs[0].keepers.clone().unwrap();
+        assert_eq!((k0.owners.len(), k0.held_by), (0, Some(Holder::Link(70))));
+        assert_eq!(progs[0].attached[0].target.as_deref(), Some("sched_switch"));
+        let k1 = progs[1].keepers.clone().unwrap();
+        assert_eq!(k1.owners[0].comm, "loader");
+        assert_eq!((k1.held_by, progs[1].attached.len()), (None, 0));
+    }
 
     fn kh(samples: u64, sym: &str, off: u64, line: u32) -> data::KernelHotspot {
         data::KernelHotspot {

@@ -113,7 +113,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         .program_id
         .map(|id| lines::image_by_id(u64::from(id)))
         .transpose()?;
-    let (all_rows, measured) = session::activity(t.delay, &cli.bpffs, true, 0)?;
+    let (all_rows, measured) = session::activity(t.delay, &cli.bpffs, true, 0, cli.extended)?;
     let shown = if t.limit > 0 && all_rows.len() > t.limit {
         &all_rows[..t.limit]
     } else {

@@ -12,6 +12,7 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::fd::AsFd;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -75,6 +76,30 @@ fn text_row(out: &str, id: u32) -> Vec<String> {
         .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
         .find(|f| f.first().map(String::as_str) == Some(&id.to_string()))
         .unwrap_or_else(|| panic!("no text row for {id}:\n{out}"))
+}
+
+/// The `memlock:` bytes of one of this test's own fds, from its own
+/// `/proc/self/fdinfo` (the reading brr's must match).
+fn own_memlock(fd: std::os::fd::BorrowedFd<'_>) -> u64 {
+    use std::os::fd::AsRawFd;
+    let text = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("memlock:"))
+        .map(|v| v.trim().parse().unwrap())
+        .unwrap_or_else(|| panic!("no memlock in {text}"))
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ`.
+fn is_iso8601_utc(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
 }
 
 /// How long brr may take to reach a readiness point: far above any normal
@@ -202,18 +227,32 @@ fn prog_lists_fixture_in_all_formats() {
     assert_eq!(item["map_ids"], serde_json::json!([fx.map.id]));
     assert_eq!(item["btf_id"], p.btf_id);
     assert_eq!(item["pinned_paths"], serde_json::json!([]));
-    // Exact compact text, keys in the documented order.
+    // Exact compact text, keys in the documented order: today's, then the
+    // ones added after them.
     let raw = ok_stdout(&["prog", "--json"]);
+    let loaded_at = item["loaded_at"].as_str().unwrap().to_string();
+    assert!(is_iso8601_utc(&loaded_at), "{loaded_at}");
     let exact = format!(
-        r#"{{"id":{},"type":"socket_filter","name":"{}","tag":"{}","xlated_size_bytes":{},"jited_size_bytes":{},"run_time_ns":null,"run_count":null,"map_ids":[{}],"btf_id":{},"pinned_paths":[]}}"#,
+        r#"{{"id":{},"type":"socket_filter","name":"{}","tag":"{}","xlated_size_bytes":{},"jited_size_bytes":{},"run_time_ns":null,"run_count":null,"map_ids":[{}],"btf_id":{},"pinned_paths":[],"full_name":"{}","loaded_at":"{}","uid":{},"gpl_compatible":{},"verified_insns":{},"recursion_misses":{},"memlock_bytes":{},"maps_memlock_bytes":null,"shared_maps":null}}"#,
         p.id,
         SocketFilterFixture::PROG_NAME,
         p.tag_hex(),
         info.xlated_prog_len,
         info.jited_prog_len,
         fx.map.id,
-        p.btf_id
+        p.btf_id,
+        SocketFilterFixture::FUNC_NAME,
+        loaded_at,
+        info.created_by_uid,
+        info.gpl_compatible != 0,
+        info.verified_insns,
+        info.recursion_misses,
+        own_memlock(p.fd.as_fd()),
     );
+    // The maps' memlock is -x work (a walk over every map and program).
+    let xitem = item_with_id(&json(&["prog", "-x", "--json"]), p.id);
+    assert_eq!(xitem["maps_memlock_bytes"], own_memlock(fx.map.fd.as_fd()));
+    assert_eq!(xitem["shared_maps"], 0);
     assert!(raw.contains(&exact), "{exact} not in {raw}");
     assert!(raw.starts_with(r#"{"kind":"programs","items":["#));
     assert!(raw.ends_with("],\"metadata\":{}}\n"));
@@ -230,7 +269,7 @@ fn prog_lists_fixture_in_all_formats() {
     let csv = ok_stdout(&["--csv", "prog"]);
     assert_eq!(
         csv.lines().next().unwrap(),
-        "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths"
+        "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths,full_name,loaded_at,uid,gpl_compatible,verified_insns,recursion_misses,memlock_bytes,maps_memlock_bytes,shared_maps"
     );
     let row = csv_row(&csv, p.id);
     assert_eq!(
@@ -246,6 +285,9 @@ fn prog_lists_fixture_in_all_formats() {
     assert_eq!(row[8], fx.map.id.to_string());
     assert_eq!(row[9], p.btf_id.to_string());
     assert_eq!(csv_row(&csv, nobtf.prog.id)[9], "");
+    assert_eq!(row[11], SocketFilterFixture::FUNC_NAME);
+    // Without BTF the full name is the kernel's.
+    assert_eq!(csv_row(&csv, nobtf.prog.id)[11], nobtf.prog.name);
 
     let text = ok_stdout(&["prog"]);
     let header = text.lines().next().unwrap();
@@ -261,7 +303,7 @@ fn prog_lists_fixture_in_all_formats() {
         [
             p.id.to_string(),
             "socket_filter".into(),
-            SocketFilterFixture::PROG_NAME.into(),
+            SocketFilterFixture::FUNC_NAME.into(),
             info.xlated_prog_len.to_string(),
             info.jited_prog_len.to_string()
         ]
@@ -271,10 +313,33 @@ fn prog_lists_fixture_in_all_formats() {
     assert!(text.lines().all(|l| l.chars().count() == width));
 
     let x = ok_stdout(&["prog", "-x", "--stats"]);
+    let header: Vec<&str> = x.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header[5..],
+        [
+            "RUN_CNT",
+            "RUN_TIME_NS",
+            "TAG",
+            "PINNED",
+            "OWNERS",
+            "ATTACH",
+            "MEMLOCK",
+            "MAPS_MEM"
+        ]
+    );
     let cells = text_row(&x, p.id);
-    assert_eq!(cells.len(), 9, "{cells:?}");
+    assert_eq!(cells.len(), 13, "{cells:?}");
     assert_eq!(cells[7], p.tag_hex());
     assert_eq!(cells[8], "-");
+    // This test process holds the fixture's fd: it is the owner.
+    let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
+    assert_eq!(
+        cells[9],
+        format!("{}({})", comm.trim_end(), std::process::id())
+    );
+    assert_eq!(cells[10], "-");
+    assert_eq!(cells[11], own_memlock(p.fd.as_fd()).to_string());
+    assert_eq!(cells[12], own_memlock(fx.map.fd.as_fd()).to_string());
 }
 
 #[test]
@@ -292,7 +357,8 @@ fn map_link_btf_list_fixtures() {
         serde_json::json!({
             "id": m.id, "type": "array", "name": support::FX_MAP_NAME,
             "key_size": 4, "value_size": 8, "max_entries": 4, "btf_id": null,
-            "pinned_paths": []
+            "pinned_paths": [], "flags": 0, "frozen": false,
+            "memlock_bytes": own_memlock(m.fd.as_fd())
         })
     );
     let text = ok_stdout(&["map"]);
@@ -327,7 +393,7 @@ fn map_link_btf_list_fixtures() {
     let csv = ok_stdout(&["map", "--csv"]);
     assert_eq!(
         csv.lines().next().unwrap(),
-        "id,type,name,key_size,value_size,max_entries,btf_id,pinned_paths"
+        "id,type,name,key_size,value_size,max_entries,btf_id,pinned_paths,flags,frozen,memlock_bytes"
     );
     assert_eq!(
         csv_row(&csv, m.id),
@@ -339,7 +405,10 @@ fn map_link_btf_list_fixtures() {
             "8",
             "4",
             "",
-            ""
+            "",
+            "0",
+            "false",
+            &own_memlock(m.fd.as_fd()).to_string()
         ]
     );
 
@@ -349,7 +418,7 @@ fn map_link_btf_list_fixtures() {
         serde_json::json!({
             "id": tp.link_id, "type": "raw_tracepoint", "prog_id": tp.prog.id,
             "attach_type": null, "target_obj_id": null, "target_btf_id": null,
-            "pinned_paths": []
+            "pinned_paths": [], "target": "sched_switch"
         })
     );
     assert_eq!(
@@ -360,17 +429,21 @@ fn map_link_btf_list_fixtures() {
             &tp.prog.id.to_string(),
             "-",
             "-",
-            "-"
+            "-",
+            "sched_switch"
         ]
     );
     let csv = ok_stdout(&["--csv", "link"]);
     assert_eq!(
         csv.lines().next().unwrap(),
-        "id,type,prog_id,attach_type,target_obj_id,target_btf_id,pinned_paths"
+        "id,type,prog_id,attach_type,target_obj_id,target_btf_id,pinned_paths,target"
     );
     assert_eq!(
         csv_row(&csv, tp.link_id).join(","),
-        format!("{},raw_tracepoint,{},,,,", tp.link_id, tp.prog.id)
+        format!(
+            "{},raw_tracepoint,{},,,,,sched_switch",
+            tp.link_id, tp.prog.id
+        )
     );
 
     let btf_id = fx.prog.btf_id;
@@ -428,17 +501,15 @@ fn pinned_paths_are_typed_correctly() {
         serde_json::json!([s(&fx.link_a)])
     );
 
+    // PINNED is the first column -x adds after the listing's own.
     let text = ok_stdout(&["--bpffs", &root, "-x", "map"]);
-    assert_eq!(text_row(&text, fx.map.id).last().unwrap(), &s(&fx.map_a));
+    assert_eq!(text_row(&text, fx.map.id)[7], s(&fx.map_a));
     let text = ok_stdout(&["--bpffs", &root, "link", "-x"]);
-    assert_eq!(
-        text_row(&text, fx.rawtp.link_id).last().unwrap(),
-        &s(&fx.link_a)
-    );
+    assert_eq!(text_row(&text, fx.rawtp.link_id)[7], s(&fx.link_a));
     let text = ok_stdout(&["--bpffs", &root, "prog", "-x"]);
-    assert_eq!(text_row(&text, fx.prog.id).last().unwrap(), &want.join(","));
+    assert_eq!(text_row(&text, fx.prog.id)[6], want.join(","));
     let csv = ok_stdout(&["--bpffs", &root, "--csv", "prog"]);
-    assert_eq!(csv_row(&csv, fx.prog.id).last().unwrap(), &want.join(";"));
+    assert_eq!(csv_row(&csv, fx.prog.id)[10], want.join(";"));
 
     // A bpffs root that does not exist simply has no pins.
     let none = json(&["--bpffs", "/nonexistent/brr", "map", "--json"]);
@@ -522,7 +593,7 @@ fn activity_counts_exact_runs_inside_the_window() {
         .lines()
         .next()
         .unwrap()
-        .ends_with(",pinned_paths,measured_duration"));
+        .ends_with(",pinned_paths,measured_duration,full_name,recursion_misses_delta"));
     let row = csv_row(
         &csv.lines()
             .map(|l| l.splitn(4, ',').nth(3).unwrap_or(""))

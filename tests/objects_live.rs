@@ -114,7 +114,74 @@ fn target_of(link: &OwnedFd) -> LinkTarget {
             fdinfo::read_own(link.as_fd()).unwrap()
         );
     }
-    link_target::read(link, &mut SystemNames::new()).expect("link info")
+    let got = link_target::read(link, &mut SystemNames::new()).expect("link info");
+    listed_like(link, &got);
+    got
+}
+
+/// The real binary's output.
+fn brr(args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(args)
+        .output()
+        .expect("run brr");
+    assert!(
+        o.status.success(),
+        "brr {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("utf-8 output")
+}
+
+/// The JSON item of the object with this id.
+fn item(args: &[&str], id: u32) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_str(&brr(args)).expect("JSON");
+    doc["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["id"] == id)
+        .unwrap_or_else(|| panic!("no item {id} in brr {args:?}"))
+        .clone()
+}
+
+/// The text row whose first cell is `id`.
+fn row(text: &str, id: u32) -> String {
+    text.lines()
+        .find(|l| l.split_whitespace().next() == Some(&id.to_string()))
+        .unwrap_or_else(|| panic!("no row {id} in\n{text}"))
+        .to_string()
+}
+
+/// `brr link` shows the link as the decoder reads it: ATTACH_TYPE and
+/// TARGET in text, `attach_type` and `target` in JSON.
+fn listed_like(link: &OwnedFd, want: &LinkTarget) {
+    let id = sys::link_info(link.as_fd()).expect("link id").id;
+    let j = item(&["link", "--json"], id);
+    assert_eq!(
+        j["attach_type"].as_str(),
+        want.attach_type.as_deref(),
+        "{j}"
+    );
+    assert_eq!(j["target"].as_str(), want.target.as_deref(), "{j}");
+    let text = brr(&["link"]);
+    let header = text.lines().next().unwrap_or_default();
+    assert!(
+        header.trim_end().ends_with("TARGET_BTF_ID  TARGET"),
+        "{header}"
+    );
+    let line = row(&text, id);
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        cells[3],
+        want.attach_type.as_deref().unwrap_or("-"),
+        "{line}"
+    );
+    let target = want.target.as_deref().unwrap_or("-");
+    assert!(
+        line.trim_end().ends_with(target),
+        "{line} does not end with {target}"
+    );
 }
 
 /// A `sleep` child that inherits copies of `fds` (a dup without CLOEXEC
@@ -165,6 +232,35 @@ fn owners_lists_a_child_holding_dups_and_never_brr_itself() {
     let t = std::time::Instant::now();
     let o = owners::scan();
     let took = t.elapsed();
+    // Through the binary: the sleeper is among the program's owners, in
+    // OWNERS as comm(pid) and in JSON as {pid, comm}, sorted by pid.
+    let p = item(&["prog", "-x", "--json"], fx.prog.id);
+    let listed = p["owners"].as_array().expect("owners with -x").clone();
+    assert!(
+        listed.contains(&serde_json::json!({"pid": pid, "comm": "sleep"})),
+        "{listed:?}"
+    );
+    let pids: Vec<u64> = listed.iter().map(|o| o["pid"].as_u64().unwrap()).collect();
+    assert!(pids.windows(2).all(|w| w[0] < w[1]), "{pids:?}");
+    let text = brr(&["prog", "-x"]);
+    let line = row(&text, fx.prog.id);
+    assert!(line.contains(&format!("sleep({pid})")), "{line}");
+    let l = item(&["link", "-x", "--json"], tp.link_id);
+    assert!(
+        l["owners"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!({"pid": pid, "comm": "sleep"})),
+        "{l}"
+    );
+    let csv = brr(&["prog", "-x", "--csv"]);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",shared_maps,owners,held_by,attached"),
+        "{csv}"
+    );
     let _ = child.kill();
     let _ = child.wait();
     eprintln!("owner scan took {took:?}");
@@ -190,6 +286,89 @@ fn owners_lists_a_child_holding_dups_and_never_brr_itself() {
             assert!(holders.windows(2).all(|w| w[0].pid < w[1].pid));
         }
     }
+}
+
+/// Objects no process holds say what keeps them loaded: a map only a
+/// program uses, a program only a link holds, a map only a pin holds.
+#[test]
+fn objects_nobody_holds_say_how_they_stay_loaded() {
+    if !support::live() {
+        return;
+    }
+    let SocketFilterFixture { prog, map, .. } = SocketFilterFixture::load().expect("fixture");
+    let map_id = map.id;
+    drop(map);
+    let RawTpLinkFixture {
+        prog: tp_prog,
+        link,
+        link_id,
+        ..
+    } = RawTpLinkFixture::load().expect("raw_tp fixture");
+    let tp_id = tp_prog.id;
+    drop(tp_prog);
+    let mut pins = support::PinDir::new().expect("pin dir");
+    let pinned = support::create_map("brr_fx_pinned", 2, 4, 4, 1).expect("map");
+    let pinned_id = pinned.id;
+    pins.pin(pinned.fd.as_fd(), "only_pin").expect("pin");
+    drop(pinned);
+    let root = pins.path.to_str().unwrap().to_string();
+
+    let maps = brr(&["--bpffs", &root, "map", "-x"]);
+    assert!(
+        row(&maps, map_id).contains(&format!("(held by prog {})", prog.id)),
+        "{maps}"
+    );
+    assert!(row(&maps, pinned_id).contains("(pinned)"), "{maps}");
+    let progs = brr(&["--bpffs", &root, "prog", "-x"]);
+    let line = row(&progs, tp_id);
+    assert!(
+        line.contains(&format!("(held by link {link_id})")),
+        "{line}"
+    );
+    // ATTACH: where the program is attached through its link.
+    assert!(line.contains("sched_switch"), "{line}");
+    let j = item(&["--bpffs", &root, "prog", "-x", "--json"], tp_id);
+    assert_eq!(j["owners"], serde_json::json!([]));
+    assert_eq!(
+        j["held_by"],
+        serde_json::json!({"kind": "link", "id": link_id})
+    );
+    assert_eq!(
+        j["attached"],
+        serde_json::json!([{"link_id": link_id, "attach_type": null, "target": "sched_switch"}])
+    );
+    let m = item(&["--bpffs", &root, "map", "-x", "--json"], map_id);
+    assert_eq!(
+        m["held_by"],
+        serde_json::json!({"kind": "prog", "id": prog.id})
+    );
+    drop(link);
+}
+
+/// `activity -x` adds MISSES: runs skipped by recursion in the window.
+#[test]
+fn activity_extended_shows_missed_runs() {
+    if !support::live() {
+        return;
+    }
+    // --all lists this idle fixture too, so the table is never empty.
+    let fx = SocketFilterFixture::load().expect("fixture");
+    let text = brr(&["activity", "-d", "1", "-x", "--all"]);
+    assert!(
+        row(&text, fx.prog.id).contains(SocketFilterFixture::FUNC_NAME),
+        "{text}"
+    );
+    let header: Vec<&str> = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert!(header.contains(&"MISSES"), "{header:?}");
+    assert!(
+        header.ends_with(&["MISSES", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM"]),
+        "{header:?}"
+    );
 }
 
 #[test]
@@ -593,7 +772,7 @@ fn extras_and_owner_scan_cost() {
     let listing = t.elapsed();
     let t = std::time::Instant::now();
     for fd in &fds {
-        let _ = brr::sys::info::prog_info_first_func(fd.as_fd());
+        let _ = brr::sys::bpf::prog_info_first_func(fd.as_fd());
     }
     let func_call = t.elapsed();
     let mut own = fdinfo::OwnFdinfo::open().expect("own fdinfo");

@@ -163,8 +163,14 @@ fn csv_has_one_header_and_window_columns() {
     let header: Vec<&str> = lines[0].split(',').collect();
     assert_eq!(header[..3], ["duration", "limit", "include_all"]);
     assert_eq!(
-        header[header.len() - 3..],
-        ["measured_duration", "window_start", "window_end"]
+        header[header.len() - 5..],
+        [
+            "measured_duration",
+            "window_start",
+            "window_end",
+            "full_name",
+            "recursion_misses_delta"
+        ]
     );
     assert_eq!(
         lines.iter().filter(|l| l.starts_with("duration,")).count(),

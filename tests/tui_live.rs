@@ -220,7 +220,7 @@ fn program_id_opens_its_drilldown_and_sigterm_restores_the_terminal() {
     let id = fx.prog.id;
     launch(&t, &format!("top --program-id {id}"));
     t.wait("the drilldown", |s| {
-        s.contains(&format!("program {id} {}", SocketFilterFixture::PROG_NAME))
+        s.contains(&format!("program {id} {}", SocketFilterFixture::FUNC_NAME))
             && s.contains("sock_filter.c:")
     });
     // Unloading the program is reported in the status line.

@@ -34,7 +34,16 @@ fuzz_target!(|data: &[u8]| {
     match parse(&args) {
         Ok(Parsed::Print(text)) => assert!(!text.is_empty()),
         Ok(Parsed::Run(cli)) => match cli.command {
-            Command::Activity { duration, .. } => seconds("duration", duration),
+            Command::Activity {
+                duration, interval, ..
+            } => {
+                seconds("duration", duration);
+                if let Some(i) = interval {
+                    seconds("interval", i);
+                }
+            }
+            // Loopback unless an address was given, which the fuzzer may do.
+            Command::Exporter { .. } => {}
             // `dump --devmode` alone browses a directory and names no program.
             Command::Dump { prog_id, devmode } => assert!(prog_id > 0 || devmode.is_some()),
             Command::DumpCompare { prog_id } => assert!(prog_id > 0, "program id 0"),

@@ -6,6 +6,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::sys::bpf::{self, ObjKind, ProgWant};
+use crate::sys::link_info;
 
 /// Pinned paths per object ID, one table per object kind.
 #[derive(Debug, Default, Clone)]
@@ -85,7 +86,9 @@ fn classify(fs_path: &Path, shown: &str, pins: &mut Pins) {
             .ok()
             .map(|d| (&mut pins.progs, d.info.id)),
         Some(ObjKind::Map) => bpf::map_info(&fd).ok().map(|i| (&mut pins.maps, i.id)),
-        Some(ObjKind::Link) => bpf::link_info(&fd).ok().map(|i| (&mut pins.links, i.id)),
+        Some(ObjKind::Link) => link_info::link_info(&fd)
+            .ok()
+            .map(|i| (&mut pins.links, i.info.id)),
         _ => None,
     };
     if let Some((table, id)) = id {

@@ -277,10 +277,16 @@ impl OwnFdinfo {
             OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
+        // fdinfo is one seq_file record: a read that leaves room in the
+        // buffer returned all of it, so no second read is needed for EOF.
         let mut n = 0;
         while n < self.buf.len() {
             match rustix::io::read(&f, &mut self.buf[n..])? {
                 0 => break,
+                k if n + k < self.buf.len() => {
+                    n += k;
+                    break;
+                }
                 k => n += k,
             }
         }

@@ -3,12 +3,17 @@
 //! Objects come and go while we walk: an ID returned by GET_NEXT_ID may be gone
 //! by the time we open it. That is normal and the object is skipped.
 
-use std::os::fd::OwnedFd;
+use std::collections::BTreeMap;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Mutex;
 
 use crate::error::{BrrError, Result};
-use crate::kernel::names;
+use crate::kernel::link_target::{self, LinkTarget, SystemNames};
+use crate::kernel::prog_extra::ExtraReader;
+use crate::kernel::{fdinfo, names};
 use crate::model::{BtfObject, Link, Map, Program};
 use crate::sys::bpf::{self, ObjKind, ProgWant};
+use crate::sys::link_info::{self, FetchedLinkInfo};
 use crate::sys::Errno;
 
 const LIST_ACTION: &str = "list eBPF object IDs";
@@ -17,41 +22,69 @@ pub fn open_action(id: u32) -> String {
     format!("open eBPF object id {id}")
 }
 
-/// Walk IDs with `next`, read each with `read`. `read` returning ENOENT means
-/// the object vanished mid-walk and is skipped. Results come out in ID order
-/// because the kernel hands IDs out ascending.
-pub fn walk<T>(
+/// Walk IDs with `next`, read each with `read` and hand it to `each`.
+/// `read` returning ENOENT means the object vanished mid-walk and is
+/// skipped. Results come out in ID order because the kernel hands IDs out
+/// ascending.
+pub fn walk_each<T>(
     mut next: impl FnMut(u32) -> std::result::Result<Option<u32>, Errno>,
     mut read: impl FnMut(u32) -> std::result::Result<T, Errno>,
-) -> Result<Vec<T>> {
-    let mut out = Vec::new();
+    mut each: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
     let mut id = 0u32;
     loop {
         id = match next(id) {
             Ok(Some(n)) => n,
-            Ok(None) => break,
+            Ok(None) => return Ok(()),
             Err(e) => return Err(BrrError::bpf(LIST_ACTION, e)),
         };
         match read(id) {
-            Ok(v) => out.push(v),
+            Ok(v) => each(v)?,
             Err(Errno(libc::ENOENT)) => continue,
             Err(e) => return Err(BrrError::bpf(&open_action(id), e)),
         }
     }
+}
+
+/// [`walk_each`] into a vector.
+pub fn walk<T>(
+    next: impl FnMut(u32) -> std::result::Result<Option<u32>, Errno>,
+    read: impl FnMut(u32) -> std::result::Result<T, Errno>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    walk_each(next, read, |v| {
+        out.push(v);
+        Ok(())
+    })?;
     Ok(out)
 }
 
-fn walk_kind<T>(
+/// Walk one kind of object, reading each through its fd.
+pub fn walk_kind<T>(
     kind: ObjKind,
     mut read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
-) -> Result<Vec<T>> {
-    walk(
+    each: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    walk_each(
         |start| bpf::next_id(kind, start),
         |id| {
             let fd = bpf::fd_by_id(kind, id)?;
             read(id, &fd)
         },
+        each,
     )
+}
+
+fn collect_kind<T>(
+    kind: ObjKind,
+    read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    walk_kind(kind, read, |v| {
+        out.push(v);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 pub fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
@@ -64,31 +97,129 @@ pub fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
         jited_size: info.jited_prog_len,
         run_time_ns: info.run_time_ns,
         run_count: info.run_cnt,
-        recursion_misses: info.recursion_misses,
         map_ids,
         btf_id: info.btf_id,
-        pinned_paths: Vec::new(),
+        uid: info.created_by_uid,
+        gpl_compatible: info.gpl_compatible != 0,
+        verified_insns: info.verified_insns,
+        recursion_misses: info.recursion_misses,
+        ..Default::default()
     }
 }
 
-pub fn programs() -> Result<Vec<Program>> {
-    let want = ProgWant {
-        map_ids: true,
-        ..Default::default()
-    };
-    walk_kind(ObjKind::Prog, |_, fd| {
-        let d = bpf::prog_detail(fd, want)?;
-        Ok(program_from_info(&d.info, d.map_ids))
-    })
+/// Reads listing rows of programs, sharing the BTF that names them.
+pub struct ProgramReader {
+    extra: ExtraReader,
+    /// Map IDs and memlock (one fdinfo read each); off for `top`, which
+    /// enumerates every window.
+    full: bool,
 }
 
-/// Programs with counters but without map IDs: one info call per program,
-/// for `top`, which enumerates every window.
+impl ProgramReader {
+    pub fn new(full: bool) -> ProgramReader {
+        ProgramReader {
+            extra: ExtraReader::new(),
+            full,
+        }
+    }
+
+    pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Program, Errno> {
+        let l = bpf::prog_info_listing(fd, self.full)?;
+        // Brief reads repeat every window: a name seen before is reused
+        // (program IDs are not reused while the kernel runs).
+        let known = if self.full {
+            None
+        } else {
+            BRIEF_NAMES
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&l.info.id).cloned())
+        };
+        let first = if known.is_some() { None } else { l.first_func };
+        let x = self.extra.complete(fd, &l.info, first, self.full);
+        let mut p = program_from_info(&l.info, l.map_ids);
+        p.full_name = known.unwrap_or(x.full_name);
+        p.loaded_at = x.loaded_at;
+        p.memlock_bytes = x.memlock_bytes;
+        Ok(p)
+    }
+
+    /// Every loaded program, in ID order, to `each`.
+    pub fn each(&mut self, each: impl FnMut(Program) -> Result<()>) -> Result<()> {
+        walk_kind(ObjKind::Prog, |_, fd| self.read(fd), each)
+    }
+}
+
+/// Each program's id and map IDs in ID order: one info call per program,
+/// for what a listing needs to know about all programs before its rows.
+pub fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()>) -> Result<()> {
+    walk_kind(
+        ObjKind::Prog,
+        |_, fd| bpf::prog_info_listing(fd, true),
+        |l| each(l.info.id, l.map_ids),
+    )
+}
+
+pub fn programs() -> Result<Vec<Program>> {
+    let mut r = ProgramReader::new(true);
+    collect_kind(ObjKind::Prog, |_, fd| r.read(fd))
+}
+
+/// Full names from the last brief walk, by program id.
+static BRIEF_NAMES: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
+
+/// Programs with counters and names but without map IDs or memlock: one
+/// info call per program, for `top`, which enumerates every window; each
+/// program's BTF is read once, on the first walk that sees it.
 pub fn programs_brief() -> Result<Vec<Program>> {
-    walk_kind(ObjKind::Prog, |_, fd| {
-        let d = bpf::prog_detail(fd, ProgWant::default())?;
-        Ok(program_from_info(&d.info, Vec::new()))
-    })
+    let mut r = ProgramReader::new(false);
+    let list = collect_kind(ObjKind::Prog, |_, fd| r.read(fd))?;
+    if let Ok(mut names) = BRIEF_NAMES.lock() {
+        *names = list.iter().map(|p| (p.id, p.full_name.clone())).collect();
+    }
+    Ok(list)
+}
+
+/// Reads map rows: the info struct plus the fdinfo's memlock and frozen.
+pub struct MapReader {
+    extra: ExtraReader,
+}
+
+impl Default for MapReader {
+    fn default() -> Self {
+        MapReader::new()
+    }
+}
+
+impl MapReader {
+    pub fn new() -> MapReader {
+        MapReader {
+            extra: ExtraReader::new(),
+        }
+    }
+
+    pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Map, Errno> {
+        let i = bpf::map_info(fd)?;
+        let f = self
+            .extra
+            .fdinfo_text(fd)
+            .map(|t| fdinfo::parse_map(&t))
+            .unwrap_or_default();
+        Ok(Map {
+            frozen: f.frozen,
+            memlock_bytes: f.memlock,
+            ..map_from_info(&i)
+        })
+    }
+
+    pub fn each(&mut self, each: impl FnMut(Map) -> Result<()>) -> Result<()> {
+        walk_kind(ObjKind::Map, |_, fd| self.read(fd), each)
+    }
+}
+
+pub fn maps() -> Result<Vec<Map>> {
+    let mut r = MapReader::new();
+    collect_kind(ObjKind::Map, |_, fd| r.read(fd))
 }
 
 /// Programs as [`programs_brief`] reads them, each with what `extra` reads
@@ -96,7 +227,7 @@ pub fn programs_brief() -> Result<Vec<Program>> {
 pub fn programs_with<T>(
     mut extra: impl FnMut(&Program, &OwnedFd) -> T,
 ) -> Result<Vec<(Program, T)>> {
-    walk_kind(ObjKind::Prog, |_, fd| {
+    collect_kind(ObjKind::Prog, |_, fd| {
         let d = bpf::prog_detail(fd, ProgWant::default())?;
         let p = program_from_info(&d.info, Vec::new());
         let t = extra(&p, fd);
@@ -106,7 +237,7 @@ pub fn programs_with<T>(
 
 /// Maps, each with what `extra` reads from its fd.
 pub fn maps_with<T>(mut extra: impl FnMut(&Map, &OwnedFd) -> T) -> Result<Vec<(Map, T)>> {
-    walk_kind(ObjKind::Map, |_, fd| {
+    collect_kind(ObjKind::Map, |_, fd| {
         let m = map_from_info(&bpf::map_info(fd)?);
         let t = extra(&m, fd);
         Ok((m, t))
@@ -122,52 +253,68 @@ fn map_from_info(i: &bpf::MapInfo) -> Map {
         value_size: i.value_size,
         max_entries: i.max_entries,
         btf_id: i.btf_id,
-        pinned_paths: Vec::new(),
+        flags: i.map_flags,
+        ..Default::default()
     }
 }
 
-pub fn maps() -> Result<Vec<Map>> {
-    walk_kind(ObjKind::Map, |_, fd| Ok(map_from_info(&bpf::map_info(fd)?)))
-}
-
 const LINK_TRACING: u32 = 2;
-const LINK_CGROUP: u32 = 3;
-const LINK_NETNS: u32 = 5;
 
 fn nonzero(v: u32) -> Option<u32> {
     (v != 0).then_some(v)
 }
 
-pub fn link_from_info(i: &bpf::LinkInfo) -> Link {
-    let (attach, obj, btf) = match i.link_type {
-        LINK_TRACING => (
-            Some(names::attach_type(i.union_u32(0))),
-            nonzero(i.union_u32(4)),
-            nonzero(i.union_u32(8)),
-        ),
-        LINK_CGROUP => (Some(names::attach_type(i.union_u32(8))), None, None),
-        LINK_NETNS => (Some(names::attach_type(i.union_u32(4))), None, None),
-        _ => (None, None, None),
+/// A link row from its fetched info and decoded attach point.
+pub fn link_from_target(fetched: &FetchedLinkInfo, t: LinkTarget) -> Link {
+    let i = &fetched.info;
+    let (obj, btf) = if i.type_ == LINK_TRACING {
+        let t = i.tracing();
+        (nonzero(t.target_obj_id), nonzero(t.target_btf_id))
+    } else {
+        (None, None)
     };
     Link {
         id: i.id,
-        link_type: names::link_type(i.link_type),
+        link_type: names::link_type(i.type_),
         prog_id: i.prog_id,
-        attach_type: attach,
+        attach_type: t.attach_type,
         target_obj_id: obj,
         target_btf_id: btf,
         pinned_paths: Vec::new(),
+        target: t.target,
+        keepers: None,
+    }
+}
+
+/// Reads link rows, naming targets through one cached resolver.
+#[derive(Default)]
+pub struct LinkReader {
+    names: SystemNames,
+}
+
+impl LinkReader {
+    pub fn new() -> LinkReader {
+        LinkReader::default()
+    }
+
+    pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Link, Errno> {
+        let (fetched, name) = link_info::link_info_with_name(fd.as_fd())?;
+        let t = link_target::decode(&fetched, name.as_deref(), &mut self.names);
+        Ok(link_from_target(&fetched, t))
+    }
+
+    pub fn each(&mut self, each: impl FnMut(Link) -> Result<()>) -> Result<()> {
+        walk_kind(ObjKind::Link, |_, fd| self.read(fd), each)
     }
 }
 
 pub fn links() -> Result<Vec<Link>> {
-    walk_kind(ObjKind::Link, |_, fd| {
-        Ok(link_from_info(&bpf::link_info(fd)?))
-    })
+    let mut r = LinkReader::new();
+    collect_kind(ObjKind::Link, |_, fd| r.read(fd))
 }
 
 pub fn btfs() -> Result<Vec<BtfObject>> {
-    walk_kind(ObjKind::Btf, |_, fd| {
+    collect_kind(ObjKind::Btf, |_, fd| {
         let (info, name, _) = bpf::btf_info(fd, false)?;
         Ok(BtfObject {
             id: info.id,
@@ -239,33 +386,38 @@ mod tests {
     }
 
     #[test]
-    fn link_union_decoding() {
-        let mut raw = [0u8; 112];
-        raw[0] = 3; // cgroup
-        raw[4] = 34;
-        raw[8] = 200;
-        raw[16 + 8] = 0; // attach type 0 after cgroup_id
-        let info = link_info_from_bytes(&raw);
-        let l = link_from_info(&info);
+    fn link_rows_from_decoded_infos() {
+        use crate::kernel::link_target::NoNames;
+        use crate::sys::link_info::{BpfLinkInfo, Cgroup, Tracing};
+        let mut c = BpfLinkInfo::new(3, 34, 200);
+        c.set_cgroup(Cgroup {
+            cgroup_id: 9,
+            attach_type: 0,
+            _pad: 0,
+        });
+        let f = FetchedLinkInfo { info: c, len: 64 };
+        let l = link_from_target(&f, link_target::decode(&f, None, &mut NoNames));
         assert_eq!(l.link_type, "cgroup");
         assert_eq!(l.attach_type.as_deref(), Some("cgroup_inet_ingress"));
-        assert_eq!(l.prog_id, 200);
-        raw[0] = 2; // tracing
-        raw[16] = 25;
-        raw[20] = 7;
-        let l = link_from_info(&link_info_from_bytes(&raw));
+        assert_eq!(l.target.as_deref(), Some("cgroup_id 9"));
+        assert_eq!((l.id, l.prog_id), (34, 200));
+        assert_eq!((l.target_obj_id, l.target_btf_id), (None, None));
+        let mut t = BpfLinkInfo::new(2, 35, 201);
+        t.set_tracing(Tracing {
+            attach_type: 25,
+            target_obj_id: 7,
+            ..Default::default()
+        });
+        let f = FetchedLinkInfo { info: t, len: 64 };
+        let l = link_from_target(&f, link_target::decode(&f, None, &mut NoNames));
         assert_eq!(l.attach_type.as_deref(), Some("trace_fexit"));
-        assert_eq!(l.target_obj_id, Some(7));
-        assert_eq!(l.target_btf_id, None);
-        raw[0] = 7; // perf_event
-        let l = link_from_info(&link_info_from_bytes(&raw));
-        assert_eq!((l.attach_type, l.target_obj_id), (None, None));
-    }
-
-    fn link_info_from_bytes(raw: &[u8; 112]) -> bpf::LinkInfo {
-        let u = |o: usize| u32::from_ne_bytes([raw[o], raw[o + 1], raw[o + 2], raw[o + 3]]);
-        let mut union = [0u8; 96];
-        union.copy_from_slice(&raw[16..]);
-        bpf::LinkInfo::new(u(0), u(4), u(8), union)
+        assert_eq!((l.target_obj_id, l.target_btf_id), (Some(7), None));
+        let f = FetchedLinkInfo {
+            info: BpfLinkInfo::new(99, 36, 202),
+            len: 64,
+        };
+        let l = link_from_target(&f, link_target::decode(&f, None, &mut NoNames));
+        assert_eq!(l.target.as_deref(), Some("unknown(99)"));
+        assert_eq!(l.attach_type, None);
     }
 }

@@ -16,6 +16,7 @@ use std::path::Path;
 use rustix::fs::{openat, readlinkat_raw, Mode, OFlags, RawDir, CWD};
 
 use crate::kernel::fdinfo;
+pub use crate::model::Owner;
 
 /// The object kinds whose holders are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -47,13 +48,6 @@ pub fn classify_target(target: &[u8]) -> Option<HeldKind> {
         b"anon_inode:bpf_link" | b"anon_inode:bpf-link" => Some(HeldKind::Link),
         _ => None,
     }
-}
-
-/// One process holding an object.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner {
-    pub pid: u32,
-    pub comm: String,
 }
 
 /// Per kind, object id -> its holders sorted by pid, each pid once.

@@ -15,8 +15,7 @@ use rustix::time::{clock_gettime, ClockId};
 use crate::kernel::btf::BtfData;
 use crate::kernel::fdinfo;
 use crate::kernel::names;
-use crate::sys::bpf::{self, ObjKind, ProgInfo};
-use crate::sys::info::prog_info_first_func;
+use crate::sys::bpf::{self, prog_info_first_func, ObjKind, ProgInfo};
 use crate::sys::Errno;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +115,9 @@ pub fn from_parts(
     }
 }
 
+/// Parsed BTF objects kept at once.
+const BTF_CACHE: usize = 16;
+
 /// Reads extras for many programs, sharing BTF blobs and the boot time.
 pub struct ExtraReader {
     btfs: HashMap<u32, Option<BtfData>>,
@@ -142,6 +144,12 @@ impl ExtraReader {
         if btf_id == 0 {
             return None;
         }
+        // Programs from one object file share a BTF and sit at adjacent
+        // IDs, so a few recent BTFs cover a walk; a bound keeps a listing
+        // of thousands of programs from holding thousands of BTFs.
+        if self.btfs.len() >= BTF_CACHE && !self.btfs.contains_key(&btf_id) {
+            self.btfs.clear();
+        }
         self.btfs
             .entry(btf_id)
             .or_insert_with(|| {
@@ -156,19 +164,47 @@ impl ExtraReader {
     /// Extras of the program behind `fd` (an fd brr opened by id).
     pub fn read(&mut self, fd: &OwnedFd) -> Result<ProgExtra, Errno> {
         let (info, first) = prog_info_first_func(fd.as_fd())?;
-        let text = match &mut self.fdinfo {
-            Some(d) => d.read(fd.as_fd()).ok(),
-            None => fdinfo::read_own(fd.as_fd()).ok(),
+        Ok(self.complete(fd, &info, first, true))
+    }
+
+    /// Extras from an info struct already read (with at most one
+    /// `func_info` record asked for); `with_fdinfo` adds the memlock at the
+    /// cost of one small read.
+    pub fn complete(
+        &mut self,
+        fd: &OwnedFd,
+        info: &ProgInfo,
+        first: Option<(u32, u32)>,
+        with_fdinfo: bool,
+    ) -> ProgExtra {
+        let text = if with_fdinfo {
+            self.fdinfo_text(fd)
+        } else {
+            None
         };
         let boot = self.boot_epoch_ns;
-        let btf = self.btf(info.btf_id);
-        Ok(from_parts(
-            &info,
+        // Without a func_info record there is no BTF name to look up.
+        let btf = if first.is_some() {
+            self.btf(info.btf_id)
+        } else {
+            None
+        };
+        from_parts(
+            info,
             first.map(|(_, type_id)| type_id),
             btf,
             text.as_deref(),
             Some(boot),
-        ))
+        )
+    }
+
+    /// The fdinfo text of one of brr's own fds, through the cached
+    /// directory.
+    pub fn fdinfo_text(&mut self, fd: &OwnedFd) -> Option<String> {
+        match &mut self.fdinfo {
+            Some(d) => d.read(fd.as_fd()).ok(),
+            None => fdinfo::read_own(fd.as_fd()).ok(),
+        }
     }
 
     /// Extras of the program with this id; ENOENT when it is gone.

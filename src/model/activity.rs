@@ -8,6 +8,9 @@ pub struct ActivityRow {
     pub prog: Program,
     pub run_count_delta: u64,
     pub run_time_ns_delta: u64,
+    /// Runs skipped in the window because the program was already running
+    /// on that CPU.
+    pub recursion_misses_delta: u64,
 }
 
 impl ActivityRow {

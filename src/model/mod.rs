@@ -8,4 +8,4 @@ pub mod profile;
 
 pub use activity::ActivityRow;
 pub use image::{FuncRecord, JitRange, LineRecord, ProgramImage};
-pub use objects::{BtfObject, Link, Map, Program};
+pub use objects::{AttachPoint, BtfObject, Holder, Keepers, Link, Map, Owner, Program};

@@ -1,9 +1,42 @@
 //! Listing rows: what brr knows about each loaded kernel object.
 
+/// A process holding a file descriptor on an object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Owner {
+    pub pid: u32,
+    pub comm: String,
+}
+
+/// Another object whose reference keeps this one loaded when no process
+/// holds it: a link holds its program, a program the maps it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    Prog(u32),
+    Link(u32),
+}
+
+/// Who keeps an object loaded; filled only when the owner scan ran (`-x`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keepers {
+    /// Processes with an fd on it, sorted by pid.
+    pub owners: Vec<Owner>,
+    /// The first object holding it, for objects no process holds.
+    pub held_by: Option<Holder>,
+}
+
+/// Where a program is attached through one of its links.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AttachPoint {
+    pub link_id: u32,
+    pub attach_type: Option<String>,
+    pub target: Option<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Program {
     pub id: u32,
     pub prog_type: String,
+    /// The kernel's name, at most 15 bytes.
     pub name: String,
     pub tag: String,
     pub xlated_size: u32,
@@ -16,6 +49,33 @@ pub struct Program {
     pub map_ids: Vec<u32>,
     pub btf_id: u32,
     pub pinned_paths: Vec<String>,
+    /// The BTF name of the main function, else `name`.
+    pub full_name: String,
+    pub loaded_at: Option<String>,
+    pub uid: u32,
+    pub gpl_compatible: bool,
+    pub verified_insns: u32,
+    pub memlock_bytes: Option<u64>,
+    /// The memlock of the maps it uses, each map once; `None` when no
+    /// map's memlock could be read or they were not read (without `-x`).
+    pub maps_memlock_bytes: Option<u64>,
+    /// How many of its maps other programs use too (read with `-x`).
+    pub shared_maps: Option<u32>,
+    /// `Some` when the owner scan ran.
+    pub keepers: Option<Keepers>,
+    /// Its links' attach points (filled with `-x`).
+    pub attached: Vec<AttachPoint>,
+}
+
+impl Program {
+    /// The name to show people: the full name when there is one.
+    pub fn display_name(&self) -> &str {
+        if self.full_name.is_empty() {
+            &self.name
+        } else {
+            &self.full_name
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,6 +88,10 @@ pub struct Map {
     pub max_entries: u32,
     pub btf_id: u32,
     pub pinned_paths: Vec<String>,
+    pub flags: u32,
+    pub frozen: Option<bool>,
+    pub memlock_bytes: Option<u64>,
+    pub keepers: Option<Keepers>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,6 +103,8 @@ pub struct Link {
     pub target_obj_id: Option<u32>,
     pub target_btf_id: Option<u32>,
     pub pinned_paths: Vec<String>,
+    pub target: Option<String>,
+    pub keepers: Option<Keepers>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,42 +1,50 @@
 //! Pure parser: perf ring bytes -> records.
 //!
-//! Self-contained (no other brr modules) so the fuzz target can include it
-//! by path. Every byte handed in is accounted for: either it belongs to a
-//! record that parsed, or it is counted in `discarded_bytes` together with a
+//! Every byte handed in is accounted for: either it belongs to a record that
+//! parsed, or it is counted in `discarded_bytes` together with a
 //! `malformed_records` increment. No input can make it panic or loop: each
 //! step advances by a header's `size`, which is checked to be at least 8 and
-//! at most the bytes left.
+//! at most the bytes left. The ABI numbers come from the kernel's UAPI
+//! headers (perf-event-open-sys), under the names the parser uses.
+
+use crate::sys::perf::abi;
 
 /// `perf_event_header.type` values brr understands.
-pub const RECORD_LOST: u32 = 2;
-pub const RECORD_THROTTLE: u32 = 5;
-pub const RECORD_UNTHROTTLE: u32 = 6;
-pub const RECORD_SAMPLE: u32 = 9;
-pub const RECORD_LOST_SAMPLES: u32 = 13;
-pub const RECORD_KSYMBOL: u32 = 17;
-pub const RECORD_BPF_EVENT: u32 = 18;
+pub const RECORD_LOST: u32 = abi::PERF_RECORD_LOST;
+pub const RECORD_THROTTLE: u32 = abi::PERF_RECORD_THROTTLE;
+pub const RECORD_UNTHROTTLE: u32 = abi::PERF_RECORD_UNTHROTTLE;
+pub const RECORD_SAMPLE: u32 = abi::PERF_RECORD_SAMPLE;
+pub const RECORD_LOST_SAMPLES: u32 = abi::PERF_RECORD_LOST_SAMPLES;
+pub const RECORD_KSYMBOL: u32 = abi::PERF_RECORD_KSYMBOL;
+pub const RECORD_BPF_EVENT: u32 = abi::PERF_RECORD_BPF_EVENT;
 
 /// `sample_type` bits whose fields the parser knows how to skip or read.
-pub const SAMPLE_IP: u64 = 1 << 0;
-pub const SAMPLE_TID: u64 = 1 << 1;
-pub const SAMPLE_TIME: u64 = 1 << 2;
-pub const SAMPLE_CALLCHAIN: u64 = 1 << 5;
-pub const SAMPLE_CPU: u64 = 1 << 7;
-pub const SAMPLE_PERIOD: u64 = 1 << 8;
-pub const SAMPLE_BRANCH_STACK: u64 = 1 << 11;
+pub const SAMPLE_IP: u64 = abi::PERF_SAMPLE_IP as u64;
+pub const SAMPLE_TID: u64 = abi::PERF_SAMPLE_TID as u64;
+pub const SAMPLE_TIME: u64 = abi::PERF_SAMPLE_TIME as u64;
+pub const SAMPLE_CALLCHAIN: u64 = abi::PERF_SAMPLE_CALLCHAIN as u64;
+pub const SAMPLE_CPU: u64 = abi::PERF_SAMPLE_CPU as u64;
+pub const SAMPLE_PERIOD: u64 = abi::PERF_SAMPLE_PERIOD as u64;
+pub const SAMPLE_BRANCH_STACK: u64 = abi::PERF_SAMPLE_BRANCH_STACK as u64;
 /// The task's cgroup2 ID (Linux 5.7+); laid out after the branch stack.
-pub const SAMPLE_CGROUP: u64 = 1 << 21;
+pub const SAMPLE_CGROUP: u64 = abi::PERF_SAMPLE_CGROUP as u64;
 
 /// `PERF_RECORD_KSYMBOL` symbol type for BPF JIT images.
-pub const KSYMBOL_TYPE_BPF: u16 = 1;
+pub const KSYMBOL_TYPE_BPF: u16 = abi::PERF_RECORD_KSYMBOL_TYPE_BPF as u16;
 /// `PERF_RECORD_KSYMBOL` flag: the symbol goes away.
-pub const KSYMBOL_FLAG_UNREGISTER: u16 = 1;
+pub const KSYMBOL_FLAG_UNREGISTER: u16 = abi::PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER as u16;
 /// `PERF_RECORD_BPF_EVENT` types.
-pub const BPF_EVENT_PROG_LOAD: u16 = 1;
-pub const BPF_EVENT_PROG_UNLOAD: u16 = 2;
+pub const BPF_EVENT_PROG_LOAD: u16 = abi::PERF_BPF_EVENT_PROG_LOAD as u16;
+pub const BPF_EVENT_PROG_UNLOAD: u16 = abi::PERF_BPF_EVENT_PROG_UNLOAD as u16;
 
 /// Callchain entries at or above this are `PERF_CONTEXT_*` markers.
-pub const CONTEXT_MARKER_MIN: u64 = u64::MAX - 4094;
+#[allow(clippy::unnecessary_cast)] // c_ulong is u64 only on 64-bit targets
+pub const CONTEXT_MARKER_MIN: u64 = abi::PERF_CONTEXT_MAX as u64;
+
+// The parser's layouts assume these values; a binding that disagrees is a
+// build error, not a misread ring.
+const _: () = assert!(SAMPLE_IP == 1 && SAMPLE_CGROUP == 1 << 21);
+const _: () = assert!(CONTEXT_MARKER_MIN == u64::MAX - 4094);
 
 const HEADER: usize = 8;
 

@@ -1,7 +1,7 @@
 //! `brr dump` and `brr dump-compare` output as text, JSON and CSV.
 
 use super::json::{self, obj, Json};
-use super::listing::program_json;
+use super::listing::program_base_json;
 use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::insn::{self, Slot};
@@ -116,7 +116,7 @@ fn dump_json(
         })
         .collect();
     let mut meta = vec![
-        ("program".to_string(), program_json(p)),
+        ("program".to_string(), program_base_json(p)),
         ("line_info_count".to_string(), image.lines.len().into()),
         ("jit_ranges".to_string(), Json::Arr(ranges)),
     ];

@@ -133,6 +133,87 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
     }
 }
 
+/// `v` as it is written `depth` levels deep inside a document.
+pub fn to_string_at(v: &Json, pretty: bool, depth: usize) -> String {
+    let mut out = String::new();
+    write(v, pretty, depth, &mut out);
+    out
+}
+
+/// A `{"kind": ..., "items": [...], "metadata": ...}` document written item
+/// by item, byte for byte as [`to_string`] writes it from [`document`], so
+/// that a listing never holds more than one item.
+pub struct DocumentWriter<'w> {
+    out: &'w mut dyn std::io::Write,
+    kind: String,
+    pretty: bool,
+    items: usize,
+}
+
+impl<'w> DocumentWriter<'w> {
+    pub fn new(out: &'w mut dyn std::io::Write, kind: &str, pretty: bool) -> DocumentWriter<'w> {
+        DocumentWriter {
+            out,
+            kind: kind.to_string(),
+            pretty,
+            items: 0,
+        }
+    }
+
+    /// The head is written with the first item (or at the end), so that an
+    /// error before any item leaves the output empty.
+    fn head(&mut self) -> std::io::Result<()> {
+        let mut s = String::new();
+        if self.pretty {
+            s.push_str("{\n  \"kind\": ");
+            escape(&self.kind, &mut s);
+            s.push_str(",\n  \"items\": [");
+        } else {
+            s.push_str("{\"kind\":");
+            escape(&self.kind, &mut s);
+            s.push_str(",\"items\":[");
+        }
+        self.out.write_all(s.as_bytes())
+    }
+
+    pub fn item(&mut self, v: &Json) -> std::io::Result<()> {
+        if self.items == 0 {
+            self.head()?;
+        }
+        let mut s = String::new();
+        if self.items > 0 {
+            s.push(',');
+        }
+        if self.pretty {
+            s.push_str("\n    ");
+        }
+        write(v, self.pretty, 2, &mut s);
+        self.items += 1;
+        self.out.write_all(s.as_bytes())
+    }
+
+    /// Close the array and write the metadata.
+    pub fn finish(mut self, metadata: &Json) -> std::io::Result<()> {
+        if self.items == 0 {
+            self.head()?;
+        }
+        let mut s = String::new();
+        if self.pretty {
+            if self.items > 0 {
+                s.push_str("\n  ");
+            }
+            s.push_str("],\n  \"metadata\": ");
+            write(metadata, true, 1, &mut s);
+            s.push_str("\n}");
+        } else {
+            s.push_str("],\"metadata\":");
+            write(metadata, false, 1, &mut s);
+            s.push('}');
+        }
+        self.out.write_all(s.as_bytes())
+    }
+}
+
 pub fn to_string(v: &Json, pretty: bool) -> String {
     let mut out = String::new();
     write(v, pretty, 0, &mut out);
@@ -158,6 +239,30 @@ mod tests {
             to_string(&d, true),
             "{\n  \"kind\": \"maps\",\n  \"items\": [\n    {\n      \"id\": 1,\n      \"x\": []\n    }\n  ],\n  \"metadata\": {}\n}"
         );
+    }
+
+    #[test]
+    fn streamed_documents_match_whole_ones() {
+        let items = [
+            obj([("id", 1u32.into()), ("x", Json::Arr(vec![]))]),
+            obj([("id", 2u32.into()), ("x", Json::Arr(vec![3u32.into()]))]),
+        ];
+        for n in 0..=items.len() {
+            for pretty in [false, true] {
+                let whole = to_string(&document("programs", items[..n].to_vec(), obj([])), pretty);
+                let mut out = Vec::new();
+                let mut w = DocumentWriter::new(&mut out, "programs", pretty);
+                for i in &items[..n] {
+                    w.item(i).unwrap();
+                }
+                w.finish(&obj([])).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    whole,
+                    "{n} items, {pretty}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::json::{self, obj, Json};
 use super::{csv, dash, dash_join, table, Format};
 use crate::activity::ActivityRow;
-use crate::model::{BtfObject, Link, Map, Program};
+use crate::model::{AttachPoint, BtfObject, Holder, Keepers, Link, Map, Program};
 
 fn opt_num(v: u32) -> Option<u32> {
     (v != 0).then_some(v)
@@ -34,8 +34,145 @@ fn emit(
     }
 }
 
-pub fn program_json(p: &Program) -> Json {
-    obj([
+/// The OWNERS cell: the first two holders as `comm(pid)`, then `+N`; an
+/// object nobody holds says what keeps it loaded.
+pub fn owners_cell(k: Option<&Keepers>, pinned: bool) -> String {
+    let Some(k) = k else {
+        return "-".into();
+    };
+    if k.owners.is_empty() {
+        return match (pinned, k.held_by) {
+            (true, _) => "(pinned)".into(),
+            (false, Some(h)) => format!("(held by {})", holder_text(h)),
+            (false, None) => "-".into(),
+        };
+    }
+    let mut out = k
+        .owners
+        .iter()
+        .take(2)
+        .map(|o| format!("{}({})", o.comm, o.pid))
+        .collect::<Vec<_>>()
+        .join(",");
+    if k.owners.len() > 2 {
+        out.push_str(&format!(" +{}", k.owners.len() - 2));
+    }
+    out
+}
+
+fn holder_text(h: Holder) -> String {
+    match h {
+        Holder::Prog(id) => format!("prog {id}"),
+        Holder::Link(id) => format!("link {id}"),
+    }
+}
+
+/// A program's attach points for a text cell: `attach_type:target` per
+/// link.
+pub fn attach_cell(points: &[AttachPoint]) -> String {
+    let cells: Vec<String> = points
+        .iter()
+        .map(|a| match (&a.attach_type, &a.target) {
+            (Some(t), Some(x)) => format!("{t}:{x}"),
+            (Some(t), None) => t.clone(),
+            (None, Some(x)) => x.clone(),
+            (None, None) => format!("link {}", a.link_id),
+        })
+        .collect();
+    dash_join(&cells, ",")
+}
+
+/// The MAPS_MEM cell: bytes, and how many of the maps other programs use.
+pub fn maps_mem_cell(p: &Program) -> String {
+    match (p.maps_memlock_bytes, p.shared_maps) {
+        (None, _) => "-".into(),
+        (Some(b), None | Some(0)) => b.to_string(),
+        (Some(b), Some(n)) => format!("{b} ({n} shared)"),
+    }
+}
+
+/// `owners` and `held_by` for JSON (`csv`: owners as `comm(pid)` strings,
+/// one cell).
+fn keeper_fields(k: Option<&Keepers>, csv: bool) -> [(&'static str, Json); 2] {
+    let owners = k.map(|k| {
+        Json::Arr(
+            k.owners
+                .iter()
+                .map(|o| {
+                    if csv {
+                        Json::Str(format!("{}({})", o.comm, o.pid))
+                    } else {
+                        obj([("pid", o.pid.into()), ("comm", o.comm.as_str().into())])
+                    }
+                })
+                .collect(),
+        )
+    });
+    let held = k.and_then(|k| k.held_by).map(|h| match (h, csv) {
+        (h, true) => Json::Str(holder_text(h)),
+        (Holder::Prog(id), false) => obj([("kind", "prog".into()), ("id", id.into())]),
+        (Holder::Link(id), false) => obj([("kind", "link".into()), ("id", id.into())]),
+    });
+    [
+        ("owners", owners.unwrap_or(Json::Null)),
+        ("held_by", held.unwrap_or(Json::Null)),
+    ]
+}
+
+fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
+    if csv {
+        return Json::Arr(
+            points
+                .iter()
+                .map(|a| Json::Str(attach_cell(std::slice::from_ref(a))))
+                .collect(),
+        );
+    }
+    Json::Arr(
+        points
+            .iter()
+            .map(|a| {
+                obj([
+                    ("link_id", a.link_id.into()),
+                    ("attach_type", a.attach_type.clone().into()),
+                    ("target", a.target.clone().into()),
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// A program's JSON item: today's keys, then the ones added after them;
+/// `extended` adds who holds it and where it is attached.
+pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
+    let mut item = program_base_fields(p);
+    item.extend([
+        ("full_name", p.display_name().into()),
+        ("loaded_at", p.loaded_at.clone().into()),
+        ("uid", p.uid.into()),
+        ("gpl_compatible", p.gpl_compatible.into()),
+        ("verified_insns", p.verified_insns.into()),
+        ("recursion_misses", p.recursion_misses.into()),
+        ("memlock_bytes", p.memlock_bytes.into()),
+        ("maps_memlock_bytes", p.maps_memlock_bytes.into()),
+        ("shared_maps", p.shared_maps.into()),
+    ]);
+    if extended {
+        item.extend(keeper_fields(p.keepers.as_ref(), csv));
+        item.push(("attached", attached_json(&p.attached, csv)));
+    }
+    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// The keys every program object has carried since the first release
+/// (`dump` shows only these).
+pub fn program_base_json(p: &Program) -> Json {
+    let item = program_base_fields(p);
+    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+fn program_base_fields(p: &Program) -> Vec<(&'static str, Json)> {
+    vec![
         ("id", p.id.into()),
         ("type", p.prog_type.as_str().into()),
         ("name", p.name.as_str().into()),
@@ -47,7 +184,7 @@ pub fn program_json(p: &Program) -> Json {
         ("map_ids", p.map_ids.as_slice().into()),
         ("btf_id", opt_num(p.btf_id).into()),
         ("pinned_paths", strings(&p.pinned_paths)),
-    ])
+    ]
 }
 
 const PROG_CSV: &[&str] = &[
@@ -62,53 +199,169 @@ const PROG_CSV: &[&str] = &[
     "map_ids",
     "btf_id",
     "pinned_paths",
+    "full_name",
+    "loaded_at",
+    "uid",
+    "gpl_compatible",
+    "verified_insns",
+    "recursion_misses",
+    "memlock_bytes",
+    "maps_memlock_bytes",
+    "shared_maps",
 ];
 
-pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -> String {
+/// A `prog`, `map` or `link` listing in JSON or CSV written row by row as
+/// the objects are read, byte for byte as the whole-listing functions
+/// write it (without the final newline).
+pub struct RowWriter<'w> {
+    sink: Sink<'w>,
+}
+
+enum Sink<'w> {
+    Json(json::DocumentWriter<'w>),
+    Csv {
+        out: &'w mut dyn std::io::Write,
+        keys: Vec<&'static str>,
+        header: bool,
+    },
+}
+
+/// The listings [`RowWriter`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListingKind {
+    Programs,
+    Maps,
+    Links,
+}
+
+impl<'w> RowWriter<'w> {
+    /// `None` for text, whose column widths need every row first.
+    pub fn new(
+        out: &'w mut dyn std::io::Write,
+        format: Format,
+        kind: ListingKind,
+        extended: bool,
+    ) -> Option<RowWriter<'w>> {
+        let (name, keys) = match kind {
+            ListingKind::Programs => ("programs", csv_keys(PROG_CSV, extended, &["attached"])),
+            ListingKind::Maps => ("maps", csv_keys(MAP_CSV, extended, &[])),
+            ListingKind::Links => ("links", csv_keys(LINK_CSV, extended, &[])),
+        };
+        let sink = match format {
+            Format::Text => return None,
+            Format::Json { pretty } => Sink::Json(json::DocumentWriter::new(out, name, pretty)),
+            Format::Csv => Sink::Csv {
+                out,
+                keys,
+                header: false,
+            },
+        };
+        Some(RowWriter { sink })
+    }
+
+    /// Whether items must be built for CSV (`program_json(.., csv)`).
+    pub fn csv(&self) -> bool {
+        matches!(self.sink, Sink::Csv { .. })
+    }
+
+    pub fn row(&mut self, item: &Json) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Json(w) => w.item(item),
+            Sink::Csv { out, keys, header } => {
+                let mut line = String::new();
+                if !*header {
+                    line.push_str(&keys.join(","));
+                    *header = true;
+                }
+                let one = csv::from_items(keys, std::slice::from_ref(item));
+                // from_items puts the header first; keep only the record.
+                if let Some((_, record)) = one.split_once('\n') {
+                    line.push('\n');
+                    line.push_str(record);
+                }
+                out.write_all(line.as_bytes())
+            }
+        }
+    }
+
+    pub fn finish(self) -> std::io::Result<()> {
+        match self.sink {
+            Sink::Json(w) => w.finish(&obj([])),
+            Sink::Csv { out, keys, header } if !header => out.write_all(keys.join(",").as_bytes()),
+            Sink::Csv { .. } => Ok(()),
+        }
+    }
+}
+
+/// Columns only `-x` adds to CSV, after the others.
+const KEEPER_CSV: &[&str] = &["owners", "held_by"];
+
+fn csv_keys(base: &[&'static str], extended: bool, more: &[&'static str]) -> Vec<&'static str> {
+    let mut keys = base.to_vec();
+    if extended {
+        keys.extend(KEEPER_CSV);
+        keys.extend(more);
+    }
+    keys
+}
+
+pub fn prog_headers(stats: bool, extended: bool) -> Vec<&'static str> {
     let mut headers = vec!["ID", "TYPE", "NAME", "XLATED_BYTES", "JITED_BYTES"];
     if stats {
         headers.extend(["RUN_CNT", "RUN_TIME_NS"]);
     }
     if extended {
-        headers.extend(["TAG", "PINNED"]);
+        headers.extend(["TAG", "PINNED", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM"]);
     }
-    let text_rows = list
-        .iter()
-        .map(|p| {
-            let mut r = vec![
-                p.id.to_string(),
-                p.prog_type.clone(),
-                p.name.clone(),
-                p.xlated_size.to_string(),
-                p.jited_size.to_string(),
-            ];
-            if stats {
-                r.push(p.run_count.to_string());
-                r.push(p.run_time_ns.to_string());
-            }
-            if extended {
-                r.push(if p.tag.is_empty() {
-                    "-".into()
-                } else {
-                    p.tag.clone()
-                });
-                r.push(dash_join(&p.pinned_paths, ","));
-            }
-            r
-        })
-        .collect();
+    headers
+}
+
+pub fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> {
+    let mut r = vec![
+        p.id.to_string(),
+        p.prog_type.clone(),
+        p.display_name().to_string(),
+        p.xlated_size.to_string(),
+        p.jited_size.to_string(),
+    ];
+    if stats {
+        r.push(p.run_count.to_string());
+        r.push(p.run_time_ns.to_string());
+    }
+    if extended {
+        r.push(if p.tag.is_empty() {
+            "-".into()
+        } else {
+            p.tag.clone()
+        });
+        r.push(dash_join(&p.pinned_paths, ","));
+        r.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
+        r.push(attach_cell(&p.attached));
+        r.push(dash(p.memlock_bytes));
+        r.push(maps_mem_cell(p));
+    }
+    r
+}
+
+pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -> String {
+    let csv = format == Format::Csv;
     emit(
         format,
         "programs",
         "No eBPF programs found.",
-        (headers, text_rows),
-        list.iter().map(program_json).collect(),
+        (
+            prog_headers(stats, extended),
+            list.iter().map(|p| prog_row(p, stats, extended)).collect(),
+        ),
+        list.iter()
+            .map(|p| program_json(p, extended, csv))
+            .collect(),
         obj([]),
-        PROG_CSV,
+        &csv_keys(PROG_CSV, extended, &["attached"]),
     )
 }
 
-pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
+pub fn map_headers(extended: bool) -> Vec<&'static str> {
     let mut headers = vec![
         "ID",
         "TYPE",
@@ -119,62 +372,80 @@ pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
         "BTF_ID",
     ];
     if extended {
-        headers.push("PINNED");
+        headers.extend(["PINNED", "OWNERS", "MEMLOCK"]);
     }
-    let text_rows = list
-        .iter()
-        .map(|m| {
-            let mut r = vec![
-                m.id.to_string(),
-                m.map_type.clone(),
-                m.name.clone(),
-                m.key_size.to_string(),
-                m.value_size.to_string(),
-                m.max_entries.to_string(),
-                dash(opt_num(m.btf_id)),
-            ];
-            if extended {
-                r.push(dash_join(&m.pinned_paths, ","));
-            }
-            r
-        })
-        .collect();
-    let items = list
-        .iter()
-        .map(|m| {
-            obj([
-                ("id", m.id.into()),
-                ("type", m.map_type.as_str().into()),
-                ("name", m.name.as_str().into()),
-                ("key_size", m.key_size.into()),
-                ("value_size", m.value_size.into()),
-                ("max_entries", m.max_entries.into()),
-                ("btf_id", opt_num(m.btf_id).into()),
-                ("pinned_paths", strings(&m.pinned_paths)),
-            ])
-        })
-        .collect();
+    headers
+}
+
+pub fn map_row(m: &Map, extended: bool) -> Vec<String> {
+    let mut r = vec![
+        m.id.to_string(),
+        m.map_type.clone(),
+        m.name.clone(),
+        m.key_size.to_string(),
+        m.value_size.to_string(),
+        m.max_entries.to_string(),
+        dash(opt_num(m.btf_id)),
+    ];
+    if extended {
+        r.push(dash_join(&m.pinned_paths, ","));
+        r.push(owners_cell(m.keepers.as_ref(), !m.pinned_paths.is_empty()));
+        r.push(dash(m.memlock_bytes));
+    }
+    r
+}
+
+pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
+    let mut item = vec![
+        ("id", m.id.into()),
+        ("type", m.map_type.as_str().into()),
+        ("name", m.name.as_str().into()),
+        ("key_size", m.key_size.into()),
+        ("value_size", m.value_size.into()),
+        ("max_entries", m.max_entries.into()),
+        ("btf_id", opt_num(m.btf_id).into()),
+        ("pinned_paths", strings(&m.pinned_paths)),
+        ("flags", m.flags.into()),
+        ("frozen", m.frozen.into()),
+        ("memlock_bytes", m.memlock_bytes.into()),
+    ];
+    if extended {
+        item.extend(keeper_fields(m.keepers.as_ref(), csv));
+    }
+    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+const MAP_CSV: &[&str] = &[
+    "id",
+    "type",
+    "name",
+    "key_size",
+    "value_size",
+    "max_entries",
+    "btf_id",
+    "pinned_paths",
+    "flags",
+    "frozen",
+    "memlock_bytes",
+];
+
+pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
+    let csv = format == Format::Csv;
     emit(
         format,
         "maps",
         "No eBPF maps found.",
-        (headers, text_rows),
-        items,
+        (
+            map_headers(extended),
+            list.iter().map(|m| map_row(m, extended)).collect(),
+        ),
+        list.iter().map(|m| map_json(m, extended, csv)).collect(),
         obj([]),
-        &[
-            "id",
-            "type",
-            "name",
-            "key_size",
-            "value_size",
-            "max_entries",
-            "btf_id",
-            "pinned_paths",
-        ],
+        &csv_keys(MAP_CSV, extended, &[]),
     )
 }
 
-pub fn links(list: &[Link], format: Format, extended: bool) -> String {
+pub fn link_headers(extended: bool) -> Vec<&'static str> {
     let mut headers = vec![
         "ID",
         "TYPE",
@@ -182,57 +453,72 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
         "ATTACH_TYPE",
         "TARGET_OBJ_ID",
         "TARGET_BTF_ID",
+        "TARGET",
     ];
     if extended {
-        headers.push("PINNED");
+        headers.extend(["PINNED", "OWNERS"]);
     }
-    let text_rows = list
-        .iter()
-        .map(|l| {
-            let mut r = vec![
-                l.id.to_string(),
-                l.link_type.clone(),
-                l.prog_id.to_string(),
-                dash(l.attach_type.clone()),
-                dash(l.target_obj_id),
-                dash(l.target_btf_id),
-            ];
-            if extended {
-                r.push(dash_join(&l.pinned_paths, ","));
-            }
-            r
-        })
-        .collect();
-    let items = list
-        .iter()
-        .map(|l| {
-            obj([
-                ("id", l.id.into()),
-                ("type", l.link_type.as_str().into()),
-                ("prog_id", l.prog_id.into()),
-                ("attach_type", l.attach_type.clone().into()),
-                ("target_obj_id", l.target_obj_id.into()),
-                ("target_btf_id", l.target_btf_id.into()),
-                ("pinned_paths", strings(&l.pinned_paths)),
-            ])
-        })
-        .collect();
+    headers
+}
+
+pub fn link_row(l: &Link, extended: bool) -> Vec<String> {
+    let mut r = vec![
+        l.id.to_string(),
+        l.link_type.clone(),
+        l.prog_id.to_string(),
+        dash(l.attach_type.clone()),
+        dash(l.target_obj_id),
+        dash(l.target_btf_id),
+        dash(l.target.clone()),
+    ];
+    if extended {
+        r.push(dash_join(&l.pinned_paths, ","));
+        r.push(owners_cell(l.keepers.as_ref(), !l.pinned_paths.is_empty()));
+    }
+    r
+}
+
+pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
+    let mut item = vec![
+        ("id", l.id.into()),
+        ("type", l.link_type.as_str().into()),
+        ("prog_id", l.prog_id.into()),
+        ("attach_type", l.attach_type.clone().into()),
+        ("target_obj_id", l.target_obj_id.into()),
+        ("target_btf_id", l.target_btf_id.into()),
+        ("pinned_paths", strings(&l.pinned_paths)),
+        ("target", l.target.clone().into()),
+    ];
+    if extended {
+        item.extend(keeper_fields(l.keepers.as_ref(), csv));
+    }
+    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+const LINK_CSV: &[&str] = &[
+    "id",
+    "type",
+    "prog_id",
+    "attach_type",
+    "target_obj_id",
+    "target_btf_id",
+    "pinned_paths",
+    "target",
+];
+
+pub fn links(list: &[Link], format: Format, extended: bool) -> String {
+    let csv = format == Format::Csv;
     emit(
         format,
         "links",
         "No eBPF links found.",
-        (headers, text_rows),
-        items,
+        (
+            link_headers(extended),
+            list.iter().map(|l| link_row(l, extended)).collect(),
+        ),
+        list.iter().map(|l| link_json(l, extended, csv)).collect(),
         obj([]),
-        &[
-            "id",
-            "type",
-            "prog_id",
-            "attach_type",
-            "target_obj_id",
-            "target_btf_id",
-            "pinned_paths",
-        ],
+        &csv_keys(LINK_CSV, extended, &[]),
     )
 }
 
@@ -308,7 +594,9 @@ pub fn activity_table(
     }
     headers.extend(["XLAT_B", "JIT_B"]);
     if extended {
-        headers.extend(["TAG", "PINNED"]);
+        headers.extend([
+            "TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM",
+        ]);
     }
     let cells = rows
         .iter()
@@ -317,7 +605,7 @@ pub fn activity_table(
             let mut c = vec![
                 p.id.to_string(),
                 p.prog_type.clone(),
-                p.name.clone(),
+                p.display_name().to_string(),
                 super::num::percent4(r.cpu_pct(d)),
                 num(r.execs_per_sec(d) as u64),
                 num(r.avg_ns()),
@@ -340,6 +628,11 @@ pub fn activity_table(
                     p.tag.clone()
                 });
                 c.push(dash_join(&p.pinned_paths, ","));
+                c.push(num(r.recursion_misses_delta));
+                c.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
+                c.push(attach_cell(&p.attached));
+                c.push(p.memlock_bytes.map_or_else(|| "-".into(), &num));
+                c.push(maps_mem_cell(p));
             }
             c
         })
@@ -467,6 +760,8 @@ fn activity_document(
                 ("run_time_ns_total", r.run_time_ns_total().into()),
                 ("cumulative_avg_run_time_ns", r.cumulative_avg_ns().into()),
                 ("pinned_paths", strings(&p.pinned_paths)),
+                ("full_name", p.display_name().into()),
+                ("recursion_misses_delta", r.recursion_misses_delta.into()),
             ])
         })
         .collect();
@@ -527,6 +822,7 @@ fn activity_document(
     if run.window.is_some() {
         csv_keys.extend(["window_start", "window_end"]);
     }
+    csv_keys.extend(["full_name", "recursion_misses_delta"]);
     emit(
         format,
         "program_activity",
@@ -556,6 +852,7 @@ mod tests {
             map_ids: vec![193, 7],
             btf_id: 278,
             pinned_paths: vec!["/sys/fs/bpf/a".into(), "/sys/fs/bpf/b,c".into()],
+            ..Default::default()
         }
     }
 
@@ -568,15 +865,15 @@ mod tests {
         );
         assert_eq!(
             programs(&list, Format::Json { pretty: false }, false, false),
-            r#"{"kind":"programs","items":[{"id":632,"type":"cgroup_skb","name":"count_ingress","tag":"d812b1a3dc0f9a8c","xlated_size_bytes":144,"jited_size_bytes":90,"run_time_ns":null,"run_count":null,"map_ids":[193,7],"btf_id":278,"pinned_paths":["/sys/fs/bpf/a","/sys/fs/bpf/b,c"]}],"metadata":{}}"#
+            r#"{"kind":"programs","items":[{"id":632,"type":"cgroup_skb","name":"count_ingress","tag":"d812b1a3dc0f9a8c","xlated_size_bytes":144,"jited_size_bytes":90,"run_time_ns":null,"run_count":null,"map_ids":[193,7],"btf_id":278,"pinned_paths":["/sys/fs/bpf/a","/sys/fs/bpf/b,c"],"full_name":"count_ingress","loaded_at":null,"uid":0,"gpl_compatible":false,"verified_insns":0,"recursion_misses":0,"memlock_bytes":null,"maps_memlock_bytes":null,"shared_maps":null}],"metadata":{}}"#
         );
         assert_eq!(
             programs(&list, Format::Csv, false, false),
-            "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths\n632,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,,,193;7,278,\"/sys/fs/bpf/a;/sys/fs/bpf/b,c\""
+            "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths,full_name,loaded_at,uid,gpl_compatible,verified_insns,recursion_misses,memlock_bytes,maps_memlock_bytes,shared_maps\n632,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,,,193;7,278,\"/sys/fs/bpf/a;/sys/fs/bpf/b,c\",count_ingress,,0,false,0,0,,,"
         );
         let x = programs(&list, Format::Text, true, true);
         assert!(x.starts_with(" ID  TYPE        NAME           XLATED_BYTES  JITED_BYTES  RUN_CNT  RUN_TIME_NS  TAG               PINNED"));
-        assert!(x.ends_with("0            0  d812b1a3dc0f9a8c  /sys/fs/bpf/a,/sys/fs/bpf/b,c"));
+        assert!(x.ends_with("0            0  d812b1a3dc0f9a8c  /sys/fs/bpf/a,/sys/fs/bpf/b,c  -       -       -        -       "), "{x:?}");
         assert_eq!(
             programs(&[], Format::Text, false, false),
             "No eBPF programs found."
@@ -598,14 +895,15 @@ mod tests {
             max_entries: 1,
             btf_id: 0,
             pinned_paths: vec![],
+            ..Default::default()
         };
         assert_eq!(
             maps(std::slice::from_ref(&m), Format::Text, true),
-            " ID  TYPE          NAME        KEY  VALUE  MAX_ENTRIES  BTF_ID  PINNED\n213  cgroup_array  cgroup_map    4      4            1       -  -     "
+            " ID  TYPE          NAME        KEY  VALUE  MAX_ENTRIES  BTF_ID  PINNED  OWNERS  MEMLOCK\n213  cgroup_array  cgroup_map    4      4            1       -  -       -       -      "
         );
         assert_eq!(
             maps(&[m], Format::Csv, false),
-            "id,type,name,key_size,value_size,max_entries,btf_id,pinned_paths\n213,cgroup_array,cgroup_map,4,4,1,,"
+            "id,type,name,key_size,value_size,max_entries,btf_id,pinned_paths,flags,frozen,memlock_bytes\n213,cgroup_array,cgroup_map,4,4,1,,,0,,"
         );
         let l = Link {
             id: 34,
@@ -615,14 +913,16 @@ mod tests {
             target_obj_id: None,
             target_btf_id: None,
             pinned_paths: vec![],
+            target: Some("/brr.slice".into()),
+            ..Default::default()
         };
         assert_eq!(
             links(std::slice::from_ref(&l), Format::Text, false),
-            "ID  TYPE    PROG_ID  ATTACH_TYPE          TARGET_OBJ_ID  TARGET_BTF_ID\n34  cgroup      632  cgroup_inet_ingress              -              -"
+            "ID  TYPE    PROG_ID  ATTACH_TYPE          TARGET_OBJ_ID  TARGET_BTF_ID  TARGET    \n34  cgroup      632  cgroup_inet_ingress              -              -  /brr.slice"
         );
         assert_eq!(
             links(&[l], Format::Json { pretty: false }, false),
-            r#"{"kind":"links","items":[{"id":34,"type":"cgroup","prog_id":632,"attach_type":"cgroup_inet_ingress","target_obj_id":null,"target_btf_id":null,"pinned_paths":[]}],"metadata":{}}"#
+            r#"{"kind":"links","items":[{"id":34,"type":"cgroup","prog_id":632,"attach_type":"cgroup_inet_ingress","target_obj_id":null,"target_btf_id":null,"pinned_paths":[],"target":"/brr.slice"}],"metadata":{}}"#
         );
         let b = BtfObject {
             id: 1,
@@ -653,6 +953,7 @@ mod tests {
             prog: p,
             run_count_delta: 3939893,
             run_time_ns_delta: 486420680,
+            recursion_misses_delta: 0,
         }];
         let run = ActivityRun {
             duration: 2.0,
@@ -669,7 +970,7 @@ mod tests {
         let c = activity(&rows, run, Format::Csv, false, false);
         assert_eq!(
             c.lines().nth(1).unwrap(),
-            "2.0,3,false,689,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,3939893,486420680,123,35101434,2807731032,79,,2.0"
+            "2.0,3,false,689,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,3939893,486420680,123,35101434,2807731032,79,,2.0,count_ingress,0"
         );
         let j = activity(&rows, run, Format::Json { pretty: false }, false, false);
         assert!(j.ends_with(
@@ -684,6 +985,98 @@ mod tests {
                 .lines()
                 .count(),
             1
+        );
+    }
+
+    #[test]
+    fn rows_written_one_by_one_match_the_whole_listing() {
+        let list = [prog(1), prog(2)];
+        for n in 0..=2 {
+            for format in [
+                Format::Json { pretty: false },
+                Format::Json { pretty: true },
+                Format::Csv,
+            ] {
+                for x in [false, true] {
+                    let whole = programs(&list[..n], format, false, x);
+                    let mut out = Vec::new();
+                    let mut w = RowWriter::new(&mut out, format, ListingKind::Programs, x).unwrap();
+                    let csv = w.csv();
+                    for p in &list[..n] {
+                        w.row(&program_json(p, x, csv)).unwrap();
+                    }
+                    w.finish().unwrap();
+                    assert_eq!(String::from_utf8(out).unwrap(), whole, "{n} {format:?} {x}");
+                }
+            }
+        }
+        let mut out = Vec::new();
+        assert!(RowWriter::new(&mut out, Format::Text, ListingKind::Maps, false).is_none());
+    }
+
+    #[test]
+    fn owners_and_how_objects_stay_loaded() {
+        use crate::model::Owner;
+        let o = |pid, comm: &str| Owner {
+            pid,
+            comm: comm.into(),
+        };
+        let k = |owners, held_by| Keepers { owners, held_by };
+        assert_eq!(owners_cell(None, true), "-");
+        assert_eq!(owners_cell(Some(&k(vec![], None)), true), "(pinned)");
+        assert_eq!(
+            owners_cell(Some(&k(vec![], Some(Holder::Link(7)))), false),
+            "(held by link 7)"
+        );
+        assert_eq!(
+            owners_cell(Some(&k(vec![], Some(Holder::Prog(12)))), false),
+            "(held by prog 12)"
+        );
+        assert_eq!(owners_cell(Some(&k(vec![], None)), false), "-");
+        let three = k(vec![o(1, "systemd"), o(40, "bash"), o(99, "x")], None);
+        assert_eq!(owners_cell(Some(&three), false), "systemd(1),bash(40) +1");
+        assert_eq!(
+            owners_cell(Some(&k(vec![o(5, "a")], Some(Holder::Link(1)))), true),
+            "a(5)"
+        );
+        let mut p = prog(3);
+        p.keepers = Some(k(vec![o(40, "bash")], Some(Holder::Link(9))));
+        p.attached = vec![
+            AttachPoint {
+                link_id: 9,
+                attach_type: None,
+                target: Some("sched_switch".into()),
+            },
+            AttachPoint {
+                link_id: 10,
+                attach_type: Some("cgroup_inet_ingress".into()),
+                target: Some("/a".into()),
+            },
+        ];
+        p.maps_memlock_bytes = Some(8192);
+        p.shared_maps = Some(1);
+        let j = programs(
+            std::slice::from_ref(&p),
+            Format::Json { pretty: false },
+            false,
+            true,
+        );
+        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash"}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch"},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a"}]}],"metadata":{}}"#), "{j}");
+        let c = programs(std::slice::from_ref(&p), Format::Csv, false, true);
+        assert!(c
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",shared_maps,owners,held_by,attached"));
+        assert!(c
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",8192,1,bash(40),link 9,sched_switch;cgroup_inet_ingress:/a"));
+        let t = programs(&[p], Format::Text, false, true);
+        assert!(
+            t.contains("  bash(40)  sched_switch,cgroup_inet_ingress:/a  -        8192 (1 shared)"),
+            "{t}"
         );
     }
 
@@ -708,6 +1101,7 @@ mod tests {
             prog: p,
             run_count_delta: 10,
             run_time_ns_delta: 1000,
+            recursion_misses_delta: 0,
         }];
         let run = ActivityRun {
             duration: 5.0,
@@ -744,12 +1138,14 @@ mod tests {
         ));
         let first = activity_window(&rows, run, Format::Csv, false, false, true);
         let header = first.lines().next().unwrap();
-        assert!(header.ends_with(",measured_duration,window_start,window_end"));
+        assert!(header.ends_with(
+            ",measured_duration,window_start,window_end,full_name,recursion_misses_delta"
+        ));
         assert!(first
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",1.2449,100.0,101.2449"));
+            .ends_with(",1.2449,100.0,101.2449,count_ingress,0"));
         let later = activity_window(&rows, run, Format::Csv, false, false, false);
         assert_eq!(later.lines().count(), 1);
         assert_eq!(Some(later.as_str()), first.split_once('\n').map(|x| x.1));

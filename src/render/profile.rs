@@ -224,7 +224,8 @@ fn program_table(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> S
         .iter()
         .map(|pv| {
             let p = pv.p;
-            let mut r = vec![p.id.to_string(), p.prog_type.clone(), p.name.clone()];
+            let name = p.full_name.clone().unwrap_or_else(|| p.name.clone());
+            let mut r = vec![p.id.to_string(), p.prog_type.clone(), name];
             if view.wide {
                 r.push(p.samples.to_string());
             }

@@ -86,11 +86,13 @@ mod tests {
                 prog: p(137, "sys_exit", 139154546, 16453388810),
                 run_count_delta: 1340491,
                 run_time_ns_delta: 155117000,
+                recursion_misses_delta: 0,
             },
             ActivityRow {
                 prog: p(65, "sys_enter", 0, 0),
                 run_count_delta: 0,
                 run_time_ns_delta: 0,
+                recursion_misses_delta: 0,
             },
         ];
         assert_eq!(
@@ -99,7 +101,10 @@ mod tests {
         );
         let x = activity(&rows[..1], 0.5, 0.5, true, true);
         assert!(x.starts_with("BRR ACTIVITY duration=0.5\n ID  TYPE        NAME         CPU%    EXECS/s  AVG_NS  CUMUL_AVG_NS     NS_PER/s  EXECS_DELTA     TOTAL_NS  EXECS_TOTAL        CUMUL_NS  XLAT_B  JIT_B  TAG               PINNED"), "{x}");
-        assert!(x.ends_with("fc3eb0ef05553d4b  -     "), "{x:?}");
+        assert!(
+            x.ends_with("fc3eb0ef05553d4b  -            0       -       -        -         -"),
+            "{x:?}"
+        );
         assert_eq!(
             activity(&[], 1.0, 1.0, false, false),
             "BRR ACTIVITY duration=1\nNo active eBPF program runtime deltas observed."

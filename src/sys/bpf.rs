@@ -222,24 +222,114 @@ pub fn enable_stats() -> Result<OwnedFd, Errno> {
     bpf(BPF_ENABLE_STATS, &mut attr).map(owned_fd)
 }
 
-fn get_info<T>(fd: impl AsFd, info: &mut T) -> Result<(), Errno> {
-    let mut attr = InfoAttr {
-        bpf_fd: fd.as_fd().as_raw_fd() as u32,
-        info_len: std::mem::size_of::<T>() as u32,
-        info: info as *mut T as u64,
-    };
-    bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr).map(|_| ())
+/// Plain-old-data info layouts: all-zero is valid and so is any byte
+/// pattern the kernel writes.
+///
+/// # Safety
+/// Implementors are #[repr(C)] and hold only integers, integer arrays and
+/// unions of such.
+pub(crate) unsafe trait Pod: Sized + Copy {
+    fn zeroed() -> Self {
+        // SAFETY: guaranteed by the trait contract.
+        unsafe { std::mem::zeroed() }
+    }
+
+    /// A value from the first bytes of `raw`; missing bytes stay zero, as
+    /// when an older kernel fills less of the struct.
+    fn from_prefix(raw: &[u8]) -> Self {
+        let mut v = Self::zeroed();
+        let n = raw.len().min(std::mem::size_of::<Self>());
+        // SAFETY: `v` is a live Pod value of size_of::<Self>() bytes, n is
+        // within both buffers, and any bytes are a valid Pod.
+        unsafe {
+            std::ptr::copy_nonoverlapping(raw.as_ptr(), &mut v as *mut Self as *mut u8, n);
+        }
+        v
+    }
 }
 
-/// `BPF_OBJ_GET_INFO_BY_FD` into a caller-prepared info struct, for the
-/// arrays brr does not fetch itself.
+// SAFETY: #[repr(C)] with integer fields only.
+unsafe impl Pod for ProgInfo {}
+// SAFETY: #[repr(C)] with integer fields only.
+unsafe impl Pod for MapInfo {}
+// SAFETY: #[repr(C)] with integer fields only.
+unsafe impl Pod for BtfInfo {}
+
+/// `BPF_OBJ_GET_INFO_BY_FD`: fill `info` for `fd`; returns how many bytes
+/// the kernel wrote (`min(size_of::<T>(), the kernel's struct size)`).
+///
+/// Any pointer fields set in `info` must point at live buffers of the
+/// lengths set beside them for the duration of the call; every caller in
+/// this layer keeps its buffers alive across the call.
+pub(crate) fn get_info<T: Pod>(fd: impl AsFd, info: &mut T) -> Result<u32, Errno> {
+    info_by_fd(fd, info)
+}
+
+/// [`get_info`] for any info layout, for the test fixtures' own requests.
 ///
 /// # Safety
 /// `T` must be the info struct of `fd`'s object type (or a prefix of it),
 /// and every non-zero pointer field in `info` must be valid for writes of
 /// the length given by its companion length/count field.
 pub unsafe fn obj_info<T>(fd: impl AsFd, info: &mut T) -> Result<(), Errno> {
-    get_info(fd, info)
+    info_by_fd(fd, info).map(|_| ())
+}
+
+/// The one `BPF_OBJ_GET_INFO_BY_FD` call; its callers vouch for `info`.
+fn info_by_fd<T>(fd: impl AsFd, info: &mut T) -> Result<u32, Errno> {
+    let mut attr = InfoAttr {
+        bpf_fd: fd.as_fd().as_raw_fd() as u32,
+        info_len: std::mem::size_of::<T>() as u32,
+        info: info as *mut T as u64,
+    };
+    bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr)?;
+    Ok(attr.info_len)
+}
+
+/// A program's info with at most its first `func_info` record
+/// `(insn_off, type_id)`, in one call: the kernel copies
+/// `min(asked, has)` records, so asking for one needs no size probe.
+pub fn prog_info_first_func(fd: impl AsFd) -> Result<(ProgInfo, Option<(u32, u32)>), Errno> {
+    prog_info_listing(fd, false).map(|l| (l.info, l.first_func))
+}
+
+/// What [`prog_info_listing`] reads.
+#[derive(Debug, Clone)]
+pub struct ListingInfo {
+    pub info: ProgInfo,
+    /// The first `func_info` record `(insn_off, type_id)`, if any.
+    pub first_func: Option<(u32, u32)>,
+    pub map_ids: Vec<u32>,
+}
+
+/// [`prog_info_first_func`] plus, with `map_ids`, up to [`MAX_MAP_IDS`] map
+/// IDs: everything a listing row reads from the info struct, in one call.
+pub fn prog_info_listing(fd: impl AsFd, map_ids: bool) -> Result<ListingInfo, Errno> {
+    let mut rec = [0u32; 2];
+    let mut ids = buffer::<u32>(if map_ids { MAX_MAP_IDS as usize } else { 0 })?;
+    let mut info = ProgInfo {
+        nr_func_info: 1,
+        func_info_rec_size: 8,
+        func_info: rec.as_mut_ptr() as u64,
+        ..Default::default()
+    };
+    if map_ids {
+        info.nr_map_ids = MAX_MAP_IDS;
+        info.map_ids = ids.as_mut_ptr() as u64;
+    }
+    // `rec` and `ids` live until the end of this function, with the
+    // lengths given above.
+    get_info(fd, &mut info)?;
+    // nr_func_info now holds the program's own count; 0 means no BTF funcs.
+    let first = (info.nr_func_info > 0).then_some((rec[0], rec[1]));
+    ids.truncate((info.nr_map_ids as usize).min(ids.len()));
+    info.func_info = 0;
+    info.map_ids = 0;
+    Ok(ListingInfo {
+        info,
+        first_func: first,
+        map_ids: ids,
+    })
 }
 
 /// `struct bpf_prog_info` through `attach_btf_id` (232 bytes).
@@ -312,44 +402,6 @@ pub struct MapInfo {
     pub map_extra: u64,
 }
 const _: () = assert!(std::mem::size_of::<MapInfo>() == 88);
-
-/// `struct bpf_link_info`: header plus the 96-byte type-specific union.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct LinkInfo {
-    pub link_type: u32,
-    pub id: u32,
-    pub prog_id: u32,
-    _pad: u32,
-    pub union: [u8; 96],
-}
-const _: () = assert!(std::mem::size_of::<LinkInfo>() == 112);
-
-impl Default for LinkInfo {
-    fn default() -> LinkInfo {
-        LinkInfo::new(0, 0, 0, [0; 96])
-    }
-}
-
-impl LinkInfo {
-    pub fn new(link_type: u32, id: u32, prog_id: u32, union: [u8; 96]) -> LinkInfo {
-        LinkInfo {
-            link_type,
-            id,
-            prog_id,
-            _pad: 0,
-            union,
-        }
-    }
-
-    /// A native-endian u32 at byte `off` of the union (0 past its end).
-    pub fn union_u32(&self, off: usize) -> u32 {
-        match self.union.get(off..off.saturating_add(4)) {
-            Some(&[a, b, c, d]) => u32::from_ne_bytes([a, b, c, d]),
-            _ => 0,
-        }
-    }
-}
 
 /// `struct bpf_btf_info` (32 bytes).
 #[repr(C)]
@@ -543,12 +595,6 @@ pub fn map_info(fd: impl AsFd) -> Result<MapInfo, Errno> {
     Ok(info)
 }
 
-pub fn link_info(fd: impl AsFd) -> Result<LinkInfo, Errno> {
-    let mut info = LinkInfo::default();
-    get_info(fd, &mut info)?;
-    Ok(info)
-}
-
 /// Room for a BTF object's name (the kernel's names are far shorter).
 const BTF_NAME_BUF: usize = 512;
 
@@ -626,16 +672,5 @@ mod tests {
         assert_eq!(v.len(), 32);
         keep_records(&mut v, 1, 0);
         assert!(v.is_empty());
-    }
-
-    #[test]
-    fn union_words_past_the_end_are_zero() {
-        let mut union = [0u8; 96];
-        union[92..].copy_from_slice(&7u32.to_ne_bytes());
-        let l = LinkInfo::new(1, 2, 3, union);
-        assert_eq!(
-            (l.union_u32(92), l.union_u32(93), l.union_u32(usize::MAX)),
-            (7, 0, 0)
-        );
     }
 }

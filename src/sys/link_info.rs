@@ -2,9 +2,9 @@
 //! include/uapi/linux/bpf.h, 6.x), and a fetch that fills the name
 //! buffers the union points at.
 
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 
-use super::info::{get_info, Pod};
+use super::bpf::{get_info, Pod};
 use super::Errno;
 
 #[repr(C)]
@@ -346,6 +346,14 @@ pub struct FetchedLinkInfo {
     pub info: BpfLinkInfo,
     /// Bytes of `info` the kernel wrote: less than 64 on older kernels.
     pub len: u32,
+}
+
+/// A link's info in one call, without the names its union points at
+/// (enough for its id, type and program).
+pub fn link_info(fd: impl AsFd) -> Result<FetchedLinkInfo, Errno> {
+    let mut info = BpfLinkInfo::zeroed();
+    let len = get_info(fd, &mut info)?;
+    Ok(FetchedLinkInfo { info, len })
 }
 
 /// Longest name fetched: PATH_MAX, for uprobe paths.

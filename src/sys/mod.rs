@@ -3,7 +3,6 @@
 //! layout, they are used instead of hand-written code.
 
 pub mod bpf;
-pub mod info;
 pub mod link_info;
 pub mod perf;
 pub mod signal;

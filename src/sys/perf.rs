@@ -9,7 +9,9 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use perf_event_open_sys::bindings::{self as abi, perf_event_attr, perf_event_mmap_page};
+/// The kernel's perf ABI numbers, for the record parser above this layer.
+pub use perf_event_open_sys::bindings as abi;
+use perf_event_open_sys::bindings::{perf_event_attr, perf_event_mmap_page};
 use rustix::event::EventfdFlags;
 use rustix::mm::{MapFlags, ProtFlags};
 pub use rustix::process::Resource;

@@ -92,6 +92,7 @@ mod tests {
             },
             run_count_delta: count,
             run_time_ns_delta: ns,
+            recursion_misses_delta: 0,
         }
     }
 

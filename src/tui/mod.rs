@@ -195,6 +195,7 @@ fn event_loop(
                 Effect::CancelProfile => worker.cancel_profile(),
             }
         }
+        worker.want_context(app.extended || !app.filter.is_empty() || app.filter_input.is_some());
         if std::mem::take(&mut app.dirty) {
             if let Err(e) = term.draw(|f| ui::draw(f, app, theme)) {
                 restore_terminal();

@@ -68,6 +68,7 @@ fn row(p: Program, dc: u64, dt: u64) -> ActivityRow {
         prog: p,
         run_count_delta: dc,
         run_time_ns_delta: dt,
+        recursion_misses_delta: 0,
     }
 }
 
@@ -280,9 +281,12 @@ fn column_toggles() {
     assert_eq!(app.headers.len(), 8);
     app.on_key(ch('x'));
     assert_eq!(app.status, "Extended columns shown.");
-    assert_eq!(&app.headers[8..], &["TAG", "PINNED"]);
+    assert_eq!(
+        &app.headers[8..],
+        &["TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM"]
+    );
     app.on_key(ch('c'));
-    assert_eq!(app.headers.len(), 16);
+    assert_eq!(app.headers.len(), 21);
     assert_eq!(app.status, "Cumulative columns shown.");
     app.on_key(ch('x'));
     assert_eq!(app.status, "Extended columns hidden.");
@@ -388,6 +392,56 @@ fn sorting_keys() {
     }
     app.on_key(ch('x'));
     assert_eq!(app.sort.col, Col::Cpu);
+}
+
+#[test]
+fn filter_matches_full_names_owner_comms_and_ids() {
+    use crate::model::{AttachPoint, Keepers, Owner};
+    let mut app = App::new(config(), (120, 40), Vec::new());
+    app.start();
+    let mut rs = rows();
+    rs[2].prog.full_name = "tracepoint__syscalls__sys_enter_execve".into();
+    rs[3].prog.keepers = Some(Keepers {
+        owners: vec![Owner {
+            pid: 4242,
+            comm: "execsnoop".into(),
+        }],
+        held_by: None,
+    });
+    rs[3].prog.attached = vec![AttachPoint {
+        link_id: 9,
+        attach_type: Some("trace_fentry".into()),
+        target: Some("blk_mq_start_request".into()),
+    }];
+    app.on_msg(Msg::Window {
+        rows: rs,
+        measured: 1.0,
+    });
+    let search = |app: &mut App, text: &str| {
+        app.on_key(ch('/'));
+        for c in text.chars() {
+            app.on_key(ch(c));
+        }
+        let got = ids(app);
+        app.on_key(key(KeyCode::Esc));
+        got
+    };
+    assert_eq!(search(&mut app, "execve"), vec![83]);
+    assert_eq!(search(&mut app, "SNOOP"), vec![76]);
+    assert_eq!(search(&mut app, "96"), vec![96]);
+    // The drilldown title names the program in full, with owner and link.
+    app.on_key(ch('/'));
+    for c in "snoop".chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Enter));
+    let about = app.drill.as_ref().and_then(|d| d.about.clone()).unwrap();
+    assert_eq!(about.owner.as_deref(), Some("execsnoop(4242)"));
+    assert_eq!(
+        about.attach.as_deref(),
+        Some("trace_fentry:blk_mq_start_request")
+    );
 }
 
 #[test]

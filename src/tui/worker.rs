@@ -5,8 +5,9 @@
 //! something happened.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::Event as TermEvent;
@@ -21,7 +22,7 @@ use crate::kernel::lines::{self, ProgramImage};
 use crate::kernel::objects;
 use crate::model::profile::{Hint, Payer, Profile};
 use crate::profile::{self, capture::StopSignal};
-use crate::session::{self, Detail};
+use crate::session::{self, Detail, ProgContext};
 
 use super::history::Shared;
 
@@ -117,6 +118,13 @@ pub struct ProfileJob {
 const HOLD: Duration = Duration::from_millis(300);
 /// How often an inspected program is checked for having been unloaded.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
+/// How often the owner scan behind the OWNERS, ATTACH and MEMLOCK columns
+/// (and the filter by owner) is repeated while they are shown: it reads
+/// every process's fd table, so it runs on its own thread at this slower
+/// cadence, never inside a window.
+const CONTEXT_EVERY: Duration = Duration::from_secs(5);
+/// How soon a newly wanted scan starts.
+const CONTEXT_POLL: Duration = Duration::from_millis(200);
 /// Progress reports are sent at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
@@ -125,6 +133,7 @@ pub struct Worker {
     events: Sender<Event>,
     profile_stop: Option<Arc<StopSignal>>,
     bpffs: PathBuf,
+    context_wanted: Arc<AtomicBool>,
 }
 
 impl Worker {
@@ -140,13 +149,25 @@ impl Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
         let root = bpffs.clone();
-        std::thread::spawn(move || sampler(rx, ev, held, root, &history));
+        let context = Arc::new(Mutex::new(None));
+        let shared = Arc::clone(&context);
+        let wanted = Arc::new(AtomicBool::new(false));
+        let want = Arc::clone(&wanted);
+        std::thread::spawn(move || context_loop(&shared, &want));
+        std::thread::spawn(move || sampler(rx, ev, held, root, context, &history));
         Worker {
             cmds: tx,
             events,
             profile_stop: None,
             bpffs,
+            context_wanted: wanted,
         }
+    }
+
+    /// Whether the view shows or filters by what the owner scan finds;
+    /// the scan runs only while it does.
+    pub fn want_context(&self, wanted: bool) {
+        self.context_wanted.store(wanted, Ordering::Relaxed);
     }
 
     pub fn send(&self, cmd: Cmd) {
@@ -222,6 +243,29 @@ enum WindowEnd {
     Disconnected,
 }
 
+/// The latest owner scan, shared by its thread and the sampler.
+type SharedContext = Arc<Mutex<Option<Arc<ProgContext>>>>;
+
+/// Refresh the shared context while it is wanted, at most every
+/// [`CONTEXT_EVERY`], until the sampler has gone.
+fn context_loop(shared: &SharedContext, wanted: &AtomicBool) {
+    let mut last: Option<Instant> = None;
+    while Arc::strong_count(shared) > 1 {
+        let due = last.is_none_or(|t| t.elapsed() >= CONTEXT_EVERY);
+        if due && wanted.load(Ordering::Relaxed) {
+            last = Some(Instant::now());
+            // A failed read keeps the previous context: the columns go
+            // stale rather than blank.
+            if let Ok(c) = ProgContext::read() {
+                if let Ok(mut slot) = shared.lock() {
+                    *slot = Some(Arc::new(c));
+                }
+            }
+        }
+        std::thread::sleep(CONTEXT_POLL);
+    }
+}
+
 /// One window of `delay` seconds, started from the held window when it is
 /// recent enough. Snapshots are brief: pins are added to the rows at the
 /// end of the window.
@@ -231,6 +275,7 @@ fn measure(
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
     bpffs: &PathBuf,
+    context: &SharedContext,
     history: &Shared,
 ) -> WindowEnd {
     let window = match held.take() {
@@ -259,6 +304,10 @@ fn measure(
     };
     let mut with_pins = m.current;
     session::attach_prog_pins(&mut with_pins, bpffs);
+    let latest = context.lock().ok().and_then(|c| c.clone());
+    if let Some(c) = latest {
+        c.apply(&mut with_pins);
+    }
     let rows = activity::compute(&m.base, &with_pins, true, 0);
     history.lock().record(&rows, m.seconds);
     *held = Some(next);
@@ -289,6 +338,7 @@ fn sampler(
     events: Sender<Event>,
     mut held: Option<session::Window>,
     bpffs: PathBuf,
+    context: SharedContext,
     history: &Shared,
 ) {
     let mut watched: Option<u32> = None;
@@ -330,7 +380,7 @@ fn sampler(
         match cmd {
             Cmd::Measure { delay } => {
                 watched = None;
-                match measure(delay, &mut held, &rx, &events, &bpffs, history) {
+                match measure(delay, &mut held, &rx, &events, &bpffs, &context, history) {
                     WindowEnd::Done => {}
                     WindowEnd::Interrupted(c) => {
                         held = None;

@@ -13,7 +13,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use brr::sys::bpf::{self, ObjKind, ProgWant};
-pub use brr::sys::bpf::{BtfInfo, LinkInfo, MapInfo, ProgInfo};
+pub use brr::sys::bpf::{BtfInfo, MapInfo, ProgInfo};
 
 // ---- commands (enum bpf_cmd) that product code never issues ----
 pub const BPF_MAP_CREATE: u32 = 0;
@@ -355,24 +355,29 @@ pub fn map_info(fd: BorrowedFd<'_>) -> io::Result<MapInfo> {
     Ok(bpf::map_info(fd)?)
 }
 
-/// Link info (raw_tracepoint name not requested).
-pub fn link_info(fd: BorrowedFd<'_>) -> io::Result<LinkInfo> {
-    Ok(bpf::link_info(fd)?)
+/// The header of a link's info.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkHeader {
+    pub link_type: u32,
+    pub id: u32,
+    pub prog_id: u32,
 }
 
-/// Name of the raw tracepoint a raw_tracepoint link is attached to. brr
-/// does not read it, so the fixture asks for it itself.
+/// Link info (raw_tracepoint name not requested).
+pub fn link_info(fd: BorrowedFd<'_>) -> io::Result<LinkHeader> {
+    let f = brr::sys::link_info::link_info(fd)?;
+    Ok(LinkHeader {
+        link_type: f.info.type_,
+        id: f.info.id,
+        prog_id: f.info.prog_id,
+    })
+}
+
+/// Name of the raw tracepoint a raw_tracepoint link is attached to, read
+/// with the fetch brr uses, whose own decoding is what the tests check.
 pub fn link_tp_name(fd: BorrowedFd<'_>) -> io::Result<String> {
-    let mut buf = vec![0u8; 128];
-    // The raw_tracepoint arm of the union: { u64 tp_name; u32 tp_name_len; }.
-    let mut union = [0u8; 96];
-    union[..8].copy_from_slice(&(buf.as_mut_ptr() as u64).to_ne_bytes());
-    union[8..12].copy_from_slice(&(buf.len() as u32).to_ne_bytes());
-    let mut info = LinkInfo::new(0, 0, 0, union);
-    // SAFETY: tp_name points at a writable buffer of tp_name_len bytes that
-    // outlives the call.
-    unsafe { obj_info(fd, &mut info) }?;
-    Ok(name_str(&buf))
+    let (_, name) = brr::sys::link_info::link_info_with_name(fd)?;
+    Ok(String::from_utf8_lossy(&name.unwrap_or_default()).into_owned())
 }
 
 /// BTF object info (no data requested).

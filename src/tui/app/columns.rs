@@ -23,6 +23,11 @@ pub enum Col {
     Jit,
     Tag,
     Pinned,
+    Misses,
+    Owners,
+    Attach,
+    Memlock,
+    MapsMem,
 }
 
 impl Col {
@@ -43,19 +48,27 @@ impl Col {
             "XLAT_B" => Col::Xlat,
             "JIT_B" => Col::Jit,
             "TAG" => Col::Tag,
+            "MISSES" => Col::Misses,
+            "OWNERS" => Col::Owners,
+            "ATTACH" => Col::Attach,
+            "MEMLOCK" => Col::Memlock,
+            "MAPS_MEM" => Col::MapsMem,
             _ => Col::Pinned,
         }
     }
 
     pub fn left_aligned(self) -> bool {
-        matches!(self, Col::Type | Col::Name | Col::Tag | Col::Pinned)
+        matches!(
+            self,
+            Col::Type | Col::Name | Col::Tag | Col::Pinned | Col::Owners | Col::Attach
+        )
     }
 
     /// Text columns sort ascending first, numbers descending.
     pub(super) fn natural_desc(self) -> bool {
         !matches!(
             self,
-            Col::Id | Col::Type | Col::Name | Col::Tag | Col::Pinned
+            Col::Id | Col::Type | Col::Name | Col::Tag | Col::Pinned | Col::Owners | Col::Attach
         )
     }
 
@@ -64,7 +77,7 @@ impl Col {
         match self {
             Col::Id => p.id.cmp(&q.id),
             Col::Type => p.prog_type.cmp(&q.prog_type),
-            Col::Name => p.name.cmp(&q.name),
+            Col::Name => p.display_name().cmp(q.display_name()),
             Col::Cpu | Col::NsPerSec | Col::TotalNs => {
                 a.run_time_ns_delta.cmp(&b.run_time_ns_delta)
             }
@@ -77,8 +90,22 @@ impl Col {
             Col::Jit => p.jited_size.cmp(&q.jited_size),
             Col::Tag => p.tag.cmp(&q.tag),
             Col::Pinned => p.pinned_paths.cmp(&q.pinned_paths),
+            Col::Misses => a.recursion_misses_delta.cmp(&b.recursion_misses_delta),
+            Col::Owners => first_owner(p).cmp(&first_owner(q)),
+            Col::Attach => p
+                .attached
+                .first()
+                .map(|x| &x.target)
+                .cmp(&q.attached.first().map(|x| &x.target)),
+            Col::Memlock => p.memlock_bytes.cmp(&q.memlock_bytes),
+            Col::MapsMem => p.maps_memlock_bytes.cmp(&q.maps_memlock_bytes),
         }
     }
+}
+
+fn first_owner(p: &crate::model::Program) -> Option<(&str, u32)> {
+    let o = p.keepers.as_ref()?.owners.first()?;
+    Some((o.comm.as_str(), o.pid))
 }
 
 /// The order rows keep under any sort column, and among equal sort keys:

@@ -11,12 +11,13 @@
 mod columns;
 mod keys;
 
-use super::drill::Drill;
+use super::drill::{About, Drill};
 use super::history::Shared;
 use super::worker::{Cmd, Msg, ProfileJob};
 use super::Config;
 use crate::activity::ActivityRow;
 use crate::render::listing::activity_table;
+use crate::render::listing::{attach_cell, owners_cell};
 use crate::render::num::{commas, fmt_g};
 
 pub use super::text::{is_hard_quit, scroll_top, wrap, Input};
@@ -210,8 +211,14 @@ impl App {
                 needle.is_empty() || {
                     let p = &self.rows[i].prog;
                     p.name.to_lowercase().contains(&needle)
+                        || p.display_name().to_lowercase().contains(&needle)
                         || p.prog_type.to_lowercase().contains(&needle)
                         || p.id.to_string().contains(&needle)
+                        || p.keepers.as_ref().is_some_and(|k| {
+                            k.owners
+                                .iter()
+                                .any(|o| o.comm.to_lowercase().contains(&needle))
+                        })
                 }
             })
             .collect();
@@ -366,7 +373,18 @@ impl App {
 
     fn open_drill(&mut self, id: u32) -> Vec<Effect> {
         let seq = self.next_seq();
-        self.drill = Some(Drill::new(id, seq, &self.config, self.size));
+        let mut drill = Drill::new(id, seq, &self.config, self.size);
+        drill.about = self.rows.iter().find(|r| r.prog.id == id).map(|r| {
+            let p = &r.prog;
+            let owner = owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty());
+            let attach = attach_cell(&p.attached);
+            About {
+                full_name: p.display_name().to_string(),
+                owner: (owner != "-").then_some(owner),
+                attach: (attach != "-").then_some(attach),
+            }
+        });
+        self.drill = Some(drill);
         // The window in flight ends without a result (the Load interrupts it).
         self.window_running = false;
         self.dirty = true;

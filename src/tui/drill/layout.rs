@@ -92,13 +92,25 @@ impl Drill {
                 format!("loading program {}...", self.id)
             };
         };
+        let name = match &self.about {
+            Some(a) if !a.full_name.is_empty() => a.full_name.as_str(),
+            _ => img.program.display_name(),
+        };
         let mut t = format!(
             "program {} {} mode={} disasm={}",
             self.id,
-            img.program.name,
+            name,
             dd.mode.name(),
             dd.disasm.name()
         );
+        if let Some(a) = &self.about {
+            if let Some(o) = &a.owner {
+                t.push_str(&format!(" owner={o}"));
+            }
+            if let Some(x) = &a.attach {
+                t.push_str(&format!(" attach={x}"));
+            }
+        }
         let under = self
             .profile
             .as_ref()

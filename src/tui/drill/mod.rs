@@ -98,6 +98,14 @@ pub struct Meta {
     pub samples: u64,
 }
 
+/// What the main table knows about the inspected program.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct About {
+    pub full_name: String,
+    pub owner: Option<String>,
+    pub attach: Option<String>,
+}
+
 pub struct Drill {
     pub id: u32,
     load_seq: u64,
@@ -124,6 +132,9 @@ pub struct Drill {
     pub search: Option<Search>,
     pub form: Option<Form>,
     pub running: Option<Running>,
+    /// The full name, owner and attach point as the main table last saw
+    /// them, for the title.
+    pub about: Option<About>,
     /// The last finished capture and its task shares, for `F` and `t`.
     pub last: Option<(Arc<Profile>, Vec<Payer>)>,
     /// The last finished capture's hints for this program, for `H`.
@@ -165,6 +176,7 @@ impl Drill {
             search: None,
             form: None,
             running: None,
+            about: None,
             last: None,
             hints: Vec::new(),
             devmode: config.devmode.as_deref().map(crate::session::devmode_tree),
