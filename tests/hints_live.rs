@@ -158,9 +158,10 @@ fn contention_from_two_cpus_updating_one_key_but_not_from_one() {
     let (two, s2, event) = hints_for(&prog, 2, 1000);
     if event == "cpu-clock" || event == "task-clock" {
         // A software clock event fires from a timer interrupt, and bucket
-        // locks spin with interrupts disabled: the wait is never sampled
-        // there, only after the unlock (see README). Only a PMU event sees
-        // contention.
+        // locks spin with interrupts disabled: the wait is sampled only
+        // where interrupts come back on, inside htab_map_update_elem, mixed
+        // with the uncontended critical section (see CONTENTION_SHARE).
+        // Only a PMU event sees contention.
         eprintln!(
             "contention not observable with {event}: {:?} ({s2})",
             kinds(&two)

@@ -148,7 +148,8 @@ fn text(
     sections.join("\n\n")
 }
 
-fn threshold_text(h: &Hint) -> String {
+/// A hint's threshold with its unit, as the text output and the TUI say it.
+pub fn threshold_text(h: &Hint) -> String {
     match h.unit {
         "%" => format!("{}%", h.threshold),
         "x" => format!("{}x", h.threshold),
@@ -157,21 +158,22 @@ fn threshold_text(h: &Hint) -> String {
     }
 }
 
+/// Where a hint's evidence points: `at file:line `text``, when it names a
+/// line.
+pub fn hint_at(h: &Hint) -> Option<String> {
+    let (f, l) = (h.file.as_deref()?, h.line?);
+    Some(match h.source.as_deref().filter(|s| !s.is_empty()) {
+        Some(t) => format!("at {}:{l} `{t}`", basename(f)),
+        None => format!("at {}:{l}", basename(f)),
+    })
+}
+
 /// The `Hints` section: one entry per hint, naming the program and line,
 /// the evidence, the threshold and the fix.
 pub fn hints_text(found: &[Hint]) -> String {
     let mut out = String::from("Hints:");
     for h in found {
-        let at = match (&h.file, h.line) {
-            (Some(f), Some(l)) => {
-                let text = h.source.as_deref().filter(|s| !s.is_empty());
-                match text {
-                    Some(t) => format!(" at {}:{l} `{t}`", basename(f)),
-                    None => format!(" at {}:{l}", basename(f)),
-                }
-            }
-            _ => String::new(),
-        };
+        let at = hint_at(h).map(|a| format!(" {a}")).unwrap_or_default();
         out.push_str(&format!(
             "\n- {} in program {} ({}){at}: {} (threshold {}).\n  Fix: {}.",
             h.kind.replace('_', " "),

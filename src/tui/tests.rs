@@ -710,7 +710,84 @@ fn done(img: &ProgramImage) -> ProfileDone {
                 samples: 35,
             },
         ],
+        hints: Vec::new(),
     }
+}
+
+/// A profile whose program shows one hint at the hot line.
+fn done_with_hint(img: &ProgramImage) -> ProfileDone {
+    ProfileDone {
+        hints: vec![crate::model::profile::Hint {
+            kind: "hash_map_contention",
+            program_id: 42,
+            program: "xdp_main".into(),
+            file: Some("/src/x.c".into()),
+            line: Some(11),
+            source: Some("bpf_map_update_elem(&counts, &key, &one, BPF_ANY);".into()),
+            figure: 37.5,
+            threshold: 10.0,
+            unit: "%",
+            evidence: "37.50% of the program's samples (30 of 80) are in spin-lock or bucket-lock functions beneath a map update/delete".into(),
+            fix: "use a per-CPU hash or array map",
+        }],
+        ..done(img)
+    }
+}
+
+fn hinted_app(size: (u16, u16)) -> App {
+    let mut app = app_with("", size);
+    let img = image();
+    let p = done_with_hint(&img);
+    app.drill = Some(Drill::with_image(&app.config, size, img, Some(p)));
+    app
+}
+
+#[test]
+fn h_opens_and_closes_the_hints_of_the_last_profile() {
+    let mut app = drill_app((100, 30), false);
+    app.on_key(ch('H'));
+    assert_eq!(d(&app).overlay, Overlay::None);
+    assert_eq!(
+        d(&app).message.as_deref(),
+        Some("no profile yet: press p to profile")
+    );
+    // A profile without hints says so instead of opening an empty box.
+    let mut app = drill_app((100, 30), true);
+    assert!(!d(&app).status_lines().iter().any(|l| l.contains("press H")));
+    app.on_key(ch('H'));
+    assert_eq!(d(&app).overlay, Overlay::None);
+    assert_eq!(
+        d(&app).message.as_deref(),
+        Some("the last profile shows no anti-pattern: no hints")
+    );
+
+    let mut app = hinted_app((100, 30));
+    assert!(
+        d(&app)
+            .status_lines()
+            .iter()
+            .any(|l| l == "1 hint: press H"),
+        "{:?}",
+        d(&app).status_lines()
+    );
+    app.on_key(ch('H'));
+    assert_eq!(d(&app).overlay, Overlay::Hints);
+    let frame = render(&app);
+    assert!(frame.contains("hash map contention"), "{frame}");
+    assert!(frame.contains("at x.c:11"), "{frame}");
+    assert!(frame.contains("(threshold 10%)"), "{frame}");
+    assert!(frame.contains("per-CPU"), "{frame}");
+    // Other keys are taken by the overlay; h goes to the help.
+    app.on_key(ch('p'));
+    assert!(d(&app).running.is_none());
+    app.on_key(ch('H'));
+    assert_eq!(d(&app).overlay, Overlay::None);
+    app.on_key(ch('H'));
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(d(&app).overlay, Overlay::None);
+    app.on_key(ch('H'));
+    app.on_key(ch('h'));
+    assert_eq!(d(&app).overlay, Overlay::Help);
 }
 
 #[test]
@@ -1466,6 +1543,20 @@ fn snapshots_drilldown_overlays_search_and_progress() {
             assert!(
                 f.contains("Code markers"),
                 "M opens the marker legend:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_hints",
+        |s| {
+            let mut a = hinted_app(s);
+            a.on_key(ch('H'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("Hints") && f.contains("hash map contention"),
+                "H opens the hints overlay with the contention hint:\n{f}"
             )
         },
     );

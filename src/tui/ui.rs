@@ -455,8 +455,39 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
                 &rows,
             );
         }
+        Overlay::Hints => overlay(
+            f,
+            t,
+            inner,
+            "Hints",
+            ("HINT", "WHERE, FIGURE, THRESHOLD, FIX"),
+            &hint_rows(d),
+        ),
         Overlay::None => {}
     }
+}
+
+/// One overlay row per hint: its kind, then the line it points at, the
+/// evidence, the threshold and the fix, worded as the text report words
+/// them.
+fn hint_rows(d: &Drill) -> Vec<(String, String)> {
+    d.hints
+        .iter()
+        .map(|h| {
+            let at = crate::render::profile::hint_at(h)
+                .map(|a| format!("{a}: "))
+                .unwrap_or_default();
+            (
+                h.kind.replace('_', " "),
+                format!(
+                    "{at}{} (threshold {}). Fix: {}.",
+                    h.evidence,
+                    crate::render::profile::threshold_text(h),
+                    h.fix
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Case-insensitive match ranges (in characters) of `q` in `text`.

@@ -20,7 +20,7 @@ use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
 use crate::kernel::objects;
-use crate::model::profile::{Payer, Profile};
+use crate::model::profile::{Hint, Payer, Profile};
 use crate::profile::{self, capture::StopSignal};
 use crate::session::{self, Detail, ProgContext};
 
@@ -65,6 +65,8 @@ pub struct ProfileDone {
     pub profile: Arc<Profile>,
     /// Who pays for the program, most samples first, for `t`.
     pub tasks: Vec<Payer>,
+    /// The program's hints (the same the text report gives), for `H`.
+    pub hints: Vec<Hint>,
 }
 
 #[derive(Debug, Clone)]
@@ -211,6 +213,10 @@ impl Worker {
                     tasks: prof
                         .program(job.id)
                         .map(|p| profile::who::tasks(&prof, p))
+                        .unwrap_or_default(),
+                    hints: prof
+                        .program(job.id)
+                        .map(|p| profile::hints::for_program(&prof, p))
                         .unwrap_or_default(),
                     profile: Arc::new(prof),
                 }

@@ -81,6 +81,12 @@ impl Drill {
                 KeyCode::Char('q') => return Some(Outcome::Quit),
                 _ => {}
             },
+            Overlay::Hints => match k.code {
+                KeyCode::Char('H') | KeyCode::Esc => self.close_overlay(),
+                KeyCode::Char('h') => self.open_help(),
+                KeyCode::Char('q') => return Some(Outcome::Quit),
+                _ => {}
+            },
             Overlay::None => return None,
         }
         Some(Outcome::Effects(Vec::new()))
@@ -151,6 +157,7 @@ impl Drill {
             KeyCode::Char('/') => self.open_search(),
             KeyCode::Char('F') => return self.export_last(),
             KeyCode::Char('t') => self.open_who_pays(),
+            KeyCode::Char('H') => self.open_hints(),
             _ => {}
         }
         Vec::new()

@@ -76,6 +76,7 @@ impl Drill {
                 });
                 self.profile = Some(done.input);
                 self.last = Some((done.profile, done.tasks));
+                self.hints = done.hints;
                 self.message = None;
                 self.rebuild(true);
                 self.cursor_to_hottest();
@@ -118,6 +119,18 @@ impl Drill {
                 self.message = Some("the last profile has no samples of this program".into())
             }
             None => self.message = Some("no profile yet: press p to profile".into()),
+        }
+    }
+
+    /// `H`: the hints overlay of the last profile.
+    pub(super) fn open_hints(&mut self) {
+        if !self.hints.is_empty() {
+            self.overlay = Overlay::Hints;
+            self.message = Some("hints open; Esc or H closes".into());
+        } else if self.last.is_some() {
+            self.message = Some("the last profile shows no anti-pattern: no hints".into());
+        } else {
+            self.message = Some("no profile yet: press p to profile".into());
         }
     }
 

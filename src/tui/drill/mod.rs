@@ -35,7 +35,7 @@ use crate::inspect::drilldown::{Drilldown, Line, Mode, ViewState};
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::kernel::lines::ProgramImage;
-use crate::model::profile::{Payer, Profile};
+use crate::model::profile::{Hint, Payer, Profile};
 
 pub use form::{Form, FORM_LABELS, FORM_PROMPT};
 pub use search::{py_repr, Search, SEARCH_HINT};
@@ -43,7 +43,7 @@ pub use search::{py_repr, Search, SEARCH_HINT};
 pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 
 /// Drilldown help overlay rows.
-pub const HELP_ROWS: [(&str, &str); 13] = [
+pub const HELP_ROWS: [(&str, &str); 14] = [
     ("Up/Down, PgUp/PgDn, Home/End", "Navigate rows"),
     ("Space", "Switch source/mixed view"),
     ("/", "Search source"),
@@ -56,6 +56,7 @@ pub const HELP_ROWS: [(&str, &str); 13] = [
     ("Left/Right", "Scroll code horizontally"),
     ("F", "Save last profile: folded + flame graph"),
     ("t", "Who pays: tasks the last profile ran in"),
+    ("H", "Hints: what the last profile suggests"),
     ("h / Esc", "Close this help"),
 ];
 
@@ -74,6 +75,8 @@ pub enum Overlay {
     Legend,
     /// `t`: the tasks in whose context the program ran.
     WhoPays,
+    /// `H`: the last profile's hints.
+    Hints,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -134,6 +137,8 @@ pub struct Drill {
     pub about: Option<About>,
     /// The last finished capture and its task shares, for `F` and `t`.
     pub last: Option<(Arc<Profile>, Vec<Payer>)>,
+    /// The last finished capture's hints for this program, for `H`.
+    pub hints: Vec<Hint>,
     devmode: Option<(SourceTree, bool)>,
     pub dev_warning: Option<String>,
     dirty: bool,
@@ -173,6 +178,7 @@ impl Drill {
             running: None,
             about: None,
             last: None,
+            hints: Vec::new(),
             devmode: config.devmode.as_deref().map(crate::session::devmode_tree),
             dev_warning: None,
             dirty: true,
