@@ -653,6 +653,12 @@ fn program_fields(profile: &Profile, pv: &ProgramView<'_>) -> Vec<(&'static str,
     ]
 }
 
+/// The BTF name of the main function, which the kernel's `name` cuts at
+/// 15 bytes; `name` for a program without BTF.
+fn display_name(p: &ProgramProfile) -> &str {
+    p.full_name.as_deref().unwrap_or(&p.name)
+}
+
 fn opt_str(s: &Option<String>) -> Json {
     s.as_deref().map_or(Json::Null, Json::from)
 }
@@ -767,6 +773,8 @@ fn to_json(
                 };
                 f.push(("source_context", dump::context_json(&dev)));
             }
+            // New, additive: last so the original's keys keep their places.
+            f.push(("full_name", display_name(p).into()));
             to_obj(f)
         })
         .collect();
@@ -857,6 +865,7 @@ pub const CSV_HEADER: &[&str] = &[
     "bpf_line",
     "bpf_column",
     "bpf_source",
+    "full_name",
 ];
 
 /// A JSON scalar as a CSV cell: null empty, lists `;`-joined.
@@ -882,6 +891,8 @@ const DIRECT_CELLS: usize = 9;
 const KERNEL_CELLS: usize = 11;
 /// kind + rank + direct + kernel
 const HOTSPOT_CELLS: usize = 2 + DIRECT_CELLS + KERNEL_CELLS;
+/// New program columns, after every column of the original.
+const TAIL_CELLS: usize = 1;
 
 fn to_csv(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
     let meta = cells(&metadata(profile, view));
@@ -890,11 +901,12 @@ fn to_csv(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
     if progs.is_empty() {
         // Keep the telemetry even when no program was sampled.
         let mut r = meta.clone();
-        r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS));
+        r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS + TAIL_CELLS));
         rows.push(r);
     }
     for pv in progs {
         let p = pv.p;
+        let first = rows.len();
         let f = program_fields(profile, pv);
         // CSV program columns: the JSON program fields, with kernel samples
         // moved next to the inclusive ones.
@@ -940,7 +952,6 @@ fn to_csv(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
             let mut r = prog.clone();
             r.extend(blank(HOTSPOT_CELLS));
             rows.push(r);
-            continue;
         }
         for (i, h) in pv.hotspots.iter().enumerate() {
             let mut r = prog.clone();
@@ -959,6 +970,9 @@ fn to_csv(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
             r.extend(blank(DIRECT_CELLS - 3));
             r.extend(kc[3..].iter().cloned());
             rows.push(r);
+        }
+        for r in rows.iter_mut().skip(first) {
+            r.push(display_name(p).to_string());
         }
     }
     debug_assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()));
@@ -1167,7 +1181,7 @@ No BPF JIT samples captured."
         ));
         // Who pays: every task (not cut by --line-limit); no cgroup IDs here.
         assert!(out.contains(
-            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1}],"cgroups":[],"hints":[]}"#
+            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1}],"cgroups":[],"hints":[],"full_name":"sys_exit"}"#
         ));
         assert!(out.ends_with(
             r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[]}}"#
@@ -1198,11 +1212,11 @@ No BPF JIT samples captured."
         let tail = |r: &str| r.split(',').skip(38).collect::<Vec<_>>().join(",");
         assert_eq!(
             tail(rows[0]),
-            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,"
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,,sys_exit"
         );
         assert_eq!(
             tail(rows[2]),
-            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();"
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();,sys_exit"
         );
         assert!(tail(rows[4]).starts_with(
             "7,xdp,small,aa,1,0.5,0.1,1,0.1,0,0.0,1,0,0,0,0,0,0,/sys/fs/bpf/p;/sys/fs/bpf/q,bpf,1,"
@@ -1210,5 +1224,96 @@ No BPF JIT samples captured."
         for r in &rows {
             assert_eq!(r.split(',').count(), CSV_HEADER.len(), "{r}");
         }
+    }
+
+    /// A BTF name longer than the kernel's 15-byte `name`.
+    const LONG: &str = "handle_sys_exit_event";
+
+    #[test]
+    fn json_program_ends_with_full_name() {
+        let mut p = profile();
+        p.programs[0].full_name = Some(LONG.into());
+        p.programs[1].full_name = None;
+        let v = view(Format::Json { pretty: false });
+        let progs: Vec<ProgramView<'_>> = listed(&p, v.limit)
+            .into_iter()
+            .map(|p| ProgramView::new(p, v.line_limit))
+            .collect();
+        let Json::Obj(doc) = to_json(&p, &progs, &v, None) else {
+            panic!("document is an object")
+        };
+        let Some((_, Json::Arr(items))) = doc.iter().find(|(k, _)| k == "items") else {
+            panic!("no items")
+        };
+        let program = |i: usize| match &items[i] {
+            Json::Obj(fields) => fields.clone(),
+            other => panic!("program {i} is {other:?}"),
+        };
+        let keys = |i: usize| -> Vec<String> { program(i).into_iter().map(|(k, _)| k).collect() };
+        let value = |i: usize, key: &str| {
+            program(i)
+                .into_iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v)
+        };
+        let original = [
+            "id",
+            "type",
+            "name",
+            "tag",
+            "samples",
+            "sample_percent",
+            "cpu_percent",
+            "inclusive_samples",
+            "inclusive_cpu_percent",
+            "direct_source_mapped_samples",
+            "direct_source_unmapped_samples",
+            "under_bpf_caller_source_mapped_samples",
+            "under_bpf_caller_source_unmapped_samples",
+            "direct_hotspot_samples_omitted_by_limit",
+            "under_bpf_hotspot_samples_omitted_by_limit",
+            "unaccounted_samples",
+            "pinned_paths",
+            "hotspots",
+            "kernel_samples",
+            "kernel_cpu_percent",
+            "kernel_hotspots",
+            "tasks",
+            "cgroups",
+            "hints",
+            "full_name",
+        ];
+        assert_eq!(keys(0), original);
+        assert_eq!(keys(1), original);
+        assert_eq!(value(0, "name"), Some(Json::from("sys_exit")));
+        assert_eq!(value(0, "full_name"), Some(Json::from(LONG)));
+        // Without BTF the kernel's name is all there is.
+        assert_eq!(value(1, "full_name"), Some(Json::from("small")));
+        let out = render_n(&p, &v);
+        assert!(out.contains(&format!(r#""hints":[],"full_name":"{LONG}"}},{{"id":7,"#)));
+    }
+
+    #[test]
+    fn csv_full_name_is_the_last_column_of_every_program_row() {
+        assert_eq!(CSV_HEADER.last(), Some(&"full_name"));
+        assert_eq!(
+            CSV_HEADER.iter().rev().nth(1),
+            Some(&"bpf_source"),
+            "appended after the original's columns"
+        );
+        let mut p = profile();
+        p.programs[0].full_name = Some(LONG.into());
+        p.programs[1].full_name = None;
+        let csv = render_n(&p, &view(Format::Csv));
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some(CSV_HEADER.join(",").as_str()));
+        let last: Vec<&str> = lines.filter_map(|r| r.rsplit(',').next()).collect();
+        assert_eq!(last, [LONG, LONG, LONG, LONG, "small"]);
+
+        p.programs.clear();
+        let csv = render_n(&p, &view(Format::Csv));
+        let row = csv.lines().nth(1).expect("telemetry row");
+        assert!(row.ends_with(','), "{row}");
+        assert_eq!(row.split(',').count(), CSV_HEADER.len());
     }
 }
