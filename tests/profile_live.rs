@@ -269,8 +269,11 @@ fn subprogram_name_is_shown() {
         Some(SubprogFixture::HOT_LINE as u64)
     );
     assert_eq!(text(top, "function"), Some(SubprogFixture::SUB_FUNC));
-    // The 15-byte kernel name stays in the NAME field.
+    // The 15-byte kernel name stays in `name`; `full_name` is the BTF name
+    // of the main function, which is longer than 15 bytes.
     assert_eq!(text(p, "name"), Some(SubprogFixture::PROG_NAME));
+    assert!(SubprogFixture::MAIN_FUNC.len() > 15);
+    assert_eq!(text(p, "full_name"), Some(SubprogFixture::MAIN_FUNC));
     let out = stdout(&o);
     let row = out
         .lines()
