@@ -12,6 +12,7 @@ mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -144,12 +145,46 @@ fn require(tool: &str) -> bool {
     false
 }
 
+/// A `sleep` child that inherits a copy of `fd` (a dup without CLOEXEC,
+/// closed here once the child has it), waited for until it has exec'd so
+/// that an owner scan names it `sleep`.
+fn child_holding(fd: BorrowedFd<'_>) -> Child {
+    // SAFETY: dup of a live fd; the result is a fresh fd we own.
+    let n = unsafe { libc::dup(fd.as_raw_fd()) };
+    assert!(n >= 0, "dup: {}", std::io::Error::last_os_error());
+    // SAFETY: `n` is a fresh fd owned by nothing else.
+    let dup = unsafe { OwnedFd::from_raw_fd(n) };
+    let child = Command::new("sleep")
+        .arg("60")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn sleep");
+    drop(dup);
+    let comm = format!("/proc/{}/comm", child.id());
+    assert!(
+        support::wait_until(Duration::from_secs(5), || {
+            std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep")
+        }),
+        "child did not exec"
+    );
+    child
+}
+
+/// The value of label `name` in one sample line (values here hold no `"`).
+fn label<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let start = line.find(&format!(",{name}=\""))? + name.len() + 3;
+    let rest = line.get(start..)?;
+    rest.get(..rest.find('"')?)
+}
+
 #[test]
 fn scrape_has_the_fixture_and_passes_promtool() {
     if !support::live() || !require("promtool") {
         return;
     }
     let fx = SocketFilterFixture::load().expect("load fixture");
+    // Before the exporter starts: its first owner scan serves the next 10 s.
+    let mut holder = child_holding(fx.prog.fd());
     let exp = Exporter::start(&[]);
     fx.prog.test_run(321).expect("test run");
     let body = scrape(exp.addr);
@@ -167,6 +202,22 @@ fn scrape_has_the_fixture_and_passes_promtool() {
         info.contains(&format!("full_name=\"{}\"", SocketFilterFixture::FUNC_NAME)),
         "{info}"
     );
+    // The child and this test process hold the program; the exporter
+    // leaves itself out.
+    let owners = label(info, "owners").unwrap_or_else(|| panic!("no owners label: {info}"));
+    let held: Vec<&str> = owners.split(',').collect();
+    assert!(
+        held.contains(&format!("sleep({})", holder.id()).as_str()),
+        "{info}"
+    );
+    assert!(
+        held.iter()
+            .any(|o| o.ends_with(&format!("({})", std::process::id()))),
+        "{info}"
+    );
+    assert!(!owners.contains(&format!("({})", exp.pid())), "{info}");
+    let _ = holder.kill();
+    let _ = holder.wait();
     assert_eq!(
         sample(&body, &format!("brr_prog_run_count_total{{id=\"{id}\"}}")),
         Some(321.0)

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::error::{BrrError, Result};
 use std::os::fd::{AsFd, OwnedFd};
@@ -13,6 +13,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use super::http::{Handler, HttpRequest, Limits, Response, Server};
 use super::prometheus::{self, Process, ProgSample, Scrape};
 use crate::kernel::fdinfo::{self, OwnFdinfo};
+use crate::kernel::owners::{self, Owners};
 use crate::kernel::prog_extra::ExtraReader;
 use crate::kernel::{objects, stats::StatsGuard};
 use crate::model::Map;
@@ -77,6 +78,34 @@ const FIXED_SIZE_MAPS: [&str; 7] = [
 pub struct StaticCache {
     progs: HashMap<(u32, String), (Option<String>, Option<u64>)>,
     maps: HashMap<(u32, String, String), u64>,
+    owners: OwnersCache,
+}
+
+/// How long one owner scan serves the `owners` labels. The scan walks every
+/// fd of every process (milliseconds on a busy host), too much for every
+/// scrape of a 1 s scrape interval; holders change rarely.
+pub const OWNERS_REFRESH: Duration = Duration::from_secs(10);
+
+/// The last owner scan and when it was taken.
+#[derive(Debug, Default)]
+pub struct OwnersCache {
+    last: Option<(Instant, Arc<Owners>)>,
+}
+
+impl OwnersCache {
+    /// The owners as of at most [`OWNERS_REFRESH`] before `now`, running
+    /// `scan` when the last one is older (or there is none). A scan that
+    /// cannot read /proc yields no owners, so the labels are empty.
+    pub fn get(&mut self, now: Instant, scan: impl FnOnce() -> Owners) -> Arc<Owners> {
+        if let Some((at, owners)) = &self.last {
+            if now.saturating_duration_since(*at) < OWNERS_REFRESH {
+                return Arc::clone(owners);
+            }
+        }
+        let owners = Arc::new(scan());
+        self.last = Some((now, Arc::clone(&owners)));
+        owners
+    }
 }
 
 fn map_key(m: &Map) -> (u32, String, String) {
@@ -145,6 +174,9 @@ pub fn scrape(stats_enabled: bool, cache: &Mutex<StaticCache>) -> Result<Scrape>
     })?;
     let links = objects::links()?;
     cache.update(&programs, &maps);
+    // Under the lock: scrapes that find the scan stale together wait for one
+    // scan, not one each.
+    let owners = cache.owners.get(Instant::now(), owners::scan);
     drop(cache);
     let scrape_seconds = t.elapsed().as_secs_f64();
     Ok(Scrape {
@@ -154,6 +186,7 @@ pub fn scrape(stats_enabled: bool, cache: &Mutex<StaticCache>) -> Result<Scrape>
         stats_enabled,
         scrape_seconds,
         process: process(),
+        owners,
     })
 }
 
@@ -296,6 +329,40 @@ mod tests {
         // Objects gone from the last scrape leave the cache.
         c.update(&[], &[]);
         assert!(c.progs.is_empty() && c.maps.is_empty());
+    }
+
+    #[test]
+    fn owner_scans_are_reused_for_the_refresh_period() {
+        let held = |pid| Owners {
+            progs: [(
+                1,
+                vec![crate::model::Owner {
+                    pid,
+                    comm: "x".into(),
+                }],
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let mut c = OwnersCache::default();
+        let mut scans = 0;
+        let t0 = Instant::now();
+        let mut at = |c: &mut OwnersCache, after: Duration, pid| {
+            c.get(t0 + after, || {
+                scans += 1;
+                held(pid)
+            })
+        };
+        assert_eq!(at(&mut c, Duration::ZERO, 10).progs[&1][0].pid, 10);
+        let within = OWNERS_REFRESH - Duration::from_millis(1);
+        assert_eq!(at(&mut c, within, 20).progs[&1][0].pid, 10, "cached");
+        assert_eq!(at(&mut c, OWNERS_REFRESH, 30).progs[&1][0].pid, 30);
+        // A clock read from before the last scan does not force a new one.
+        assert_eq!(at(&mut c, Duration::ZERO, 40).progs[&1][0].pid, 30);
+        assert_eq!(scans, 2);
+        // A scan that found nothing (e.g. /proc unreadable) is cached too.
+        let mut c = OwnersCache::default();
+        assert!(c.get(t0, Owners::default).progs.is_empty());
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! never collide; names and tags are labels of the `*_info` series only.
 
 use std::fmt::Write;
+use std::sync::Arc;
 
-use crate::model::{Link, Map, Program};
+use crate::kernel::owners::{HeldKind, Owners};
+use crate::model::{Link, Map, Owner, Program};
 
 /// Everything one scrape reports.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -22,6 +24,30 @@ pub struct Scrape {
     /// Seconds spent reading the kernel objects for this scrape.
     pub scrape_seconds: f64,
     pub process: Process,
+    /// The processes holding fds on each object, from the last owner scan
+    /// (shared between scrapes: it is refreshed less often than they run).
+    pub owners: Arc<Owners>,
+}
+
+/// At most this many holders are named in an `owners` label; the rest are
+/// counted, so that a host where hundreds of workers share one map does not
+/// mint a new series whenever one of them restarts.
+pub const MAX_NAMED_OWNERS: usize = 5;
+
+/// The `owners` label: `comm(pid)` per holder in pid order, joined by `,`,
+/// then `+N` for holders beyond [`MAX_NAMED_OWNERS`]; empty when none.
+pub fn owners_label(owners: &[Owner]) -> String {
+    let mut out = String::new();
+    for (i, o) in owners.iter().take(MAX_NAMED_OWNERS).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{}({})", o.comm, o.pid);
+    }
+    if owners.len() > MAX_NAMED_OWNERS {
+        let _ = write!(out, ",+{}", owners.len() - MAX_NAMED_OWNERS);
+    }
+    out
 }
 
 /// One program and what the exporter adds to its listing row.
@@ -132,18 +158,20 @@ fn programs(s: &Scrape, out: &mut String) {
         out,
         "brr_prog_info",
         "gauge",
-        "Loaded eBPF program (value 1); its tag, names and type as labels.",
+        "Loaded eBPF program (value 1); its tag, names, type and holders as labels.",
     );
-    for s in progs {
-        let p = &s.program;
+    for sample in progs {
+        let p = &sample.program;
         let id = p.id.to_string();
+        let owners = owners_label(s.owners.of(HeldKind::Prog, p.id));
         f.sample(
             &[
                 ("id", &id),
                 ("tag", &p.tag),
                 ("name", &p.name),
-                ("full_name", s.full_name.as_deref().unwrap_or(&p.name)),
+                ("full_name", sample.full_name.as_deref().unwrap_or(&p.name)),
                 ("type", &p.prog_type),
+                ("owners", &owners),
             ],
             "1",
         );
@@ -205,7 +233,7 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
         out,
         "brr_map_info",
         "gauge",
-        "Loaded eBPF map (value 1); its name and type as labels.",
+        "Loaded eBPF map (value 1); its name, type and holders as labels.",
     );
     for (m, _) in &s.maps {
         f.sample(
@@ -213,6 +241,7 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
                 ("id", &m.id.to_string()),
                 ("name", &m.name),
                 ("type", &m.map_type),
+                ("owners", &owners_label(s.owners.of(HeldKind::Map, m.id))),
             ],
             "1",
         );
@@ -232,7 +261,7 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
         out,
         "brr_link_info",
         "gauge",
-        "eBPF link (value 1): the program it attaches, its type and target.",
+        "eBPF link (value 1): the program it attaches, its type, target and holders.",
     );
     for l in &s.links {
         f.sample(
@@ -241,6 +270,7 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
                 ("prog_id", &l.prog_id.to_string()),
                 ("type", &l.link_type),
                 ("target", &link_target(l)),
+                ("owners", &owners_label(s.owners.of(HeldKind::Link, l.id))),
             ],
             "1",
         );
@@ -336,14 +366,37 @@ mod tests {
                 cpu_seconds: Some(0.5),
                 resident_bytes: Some(1 << 20),
             },
+            owners: Arc::new(Owners {
+                progs: [(7, vec![owner(12, "loader"), owner(300, "a\"b\\c")])].into(),
+                maps: Default::default(),
+                links: [(3, vec![owner(1, "systemd")])].into(),
+            }),
         }
+    }
+
+    fn owner(pid: u32, comm: &str) -> Owner {
+        Owner {
+            pid,
+            comm: comm.into(),
+        }
+    }
+
+    #[test]
+    fn owners_label_text() {
+        assert_eq!(owners_label(&[]), "");
+        assert_eq!(owners_label(&[owner(4, "bpftrace")]), "bpftrace(4)");
+        assert_eq!(owners_label(&[owner(4, ""), owner(9, "x y")]), "(4),x y(9)");
+        let many: Vec<_> = (1..=7).map(|p| owner(p, "w")).collect();
+        assert_eq!(owners_label(&many), "w(1),w(2),w(3),w(4),w(5),+2");
+        assert_eq!(owners_label(&many[..5]), "w(1),w(2),w(3),w(4),w(5)");
+        assert_eq!(owners_label(&many[..6]), "w(1),w(2),w(3),w(4),w(5),+1");
     }
 
     #[test]
     fn families_and_escaping() {
         let text = render(&scrape(true));
         assert!(text.contains(
-            "brr_prog_info{id=\"7\",tag=\"00ff\",name=\"a\\\"b\\\\c\\nd\",full_name=\"a_much_longer_function_name\",type=\"socket_filter\"} 1\n"
+            "brr_prog_info{id=\"7\",tag=\"00ff\",name=\"a\\\"b\\\\c\\nd\",full_name=\"a_much_longer_function_name\",type=\"socket_filter\",owners=\"loader(12),a\\\"b\\\\c(300)\"} 1\n"
         ));
         assert!(text.contains(
             "# TYPE brr_prog_run_count_total counter\nbrr_prog_run_count_total{id=\"7\"} 3\n"
@@ -353,11 +406,11 @@ mod tests {
         assert!(text.contains("brr_prog_memlock_bytes{id=\"7\"} 4096\n"));
         assert!(text.contains("brr_prog_xlated_bytes{id=\"7\"} 16\n"));
         assert!(text.contains("brr_prog_jited_bytes{id=\"7\"} 20\n"));
-        assert!(text.contains("brr_map_info{id=\"9\",name=\"m\",type=\"array\"} 1\n"));
+        assert!(text.contains("brr_map_info{id=\"9\",name=\"m\",type=\"array\",owners=\"\"} 1\n"));
         // A map whose memlock is unknown has no sample, but the family stays.
         assert!(text.contains("# TYPE brr_map_memlock_bytes gauge\n# HELP brr_link_info"));
         assert!(text.contains(
-            "brr_link_info{id=\"3\",prog_id=\"7\",type=\"cgroup\",target=\"cgroup_inet_ingress obj:11\"} 1\n"
+            "brr_link_info{id=\"3\",prog_id=\"7\",type=\"cgroup\",target=\"cgroup_inet_ingress obj:11\",owners=\"systemd(1)\"} 1\n"
         ));
         assert!(text.contains("brr_scrape_duration_seconds 0.00125\n"));
         assert!(text.contains("brr_stats_enabled 1\n"));
