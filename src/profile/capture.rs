@@ -437,7 +437,7 @@ pub fn run(
             waker.wake();
         });
         let boost = DrainPriority::raise();
-        let r = poll_loop(&mut lp, &cpus, &raw, &waker, start, drain, progress);
+        let r = poll_loop(&mut lp, &cpus, &waker, start, drain, progress);
         drop(boost);
         if r.is_err() {
             stop.cancel();
@@ -462,13 +462,12 @@ pub fn run(
 fn poll_loop(
     lp: &mut Loop<'_>,
     cpus: &[u32],
-    raw: &[RawFd],
     waker: &Waker,
     start: Instant,
     drain: Duration,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<()> {
-    let n = raw.len();
+    let n = lp.rings.len();
     let all: Vec<usize> = (0..n).collect();
     // Sweep early and often at first so the first samples show up at once,
     // then settle at the drain interval.

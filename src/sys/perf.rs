@@ -6,7 +6,7 @@
 //! head in place, then store the new `data_tail` with release ordering so the
 //! kernel may reuse the space. We never read past `data_head`.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The kernel's perf ABI numbers, for the record parser above this layer.
@@ -405,10 +405,6 @@ impl Waker {
     pub fn wake(&self) {
         // A full counter (EAGAIN) already means "woken".
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
-    }
-
-    pub fn raw(&self) -> RawFd {
-        self.fd.as_raw_fd()
     }
 
     pub fn fd(&self) -> BorrowedFd<'_> {
