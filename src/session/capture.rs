@@ -1,0 +1,51 @@
+//! A profile capture that the first Ctrl-C ends early, and the signals
+//! that end the long-running views (the TUI, the exporter).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::model::profile as data;
+use crate::profile::{self, capture::StopSignal};
+use crate::sys::signal::InterruptGuard;
+
+/// One capture in which the first Ctrl-C ends sampling early (the partial
+/// profile is reported as usual) and a second one exits with 130.
+pub fn capture(req: &profile::Request) -> Result<data::Profile> {
+    // Caught from here on, so a Ctrl-C before the watcher runs is not lost.
+    let guard = InterruptGuard::block();
+    let stop = Arc::new(StopSignal::new());
+    let watcher_stop = Arc::clone(&stop);
+    // Detached: it lives until the process exits.
+    std::thread::spawn(move || loop {
+        if guard.wait(Duration::from_secs(3600)) {
+            if watcher_stop.is_cancelled() {
+                std::process::exit(130);
+            }
+            watcher_stop.cancel();
+        }
+    });
+    let profile = profile::run(req, &stop, &mut |_| {});
+    // The capture is over and the watcher keeps catching Ctrl-C: let the
+    // next one end brr at once, as an uncaught SIGINT would.
+    stop.cancel();
+    profile
+}
+
+/// The signals that end the interactive view: SIGINT (`kill -INT`; in raw
+/// mode Ctrl-C is a key), SIGTERM and SIGHUP (a closed terminal).
+pub struct Terminations(());
+
+impl Terminations {
+    /// Catch the terminating signals from now on; they no longer kill the
+    /// process, so the caller must act on [`Terminations::wait`].
+    pub fn catch() -> Result<Terminations> {
+        crate::sys::signal::block_terminating();
+        Ok(Terminations(()))
+    }
+
+    /// Block until one of the signals arrives; returns its number.
+    pub fn wait(&mut self) -> i32 {
+        crate::sys::signal::wait_terminating()
+    }
+}

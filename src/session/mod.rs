@@ -1,0 +1,62 @@
+//! The one collector: what `commands`, `top`, the TUI and the exporter
+//! share. Each file says what it holds:
+//!
+//! - [`window`]: the measuring window (statistics on between two
+//!   snapshots) and its streams;
+//! - [`context`]: object context (owners, memlock, links, attach points);
+//! - [`listings`]: the `prog`, `map` and `link` rows with their pins;
+//! - [`capture`]: a profile capture that Ctrl-C ends early, and the
+//!   signals that end the long-running views;
+//! - [`inspect`]: the `--devmode` tree, source contexts, `dump-compare`
+//!   and the drilldown's input.
+//!
+//! Signal handling lives here and nowhere above it, so that the way signals
+//! are caught can change without touching the callers.
+
+pub mod capture;
+pub mod context;
+pub mod inspect;
+pub mod listings;
+pub mod window;
+
+use std::time::Duration;
+
+pub use capture::{capture, Terminations};
+pub use context::{add_maps_memlock, add_prog_keepers, ProgContext};
+pub use inspect::{
+    compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, image_context,
+    profile_contexts,
+};
+pub use listings::{
+    attach_link_pins, attach_map_pins, attach_prog_pins, links, links_each, maps, maps_each,
+    programs, programs_each,
+};
+pub use window::{activity, activity_stream, measure, Detail, Measurement, StreamWindow, Window};
+
+/// Longest wait that is ever computed: keeps `Instant + Duration` from
+/// overflowing (the CLI caps durations much lower).
+const MAX_WAIT_SECONDS: f64 = 1e9;
+
+/// `seconds` as a wait that can always be added to an `Instant`: negative
+/// or NaN waits are zero, absurd ones capped.
+pub fn wait_for(seconds: f64) -> Duration {
+    if seconds.is_nan() {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(seconds.clamp(0.0, MAX_WAIT_SECONDS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn waits_are_always_addable() {
+        assert_eq!(wait_for(1.5), Duration::from_millis(1500));
+        assert_eq!(wait_for(-1.0), Duration::ZERO);
+        assert_eq!(wait_for(f64::NAN), Duration::ZERO);
+        assert_eq!(wait_for(f64::INFINITY), Duration::from_secs(1_000_000_000));
+        let _ = Instant::now() + wait_for(f64::MAX);
+    }
+}

@@ -1,0 +1,245 @@
+//! The measuring window: statistics on between two snapshots of every
+//! program, one window or a stream of back-to-back windows.
+
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::time::{Instant, SystemTime};
+
+use super::{attach_prog_pins, wait_for, ProgContext};
+use crate::activity::{self, ActivityRow};
+use crate::error::Result;
+use crate::kernel::{objects, stats::StatsGuard};
+use crate::model::Program;
+use crate::sys::signal::InterruptGuard;
+
+/// How much of each program a window's snapshots read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything the listings show (map IDs, ...).
+    Full,
+    /// What activity rows need; cheaper, for windows that repeat.
+    Brief,
+}
+
+fn snapshot(detail: Detail) -> Result<Vec<Program>> {
+    match detail {
+        Detail::Full => objects::programs(),
+        Detail::Brief => objects::programs_brief(),
+    }
+}
+
+/// An activity window in progress: statistics are on and the baseline has
+/// been read. The window's clock starts when the baseline enumeration
+/// starts, so the measured time is the one between the starts of the two
+/// enumerations.
+pub struct Window {
+    stats: StatsGuard,
+    detail: Detail,
+    base: Vec<Program>,
+    start: Instant,
+    wall_start: SystemTime,
+}
+
+/// Two snapshots of one window and the seconds between them.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    pub base: Vec<Program>,
+    pub current: Vec<Program>,
+    pub seconds: f64,
+    /// Wall-clock times of the starts of the two enumerations, in Unix
+    /// seconds: what streams print so that windows line up with other logs.
+    pub wall_start: f64,
+    pub wall_end: f64,
+}
+
+/// Unix seconds of `t`; a clock before 1970 counts as 0.
+fn unix_seconds(t: SystemTime) -> f64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl Window {
+    /// Enable statistics and read the baseline.
+    pub fn start(detail: Detail) -> Result<Window> {
+        let stats = StatsGuard::enable()?;
+        let start = Instant::now();
+        let wall_start = SystemTime::now();
+        let base = snapshot(detail)?;
+        Ok(Window {
+            stats,
+            detail,
+            base,
+            start,
+            wall_start,
+        })
+    }
+
+    /// When the baseline enumeration started.
+    pub fn started(&self) -> Instant {
+        self.start
+    }
+
+    /// The baseline snapshot.
+    pub fn base(&self) -> &[Program] {
+        &self.base
+    }
+
+    /// When a window of `seconds` ends.
+    pub fn deadline(&self, seconds: f64) -> Instant {
+        self.start + wait_for(seconds)
+    }
+
+    /// The second snapshot, when its enumeration started, and the seconds
+    /// since the baseline's started.
+    fn second(&self) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
+        let at = Instant::now();
+        let wall = SystemTime::now();
+        let current = snapshot(self.detail)?;
+        Ok((
+            current,
+            at,
+            wall,
+            at.duration_since(self.start).as_secs_f64(),
+        ))
+    }
+
+    /// Read the second snapshot; statistics go off right after it.
+    pub fn finish(self) -> Result<Measurement> {
+        let (current, _, wall, seconds) = self.second()?;
+        drop(self.stats);
+        Ok(Measurement {
+            base: self.base,
+            current,
+            seconds,
+            wall_start: unix_seconds(self.wall_start),
+            wall_end: unix_seconds(wall),
+        })
+    }
+
+    /// Read the second snapshot and keep statistics on: the returned window
+    /// starts from that snapshot, so back-to-back windows leave no
+    /// unmeasured gap and cost one enumeration each.
+    pub fn finish_and_continue(self) -> Result<(Measurement, Window)> {
+        let (current, at, wall, seconds) = self.second()?;
+        let next = Window {
+            stats: self.stats,
+            detail: self.detail,
+            base: current.clone(),
+            start: at,
+            wall_start: wall,
+        };
+        let m = Measurement {
+            base: self.base,
+            current,
+            seconds,
+            wall_start: unix_seconds(self.wall_start),
+            wall_end: unix_seconds(wall),
+        };
+        Ok((m, next))
+    }
+}
+
+/// One activity window of `duration` seconds over full snapshots, with
+/// statistics enabled only in between. Ctrl-C ends the window early; the
+/// rates then cover the shorter window.
+pub fn measure(duration: f64) -> Result<Measurement> {
+    let interrupt = InterruptGuard::block();
+    let window = Window::start(Detail::Full)?;
+    crate::trace::ready("stats-window");
+    let deadline = window.deadline(duration);
+    loop {
+        let now = Instant::now();
+        if now >= deadline || interrupt.wait(deadline - now) {
+            break;
+        }
+    }
+    window.finish()
+}
+
+/// One window of a stream, as [`activity_stream`] hands it on.
+#[derive(Debug, Clone)]
+pub struct StreamWindow {
+    pub rows: Vec<ActivityRow>,
+    /// Seconds actually measured (shorter than asked when Ctrl-C ended it).
+    pub seconds: f64,
+    pub wall_start: f64,
+    pub wall_end: f64,
+    /// Ctrl-C ended this window; it is the last one.
+    pub interrupted: bool,
+}
+
+/// Back-to-back activity windows of `interval` seconds on one held
+/// statistics fd, each handed to `emit` as it ends; `count` 0 runs until
+/// Ctrl-C (which ends the current window early, hands it on, and stops) or
+/// until `emit` breaks. Pins are read at every window end, so programs
+/// pinned meanwhile show their paths.
+pub fn activity_stream(
+    interval: f64,
+    count: u64,
+    bpffs: &Path,
+    all: bool,
+    limit: usize,
+    emit: &mut dyn FnMut(StreamWindow) -> ControlFlow<()>,
+) -> Result<()> {
+    let interrupt = InterruptGuard::block();
+    let mut window = Window::start(Detail::Full)?;
+    let mut done = 0u64;
+    loop {
+        crate::trace::ready("stats-window");
+        let deadline = window.deadline(interval);
+        let mut interrupted = false;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if interrupt.wait(deadline - now) {
+                interrupted = true;
+                break;
+            }
+        }
+        done = done.saturating_add(1);
+        let last = interrupted || (count > 0 && done >= count);
+        let (mut m, next) = if last {
+            (window.finish()?, None)
+        } else {
+            let (m, next) = window.finish_and_continue()?;
+            (m, Some(next))
+        };
+        attach_prog_pins(&mut m.current, bpffs);
+        let flow = emit(StreamWindow {
+            rows: activity::compute(&m.base, &m.current, all, limit),
+            seconds: m.seconds,
+            wall_start: m.wall_start,
+            wall_end: m.wall_end,
+            interrupted,
+        });
+        match next {
+            Some(next) if flow.is_continue() => window = next,
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// Activity rows of one [`measure`] window, with pinned paths under
+/// `bpffs`, and the measured seconds (`all` and `limit` as in
+/// [`activity::compute`]); with `extended`, who holds each program, where
+/// it is attached and its memlock.
+pub fn activity(
+    duration: f64,
+    bpffs: impl AsRef<Path>,
+    all: bool,
+    limit: usize,
+    extended: bool,
+) -> Result<(Vec<ActivityRow>, f64)> {
+    let mut m = measure(duration)?;
+    attach_prog_pins(&mut m.current, bpffs);
+    if extended {
+        ProgContext::read()?.apply(&mut m.current);
+    }
+    Ok((
+        activity::compute(&m.base, &m.current, all, limit),
+        m.seconds,
+    ))
+}
