@@ -20,7 +20,8 @@ pub struct Entry {
     pub src: Option<String>,
 }
 
-fn find() -> Option<PathBuf> {
+/// bpftool in PATH, if any.
+pub fn find() -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

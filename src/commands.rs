@@ -72,6 +72,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             return Ok((dump::compare(&c, cli.format), code));
         }
         Command::Top(t) => return crate::top::run(cli, t),
+        Command::Doctor => crate::render::doctor::render(&crate::doctor::examine(), cli.format),
         // Served by `stream`; reaching here is a dispatch mistake, not input.
         Command::Exporter { .. } => {
             return Err(crate::error::BrrError::Failed(

@@ -17,8 +17,9 @@
 //! 3. [`model`]: the plain data the kernel views fill and every layer above
 //!    reads.
 //! 4. Analysis of that data: [`activity`] (run counts and run time over a
-//!    window), [`profile`] (sampling, attribution, aggregation) and
-//!    [`inspect`] (instruction slots, source lines, drilldown rows).
+//!    window), [`profile`] (sampling, attribution, aggregation),
+//!    [`inspect`] (instruction slots, source lines, drilldown rows) and
+//!    [`doctor`] (what brr can do on this host, and why not).
 //! 5. [`render`]: plain data to text tables, JSON, CSV and textmode.
 //!    Nothing below it formats output.
 //! 6. [`session`]: what commands, `top` and the TUI's worker share: the
@@ -36,6 +37,7 @@ pub mod activity;
 pub mod bpftool;
 pub mod cli;
 pub mod commands;
+pub mod doctor;
 pub mod error;
 pub mod export;
 pub mod inspect;

@@ -1,7 +1,7 @@
 //! The layering rules of the code base, checked on its sources.
 //!
 //! Kernel facts flow one way: `sys` -> `kernel` -> `model` -> analysis
-//! (`activity`, `profile`, `inspect`) -> views (`render`, `tui`, `export`),
+//! (`activity`, `profile`, `inspect`, `doctor`) -> views (`render`, `tui`, `export`),
 //! with `session` (services that commands, top and the TUI share),
 //! `commands` and `top` on top. A module may only import from below it, and
 //! only `src/sys/` may contain `unsafe`. Test code (`#[cfg(test)]` modules,
@@ -149,7 +149,7 @@ fn modules_import_only_from_below() {
         ("session", vec!["tui", "commands", "top", "cli"]),
         ("top", vec!["commands"]),
     ];
-    for analysis in ["activity", "profile", "inspect"] {
+    for analysis in ["activity", "profile", "inspect", "doctor"] {
         let mut banned: Vec<&str> = views.to_vec();
         banned.extend(top_layer);
         rules.push((analysis, banned));

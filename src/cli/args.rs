@@ -16,7 +16,7 @@ pub(super) const DESCRIPTION: &str =
 /// The original's choice list, kept in the usage text users grep for.
 const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
        brr [OPTIONS] {prog,activity,top,map,link,btf,perf-events,dump,
-                      dump-compare,profile,exporter,completions,man} ...";
+                      dump-compare,profile,exporter,doctor,completions,man} ...";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -416,6 +416,14 @@ pub(super) enum Sub {
     )]
     Exporter(ExporterArgs),
     #[command(
+        about = "Show what brr can do on this host, and why not.",
+        long_about = "Show what brr can do on this host, and why not: one row per check (kernel features, BTF, the JIT, kernel.kptr_restrict, perf settings and events, capabilities, mounts, the fd limit, who holds runtime statistics on) with ok, limited or missing, the detail and the fix; then every command with whether it works here. Needs no privilege, loads nothing, enables no statistics and changes no setting.",
+        args_override_self = true,
+        infer_long_args = true,
+        allow_negative_numbers = true
+    )]
+    Doctor(DoctorArgs),
+    #[command(
         about = "Print a shell completion script.",
         args_override_self = true,
         infer_long_args = true,
@@ -651,6 +659,17 @@ pub(super) struct ExporterArgs {
         help = "Do not enable runtime statistics (saves about 20 ns per program run); run counters are not served."
     )]
     pub no_stats: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct DoctorArgs {
+    #[arg(long, help = "Print JSON.")]
+    pub json: bool,
+    // Accepted only to be refused with a reason (see `finish`).
+    #[arg(long, hide = true)]
+    pub csv: bool,
+    #[arg(long, help = "Indent JSON output (requires --json).")]
+    pub pretty: bool,
 }
 
 #[derive(Args, Debug)]

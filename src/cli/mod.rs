@@ -102,6 +102,8 @@ pub enum Command {
         listen: std::net::SocketAddr,
         stats: bool,
     },
+    /// `brr doctor`.
+    Doctor,
 }
 
 /// `brr profile` options.
@@ -660,6 +662,12 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     if out.pretty && !out.json {
         return Err(usage("brr", "--pretty requires --json"));
     }
+    if matches!(command, Command::Doctor) && out.csv {
+        return Err(usage(
+            "brr",
+            "--csv is not supported by doctor (its checks and commands are two tables); use --json",
+        ));
+    }
     match &command {
         Command::Top(t) => {
             kernel_checks = Some((t.call_graph == "lbr", t.kernel_ip_detail, t.kernel_samples))
@@ -730,6 +738,7 @@ fn sub_name(sub: &Sub) -> &'static str {
         Sub::DumpCompare(_) => "dump-compare",
         Sub::Profile(_) => "profile",
         Sub::Exporter(_) => "exporter",
+        Sub::Doctor(_) => "doctor",
         Sub::Completions(_) => "completions",
         Sub::Man => "man",
     }
@@ -853,6 +862,14 @@ fn sub_command(
             Command::Profile(profile_args(prog, a)?)
         }
         Sub::Exporter(a) => exporter_command(prog, &a)?,
+        Sub::Doctor(a) => {
+            merge_out(&OutputFlags {
+                json: a.json,
+                csv: a.csv,
+                pretty: a.pretty,
+            });
+            Command::Doctor
+        }
         Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))

@@ -102,6 +102,33 @@ fn exporter_values() {
 }
 
 #[test]
+fn doctor_formats() {
+    assert_eq!(cli("doctor").command, Command::Doctor);
+    assert_eq!(cli("doctor").format, Format::Text);
+    assert_eq!(
+        cli("doctor --json --pretty").format,
+        Format::Json { pretty: true }
+    );
+    assert_eq!(cli("--json doctor").format, Format::Json { pretty: false });
+    let refused = "brr: error: --csv is not supported by doctor (its checks and commands are two tables); use --json";
+    assert_eq!(err_line("doctor --csv"), refused);
+    assert_eq!(err_line("--csv doctor"), refused);
+    assert_eq!(
+        err_line("doctor --pretty"),
+        "brr: error: --pretty requires --json"
+    );
+    assert_eq!(
+        err_line("doctor -d 1"),
+        "brr: error: unrecognized arguments: -d"
+    );
+    let help = match run("doctor --help") {
+        Ok(Parsed::Print(text)) => text,
+        other => panic!("{other:?}"),
+    };
+    assert!(help.contains("--json") && !help.contains("--csv"), "{help}");
+}
+
+#[test]
 fn value_errors() {
     assert_eq!(
         err_line("activity -d 0"),

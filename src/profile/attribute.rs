@@ -593,6 +593,7 @@ mod tests {
             prog_type: "socket_filter".into(),
             name: "p7".into(),
             tag: "00".into(),
+            jited: true,
             funcs: vec![
                 range(0x1000, 0x100, 0, "main"),
                 range(0x2000, 0x80, 1, "sub"),

@@ -17,6 +17,8 @@ pub struct ProgMeta {
     pub prog_type: String,
     pub name: String,
     pub tag: String,
+    /// The kernel JIT-compiled it (whether or not it shows the addresses).
+    pub jited: bool,
     /// JITed functions with a non-zero start and length (index 0 = main).
     pub funcs: Vec<JitRange>,
     /// Line records that have a JIT address, sorted by it (stable: equal
@@ -64,6 +66,7 @@ pub fn from_image(img: ProgramImage) -> ProgMeta {
         prog_type: img.program.prog_type,
         name: img.program.name,
         tag: img.program.tag,
+        jited: img.program.jited_size > 0,
         funcs: img.jit_ranges,
         lines: recs,
     }

@@ -5,6 +5,7 @@
 //! [`aggregate`] orders and cuts its rows, and `render::profile` lays them
 //! out as text, JSON or CSV.
 
+pub mod access;
 pub mod aggregate;
 pub mod attribute;
 pub mod capture;
@@ -288,16 +289,38 @@ fn check_rate_lowered(
     true
 }
 
+/// Before sampling: brr may list programs, and the kernel's policy shows
+/// it their JIT addresses. Listing comes first: a process without
+/// CAP_SYS_ADMIN hears about that, the more basic lack.
+fn check_access() -> Result<()> {
+    bpf::next_id(ObjKind::Prog, 0).map_err(|e| BrrError::bpf("list eBPF object IDs", e))?;
+    match access::hidden_by_policy(&access::AddressPolicy::current()) {
+        Some(hidden) => Err(BrrError::Unsupported(hidden.message())),
+        None => Ok(()),
+    }
+}
+
 /// An attributor that knows every program loaded now (later loads come
-/// through the side band); warns when the kernel hides their JIT addresses.
+/// through the side band). Fails, before any sampling, when none of them
+/// (or not `program_id`) can have a sample attributed: interpreted, or
+/// JIT addresses hidden.
 fn attributor_for_loaded(
     shape: Shape,
     btf: &mut BtfCache,
-    warnings: &mut Vec<String>,
+    program_id: Option<u32>,
 ) -> Result<Attributor> {
     let metas = enumerate(btf)?;
-    if jit_hidden(&metas) {
-        warnings.push(JIT_HIDDEN.into());
+    let sights: Vec<access::ProgSight> = metas
+        .iter()
+        .map(|m| access::ProgSight {
+            id: m.id,
+            jited: m.jited,
+            addressed: !m.funcs.is_empty(),
+        })
+        .collect();
+    let policy = access::AddressPolicy::current();
+    if let Some(why) = access::unattributable(&sights, program_id, access::jit_enable(), &policy) {
+        return Err(BrrError::Unsupported(why));
     }
     let mut attributor = Attributor::new(shape);
     for m in metas {
@@ -329,6 +352,7 @@ pub fn run(
         ));
     }
     let event = events::select(&req.event, req.frequency, shape, cpus[0])?;
+    check_access()?;
     // /proc/kallsyms takes tens of milliseconds of kernel time to read;
     // do it while the capture runs.
     let ksyms = req
@@ -359,7 +383,7 @@ pub fn run(
     let mut source = KernelPrograms {
         btf: BtfCache::default(),
     };
-    let mut attributor = attributor_for_loaded(shape, &mut source.btf, &mut warnings)?;
+    let mut attributor = attributor_for_loaded(shape, &mut source.btf, program_id)?;
     warnings.extend(offline);
 
     let outcome = capture::run(
@@ -417,13 +441,7 @@ pub fn run(
     Ok(profile)
 }
 
-const JIT_HIDDEN: &str = "BPF JIT addresses are hidden by the kernel (they need CAP_SYSLOG; kernel.kptr_restrict=2 hides them from everyone); samples cannot be attributed to eBPF programs";
 const KSYMS_HIDDEN: &str = "kernel symbol addresses are hidden by the kernel (they need CAP_SYSLOG; kernel.kptr_restrict=2 hides them from everyone); kernel/helper samples are reported without symbols";
-
-/// Programs exist but none has a JIT address: the kernel hides them.
-fn jit_hidden(metas: &[ProgMeta]) -> bool {
-    !metas.is_empty() && metas.iter().all(|m| m.funcs.is_empty())
-}
 
 /// Append the warnings about what the rings reported, in this order: lost
 /// samples, throttling, malformed records, multiplexing, ring occupancy;
@@ -531,21 +549,6 @@ mod tests {
         let mut w = Vec::new();
         assert!(!record_warnings(&full, &mut w));
         assert_eq!(w.len(), 1);
-    }
-
-    #[test]
-    fn hidden_jit_addresses() {
-        assert!(!jit_hidden(&[]));
-        let hidden = ProgMeta::default();
-        assert!(jit_hidden(std::slice::from_ref(&hidden)));
-        let mut shown = ProgMeta::default();
-        shown.funcs.push(crate::kernel::lines::JitRange {
-            start: 1,
-            len: 1,
-            func_index: 0,
-            func_name: None,
-        });
-        assert!(!jit_hidden(&[hidden, shown]));
     }
 
     #[test]

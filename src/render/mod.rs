@@ -1,6 +1,7 @@
 //! Turning plain data into text tables, JSON and CSV.
 
 pub mod csv;
+pub mod doctor;
 pub mod dump;
 pub mod json;
 pub mod listing;
