@@ -462,7 +462,7 @@ fn cgroup_link_targets_the_cgroup_path() {
     if !support::live() {
         return;
     }
-    let Some(root) = link_target::cgroup2_root() else {
+    let Some(root) = brr::kernel::cgroups::cgroup2_mount().map(|m| m.mount_point) else {
         eprintln!("skipping cgroup link: no cgroup2 mount");
         return;
     };

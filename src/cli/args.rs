@@ -37,6 +37,12 @@ pub(super) struct RootArgs {
         help = "bpffs root scanned for pinned paths (default /sys/fs/bpf)."
     )]
     pub bpffs: Option<PathBuf>,
+    #[arg(
+        long,
+        value_name = "DIR",
+        help = "Where the kubelet's pods/ and containers/ log directories are, which name pods and containers (default /var/log)."
+    )]
+    pub kubelet_logs: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputFlags,
     #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]

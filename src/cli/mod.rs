@@ -134,6 +134,8 @@ pub struct ProfileArgs {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cli {
     pub bpffs: PathBuf,
+    /// The directory holding the kubelet's `pods/` and `containers/` logs.
+    pub kubelet_logs: PathBuf,
     pub format: Format,
     pub extended: bool,
     pub cumulative: bool,
@@ -154,6 +156,7 @@ pub enum Parsed {
 pub use crate::profile::events::EVENT_NAMES;
 
 const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
+const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 
 /// Python `repr()` of a string, for `invalid choice: 'x'` style messages.
 pub fn py_repr(s: &str) -> String {
@@ -699,6 +702,9 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         bpffs: root
             .bpffs
             .unwrap_or_else(|| Path::new(DEFAULT_BPFFS).to_path_buf()),
+        kubelet_logs: root
+            .kubelet_logs
+            .unwrap_or_else(|| Path::new(DEFAULT_KUBELET_LOGS).to_path_buf()),
         format,
         extended,
         cumulative,

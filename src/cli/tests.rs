@@ -40,6 +40,17 @@ fn globals_before_or_after() {
     assert_eq!(cli("--bpffs /tmp/x prog").bpffs, Path::new("/tmp/x"));
     assert_eq!(cli("--bpf=/y prog").bpffs, Path::new("/y"));
     assert_eq!(cli("prog").bpffs, Path::new("/sys/fs/bpf"));
+    assert_eq!(cli("prog").kubelet_logs, Path::new("/var/log"));
+    let c = cli("--kubelet-logs /k --json exporter");
+    assert_eq!(
+        (c.kubelet_logs.as_path(), c.format),
+        (Path::new("/k"), Format::Json { pretty: false })
+    );
+    assert_eq!(cli("--kubelet=/k2 prog -x").kubelet_logs, Path::new("/k2"));
+    assert_eq!(
+        err_line("prog --kubelet-logs /k"),
+        "brr: error: unrecognized arguments: --kubelet-logs"
+    );
 }
 
 #[test]

@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::kernel::btf::BtfData;
+use crate::kernel::cgroups::{self, Cgroup2Mount};
 use crate::kernel::names;
 use crate::sys::bpf::{self, ObjKind};
 use crate::sys::link_info::{self as li, BpfLinkInfo, FetchedLinkInfo};
@@ -333,14 +333,8 @@ pub struct SystemNames {
     ifnames: Option<HashMap<u32, String>>,
     cgroups: Option<HashMap<u64, String>>,
     btfs: HashMap<u32, Option<BtfData>>,
-    cgroup_root: Option<PathBuf>,
+    cgroup_mount: Option<Cgroup2Mount>,
 }
-
-/// How much of the cgroup tree is walked to find an id: deep enough for
-/// systemd's slices and container runtimes, bounded so a huge tree costs
-/// a known amount.
-const CGROUP_MAX_DEPTH: usize = 8;
-const CGROUP_MAX_DIRS: usize = 20_000;
 
 impl SystemNames {
     pub fn new() -> SystemNames {
@@ -350,7 +344,10 @@ impl SystemNames {
     /// Walk a different cgroup2 root (tests).
     pub fn with_cgroup_root(root: &Path) -> SystemNames {
         SystemNames {
-            cgroup_root: Some(root.to_path_buf()),
+            cgroup_mount: Some(Cgroup2Mount {
+                mount_point: root.to_path_buf(),
+                root: "/".into(),
+            }),
             ..Default::default()
         }
     }
@@ -388,46 +385,6 @@ fn vmlinux_btf_id() -> Option<u32> {
     None
 }
 
-/// The cgroup2 mount point from `/proc/self/mounts` text: the unified
-/// hierarchy is `/sys/fs/cgroup` on cgroup2-only systems and
-/// `/sys/fs/cgroup/unified` on hybrid ones. Octal escapes (`\040` for a
-/// space) are decoded.
-pub fn cgroup2_mount(mounts: &str) -> Option<PathBuf> {
-    mounts.lines().find_map(|l| {
-        let mut f = l.split(' ');
-        let (_, dir, fstype) = (f.next()?, f.next()?, f.next()?);
-        (fstype == "cgroup2").then(|| PathBuf::from(unescape_mount(dir)))
-    })
-}
-
-fn unescape_mount(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let oct = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], oct) {
-            (b'\\', Some(d)) => {
-                let v = d.iter().fold(0u32, |a, &c| a * 8 + u32::from(c - b'0'));
-                out.push(u8::try_from(v).unwrap_or(b'?'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// This system's cgroup2 root, if one is mounted.
-pub fn cgroup2_root() -> Option<PathBuf> {
-    cgroup2_mount(&std::fs::read_to_string("/proc/self/mounts").ok()?)
-}
-
 /// Interface index -> name from `/sys/class/net/*/ifindex`.
 pub fn read_ifnames(class_net: &Path) -> HashMap<u32, String> {
     let mut out = HashMap::new();
@@ -445,37 +402,6 @@ pub fn read_ifnames(class_net: &Path) -> HashMap<u32, String> {
     out
 }
 
-/// cgroup2 id -> path: a cgroup's id is its directory's inode number.
-/// Breadth first, bounded by depth and directory count.
-pub fn read_cgroup_ids(root: &Path) -> HashMap<u64, String> {
-    let mut out = HashMap::new();
-    let mut queue = vec![(root.to_path_buf(), 0usize)];
-    let mut seen = 0usize;
-    while let Some((dir, depth)) = queue.pop() {
-        seen += 1;
-        if seen > CGROUP_MAX_DIRS {
-            break;
-        }
-        let Ok(meta) = std::fs::metadata(&dir) else {
-            continue;
-        };
-        let rel = dir.strip_prefix(root).unwrap_or(&dir);
-        out.insert(meta.ino(), format!("/{}", rel.to_string_lossy()));
-        if depth >= CGROUP_MAX_DEPTH {
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                queue.push((e.path(), depth + 1));
-            }
-        }
-    }
-    out
-}
-
 impl Resolve for SystemNames {
     fn ifname(&mut self, ifindex: u32) -> Option<String> {
         self.ifnames
@@ -485,10 +411,10 @@ impl Resolve for SystemNames {
     }
 
     fn cgroup_path(&mut self, cgroup_id: u64) -> Option<String> {
-        let root = self.cgroup_root.clone();
+        let mount = self.cgroup_mount.clone();
         self.cgroups
-            .get_or_insert_with(|| match root.or_else(cgroup2_root) {
-                Some(r) => read_cgroup_ids(&r),
+            .get_or_insert_with(|| match mount.or_else(cgroups::cgroup2_mount) {
+                Some(m) => cgroups::paths_by_id(&m, None),
                 None => HashMap::new(),
             })
             .get(&cgroup_id)
@@ -518,6 +444,7 @@ mod tests {
     use super::*;
     use crate::kernel::btf::tests::blob;
     use crate::sys::link_info::*;
+    use std::os::unix::fs::MetadataExt;
 
     /// Names from fixed tables, as a recorded system would give them.
     #[derive(Default)]
@@ -912,8 +839,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("a/b")).unwrap();
         let ino = std::fs::metadata(root.join("a/b")).unwrap().ino();
-        let ids = read_cgroup_ids(&root);
-        assert_eq!(ids.get(&ino).map(String::as_str), Some("/a/b"));
         let mut r = SystemNames::with_cgroup_root(&root);
         assert_eq!(r.cgroup_path(ino).as_deref(), Some("/a/b"));
         let _ = std::fs::remove_dir_all(&root);
@@ -922,26 +847,5 @@ mod tests {
             assert!(ifs.values().any(|n| n == "lo"));
         }
         assert!(read_ifnames(Path::new("/nonexistent-brr")).is_empty());
-    }
-
-    #[test]
-    fn cgroup2_mount_points() {
-        let hybrid = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\n\
-cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n\
-cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n";
-        assert_eq!(
-            cgroup2_mount(hybrid),
-            Some(PathBuf::from("/sys/fs/cgroup/unified"))
-        );
-        assert_eq!(
-            cgroup2_mount("cgroup2 /mnt/my\\040cg cgroup2 rw 0 0\n"),
-            Some(PathBuf::from("/mnt/my cg"))
-        );
-        assert_eq!(
-            cgroup2_mount("cgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n"),
-            None
-        );
-        assert_eq!(cgroup2_mount("garbage\n\n \\\\\n"), None);
-        assert_eq!(unescape_mount("a\\07"), "a\\07");
     }
 }

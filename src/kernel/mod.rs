@@ -2,6 +2,7 @@
 
 pub mod bpffs;
 pub mod btf;
+pub mod cgroups;
 pub mod fdinfo;
 pub mod kallsyms;
 pub mod lines;

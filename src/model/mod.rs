@@ -1,11 +1,14 @@
 //! Plain data shared by every layer: listing rows, program images, activity
-//! rows and profile results. Nothing here reads the kernel or formats text.
+//! rows, profile results and the workloads cgroups name. Nothing here reads
+//! the kernel or formats text.
 
 pub mod activity;
+pub mod container;
 pub mod image;
 pub mod objects;
 pub mod profile;
 
 pub use activity::ActivityRow;
+pub use container::{Container, Pod, Qos, Runtime, Workload};
 pub use image::{FuncRecord, JitRange, LineRecord, ProgramImage};
 pub use objects::{AttachPoint, BtfObject, Holder, Keepers, Link, Map, Owner, Program};

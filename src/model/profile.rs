@@ -244,6 +244,10 @@ pub struct Profile {
     /// The cgroup2 path (relative to the cgroup2 mount, `/` for the root)
     /// of every cgroup ID in the stacks that still existed at the end.
     pub cgroups: std::collections::BTreeMap<u64, String>,
+    /// The cgroup path of every pid whose samples carried no cgroup ID
+    /// (kernels before 5.7, cgroup v1 hosts), from `/proc/PID/cgroup` when
+    /// the capture ended; a task that had exited has none.
+    pub task_cgroups: std::collections::BTreeMap<u32, String>,
     /// Hints whose evidence was read from the kernel when the capture ended
     /// (tail calls); the sample-based ones are derived from the stacks.
     pub kernel_hints: Vec<Hint>,

@@ -323,6 +323,7 @@ pub mod tests {
             programs,
             comms: Default::default(),
             cgroups: Default::default(),
+            task_cgroups: Default::default(),
             kernel_hints: Vec::new(),
         }
     }

@@ -422,6 +422,7 @@ pub fn run(
     let pins = bpffs::scan(&req.bpffs);
     let (programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
 
+    let stacks = || programs.iter().flat_map(|p| p.stacks.iter());
     let mut profile = Profile {
         requested_event: req.event.clone(),
         selected_event: event.name.to_string(),
@@ -433,7 +434,11 @@ pub fn run(
         counters,
         telemetry: tel,
         comms: who::comms(&programs, std::path::Path::new("/proc")),
-        cgroups: who::cgroup_paths(&programs, std::path::Path::new(who::CGROUP_ROOT)),
+        cgroups: crate::kernel::cgroups::paths_of(stacks().map(|s| s.cgroup)),
+        task_cgroups: crate::kernel::cgroups::task_paths(
+            stacks().filter_map(|s| (s.cgroup == 0).then_some(s.pid)),
+            std::path::Path::new("/proc"),
+        ),
         programs,
         kernel_hints: Vec::new(),
     };

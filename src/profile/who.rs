@@ -6,14 +6,10 @@
 //! (XDP, tc, timers, many kprobes) it is whichever task the interrupt
 //! happened to land on, often `swapper` (pid 0, the idle task).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::fs::MetadataExt;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::model::profile::{Payer, Profile, ProgramProfile};
-
-/// Where cgroup2 is mounted on systemd hosts and in containers.
-pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
 /// The name of pid 0, as `ps` and `perf` call the idle task.
 pub const IDLE_COMM: &str = "swapper";
@@ -38,44 +34,6 @@ fn comm(pid: u32, proc: &Path) -> String {
         .map(|s| s.trim_end_matches('\n').to_string())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| GONE_COMM.into())
-}
-
-/// Paths of the cgroup2 IDs in the stacks. A cgroup2 ID is the inode
-/// number of its directory, so the tree under `root` is walked until every
-/// ID is found; a cgroup removed meanwhile has no path.
-pub fn cgroup_paths(programs: &[ProgramProfile], root: &Path) -> BTreeMap<u64, String> {
-    let mut want: BTreeSet<u64> = programs
-        .iter()
-        .flat_map(|p| p.stacks.iter().map(|s| s.cgroup))
-        .filter(|&id| id != 0)
-        .collect();
-    let mut out = BTreeMap::new();
-    let mut dirs = vec![(root.to_path_buf(), String::from("/"))];
-    while let Some((dir, rel)) = dirs.pop() {
-        if want.is_empty() {
-            break;
-        }
-        if let Ok(meta) = std::fs::metadata(&dir) {
-            if want.remove(&meta.ino()) {
-                out.insert(meta.ino(), rel.clone());
-            }
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let child = if rel == "/" {
-                    format!("/{name}")
-                } else {
-                    format!("{rel}/{name}")
-                };
-                dirs.push((e.path(), child));
-            }
-        }
-    }
-    out
 }
 
 /// The sum of `samples` per key, most first (ties by key).
@@ -154,28 +112,6 @@ mod tests {
         assert_eq!(c.iter().map(|x| x.samples).sum::<u64>(), 19);
         let named: Vec<(u64, &str)> = c.iter().map(|x| (x.id, x.name.as_str())).collect();
         assert_eq!(named, vec![(0, "?"), (5, "/system.slice/x.service")]);
-    }
-
-    #[test]
-    fn cgroup_ids_are_directory_inodes() {
-        let dir = std::env::temp_dir().join(format!("brr-cg-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("a/b")).unwrap();
-        let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
-        let (root, b) = (ino(&dir), ino(&dir.join("a/b")));
-        let stack = |cgroup| Stack {
-            samples: 1,
-            cgroup,
-            ..Default::default()
-        };
-        let p = ProgramProfile {
-            stacks: vec![stack(b), stack(root), stack(0), stack(u64::MAX)],
-            ..Default::default()
-        };
-        let paths = cgroup_paths(&[p], &dir);
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(paths.get(&b).map(String::as_str), Some("/a/b"));
-        assert_eq!(paths.get(&root).map(String::as_str), Some("/"));
-        assert_eq!(paths.len(), 2);
     }
 
     #[test]

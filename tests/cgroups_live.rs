@@ -1,0 +1,426 @@
+//! Live tests of cgroup recognition (root): real cgroups made in this
+//! host's cgroup2 hierarchy, wherever it is mounted, in the path shapes of
+//! each container runtime and of the kubelet's two cgroup drivers, with a
+//! real process moved into each; brr must name the process's cgroup from
+//! `/proc/PID/cgroup` and from the cgroup ID (the directory's inode), both
+//! relative to the cgroup2 mount, and recognise its container and pod, with
+//! the names from kubelet-like log directories in a temporary directory.
+//! Everything made is removed afterwards, also when a test fails.
+
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+// The runner process is forked and signalled with libc, which is unsafe.
+#![allow(unsafe_code)]
+
+mod support;
+#[path = "support/traced.rs"]
+#[allow(dead_code)] // not every helper is used here
+mod traced;
+
+use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use brr::kernel::cgroups::{self, Cgroup2Mount, Workloads};
+use brr::model::{Container, Pod, Qos, Runtime, Workload};
+use serde_json::Value;
+use support::*;
+use traced::Traced;
+
+/// Both tests make `kubepods.slice`: one at a time, so that neither removes
+/// the other's parents or leaves its own behind.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The cgroup2 mount, or `None` (with the reason) where these tests cannot
+/// run; with `BRR_REQUIRE_LIVE=1` that is a failure.
+fn mount() -> Option<Cgroup2Mount> {
+    if !live() {
+        return None;
+    }
+    let why = match cgroups::cgroup2_mount() {
+        Some(m) if rustix::process::geteuid().is_root() => return Some(m),
+        Some(_) => "not root",
+        None => "no cgroup2 mount in /proc/self/mountinfo",
+    };
+    if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
+        panic!("{REQUIRE_LIVE_ENV}=1 but cgroups cannot be made: {why}");
+    }
+    eprintln!("skipping cgroup test: {why}");
+    None
+}
+
+/// Cgroups made by a test and the processes put into them. Dropping it
+/// moves the processes back to the root cgroup, kills them and removes
+/// the directories it made, deepest first; directories that existed
+/// before are left alone.
+struct Tree {
+    mount: Cgroup2Mount,
+    made: Vec<PathBuf>,
+    children: Vec<Child>,
+    forked: Vec<i32>,
+}
+
+impl Tree {
+    fn new(mount: Cgroup2Mount) -> Tree {
+        Tree {
+            mount,
+            made: Vec::new(),
+            children: Vec::new(),
+            forked: Vec::new(),
+        }
+    }
+
+    /// `mkdir -p` of `rel` under the mount; returns the leaf.
+    fn make(&mut self, rel: &str) -> PathBuf {
+        let mut dir = self.mount.mount_point.clone();
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
+            dir.push(part);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => self.made.push(dir.clone()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => panic!("mkdir {}: {e}", dir.display()),
+            }
+        }
+        dir
+    }
+
+    /// The path brr must report for `rel`: from the hierarchy's root.
+    fn path(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.mount.root.trim_end_matches('/'))
+    }
+
+    fn enter(leaf: &Path, pid: u32) {
+        std::fs::write(leaf.join("cgroup.procs"), pid.to_string())
+            .unwrap_or_else(|e| panic!("move {pid} into {}: {e}", leaf.display()));
+    }
+
+    /// Everything undone; returns what could not be.
+    fn cleanup(&mut self) -> Vec<String> {
+        let root_procs = self.mount.mount_point.join("cgroup.procs");
+        let pids: Vec<u32> = (self.children.iter().map(Child::id))
+            .chain(self.forked.iter().map(|&p| p as u32))
+            .collect();
+        for pid in pids {
+            let _ = std::fs::write(&root_procs, pid.to_string());
+        }
+        for mut c in self.children.drain(..) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for pid in self.forked.drain(..) {
+            // SAFETY: our own forked child, killed and reaped once.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+        let mut failed = Vec::new();
+        for dir in self.made.drain(..).rev() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            loop {
+                match std::fs::remove_dir(&dir) {
+                    Ok(()) => break,
+                    Err(e)
+                        if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(e) => {
+                        failed.push(format!("rmdir {}: {e}", dir.display()));
+                        break;
+                    }
+                }
+            }
+        }
+        failed
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        for f in self.cleanup() {
+            eprintln!("cgroup test cleanup: {f}");
+        }
+    }
+}
+
+/// A temporary directory removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A 64-hex-digit container ID unique to this run and `n`.
+fn cid(n: u32) -> String {
+    format!("{:08x}{n:08x}{}", std::process::id(), "c0ffee42".repeat(6))
+}
+
+/// A pod UID unique to this run and `n`.
+fn uid(n: u32) -> String {
+    format!("{:08x}-0000-4000-8000-{n:012x}", std::process::id())
+}
+
+/// The kubelet's log directories for the given (namespace, pod, uid,
+/// container, container ID) in `dir`.
+fn kubelet_logs(dir: &Path, entries: &[(&str, &str, &str, &str, &str)]) {
+    std::fs::create_dir_all(dir.join("containers")).unwrap();
+    for (ns, pod, uid, container, id) in entries {
+        let logs = dir.join(format!("pods/{ns}_{pod}_{uid}/{container}"));
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(logs.join("0.log"), "").unwrap();
+        let link = dir.join(format!("containers/{pod}_{ns}_{container}-{id}.log"));
+        std::os::unix::fs::symlink(logs.join("0.log"), link).unwrap();
+    }
+}
+
+fn container(runtime: Runtime, id: &str, name: Option<&str>) -> Option<Container> {
+    Some(Container {
+        runtime,
+        id: id.into(),
+        name: name.map(Into::into),
+    })
+}
+
+fn pod(uid: &str, names: Option<(&str, &str)>, qos: Qos) -> Option<Pod> {
+    Some(Pod {
+        uid: uid.into(),
+        namespace: names.map(|n| n.0.into()),
+        name: names.map(|n| n.1.into()),
+        qos: Some(qos),
+    })
+}
+
+/// A workload for every runtime and driver; its `path` is relative to the
+/// mount.
+fn shapes() -> Vec<Workload> {
+    let (u1, u2, u3, u4) = (uid(1), uid(2), uid(3), uid(4));
+    let (s1, s2) = (u1.replace('-', "_"), u2.replace('-', "_"));
+    let checkout = Some(("payments", "checkout-7d9f8b6c5-x2k4p"));
+    let agent = Some(("kube-system", "agent-x7k2p"));
+    let worker = Some(("batch", "worker-0"));
+    let w = |path: String, container, pod, service| Workload {
+        path,
+        container,
+        pod,
+        service,
+    };
+    vec![
+        w(
+            format!("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{s1}.slice/cri-containerd-{}.scope", cid(1)),
+            container(Runtime::Containerd, &cid(1), Some("server")),
+            pod(&u1, checkout, Qos::Burstable),
+            None,
+        ),
+        w(
+            format!("kubepods.slice/kubepods-pod{s2}.slice/crio-{}.scope", cid(2)),
+            container(Runtime::CriO, &cid(2), Some("agent")),
+            pod(&u2, agent, Qos::Guaranteed),
+            None,
+        ),
+        w(
+            format!("kubepods.slice/kubepods-pod{s2}.slice/crio-conmon-{}.scope", cid(2)),
+            None,
+            pod(&u2, agent, Qos::Guaranteed),
+            Some(format!("crio-conmon-{}.scope", cid(2))),
+        ),
+        w(
+            format!("kubepods/besteffort/pod{u3}/{}", cid(3)),
+            container(Runtime::Containerd, &cid(3), Some("worker")),
+            pod(&u3, worker, Qos::BestEffort),
+            None,
+        ),
+        // A pod the logs do not know: recognised, not named.
+        w(
+            format!("kubepods/pod{u4}/{}", cid(4)),
+            container(Runtime::Containerd, &cid(4), None),
+            pod(&u4, None, Qos::Guaranteed),
+            None,
+        ),
+        w(
+            format!("system.slice/docker-{}.scope", cid(5)),
+            container(Runtime::Docker, &cid(5), None),
+            None,
+            None,
+        ),
+        w(
+            format!("docker/{}", cid(6)),
+            container(Runtime::Docker, &cid(6), None),
+            None,
+            None,
+        ),
+        w(
+            format!("machine.slice/libpod-{}.scope", cid(7)),
+            container(Runtime::Podman, &cid(7), None),
+            None,
+            None,
+        ),
+        w(
+            format!("machine.slice/libpod-conmon-{}.scope", cid(7)),
+            None,
+            None,
+            Some(format!("libpod-conmon-{}.scope", cid(7))),
+        ),
+        w(
+            format!("system.slice/brr-test-{}.service", std::process::id()),
+            None,
+            None,
+            Some(format!("brr-test-{}.service", std::process::id())),
+        ),
+    ]
+}
+
+#[test]
+fn runtime_cgroups_name_their_containers_and_pods() {
+    let Some(mount) = mount() else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let logs = Scratch(std::env::temp_dir().join(format!("brr-kubelet-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&logs.0);
+    kubelet_logs(
+        &logs.0,
+        &[
+            (
+                "payments",
+                "checkout-7d9f8b6c5-x2k4p",
+                &uid(1),
+                "server",
+                &cid(1),
+            ),
+            ("kube-system", "agent-x7k2p", &uid(2), "agent", &cid(2)),
+            ("batch", "worker-0", &uid(3), "worker", &cid(3)),
+        ],
+    );
+    let mut tree = Tree::new(mount.clone());
+    let child = Command::new("sleep")
+        .arg("600")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start sleep");
+    let pid = child.id();
+    tree.children.push(child);
+    let mut workloads = Workloads::new(&logs.0);
+    for shape in shapes() {
+        let rel = shape.path.clone();
+        let leaf = tree.make(&rel);
+        Tree::enter(&leaf, pid);
+        let want = Workload {
+            path: tree.path(&rel),
+            ..shape
+        };
+        // From /proc/PID/cgroup, as for samples without a cgroup ID.
+        let by_task = cgroups::task_paths([pid], Path::new("/proc"));
+        assert_eq!(by_task.get(&pid), Some(&want.path), "{rel}");
+        // From the cgroup ID, as PERF_SAMPLE_CGROUP reports it.
+        let id = std::fs::metadata(&leaf).unwrap().ino();
+        let by_id = cgroups::paths_by_id(&mount, Some(&BTreeSet::from([id])));
+        assert_eq!(by_id.get(&id), Some(&want.path), "{rel}");
+        assert_eq!(cgroups::paths_of([id]).get(&id), Some(&want.path));
+        assert_eq!(workloads.of(&want.path), want);
+    }
+    // The whole-tree walk (link targets) names them too.
+    let all = cgroups::paths_by_id(&mount, None);
+    let leaf = tree.make(&shapes()[0].path);
+    let id = std::fs::metadata(&leaf).unwrap().ino();
+    assert_eq!(all.get(&id), Some(&tree.path(&shapes()[0].path)));
+
+    let made = tree.made.clone();
+    assert!(made.len() >= shapes().len(), "{made:?}");
+    let failed = tree.cleanup();
+    assert!(failed.is_empty(), "{failed:?}");
+    for dir in made {
+        assert!(!dir.exists(), "{} removed", dir.display());
+    }
+}
+
+/// Fork a child that moves itself into the cgroup whose `cgroup.procs` is
+/// `procs`, runs `prog` `calls` times, then waits to be killed.
+fn fork_runner_in(procs: &Path, prog: std::os::fd::BorrowedFd<'_>, calls: u64) -> i32 {
+    let path = CString::new(procs.as_os_str().as_bytes()).unwrap();
+    // SAFETY: the child only makes raw syscalls (open, write and close on a
+    // path built before the fork, BPF_PROG_TEST_RUN with stack buffers,
+    // pause, _exit): nothing that takes a lock another thread of the test
+    // process might have held at fork time.
+    unsafe {
+        let pid = libc::fork();
+        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+        if pid == 0 {
+            let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+            if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                libc::_exit(2);
+            }
+            libc::close(fd);
+            for _ in 0..calls {
+                if sys::test_run(prog, HOT_REPEAT).is_err() {
+                    libc::_exit(1);
+                }
+            }
+            loop {
+                libc::pause();
+            }
+        }
+        pid
+    }
+}
+
+/// The profiler's `cgroups` name a sampled task's cgroup relative to the
+/// cgroup2 mount (on a hybrid host not `/unified/...`).
+#[test]
+fn profile_cgroup_paths_are_relative_to_the_cgroup2_mount() {
+    let Some(mount) = mount() else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut tree = Tree::new(mount);
+    let rel = format!(
+        "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice/cri-containerd-{}.scope",
+        uid(9).replace('-', "_"),
+        cid(9)
+    );
+    let leaf = tree.make(&rel);
+    let id = std::fs::metadata(&leaf).unwrap().ino();
+    let fx = HotFixture::load().expect("load hot fixture");
+    // Enough calls for about 0.6 s of program time.
+    let t = Instant::now();
+    sys::test_run(fx.prog.fd(), HOT_REPEAT).expect("test run");
+    let per_call = t.elapsed().max(Duration::from_micros(50));
+    let calls = (Duration::from_millis(600).as_nanos() / per_call.as_nanos()).max(20) as u64;
+
+    let prog_id = fx.prog.id.to_string();
+    let mut brr = Traced::spawn(
+        &["profile", "--json", "-d", "3", "--program-id", &prog_id],
+        &[],
+    );
+    brr.wait_ready("capture");
+    let runner = fork_runner_in(&leaf.join("cgroup.procs"), fx.prog.fd(), calls);
+    tree.forked.push(runner);
+    let (out, _) = brr.finish();
+    assert!(
+        out.status.success(),
+        "brr failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let p = &doc["items"][0];
+    assert_eq!(p["id"].as_u64(), Some(u64::from(fx.prog.id)));
+    let want = tree.path(&rel);
+    let cg = p["cgroups"].as_array().expect("cgroups array");
+    let row = cg
+        .iter()
+        .find(|c| c["id"].as_u64() == Some(id))
+        .unwrap_or_else(|| panic!("cgroup {id} ({want}) in {cg:?}"));
+    assert_eq!(row["path"].as_str(), Some(want.as_str()));
+    assert!(row["samples"].as_u64().unwrap_or(0) > 0, "{row}");
+    let failed = tree.cleanup();
+    assert!(failed.is_empty(), "{failed:?}");
+    assert!(!leaf.exists());
+}
