@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
 use crate::kernel::{lines, objects};
-use crate::profile::{self, events};
+use crate::profile::events;
 use crate::render::json::Json;
 use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
 use crate::render::{dump, perf_events, profile as report, Format};
@@ -216,18 +216,7 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
 /// the capture was incomplete. The first Ctrl-C ends the capture early and
 /// the partial profile is printed as usual; a second one exits with 130.
 fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
-    let req = profile::Request {
-        event: a.event.clone(),
-        duration: a.duration,
-        frequency: a.frequency,
-        kernel_samples: a.kernel_samples,
-        call_graph: a.call_graph,
-        pages: a.perf_buffer_pages,
-        drain_ms: a.perf_drain_ms,
-        program_id: a.program_id.map(u64::from),
-        bpffs: cli.bpffs.clone(),
-    };
-    let profile = session::capture(&req)?;
+    let profile = session::capture(&a.request)?;
     let folded = crate::export::write(&profile, &a.exports)?;
     let view = report::View {
         limit: a.limit,

@@ -22,18 +22,11 @@ use crate::tui;
 const TEXTMODE_LINE_LIMIT: usize = 10;
 
 /// The profile the top options describe, for every program (the
-/// drilldown names one).
+/// drilldown names one), with pinned paths under `bpffs`.
 fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
     profile::Request {
-        event: t.event.clone(),
-        duration: t.profile_duration,
-        frequency: t.frequency,
-        kernel_samples: t.kernel_samples,
-        call_graph: if t.call_graph == "lbr" { "lbr" } else { "fp" },
-        pages: Some(t.perf_buffer_pages).filter(|&p| p > 0),
-        drain_ms: Some(t.perf_drain_ms).filter(|&p| p > 0),
-        program_id: None,
         bpffs: bpffs.to_path_buf(),
+        ..t.profile.clone()
     }
 }
 
@@ -236,7 +229,7 @@ mod tests {
         );
         assert_eq!((c.program_id, c.line_limit, c.devmode), (None, 0, None));
         assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
-        assert_eq!(c.profile.call_graph, "fp");
+        assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
         assert_eq!(c.profile.program_id, None);
         assert_eq!(c.bpffs, PathBuf::from("/sys/fs/bpf"));
 
@@ -253,10 +246,10 @@ mod tests {
         assert_eq!(c.devmode, Some(PathBuf::from("src")));
         assert_eq!((c.profile.pages, c.profile.drain_ms), (Some(8), Some(50)));
         assert_eq!(
-            (c.profile.frequency, c.profile.event.as_str()),
+            (c.profile.frequency, c.profile.event.name()),
             (99, "cpu-clock")
         );
-        assert_eq!(c.profile.call_graph, "lbr");
+        assert_eq!(c.profile.call_graph, profile::CallGraph::Lbr);
         assert_eq!(c.profile.bpffs, Path::new("/tmp/b"));
         assert_eq!(c.bpffs, PathBuf::from("/tmp/b"));
     }

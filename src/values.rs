@@ -1,5 +1,6 @@
 //! Value parsers shared by the command line and the TUI's input fields, so
-//! that both accept and reject exactly the same text.
+//! that both accept and reject exactly the same text, and their range
+//! checks on numbers, which `profile::Request::validate` applies too.
 //!
 //! Numbers follow Python's `int()`/`float()` as the original did, with one
 //! deliberate rule for digit separators: `_` is accepted only between two
@@ -79,8 +80,14 @@ pub fn number(s: &str) -> Result<f64, ValueError> {
 
 /// A time length in seconds: `0 < v <= MAX_SECONDS`.
 pub fn seconds(s: &str) -> Result<f64, ValueError> {
-    let v = number(s)?;
-    if v <= 0.0 {
+    seconds_in_range(number(s)?)
+}
+
+/// [`seconds`]' range check on a number already parsed.
+pub fn seconds_in_range(v: f64) -> Result<f64, ValueError> {
+    if v.is_nan() {
+        Err(ValueError::NotANumber)
+    } else if v <= 0.0 {
         Err(ValueError::NotPositive)
     } else if v > MAX_SECONDS {
         Err(ValueError::AtMost(format!("{MAX_SECONDS}")))
@@ -157,10 +164,19 @@ pub fn perf_pages(s: &str) -> Result<Option<u64>, ValueError> {
     if v <= 0 {
         return Err(ValueError::NotPositive);
     }
-    if v > i128::from(u32::MAX) || (v & (v - 1)) != 0 {
-        return Err(ValueError::NotPowerOfTwo);
+    let v = u64::try_from(v).map_err(|_| ValueError::NotPowerOfTwo)?;
+    pages_in_range(v).map(Some)
+}
+
+/// [`perf_pages`]' check on a number: a power of two that fits in u32.
+pub fn pages_in_range(v: u64) -> Result<u64, ValueError> {
+    if v == 0 {
+        Err(ValueError::NotPositive)
+    } else if v > u64::from(u32::MAX) || !v.is_power_of_two() {
+        Err(ValueError::NotPowerOfTwo)
+    } else {
+        Ok(v)
     }
-    Ok(Some(v as u64))
 }
 
 /// Longest interval between ring sweeps in ms: `auto` (None) or `> 0`;
@@ -174,6 +190,15 @@ pub fn drain_ms(s: &str) -> Result<Option<u64>, ValueError> {
         return Err(ValueError::NotPositive);
     }
     Ok(Some(v.min(i128::from(u32::MAX)) as u64))
+}
+
+/// [`drain_ms`]' range on a number: `1..=u32::MAX`.
+pub fn drain_ms_in_range(v: u64) -> Result<u64, ValueError> {
+    if v == 0 {
+        Err(ValueError::NotPositive)
+    } else {
+        at_most(i128::from(v), u32::MAX).map(u64::from)
+    }
 }
 
 /// [`perf_pages`] for `top` and the TUI form: empty means auto, and the
@@ -289,6 +314,24 @@ mod tests {
         assert_eq!(
             drain_ms_or_empty("-1").unwrap_err(),
             "perf drain milliseconds must be greater than zero"
+        );
+    }
+
+    #[test]
+    fn range_checks_agree_with_the_parsers() {
+        assert_eq!(seconds_in_range(1e7), Ok(1e7));
+        assert_eq!(seconds_in_range(0.0), Err(ValueError::NotPositive));
+        assert_eq!(seconds_in_range(f64::NAN), Err(ValueError::NotANumber));
+        assert_eq!(seconds_in_range(2e7), seconds("2e7"));
+        assert_eq!(pages_in_range(64), Ok(64));
+        assert_eq!(pages_in_range(0), perf_pages("0").map(|_| 0));
+        assert_eq!(pages_in_range(12), Err(ValueError::NotPowerOfTwo));
+        assert_eq!(pages_in_range(1 << 32), Err(ValueError::NotPowerOfTwo));
+        assert_eq!(drain_ms_in_range(1), Ok(1));
+        assert_eq!(drain_ms_in_range(0), Err(ValueError::NotPositive));
+        assert_eq!(
+            drain_ms_in_range(1 << 32).unwrap_err().message(),
+            "must be at most 4294967295"
         );
     }
 

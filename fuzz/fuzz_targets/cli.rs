@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStringExt;
 
 use brr::cli::{parse, Command, Parsed, MAX_SECONDS};
 use brr::error::BrrError;
+use brr::profile::{CallGraph, Event, Request};
 use libfuzzer_sys::fuzz_target;
 
 fn seconds(what: &str, v: f64) {
@@ -18,8 +19,22 @@ fn seconds(what: &str, v: f64) {
     );
 }
 
-fn pages(v: u64) {
-    assert!(v.is_power_of_two() && v <= u64::from(u32::MAX), "pages {v}");
+/// What every front end promises the capture engine: a request that
+/// passes its own validation, in the ranges each option allows.
+fn request(r: &Request) {
+    assert_eq!(r.validate(), Ok(()), "{r:?}");
+    seconds("profile duration", r.duration);
+    assert!(r.frequency > 0);
+    assert!(r.program_id != Some(0));
+    if let Some(n) = r.pages {
+        assert!(n.is_power_of_two() && n <= u64::from(u32::MAX), "pages {n}");
+    }
+    assert!(r
+        .drain_ms
+        .is_none_or(|ms| ms > 0 && ms <= u64::from(u32::MAX)));
+    // Typed values: the names reports print are the ones the options take.
+    assert_eq!(Event::from_name(r.event.name()), Some(r.event));
+    assert_eq!(CallGraph::from_name(r.call_graph.name()), Some(r.call_graph));
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -50,31 +65,12 @@ fuzz_target!(|data: &[u8]| {
             Command::PerfEvents { frequency } => assert!(frequency > 0),
             Command::Top(t) => {
                 seconds("delay", t.delay);
-                seconds("profile duration", t.profile_duration);
-                assert!(t.frequency > 0);
                 assert!(t.program_id != Some(0));
-                assert!(
-                    t.call_graph == "fp" || t.call_graph == "lbr",
-                    "{}",
-                    t.call_graph
-                );
-                if t.perf_buffer_pages != 0 {
-                    pages(t.perf_buffer_pages);
-                }
-                assert!(t.perf_drain_ms <= u64::from(u32::MAX));
+                request(&t.profile);
+                // Top names its program when it profiles.
+                assert_eq!(t.profile.program_id, None);
             }
-            Command::Profile(p) => {
-                seconds("duration", p.duration);
-                assert!(p.frequency > 0);
-                assert!(p.program_id != Some(0));
-                assert!(p.call_graph == "fp" || p.call_graph == "lbr");
-                if let Some(n) = p.perf_buffer_pages {
-                    pages(n);
-                }
-                assert!(p
-                    .perf_drain_ms
-                    .is_none_or(|ms| ms > 0 && ms <= u64::from(u32::MAX)));
-            }
+            Command::Profile(p) => request(&p.request),
             Command::Prog { .. } | Command::Map | Command::Link | Command::Btf => {}
         },
         Err(BrrError::Usage(text)) => {

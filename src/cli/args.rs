@@ -1,12 +1,18 @@
-//! The clap grammar. Option values are kept as text here and checked after
-//! parsing (`super::finish`), so that each error names the parser that owns
-//! the option (`brr activity: error: argument -d/--duration: ...`) exactly as
-//! the original did, and so that root and `top` values can be merged with
-//! "last one wins".
+//! The clap grammar. Values are typed here: each option's parser
+//! (`super::parsers`) checks its text while clap reads the arguments, so
+//! that each error names the parser that owns the option (`brr activity:
+//! error: argument -d/--duration: ...`) exactly as the original did. The
+//! rules between options are checked after parsing (`super::finish`). Root
+//! and `top` values are merged with "last one wins".
 
+use std::marker::PhantomData;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+
+use super::parsers::{self, Auto, Dialect, InspectMode, ProfileDialect, TopDialect};
+use crate::profile::{CallGraph, Event};
 
 pub const VERSION_TEXT: &str =
     "brr 0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
@@ -127,64 +133,27 @@ impl ExportFlags {
     }
 }
 
-/// `top` options, accepted at root level (bare `brr`) and by `brr top`.
+/// The capture options `top` (and bare `brr`) and `profile` share. The
+/// capture length is not among them: `profile -d` is the capture length,
+/// whereas `top -d` is the activity window and `top --profile-duration` the
+/// capture length.
 #[derive(Args, Debug, Clone, Default)]
-pub(super) struct TopArgs {
-    #[arg(
-        short = 'd',
-        long,
-        value_name = "SECONDS",
-        help = "Length of each activity sampling window in seconds (default 1)."
-    )]
-    pub delay: Option<String>,
-    #[arg(
-        long,
-        value_name = "N",
-        help = "Rows in the textmode activity table; 0 shows all (default 20)."
-    )]
-    pub limit: Option<String>,
-    #[arg(long, hide = true)]
-    pub all: bool,
-    #[arg(
-        long,
-        value_name = "EVENT",
-        help = "Perf event to sample (default auto; see 'brr perf-events')."
-    )]
-    pub event: Option<String>,
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        help = "Profile length in seconds (default 5)."
-    )]
-    pub profile_duration: Option<String>,
+pub(super) struct CaptureArgs<D: Dialect> {
     #[arg(
         short = 'F',
         long,
         value_name = "HZ",
+        value_parser = parsers::positive,
         help = "Sampling frequency in Hz (default 997)."
     )]
-    pub frequency: Option<String>,
+    pub frequency: Option<u64>,
     #[arg(
         long,
-        value_name = "N",
-        help = "Detailed hotspot rows per bucket; 0 = unlimited (default 10 in textmode, unlimited in the TUI)."
+        value_name = "EVENT",
+        value_parser = parsers::event,
+        help = "Perf event to sample (default auto; see 'brr perf-events')."
     )]
-    pub line_limit: Option<String>,
-    #[arg(
-        long,
-        value_name = "N",
-        help = "Keep only the N hottest detail rows of the textmode inspect table; 0 = all."
-    )]
-    pub source_limit: Option<String>,
-    #[arg(long, help = "Print one text snapshot and exit.")]
-    pub textmode: bool,
-    #[arg(long, help = "Profile the top program (or --program-id) in textmode.")]
-    pub profile_top: bool,
-    #[arg(
-        long,
-        help = "Fold helper/kernel rows into their source lines (textmode with --profile-top)."
-    )]
-    pub collapse_samples: bool,
+    pub event: Option<Event>,
     #[arg(
         long,
         help = "Capture callchains and attribute kernel time under eBPF programs."
@@ -198,21 +167,139 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "{fp,lbr}",
+        value_parser = parsers::call_graph,
         help = "Callchain source (default fp; lbr requires --kernel-samples)."
     )]
-    pub call_graph: Option<String>,
+    pub call_graph: Option<CallGraph>,
+    #[arg(
+        long,
+        value_name = "auto|PAGES",
+        value_parser = D::perf_pages,
+        help = "Perf ring data pages per CPU: auto or a power of two (default auto)."
+    )]
+    pub perf_buffer_pages: Option<Auto>,
+    #[arg(
+        long,
+        value_name = "auto|MS",
+        value_parser = D::drain_ms,
+        help = "Longest interval between perf ring sweeps: auto or whole milliseconds (default auto)."
+    )]
+    pub perf_drain_ms: Option<Auto>,
+    #[arg(long, help = "Exit 1 when the profile is incomplete.")]
+    pub fail_on_loss: bool,
+    #[command(flatten)]
+    pub exports: ExportFlags,
+    #[arg(skip)]
+    pub dialect: PhantomData<D>,
+}
+
+impl<D: Dialect> CaptureArgs<D> {
+    /// Whether any option was given.
+    pub fn any(&self) -> bool {
+        let CaptureArgs {
+            frequency,
+            event,
+            kernel_samples,
+            kernel_ip_detail,
+            call_graph,
+            perf_buffer_pages,
+            perf_drain_ms,
+            fail_on_loss,
+            exports,
+            dialect: _,
+        } = self;
+        frequency.is_some()
+            || event.is_some()
+            || *kernel_samples
+            || *kernel_ip_detail
+            || call_graph.is_some()
+            || perf_buffer_pages.is_some()
+            || perf_drain_ms.is_some()
+            || *fail_on_loss
+            || exports.first_given().is_some()
+    }
+
+    /// `self` overridden by `later`.
+    pub fn then(self, later: CaptureArgs<D>) -> CaptureArgs<D> {
+        CaptureArgs {
+            frequency: later.frequency.or(self.frequency),
+            event: later.event.or(self.event),
+            kernel_samples: later.kernel_samples || self.kernel_samples,
+            kernel_ip_detail: later.kernel_ip_detail || self.kernel_ip_detail,
+            call_graph: later.call_graph.or(self.call_graph),
+            perf_buffer_pages: later.perf_buffer_pages.or(self.perf_buffer_pages),
+            perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
+            fail_on_loss: later.fail_on_loss || self.fail_on_loss,
+            exports: self.exports.then(later.exports),
+            dialect: PhantomData,
+        }
+    }
+}
+
+/// `top` options, accepted at root level (bare `brr`) and by `brr top`.
+#[derive(Args, Debug, Clone, Default)]
+pub(super) struct TopArgs {
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "SECONDS",
+        value_parser = parsers::seconds,
+        help = "Length of each activity sampling window in seconds (default 1)."
+    )]
+    pub delay: Option<f64>,
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = parsers::non_negative,
+        help = "Rows in the textmode activity table; 0 shows all (default 20)."
+    )]
+    pub limit: Option<u64>,
+    #[arg(long, hide = true)]
+    pub all: bool,
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = parsers::seconds,
+        help = "Profile length in seconds (default 5)."
+    )]
+    pub profile_duration: Option<f64>,
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = parsers::non_negative,
+        help = "Detailed hotspot rows per bucket; 0 = unlimited (default 10 in textmode, unlimited in the TUI)."
+    )]
+    pub line_limit: Option<u64>,
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = parsers::non_negative,
+        help = "Keep only the N hottest detail rows of the textmode inspect table; 0 = all."
+    )]
+    pub source_limit: Option<u64>,
+    #[arg(long, help = "Print one text snapshot and exit.")]
+    pub textmode: bool,
+    #[arg(long, help = "Profile the top program (or --program-id) in textmode.")]
+    pub profile_top: bool,
+    #[arg(
+        long,
+        help = "Fold helper/kernel rows into their source lines (textmode with --profile-top)."
+    )]
+    pub collapse_samples: bool,
     #[arg(
         long,
         value_name = "PROG_ID",
+        value_parser = parsers::object_id,
         help = "Inspect this program instead of the top activity row."
     )]
-    pub program_id: Option<String>,
+    pub program_id: Option<u32>,
     #[arg(
         long,
         value_name = "{source,mixed}",
+        value_parser = parsers::inspect_mode,
         help = "Inspect view: source lines, or source lines with instructions (default source)."
     )]
-    pub inspect_mode: Option<String>,
+    pub inspect_mode: Option<InspectMode>,
     #[arg(long, help = "Light colour theme.")]
     pub light: bool,
     #[arg(
@@ -222,28 +309,15 @@ pub(super) struct TopArgs {
         help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
     )]
     pub devmode: Option<Option<PathBuf>>,
-    #[arg(
-        long,
-        value_name = "auto|PAGES",
-        help = "Perf ring data pages per CPU: auto or a power of two."
-    )]
-    pub perf_buffer_pages: Option<String>,
-    #[arg(
-        long,
-        value_name = "auto|MS",
-        help = "Perf ring drain interval: auto or milliseconds."
-    )]
-    pub perf_drain_ms: Option<String>,
-    #[arg(long, help = "Exit 1 when the profile is incomplete.")]
-    pub fail_on_loss: bool,
     #[command(flatten)]
-    pub exports: ExportFlags,
+    pub capture: CaptureArgs<TopDialect>,
     #[arg(
         long,
         value_name = "NS",
+        value_parser = parsers::positive,
         help = "Hot-and-slow hint: average run time above NS nanoseconds (textmode; default 300)."
     )]
-    pub slow_ns: Option<String>,
+    pub slow_ns: Option<u64>,
 }
 
 impl TopArgs {
@@ -253,58 +327,31 @@ impl TopArgs {
             delay,
             limit,
             all,
-            event,
             profile_duration,
-            frequency,
             line_limit,
             source_limit,
             textmode,
             profile_top,
             collapse_samples,
-            kernel_samples,
-            kernel_ip_detail,
-            call_graph,
             program_id,
             inspect_mode,
             light,
             devmode,
-            perf_buffer_pages,
-            perf_drain_ms,
-            fail_on_loss,
-            exports,
+            capture,
             slow_ns,
         } = self;
-        [
-            delay,
-            limit,
-            event,
-            profile_duration,
-            frequency,
-            line_limit,
-            source_limit,
-            call_graph,
-            program_id,
-            inspect_mode,
-            perf_buffer_pages,
-            perf_drain_ms,
-            slow_ns,
-        ]
-        .iter()
-        .any(|v| v.is_some())
+        delay.is_some()
+            || profile_duration.is_some()
+            || [limit, line_limit, source_limit, slow_ns]
+                .iter()
+                .any(|v| v.is_some())
+            || program_id.is_some()
+            || inspect_mode.is_some()
             || devmode.is_some()
-            || exports.first_given().is_some()
-            || [
-                *all,
-                *textmode,
-                *profile_top,
-                *collapse_samples,
-                *kernel_samples,
-                *kernel_ip_detail,
-                *light,
-                *fail_on_loss,
-            ]
-            .iter()
-            .any(|&b| b)
+            || capture.any()
+            || [*all, *textmode, *profile_top, *collapse_samples, *light]
+                .iter()
+                .any(|&b| b)
     }
 
     /// `self` (root level) overridden by `later` (the `top` subcommand).
@@ -313,25 +360,17 @@ impl TopArgs {
             delay: later.delay.or(self.delay),
             limit: later.limit.or(self.limit),
             all: later.all || self.all,
-            event: later.event.or(self.event),
             profile_duration: later.profile_duration.or(self.profile_duration),
-            frequency: later.frequency.or(self.frequency),
             line_limit: later.line_limit.or(self.line_limit),
             source_limit: later.source_limit.or(self.source_limit),
             textmode: later.textmode || self.textmode,
             profile_top: later.profile_top || self.profile_top,
             collapse_samples: later.collapse_samples || self.collapse_samples,
-            kernel_samples: later.kernel_samples || self.kernel_samples,
-            kernel_ip_detail: later.kernel_ip_detail || self.kernel_ip_detail,
-            call_graph: later.call_graph.or(self.call_graph),
             program_id: later.program_id.or(self.program_id),
             inspect_mode: later.inspect_mode.or(self.inspect_mode),
             light: later.light || self.light,
             devmode: later.devmode.or(self.devmode),
-            perf_buffer_pages: later.perf_buffer_pages.or(self.perf_buffer_pages),
-            perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
-            fail_on_loss: later.fail_on_loss || self.fail_on_loss,
-            exports: self.exports.then(later.exports),
+            capture: self.capture.then(later.capture),
             slow_ns: later.slow_ns.or(self.slow_ns),
         }
     }
@@ -474,29 +513,33 @@ pub(super) struct ActivityArgs {
         short = 'd',
         long,
         value_name = "SECONDS",
+        value_parser = parsers::seconds,
         help = "Measurement window in seconds (default 5)."
     )]
-    pub duration: Option<String>,
+    pub duration: Option<f64>,
     #[arg(
         long,
         value_name = "N",
+        value_parser = parsers::non_negative,
         help = "Show at most N rows; 0 shows all (default 20)."
     )]
-    pub limit: Option<String>,
+    pub limit: Option<u64>,
     #[arg(long, help = "Also show programs that did not run during the window.")]
     pub all: bool,
     #[arg(
         long,
         value_name = "SECONDS",
+        value_parser = parsers::seconds,
         help = "Stream back-to-back windows of SECONDS each, printing every window as it ends (JSON Lines with --json) until Ctrl-C or --count."
     )]
-    pub interval: Option<String>,
+    pub interval: Option<f64>,
     #[arg(
         long,
         value_name = "N",
+        value_parser = parsers::positive,
         help = "Stop after N windows (requires --interval)."
     )]
-    pub count: Option<String>,
+    pub count: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -537,15 +580,20 @@ pub(super) struct PerfEventsArgs {
         short = 'F',
         long,
         value_name = "HZ",
+        value_parser = parsers::positive,
         help = "Sampling frequency in Hz (default 997)."
     )]
-    pub frequency: Option<String>,
+    pub frequency: Option<u64>,
 }
 
 #[derive(Args, Debug)]
 pub(super) struct DumpArgs {
-    #[arg(value_name = "PROG_ID", help = "eBPF program ID")]
-    pub prog_id: Option<String>,
+    #[arg(
+        value_name = "PROG_ID",
+        value_parser = parsers::object_id,
+        help = "eBPF program ID"
+    )]
+    pub prog_id: Option<u32>,
     #[command(flatten)]
     pub out: OutputFlags,
     #[arg(
@@ -559,8 +607,12 @@ pub(super) struct DumpArgs {
 
 #[derive(Args, Debug)]
 pub(super) struct DumpCompareArgs {
-    #[arg(value_name = "PROG_ID", help = "eBPF program ID")]
-    pub prog_id: Option<String>,
+    #[arg(
+        value_name = "PROG_ID",
+        value_parser = parsers::object_id,
+        help = "eBPF program ID"
+    )]
+    pub prog_id: Option<u32>,
     #[command(flatten)]
     pub out: OutputFlags,
 }
@@ -582,74 +634,39 @@ pub(super) struct ProfileCliArgs {
         short = 'd',
         long,
         value_name = "SECONDS",
+        value_parser = parsers::seconds,
         help = "Capture length in seconds (default 5)."
     )]
-    pub duration: Option<String>,
-    #[arg(
-        short = 'F',
-        long,
-        value_name = "HZ",
-        help = "Sampling frequency in Hz (default 997)."
-    )]
-    pub frequency: Option<String>,
+    pub duration: Option<f64>,
     #[arg(
         long,
-        value_name = "EVENT",
-        help = "Perf event to sample (default auto; see 'brr perf-events')."
+        value_name = "PROG_ID",
+        value_parser = parsers::object_id,
+        help = "Report only this program."
     )]
-    pub event: Option<String>,
+    pub program_id: Option<u32>,
+    #[command(flatten)]
+    pub capture: CaptureArgs<ProfileDialect>,
     #[arg(
         long,
         value_name = "N",
+        value_parser = parsers::non_negative,
         help = "Show at most N programs; 0 shows all (default 20)."
     )]
-    pub limit: Option<String>,
+    pub limit: Option<u64>,
     #[arg(
         long,
         value_name = "N",
+        value_parser = parsers::non_negative,
         help = "Show at most N hotspot rows per program and list; 0 shows all (default 10)."
     )]
-    pub line_limit: Option<String>,
-    #[arg(long, value_name = "PROG_ID", help = "Report only this program.")]
-    pub program_id: Option<String>,
-    #[arg(
-        long,
-        help = "Capture callchains and attribute kernel time under eBPF programs."
-    )]
-    pub kernel_samples: bool,
-    #[arg(
-        long,
-        help = "Show exact kernel IPs instead of functions (requires --kernel-samples)."
-    )]
-    pub kernel_ip_detail: bool,
-    #[arg(
-        long,
-        value_name = "{fp,lbr}",
-        help = "Callchain source (default fp; lbr requires --kernel-samples)."
-    )]
-    pub call_graph: Option<String>,
+    pub line_limit: Option<u64>,
     #[arg(
         short = 'w',
         long,
         help = "Show addresses, full source paths and the SAMPLES column."
     )]
     pub wide: bool,
-    #[arg(
-        long,
-        value_name = "auto|PAGES",
-        help = "Data pages per CPU ring: auto or a power of two (default auto)."
-    )]
-    pub perf_buffer_pages: Option<String>,
-    #[arg(
-        long,
-        value_name = "auto|MS",
-        help = "Longest interval between ring sweeps: auto or whole milliseconds (default auto)."
-    )]
-    pub perf_drain_ms: Option<String>,
-    #[arg(long, help = "Exit 1 when the profile is incomplete.")]
-    pub fail_on_loss: bool,
-    #[command(flatten)]
-    pub exports: ExportFlags,
 }
 
 #[derive(Args, Debug)]
@@ -657,9 +674,10 @@ pub(super) struct ExporterArgs {
     #[arg(
         long,
         value_name = "ADDR:PORT",
+        value_parser = parsers::listen_address,
         help = "Address to listen on (default 127.0.0.1:9435; a non-loopback address serves the network)."
     )]
-    pub listen: Option<String>,
+    pub listen: Option<SocketAddr>,
     #[arg(
         long,
         help = "Do not enable runtime statistics (saves about 20 ns per program run); run counters are not served."

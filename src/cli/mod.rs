@@ -1,4 +1,5 @@
-//! Command line: clap definitions (`args`), the post-parse rules (checked
+//! Command line: clap definitions (`args`) with typed values (`parsers`,
+//! checked while clap reads the arguments), the post-parse rules (checked
 //! in a fixed order, first failure wins, each reported by the root parser
 //! with exit 2), the original's one-line error texts, completions and man
 //! page.
@@ -8,6 +9,7 @@
 
 mod args;
 mod docs;
+mod parsers;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -17,13 +19,15 @@ use clap::{CommandFactory, FromArgMatches};
 
 use crate::error::BrrError;
 pub use crate::export::Targets;
+use crate::profile::{self, Invalid};
 use crate::render::Format;
-use crate::values::{self, ValueError};
+use crate::values;
 
 pub use crate::values::MAX_SECONDS;
 pub use args::VERSION_TEXT;
 
-use args::{ExportFlags, OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
+use args::{CaptureArgs, ExportFlags, OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
+use parsers::{Dialect, InspectMode, Rejected};
 
 fn targets(e: &ExportFlags) -> Targets {
     Targets {
@@ -38,32 +42,26 @@ fn targets(e: &ExportFlags) -> Targets {
 pub struct TopOptions {
     pub delay: f64,
     pub limit: usize,
-    pub event: String,
-    pub profile_duration: f64,
-    pub frequency: u64,
     /// None: 10 in textmode, unlimited in the TUI.
     pub line_limit: Option<usize>,
     pub source_limit: usize,
     pub textmode: bool,
     pub profile_top: bool,
     pub collapse_samples: bool,
-    pub kernel_samples: bool,
     pub kernel_ip_detail: bool,
-    pub call_graph: String,
     pub program_id: Option<u32>,
     pub mixed: bool,
     pub light: bool,
     /// Some(empty path) for a bare `--devmode`.
     pub devmode: Option<PathBuf>,
-    /// 0 = auto.
-    pub perf_buffer_pages: u64,
-    /// 0 = auto.
-    pub perf_drain_ms: u64,
     pub fail_on_loss: bool,
     /// Files written from the `--profile-top` capture.
     pub exports: Targets,
     /// `--slow-ns`: the hot-and-slow hint's average run time threshold.
     pub slow_ns: u64,
+    /// What `--profile-top` and the TUI's profiles capture: every program
+    /// (they name one when they start), with the bpffs root.
+    pub profile: profile::Request,
 }
 
 /// The command to run, with its own options.
@@ -109,21 +107,12 @@ pub enum Command {
 /// `brr profile` options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileArgs {
-    pub duration: f64,
-    pub frequency: u64,
-    pub event: String,
+    /// What to capture, with the bpffs root.
+    pub request: profile::Request,
     pub limit: usize,
     pub line_limit: usize,
-    pub program_id: Option<u32>,
-    pub kernel_samples: bool,
     pub kernel_ip_detail: bool,
-    /// `fp` or `lbr`.
-    pub call_graph: &'static str,
     pub wide: bool,
-    /// None = auto.
-    pub perf_buffer_pages: Option<u64>,
-    /// None = auto.
-    pub perf_drain_ms: Option<u64>,
     pub fail_on_loss: bool,
     /// `--devmode [DIR]`: Some(empty path) when given without a directory.
     pub devmode: Option<PathBuf>,
@@ -152,8 +141,6 @@ pub enum Parsed {
     /// `completions`, `man`).
     Print(String),
 }
-
-pub use crate::profile::events::EVENT_NAMES;
 
 const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
 const DEFAULT_KUBELET_LOGS: &str = "/var/log";
@@ -284,6 +271,35 @@ fn error_level(root: &clap::Command, args: &[OsString]) -> (clap::Command, Strin
     (cmd, prog)
 }
 
+/// The level a rejected value was given to. clap checks a value given as
+/// a separate word only when the next option, or the end of its level,
+/// comes, so `brr -d 0 top` fails after `top` has been read; the shortest
+/// prefix of the arguments that fails the same way ends at the value and
+/// stops at its level.
+fn value_error_level(
+    root: &clap::Command,
+    args: &[OsString],
+    e: &clap::Error,
+) -> (clap::Command, String) {
+    let key = |e: &clap::Error| {
+        (
+            context_text(e, ContextKind::InvalidArg),
+            context_text(e, ContextKind::InvalidValue),
+        )
+    };
+    let want = key(e);
+    for n in 1..args.len() {
+        let prefix = args.get(..n).unwrap_or(args);
+        let argv = std::iter::once(OsString::from("brr")).chain(prefix.iter().cloned());
+        if let Err(p) = root.clone().try_get_matches_from(argv) {
+            if p.kind() == ErrorKind::ValueValidation && key(&p) == want {
+                return error_level(root, prefix);
+            }
+        }
+    }
+    error_level(root, args)
+}
+
 /// argparse's name for an argument: `-d/--duration`, `--limit`, `PROG_ID`.
 fn arg_label(cmd: &clap::Command, shown: &str) -> String {
     let word = shown.split_whitespace().next().unwrap_or(shown);
@@ -297,20 +313,23 @@ fn arg_label(cmd: &clap::Command, shown: &str) -> String {
             a.is_positional()
                 && a.get_value_names()
                     .and_then(|v| v.first())
-                    .is_some_and(|n| word.trim_matches(['<', '>']) == n.as_str())
+                    .is_some_and(|n| word.trim_matches(BRACKETS) == n.as_str())
         }
     });
     match found {
-        Some(a) if a.is_positional() => word.trim_matches(['<', '>']).to_string(),
+        Some(a) if a.is_positional() => word.trim_matches(BRACKETS).to_string(),
         Some(a) => match (a.get_short(), a.get_long()) {
             (Some(s), Some(l)) => format!("-{s}/--{l}"),
             (Some(s), None) => format!("-{s}"),
             (None, Some(l)) => format!("--{l}"),
             (None, None) => word.to_string(),
         },
-        None => word.trim_matches(['<', '>']).to_string(),
+        None => word.trim_matches(BRACKETS).to_string(),
     }
 }
+
+/// What clap puts around a value name (`<PROG_ID>`, `[PROG_ID]`).
+const BRACKETS: [char; 4] = ['<', '>', '[', ']'];
 
 /// A usage error line; control characters from the arguments are escaped
 /// so that it stays one line.
@@ -348,7 +367,11 @@ fn clap_outcome(
         ErrorKind::DisplayVersion => return Ok(Parsed::Print(VERSION_TEXT.to_string())),
         _ => {}
     }
-    let (level, prog) = error_level(root, args);
+    let (level, prog) = if e.kind() == ErrorKind::ValueValidation {
+        value_error_level(root, args, &e)
+    } else {
+        error_level(root, args)
+    };
     let arg = context_text(&e, ContextKind::InvalidArg);
     let bad = context_text(&e, ContextKind::InvalidValue);
     let err = match e.kind() {
@@ -374,6 +397,14 @@ fn clap_outcome(
                 ),
             )
         }
+        ErrorKind::ValueValidation if rejected(&e).is_some() => usage(
+            &prog,
+            &format!(
+                "argument {}: {}",
+                arg_label(&level, arg.as_deref().unwrap_or("")),
+                rejected(&e).map(|r| r.0.as_str()).unwrap_or_default()
+            ),
+        ),
         ErrorKind::InvalidValue if bad.as_deref().unwrap_or("").is_empty() => usage(
             &prog,
             &format!(
@@ -407,6 +438,11 @@ fn clap_outcome(
     Err(err)
 }
 
+/// The reason one of our value parsers gave.
+fn rejected(e: &clap::Error) -> Option<&Rejected> {
+    std::error::Error::source(e)?.downcast_ref::<Rejected>()
+}
+
 /// The long options a `--prefix` token could mean, when more than one.
 fn ambiguous(cmd: &clap::Command, token: &str) -> Option<Vec<String>> {
     let name = token.strip_prefix("--")?;
@@ -427,54 +463,6 @@ fn ambiguous(cmd: &clap::Command, token: &str) -> Option<Vec<String>> {
     (hits.len() > 1).then_some(hits)
 }
 
-/// Check one option's text; errors name the parser (`prog`) and option.
-fn check<T>(
-    prog: &str,
-    label: &str,
-    raw: Option<&String>,
-    f: impl Fn(&str) -> Result<T, ValueError>,
-) -> Result<Option<T>, BrrError> {
-    raw.map(|r| f(r).map_err(|e| usage(prog, &format!("argument {label}: {e}"))))
-        .transpose()
-}
-
-fn check_event(prog: &str, raw: Option<&String>) -> Result<String, BrrError> {
-    match raw {
-        None => Ok("auto".to_string()),
-        Some(e) if EVENT_NAMES.contains(&e.as_str()) => Ok(e.clone()),
-        Some(e) => Err(usage(
-            prog,
-            &format!(
-                "argument --event: unsupported perf event {}; run 'brr perf-events' to list openable events; expected one of: {}",
-                py_repr(e),
-                EVENT_NAMES.join(", ")
-            ),
-        )),
-    }
-}
-
-fn check_choice(
-    prog: &str,
-    label: &str,
-    raw: Option<&String>,
-    allowed: &[&'static str],
-) -> Result<Option<&'static str>, BrrError> {
-    let Some(raw) = raw else {
-        return Ok(None);
-    };
-    match allowed.iter().find(|a| **a == raw.as_str()) {
-        Some(a) => Ok(Some(a)),
-        None => Err(usage(
-            prog,
-            &format!(
-                "argument {label}: invalid choice: {} (choose from {})",
-                py_repr(raw),
-                quoted_list(allowed)
-            ),
-        )),
-    }
-}
-
 fn usize_of(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
@@ -484,113 +472,77 @@ fn devmode_path(d: Option<Option<PathBuf>>) -> Option<PathBuf> {
     d.map(Option::unwrap_or_default)
 }
 
-/// Validate `top` option texts; `prog` is the parser they were given to.
-fn top_options(prog: &str, t: &TopArgs) -> Result<TopOptions, BrrError> {
-    let top_style =
-        |label: &str, raw: Option<&String>, f: fn(&str) -> Result<Option<u64>, String>| {
-            raw.map(|r| f(r).map_err(|m| usage(prog, &format!("argument {label}: {m}"))))
-                .transpose()
-                .map(|v| v.flatten().unwrap_or(0))
-        };
-    let delay = check(prog, "-d/--delay", t.delay.as_ref(), values::seconds)?;
-    let limit = check(prog, "--limit", t.limit.as_ref(), values::non_negative_int)?;
-    let event = check_event(prog, t.event.as_ref())?;
-    let profile_duration = check(
-        prog,
-        "--profile-duration",
-        t.profile_duration.as_ref(),
-        values::seconds,
-    )?;
-    let frequency = check(
-        prog,
-        "-F/--frequency",
-        t.frequency.as_ref(),
-        values::positive_int,
-    )?;
-    let line_limit = check(
-        prog,
-        "--line-limit",
-        t.line_limit.as_ref(),
-        values::non_negative_int,
-    )?;
-    let source_limit = check(
-        prog,
-        "--source-limit",
-        t.source_limit.as_ref(),
-        values::non_negative_int,
-    )?;
-    let call_graph = check_choice(prog, "--call-graph", t.call_graph.as_ref(), &["fp", "lbr"])?;
-    let program_id = check(
-        prog,
-        "--program-id",
-        t.program_id.as_ref(),
-        values::object_id,
-    )?;
-    let inspect_mode = check_choice(
-        prog,
-        "--inspect-mode",
-        t.inspect_mode.as_ref(),
-        &["source", "mixed"],
-    )?;
-    let perf_buffer_pages = top_style(
-        "--perf-buffer-pages",
-        t.perf_buffer_pages.as_ref(),
-        values::perf_pages_or_empty,
-    )?;
-    let perf_drain_ms = top_style(
-        "--perf-drain-ms",
-        t.perf_drain_ms.as_ref(),
-        values::drain_ms_or_empty,
-    )?;
-    let slow_ns = check(prog, "--slow-ns", t.slow_ns.as_ref(), values::positive_int)?;
-    Ok(TopOptions {
-        delay: delay.unwrap_or(1.0),
-        limit: usize_of(limit.unwrap_or(20)),
-        event,
-        profile_duration: profile_duration.unwrap_or(5.0),
-        frequency: frequency.unwrap_or(997),
-        line_limit: line_limit.map(usize_of),
-        source_limit: usize_of(source_limit.unwrap_or(0)),
+impl<D: Dialect> CaptureArgs<D> {
+    /// The request these options describe, with the capture length and
+    /// program each command takes in its own way.
+    fn request(
+        &self,
+        duration: Option<f64>,
+        program_id: Option<u32>,
+        bpffs: &Path,
+    ) -> profile::Request {
+        profile::Request {
+            event: self.event.unwrap_or_default(),
+            duration: duration.unwrap_or(profile::Request::DEFAULT_DURATION),
+            frequency: self
+                .frequency
+                .unwrap_or(profile::Request::DEFAULT_FREQUENCY),
+            kernel_samples: self.kernel_samples,
+            call_graph: self.call_graph.unwrap_or_default(),
+            pages: self.perf_buffer_pages.and_then(|p| p.0),
+            drain_ms: self.perf_drain_ms.and_then(|d| d.0),
+            program_id: program_id.map(u64::from),
+            bpffs: bpffs.to_path_buf(),
+        }
+    }
+}
+
+fn top_options(t: TopArgs, bpffs: &Path) -> TopOptions {
+    let c = &t.capture;
+    TopOptions {
+        delay: t.delay.unwrap_or(1.0),
+        limit: usize_of(t.limit.unwrap_or(20)),
+        line_limit: t.line_limit.map(usize_of),
+        source_limit: usize_of(t.source_limit.unwrap_or(0)),
         textmode: t.textmode,
         profile_top: t.profile_top,
         collapse_samples: t.collapse_samples,
-        kernel_samples: t.kernel_samples,
-        kernel_ip_detail: t.kernel_ip_detail,
-        call_graph: call_graph.unwrap_or("fp").to_string(),
-        program_id,
-        mixed: inspect_mode == Some("mixed"),
+        kernel_ip_detail: c.kernel_ip_detail,
+        program_id: t.program_id,
+        mixed: t.inspect_mode == Some(InspectMode::Mixed),
         light: t.light,
-        devmode: devmode_path(t.devmode.clone()),
-        perf_buffer_pages,
-        perf_drain_ms,
-        fail_on_loss: t.fail_on_loss,
-        exports: targets(&t.exports),
-        slow_ns: slow_ns.unwrap_or(crate::profile::hints::SLOW_AVG_NS as u64),
-    })
+        devmode: devmode_path(t.devmode),
+        fail_on_loss: c.fail_on_loss,
+        exports: targets(&c.exports),
+        slow_ns: t.slow_ns.unwrap_or(profile::hints::SLOW_AVG_NS as u64),
+        profile: c.request(t.profile_duration, None, bpffs),
+    }
 }
 
-fn prog_id(prog: &str, raw: Option<&String>) -> Result<u32, BrrError> {
-    check(prog, "PROG_ID", raw, values::object_id)?
-        .ok_or_else(|| usage(prog, "the following arguments are required: PROG_ID"))
+fn prog_id(prog: &str, id: Option<u32>) -> Result<u32, BrrError> {
+    id.ok_or_else(|| usage(prog, "the following arguments are required: PROG_ID"))
 }
 
 /// `brr dump --devmode 632`: the optional DIR took the program ID. With no
 /// other PROG_ID given, a number there is the ID and DIR is the default.
 fn split_devmode_id(
-    id: Option<String>,
+    prog: &str,
+    id: Option<u32>,
     devmode: Option<Option<PathBuf>>,
-) -> (Option<String>, Option<Option<PathBuf>>) {
+) -> Result<(Option<u32>, Option<Option<PathBuf>>), BrrError> {
     if id.is_none() {
         if let Some(Some(dir)) = &devmode {
             if let Some(digits) = dir
                 .to_str()
                 .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
             {
-                return (Some(digits.to_string()), Some(None));
+                let id = values::object_id(digits)
+                    .map_err(|e| usage(prog, &format!("argument PROG_ID: {e}")))?;
+                return Ok((Some(id), Some(None)));
             }
         }
     }
-    (id, devmode)
+    Ok((id, devmode))
 }
 
 /// `top` prints JSON or CSV only as a `--textmode` activity snapshot.
@@ -613,16 +565,20 @@ fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
     Ok(())
 }
 
-/// Value checks, then the post-parse rules in their fixed order; the first
-/// failure wins.
+/// The post-parse rules in their fixed order (values were checked while
+/// parsing); the first failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
-    // argparse converts values while parsing: root options first.
-    let root_top = top_options("brr", &root.top)?;
+    let bpffs = root
+        .bpffs
+        .unwrap_or_else(|| Path::new(DEFAULT_BPFFS).to_path_buf());
+    let kubelet_logs = root
+        .kubelet_logs
+        .clone()
+        .unwrap_or_else(|| Path::new(DEFAULT_KUBELET_LOGS).to_path_buf());
     let root_top_given = root.top.any();
     let mut extended = root.extended;
     let mut cumulative = root.cumulative;
     let mut out = root.out.clone();
-    let mut kernel_checks: Option<(bool, bool, bool)> = None;
     let command = match root.command {
         None => {
             if root.out.any() {
@@ -631,19 +587,19 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
                     "--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs",
                 ));
             }
-            Command::Top(root_top)
+            Command::Top(top_options(root.top, &bpffs))
         }
         Some(sub) => {
             let sub_name = sub_name(&sub);
             let prog = format!("brr {sub_name}");
-            let command = match sub_command(
-                &prog,
-                sub,
-                &root.top,
-                &mut out,
-                &mut extended,
-                &mut cumulative,
-            )? {
+            let given = Given {
+                root_top: root.top,
+                bpffs: &bpffs,
+                out: &mut out,
+                extended: &mut extended,
+                cumulative: &mut cumulative,
+            };
+            let command = match sub_command(&prog, sub, given)? {
                 Ok(command) => command,
                 Err(text) => return Ok(Parsed::Print(text)),
             };
@@ -671,23 +627,7 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
             "--csv is not supported by doctor (its checks and commands are two tables); use --json",
         ));
     }
-    match &command {
-        Command::Top(t) => {
-            kernel_checks = Some((t.call_graph == "lbr", t.kernel_ip_detail, t.kernel_samples))
-        }
-        Command::Profile(p) => {
-            kernel_checks = Some((p.call_graph == "lbr", p.kernel_ip_detail, p.kernel_samples))
-        }
-        _ => {}
-    }
-    if let Some((lbr, ip_detail, kernel_samples)) = kernel_checks {
-        if lbr && !kernel_samples {
-            return Err(usage("brr", "--call-graph lbr requires --kernel-samples"));
-        }
-        if ip_detail && !kernel_samples {
-            return Err(usage("brr", "--kernel-ip-detail requires --kernel-samples"));
-        }
-    }
+    capture_rules(&command)?;
     if let Command::Top(t) = &command {
         textmode_profile_rules(t)?;
     }
@@ -699,17 +639,40 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         Format::Text
     };
     Ok(Parsed::Run(Cli {
-        bpffs: root
-            .bpffs
-            .unwrap_or_else(|| Path::new(DEFAULT_BPFFS).to_path_buf()),
-        kubelet_logs: root
-            .kubelet_logs
-            .unwrap_or_else(|| Path::new(DEFAULT_KUBELET_LOGS).to_path_buf()),
+        bpffs,
+        kubelet_logs,
         format,
         extended,
         cumulative,
         command,
     }))
+}
+
+/// The capture's own rules ([`profile::Request::validate`]) in the command
+/// line's words, then `--kernel-ip-detail`'s.
+fn capture_rules(command: &Command) -> Result<(), BrrError> {
+    let (req, ip_detail, duration) = match command {
+        Command::Top(t) => (&t.profile, t.kernel_ip_detail, "--profile-duration"),
+        Command::Profile(p) => (&p.request, p.kernel_ip_detail, "-d/--duration"),
+        _ => return Ok(()),
+    };
+    // The value parsers already hold every value to these ranges; only the
+    // rule between options can fail here.
+    let value =
+        |label: &str, e: values::ValueError| usage("brr", &format!("argument {label}: {e}"));
+    req.validate().map_err(|e| match e {
+        Invalid::LbrWithoutKernelSamples => {
+            usage("brr", "--call-graph lbr requires --kernel-samples")
+        }
+        Invalid::Duration(e) => value(duration, e),
+        Invalid::Frequency(e) => value("-F/--frequency", e),
+        Invalid::Pages(e) => value("--perf-buffer-pages", e),
+        Invalid::DrainMs(e) => value("--perf-drain-ms", e),
+    })?;
+    if ip_detail && !req.kernel_samples {
+        return Err(usage("brr", "--kernel-ip-detail requires --kernel-samples"));
+    }
+    Ok(())
 }
 
 /// Options that only a `--textmode --profile-top` capture uses.
@@ -750,58 +713,66 @@ fn sub_name(sub: &Sub) -> &'static str {
     }
 }
 
-/// `brr activity`'s values and its stream rules; `pretty` is whether
-/// `--pretty` was given at any level.
+/// `brr activity`'s stream rules; `pretty` is whether `--pretty` was given
+/// at any level.
 fn activity_command(prog: &str, a: &args::ActivityArgs, pretty: bool) -> Result<Command, BrrError> {
-    let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
-    let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
-    let interval = check(prog, "--interval", a.interval.as_ref(), values::seconds)?;
-    let count = check(prog, "--count", a.count.as_ref(), values::positive_int)?;
-    if interval.is_some() && duration.is_some() {
+    if a.interval.is_some() && a.duration.is_some() {
         return Err(usage(
             prog,
             "--interval and -d/--duration cannot be used together; --interval sets each window's length",
         ));
     }
-    if count.is_some() && interval.is_none() {
+    if a.count.is_some() && a.interval.is_none() {
         return Err(usage(prog, "--count requires --interval"));
     }
-    if interval.is_some() && pretty {
+    if a.interval.is_some() && pretty {
         return Err(usage(
             prog,
             "--pretty cannot be used with --interval (JSON Lines are one object per line)",
         ));
     }
     Ok(Command::Activity {
-        duration: interval.or(duration).unwrap_or(5.0),
-        limit: usize_of(limit.unwrap_or(20)),
+        duration: a.interval.or(a.duration).unwrap_or(5.0),
+        limit: usize_of(a.limit.unwrap_or(20)),
         all: a.all,
-        interval,
-        count: count.unwrap_or(0),
+        interval: a.interval,
+        count: a.count.unwrap_or(0),
     })
 }
 
-fn exporter_command(prog: &str, a: &args::ExporterArgs) -> Result<Command, BrrError> {
-    let listen = check(prog, "--listen", a.listen.as_ref(), values::listen_address)?;
-    let default = crate::export::DEFAULT_LISTEN
-        .parse()
-        .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?;
+fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
+    let listen = match a.listen {
+        Some(listen) => listen,
+        None => crate::export::DEFAULT_LISTEN
+            .parse()
+            .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?,
+    };
     Ok(Command::Exporter {
-        listen: listen.unwrap_or(default),
+        listen,
         stats: !a.no_stats,
     })
 }
 
-/// One subcommand's values, checked; output flags and -x/-c are OR-ed into
-/// the root's. `completions` and `man` give their text instead.
-fn sub_command(
-    prog: &str,
-    sub: Sub,
-    root_top: &TopArgs,
-    out: &mut OutputFlags,
-    extended: &mut bool,
-    cumulative: &mut bool,
-) -> Result<Result<Command, String>, BrrError> {
+/// What the root level contributes to a subcommand: its `top` options, the
+/// bpffs root, and the output flags and -x/-c that subcommands OR into.
+struct Given<'a> {
+    root_top: TopArgs,
+    bpffs: &'a Path,
+    out: &'a mut OutputFlags,
+    extended: &'a mut bool,
+    cumulative: &'a mut bool,
+}
+
+/// One subcommand's command and rules; output flags and -x/-c are OR-ed
+/// into the root's. `completions` and `man` give their text instead.
+fn sub_command(prog: &str, sub: Sub, g: Given) -> Result<Result<Command, String>, BrrError> {
+    let Given {
+        root_top,
+        bpffs,
+        out,
+        extended,
+        cumulative,
+    } = g;
     let mut merge_out = |o: &OutputFlags| *out = out.or(o);
     Ok(Ok(match sub {
         Sub::Prog(a) => {
@@ -819,8 +790,7 @@ fn sub_command(
             merge_out(&a.out);
             *extended |= a.extended;
             *cumulative |= a.cumulative;
-            top_options(prog, &a.top)?;
-            Command::Top(top_options(prog, &root_top.clone().then(a.top))?)
+            Command::Top(top_options(root_top.then(a.top), bpffs))
         }
         Sub::Map(a) => {
             merge_out(&a.out);
@@ -838,36 +808,30 @@ fn sub_command(
         }
         Sub::PerfEvents(a) => {
             merge_out(&a.out);
-            let frequency = check(
-                prog,
-                "-F/--frequency",
-                a.frequency.as_ref(),
-                values::positive_int,
-            )?;
             Command::PerfEvents {
-                frequency: frequency.unwrap_or(997),
+                frequency: a.frequency.unwrap_or(profile::Request::DEFAULT_FREQUENCY),
             }
         }
         Sub::Dump(a) => {
             merge_out(&a.out);
-            let (id, devmode) = split_devmode_id(a.prog_id, a.devmode);
+            let (id, devmode) = split_devmode_id(prog, a.prog_id, a.devmode)?;
             Command::Dump {
-                prog_id: prog_id(prog, id.as_ref())?,
+                prog_id: prog_id(prog, id)?,
                 devmode: devmode_path(devmode),
             }
         }
         Sub::DumpCompare(a) => {
             merge_out(&a.out);
             Command::DumpCompare {
-                prog_id: prog_id(prog, a.prog_id.as_ref())?,
+                prog_id: prog_id(prog, a.prog_id)?,
             }
         }
         Sub::Profile(a) => {
             merge_out(&a.out);
             *extended |= a.extended;
-            Command::Profile(profile_args(prog, a)?)
+            Command::Profile(profile_args(a, bpffs))
         }
-        Sub::Exporter(a) => exporter_command(prog, &a)?,
+        Sub::Exporter(a) => exporter_command(&a)?,
         Sub::Doctor(a) => {
             merge_out(&OutputFlags {
                 json: a.json,
@@ -881,59 +845,18 @@ fn sub_command(
     }))
 }
 
-/// `brr profile`'s values, checked in the order the original reports them.
-fn profile_args(prog: &str, a: ProfileCliArgs) -> Result<ProfileArgs, BrrError> {
-    let duration = check(prog, "-d/--duration", a.duration.as_ref(), values::seconds)?;
-    let frequency = check(
-        prog,
-        "-F/--frequency",
-        a.frequency.as_ref(),
-        values::positive_int,
-    )?;
-    let event = check_event(prog, a.event.as_ref())?;
-    let limit = check(prog, "--limit", a.limit.as_ref(), values::non_negative_int)?;
-    let line_limit = check(
-        prog,
-        "--line-limit",
-        a.line_limit.as_ref(),
-        values::non_negative_int,
-    )?;
-    let program_id = check(
-        prog,
-        "--program-id",
-        a.program_id.as_ref(),
-        values::object_id,
-    )?;
-    let call_graph = check_choice(prog, "--call-graph", a.call_graph.as_ref(), &["fp", "lbr"])?;
-    let pages = check(
-        prog,
-        "--perf-buffer-pages",
-        a.perf_buffer_pages.as_ref(),
-        values::perf_pages,
-    )?;
-    let drain = check(
-        prog,
-        "--perf-drain-ms",
-        a.perf_drain_ms.as_ref(),
-        values::drain_ms,
-    )?;
-    Ok(ProfileArgs {
-        duration: duration.unwrap_or(5.0),
-        frequency: frequency.unwrap_or(997),
-        event,
-        limit: usize_of(limit.unwrap_or(20)),
-        line_limit: usize_of(line_limit.unwrap_or(10)),
-        program_id,
-        kernel_samples: a.kernel_samples,
-        kernel_ip_detail: a.kernel_ip_detail,
-        call_graph: call_graph.unwrap_or("fp"),
+fn profile_args(a: ProfileCliArgs, bpffs: &Path) -> ProfileArgs {
+    let c = &a.capture;
+    ProfileArgs {
+        request: c.request(a.duration, a.program_id, bpffs),
+        limit: usize_of(a.limit.unwrap_or(20)),
+        line_limit: usize_of(a.line_limit.unwrap_or(10)),
+        kernel_ip_detail: c.kernel_ip_detail,
         wide: a.wide,
-        perf_buffer_pages: pages.flatten(),
-        perf_drain_ms: drain.flatten(),
-        fail_on_loss: a.fail_on_loss,
+        fail_on_loss: c.fail_on_loss,
         devmode: devmode_path(a.devmode),
-        exports: targets(&a.exports),
-    })
+        exports: targets(&c.exports),
+    }
 }
 
 #[cfg(test)]

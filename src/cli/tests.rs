@@ -363,12 +363,12 @@ fn top_grammar() {
     assert_eq!(t.program_id, Some(7));
     assert_eq!((t.line_limit, t.source_limit), (Some(0), 5));
     assert_eq!(
-        (t.perf_buffer_pages, t.perf_drain_ms, t.frequency),
-        (0, 50, 99)
+        (t.profile.pages, t.profile.drain_ms, t.profile.frequency),
+        (None, Some(50), 99)
     );
     assert!(t.kernel_ip_detail && t.fail_on_loss);
     assert_eq!(
-        (t.event.as_str(), t.call_graph.as_str()),
+        (t.profile.event.name(), t.profile.call_graph.name()),
         ("cpu-clock", "lbr")
     );
     assert!(cli("top -xc").extended && cli("-c top").cumulative);
@@ -445,6 +445,102 @@ fn top_grammar() {
     assert!(
         matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))
     );
+}
+
+fn profile(s: &str) -> ProfileArgs {
+    match cli(s).command {
+        Command::Profile(p) => p,
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
+/// `top` and `profile` share one set of capture options and build the same
+/// typed request from them.
+#[test]
+fn capture_options_typed_once() {
+    use crate::profile::{CallGraph, Event, Request};
+    let flags = "-F 99 --event cpu-clock --kernel-samples --call-graph lbr --perf-buffer-pages 8 --perf-drain-ms auto";
+    let want = Request {
+        event: Event::from_name("cpu-clock").unwrap(),
+        duration: 2.0,
+        frequency: 99,
+        kernel_samples: true,
+        call_graph: CallGraph::Lbr,
+        pages: Some(8),
+        drain_ms: None,
+        program_id: None,
+        bpffs: "/b".into(),
+    };
+    let p = profile(&format!("--bpffs /b profile -d 2 {flags}"));
+    assert_eq!(p.request, want);
+    let t = top(&format!("--bpffs /b top --profile-duration 2 {flags}"));
+    assert_eq!(t.profile, want);
+    let p = profile("profile --program-id 7");
+    assert_eq!(
+        (p.request.program_id, p.request.event, p.request.duration),
+        (Some(7), Event::Auto, 5.0)
+    );
+    assert_eq!(p.request.call_graph, CallGraph::Fp);
+    // Root options and `top`'s merge, the later winning.
+    let t = top("--event cpu-clock -F 5 --perf-drain-ms 9 top -F 7 --perf-drain-ms auto");
+    assert_eq!(t.profile.event.name(), "cpu-clock");
+    assert_eq!((t.profile.frequency, t.profile.drain_ms), (7, None));
+    // `top` also reads an empty ring setting as auto; `profile` does not.
+    assert_eq!(
+        top("top --perf-buffer-pages= --perf-drain-ms=")
+            .profile
+            .pages,
+        None
+    );
+    assert_eq!(
+        err_line("profile --perf-buffer-pages="),
+        "brr profile: error: argument --perf-buffer-pages: must be an integer"
+    );
+}
+
+/// Values are checked as clap reads them, as argparse did: the first bad
+/// value in the arguments wins, and it is reported by the level it was
+/// given to even when a subcommand follows it.
+#[test]
+fn value_errors_name_their_level() {
+    for (args, line) in [
+        (
+            "-d 0 top",
+            "brr: error: argument -d/--delay: must be greater than 0",
+        ),
+        (
+            "-d 0 top -d 5",
+            "brr: error: argument -d/--delay: must be greater than 0",
+        ),
+        (
+            "top -d 5 -d 0",
+            "brr top: error: argument -d/--delay: must be greater than 0",
+        ),
+        (
+            "--call-graph x top",
+            "brr: error: argument --call-graph: invalid choice: 'x' (choose from 'fp', 'lbr')",
+        ),
+        (
+            "top --call-graph=",
+            "brr top: error: argument --call-graph: invalid choice: '' (choose from 'fp', 'lbr')",
+        ),
+        (
+            "activity --limit 1.5 -d 0",
+            "brr activity: error: argument --limit: must be an integer",
+        ),
+        (
+            "dump --devmode 0",
+            "brr dump: error: argument PROG_ID: must be greater than 0",
+        ),
+        (
+            "exporter --listen localhost:80",
+            "brr exporter: error: argument --listen: must be ADDRESS:PORT with a numeric address, e.g. 127.0.0.1:9435 or [::1]:9435",
+        ),
+    ] {
+        assert_eq!(err_line(args), line, "{args}");
+    }
+    assert!(err_line("--event bogus top --event cpu-clock")
+        .starts_with("brr: error: argument --event: unsupported perf event 'bogus';"));
 }
 
 #[test]
@@ -589,7 +685,7 @@ mod random_argv {
 
     use proptest::prelude::*;
 
-    use super::super::{command, parse};
+    use super::super::{command, parse, Command, Parsed};
     use crate::error::BrrError;
 
     /// Every option and subcommand name the grammar knows, at any level.
@@ -631,7 +727,13 @@ mod random_argv {
         #[test]
         fn parse_never_panics(args in proptest::collection::vec(token(), 0..7)) {
             match parse(&args) {
-                Ok(_) => {}
+                // What the parser accepts, the capture engine accepts.
+                Ok(Parsed::Run(c)) => match &c.command {
+                    Command::Top(t) => prop_assert_eq!(t.profile.validate(), Ok(())),
+                    Command::Profile(p) => prop_assert_eq!(p.request.validate(), Ok(())),
+                    _ => {}
+                },
+                Ok(Parsed::Print(_)) => {}
                 Err(BrrError::Usage(line)) => {
                     prop_assert!(!line.contains('\n'), "{args:?}: {line}");
                     prop_assert!(line.starts_with("brr"), "{args:?}: {line}");

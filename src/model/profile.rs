@@ -222,6 +222,33 @@ impl ProgramProfile {
     }
 }
 
+/// Where kernel call stacks come from (used only with kernel samples).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CallGraph {
+    /// The kernel's frame-pointer callchain.
+    #[default]
+    Fp,
+    /// The last-branch-record call stack (hardware that has it).
+    Lbr,
+}
+
+impl CallGraph {
+    /// Every value, in the order option help and errors list them.
+    pub const ALL: [CallGraph; 2] = [CallGraph::Fp, CallGraph::Lbr];
+
+    /// The option value and the JSON/CSV text: `fp` or `lbr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CallGraph::Fp => "fp",
+            CallGraph::Lbr => "lbr",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CallGraph> {
+        CallGraph::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// A finished capture.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Profile {
@@ -231,8 +258,7 @@ pub struct Profile {
     pub duration: f64,
     pub frequency: u64,
     pub kernel_samples: bool,
-    /// `fp` or `lbr`.
-    pub call_graph: &'static str,
+    pub call_graph: CallGraph,
     pub program_id: Option<u32>,
     pub counters: Counters,
     pub telemetry: Telemetry,

@@ -296,7 +296,7 @@ pub mod tests {
             duration: 1.0,
             frequency: 1000,
             kernel_samples: true,
-            call_graph: "fp",
+            call_graph: crate::model::profile::CallGraph::Fp,
             program_id: None,
             counters: Counters {
                 total_samples: 200,

@@ -75,6 +75,34 @@ pub fn lookup(name: &str) -> Option<&'static EventSpec> {
     EVENTS.iter().find(|e| e.name == name)
 }
 
+/// What `--event` asks for: `auto` (the first of [`AUTO_CANDIDATES`] that
+/// opens) or one catalogue event.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Event {
+    #[default]
+    Auto,
+    Named(&'static EventSpec),
+}
+
+impl Event {
+    /// `auto` or a catalogue name; None for anything else.
+    pub fn from_name(name: &str) -> Option<Event> {
+        if name == "auto" {
+            Some(Event::Auto)
+        } else {
+            lookup(name).map(Event::Named)
+        }
+    }
+
+    /// The name as `--event` takes it and the reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Auto => "auto",
+            Event::Named(e) => e.name,
+        }
+    }
+}
+
 impl EventSpec {
     pub fn type_name(&self) -> &'static str {
         if self.type_ == perf::PERF_TYPE_HARDWARE {
@@ -254,15 +282,10 @@ pub fn probe(ev: &EventSpec, freq: u64, shape: Shape, cpu: u32) -> std::result::
     perf::open_cpu_event(&sample_attr(ev, freq, shape, None), cpu).map(drop)
 }
 
-/// Resolve `--event` (`auto` or a name) to an event that opens with the
-/// attributes the capture will use, so failures surface here.
-pub fn select(requested: &str, freq: u64, shape: Shape, cpu: u32) -> Result<&'static EventSpec> {
-    if requested != "auto" {
-        let ev = lookup(requested).ok_or_else(|| {
-            BrrError::Unsupported(format!(
-                "perf event {requested} is not supported on this host"
-            ))
-        })?;
+/// Resolve `--event` to an event that opens with the attributes the
+/// capture will use, so failures surface here.
+pub fn select(requested: Event, freq: u64, shape: Shape, cpu: u32) -> Result<&'static EventSpec> {
+    if let Event::Named(ev) = requested {
         return probe(ev, freq, shape, cpu)
             .map(|_| ev)
             .map_err(|e| open_error(ev.name, e));
@@ -343,6 +366,18 @@ pub mod tests {
         assert_eq!(lookup("ref-cycles").map(|e| e.config), Some(9));
         assert_eq!(lookup("cpu-clock").map(|e| e.type_name()), Some("software"));
         assert!(AUTO_CANDIDATES.iter().all(|n| lookup(n).is_some()));
+    }
+
+    #[test]
+    fn event_names_round_trip() {
+        for name in EVENT_NAMES {
+            assert_eq!(Event::from_name(name).map(Event::name), Some(*name));
+        }
+        assert_eq!(Event::from_name("auto"), Some(Event::Auto));
+        assert_eq!(Event::default(), Event::Auto);
+        for bad in ["", "Auto", "cycles:q", " cycles"] {
+            assert_eq!(Event::from_name(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

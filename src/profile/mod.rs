@@ -23,26 +23,28 @@ use crate::error::{BrrError, Result};
 use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::lines::BtfCache;
 use crate::kernel::{bpffs, objects};
+pub use crate::model::profile::CallGraph;
 use crate::model::profile::{Profile, Telemetry};
 use crate::sys::bpf::{self, ObjKind};
 use crate::sys::perf::{self, Ring};
 use crate::sys::Errno;
+use crate::values::{self, ValueError};
 use attribute::Attributor;
 use capture::{CpuRing, PlanInput, ProgSource, Progress, StopSignal};
+pub use events::Event;
 use events::Shape;
 use image::ProgMeta;
 
 /// What to capture.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// `auto` or a catalogue name.
-    pub event: String,
+    pub event: Event,
     /// Seconds.
     pub duration: f64,
     pub frequency: u64,
     pub kernel_samples: bool,
-    /// `fp` or `lbr` (used only with `kernel_samples`).
-    pub call_graph: &'static str,
+    /// Used only with `kernel_samples`.
+    pub call_graph: CallGraph,
     /// `--perf-buffer-pages` (None = auto).
     pub pages: Option<u64>,
     /// `--perf-drain-ms` (None = auto).
@@ -53,12 +55,48 @@ pub struct Request {
     pub bpffs: std::path::PathBuf,
 }
 
+/// Why a [`Request`] cannot be captured. Each front end words it its own
+/// way (the command line names its options, the TUI its form fields).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    Duration(ValueError),
+    Frequency(ValueError),
+    /// An LBR call stack is only read with kernel samples.
+    LbrWithoutKernelSamples,
+    Pages(ValueError),
+    DrainMs(ValueError),
+}
+
 impl Request {
+    /// Capture length when none is given.
+    pub const DEFAULT_DURATION: f64 = 5.0;
+    /// Sampling frequency when none is given: a prime, so that sampling
+    /// does not beat with periodic work.
+    pub const DEFAULT_FREQUENCY: u64 = 997;
+
+    /// The first reason, in field order, why this cannot be captured.
+    pub fn validate(&self) -> std::result::Result<(), Invalid> {
+        values::seconds_in_range(self.duration).map_err(Invalid::Duration)?;
+        if self.frequency == 0 {
+            return Err(Invalid::Frequency(ValueError::NotPositive));
+        }
+        if self.call_graph == CallGraph::Lbr && !self.kernel_samples {
+            return Err(Invalid::LbrWithoutKernelSamples);
+        }
+        if let Some(p) = self.pages {
+            values::pages_in_range(p).map_err(Invalid::Pages)?;
+        }
+        if let Some(ms) = self.drain_ms {
+            values::drain_ms_in_range(ms).map_err(Invalid::DrainMs)?;
+        }
+        Ok(())
+    }
+
     pub fn shape(&self) -> Shape {
         match (self.kernel_samples, self.call_graph) {
             (false, _) => Shape::Direct,
-            (true, "lbr") => Shape::Lbr,
-            (true, _) => Shape::Callchain,
+            (true, CallGraph::Lbr) => Shape::Lbr,
+            (true, CallGraph::Fp) => Shape::Callchain,
         }
     }
 }
@@ -351,7 +389,7 @@ pub fn run(
             "no online CPUs available for perf sampling".into(),
         ));
     }
-    let event = events::select(&req.event, req.frequency, shape, cpus[0])?;
+    let event = events::select(req.event, req.frequency, shape, cpus[0])?;
     check_access()?;
     // /proc/kallsyms takes tens of milliseconds of kernel time to read;
     // do it while the capture runs.
@@ -424,7 +462,7 @@ pub fn run(
 
     let stacks = || programs.iter().flat_map(|p| p.stacks.iter());
     let mut profile = Profile {
-        requested_event: req.event.clone(),
+        requested_event: req.event.name().to_string(),
         selected_event: event.name.to_string(),
         duration: req.duration,
         frequency: req.frequency,
@@ -556,23 +594,87 @@ mod tests {
         assert_eq!(w.len(), 1);
     }
 
-    #[test]
-    fn request_shapes() {
-        let mut r = Request {
-            event: "auto".into(),
+    fn request() -> Request {
+        Request {
+            event: Event::Auto,
             duration: 1.0,
             frequency: 997,
             kernel_samples: false,
-            call_graph: "lbr",
+            call_graph: CallGraph::Lbr,
             pages: None,
             drain_ms: None,
             program_id: None,
             bpffs: "/sys/fs/bpf".into(),
-        };
+        }
+    }
+
+    #[test]
+    fn request_shapes() {
+        let mut r = request();
         assert_eq!(r.shape(), Shape::Direct);
         r.kernel_samples = true;
         assert_eq!(r.shape(), Shape::Lbr);
-        r.call_graph = "fp";
+        r.call_graph = CallGraph::Fp;
         assert_eq!(r.shape(), Shape::Callchain);
+    }
+
+    #[test]
+    fn request_validation_in_field_order() {
+        let ok = Request {
+            kernel_samples: true,
+            pages: Some(8),
+            drain_ms: Some(u64::from(u32::MAX)),
+            ..request()
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        let cases = [
+            (
+                Request {
+                    duration: 0.0,
+                    frequency: 0,
+                    ..request()
+                },
+                Invalid::Duration(ValueError::NotPositive),
+            ),
+            (
+                Request {
+                    duration: 2e7,
+                    ..ok.clone()
+                },
+                Invalid::Duration(ValueError::AtMost("10000000".into())),
+            ),
+            (
+                Request {
+                    frequency: 0,
+                    ..request()
+                },
+                Invalid::Frequency(ValueError::NotPositive),
+            ),
+            (
+                Request {
+                    pages: Some(3),
+                    ..request()
+                },
+                Invalid::LbrWithoutKernelSamples,
+            ),
+            (
+                Request {
+                    pages: Some(3),
+                    drain_ms: Some(0),
+                    ..ok.clone()
+                },
+                Invalid::Pages(ValueError::NotPowerOfTwo),
+            ),
+            (
+                Request {
+                    drain_ms: Some(0),
+                    ..ok.clone()
+                },
+                Invalid::DrainMs(ValueError::NotPositive),
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(r.validate(), Err(want), "{r:?}");
+        }
     }
 }

@@ -819,10 +819,11 @@ fn activity_document(
         "pinned_paths",
         "measured_duration",
     ];
+    csv_keys.extend(["full_name", "recursion_misses_delta"]);
+    // A stream's rows are the one-shot columns with the window appended.
     if run.window.is_some() {
         csv_keys.extend(["window_start", "window_end"]);
     }
-    csv_keys.extend(["full_name", "recursion_misses_delta"]);
     emit(
         format,
         "program_activity",
@@ -1138,14 +1139,31 @@ mod tests {
         ));
         let first = activity_window(&rows, run, Format::Csv, false, false, true);
         let header = first.lines().next().unwrap();
+        let one_shot = activity(
+            &rows,
+            ActivityRun {
+                window: None,
+                ..run
+            },
+            Format::Csv,
+            false,
+            false,
+        );
+        assert_eq!(
+            header,
+            format!(
+                "{},window_start,window_end",
+                one_shot.lines().next().unwrap()
+            )
+        );
         assert!(header.ends_with(
-            ",measured_duration,window_start,window_end,full_name,recursion_misses_delta"
+            ",measured_duration,full_name,recursion_misses_delta,window_start,window_end"
         ));
         assert!(first
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",1.2449,100.0,101.2449,count_ingress,0"));
+            .ends_with(",1.2449,count_ingress,0,100.0,101.2449"));
         let later = activity_window(&rows, run, Format::Csv, false, false, false);
         assert_eq!(later.lines().count(), 1);
         assert_eq!(Some(later.as_str()), first.split_once('\n').map(|x| x.1));

@@ -568,7 +568,7 @@ fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
             "kernel_symbolized_samples",
             c.kernel_symbolized_samples.into(),
         ),
-        ("call_graph", profile.call_graph.into()),
+        ("call_graph", profile.call_graph.name().into()),
         ("actual_duration", t.actual_duration.into()),
         ("perf_cpus", t.cpus.as_slice().into()),
         ("perf_buffer_pages_per_cpu", t.pages_per_cpu.into()),

@@ -35,11 +35,11 @@ pub(crate) fn config() -> Config {
         line_limit: 0,
         devmode: None,
         profile: profile::Request {
-            event: "auto".into(),
+            event: profile::Event::Auto,
             duration: 5.0,
             frequency: 997,
             kernel_samples: false,
-            call_graph: "fp",
+            call_graph: profile::CallGraph::Fp,
             pages: None,
             drain_ms: None,
             program_id: None,
@@ -1238,7 +1238,7 @@ fn profile_form_submits() {
         panic!("{fx:?}")
     };
     assert_eq!(job.request.duration, 2.5);
-    assert_eq!(job.request.event, "cpu-clock");
+    assert_eq!(job.request.event.name(), "cpu-clock");
     assert_eq!(job.request.pages, None);
     assert!(d(&app).form.is_none());
     assert_eq!(

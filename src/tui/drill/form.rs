@@ -4,7 +4,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::Drill;
-use crate::profile::{self, events};
+use crate::profile::{self, CallGraph, Event, Invalid};
 use crate::render::num::fmt_g;
 use crate::tui::app::Effect;
 use crate::tui::text::Input;
@@ -41,8 +41,8 @@ impl Form {
             fields: [
                 Input::new(&crate::render::num::float(o.duration)),
                 Input::new(&o.frequency.to_string()),
-                Input::new(&o.event),
-                Input::new(o.call_graph),
+                Input::new(o.event.name()),
+                Input::new(o.call_graph.name()),
                 Input::new(&auto(o.pages)),
                 Input::new(&auto(o.drain_ms)),
             ],
@@ -52,53 +52,55 @@ impl Form {
         }
     }
 
-    /// The request these fields describe, or the first validation message.
+    /// The request these fields describe, or the first message: each
+    /// field's text first, then the request's own rules
+    /// ([`profile::Request::validate`]) in the form's words.
     pub fn request(&self, id: u32) -> Result<profile::Request, String> {
-        let f = |i: usize| self.fields[i].text.trim().to_string();
-        let frequency = values::positive_int(&f(1));
-        let Ok(duration) = values::number(&f(0)) else {
-            return Err("duration must be numeric and frequency must be an integer".into());
+        const NUMBERS: &str = "duration must be numeric and frequency must be an integer";
+        let f = |i: usize| self.fields[i].text.trim();
+        let duration = values::number(f(0)).map_err(|_| NUMBERS)?;
+        let frequency = match values::positive_int(f(1)) {
+            Ok(v) => v.min(u64::from(u32::MAX)),
+            Err(ValueError::NotAnInteger) => return Err(NUMBERS.into()),
+            // Zero or below: the request's rule words it.
+            Err(ValueError::NotPositive) => 0,
+            Err(e) => return Err(format!("frequency {e}")),
         };
-        if frequency == Err(ValueError::NotAnInteger) {
-            return Err("duration must be numeric and frequency must be an integer".into());
+        let event = match f(2) {
+            "" => Some(Event::Auto),
+            name => Event::from_name(name),
         }
-        if duration <= 0.0 || frequency == Err(ValueError::NotPositive) {
-            return Err("duration and frequency must be greater than zero".into());
+        .ok_or("event is not supported by brr; run brr perf-events to list options")?;
+        let call_graph = match f(3) {
+            "" => Some(CallGraph::Fp),
+            name => CallGraph::from_name(name),
         }
-        let frequency = frequency.map_err(|e| format!("frequency {e}"))?;
-        if duration > values::MAX_SECONDS {
-            return Err(format!(
-                "duration must be at most {}",
-                fmt_g(values::MAX_SECONDS)
-            ));
-        }
-        let event = if f(2).is_empty() { "auto".into() } else { f(2) };
-        if event != "auto" && events::lookup(&event).is_none() {
-            return Err(
-                "event is not supported by brr; run brr perf-events to list options".into(),
-            );
-        }
-        let call_graph = match f(3).as_str() {
-            "" | "fp" => "fp",
-            "lbr" => "lbr",
-            _ => return Err("call graph must be fp or lbr".into()),
-        };
-        if call_graph == "lbr" && !self.kernel {
-            return Err("lbr call graph requires kernel/helper samples".into());
-        }
-        let pages = values::perf_pages_or_empty(&f(4))?;
-        let drain_ms = values::drain_ms_or_empty(&f(5))?;
-        Ok(profile::Request {
+        .ok_or("call graph must be fp or lbr")?;
+        let req = profile::Request {
             event,
             duration,
-            frequency: frequency.min(u64::from(u32::MAX)),
+            frequency,
             kernel_samples: self.kernel,
             call_graph,
-            pages,
-            drain_ms,
+            pages: values::perf_pages_or_empty(f(4))?,
+            drain_ms: values::drain_ms_or_empty(f(5))?,
             program_id: Some(id as u64),
             bpffs: std::path::PathBuf::new(),
-        })
+        };
+        req.validate().map_err(|e| match e {
+            Invalid::Duration(ValueError::AtMost(_)) => {
+                format!("duration must be at most {}", fmt_g(values::MAX_SECONDS))
+            }
+            Invalid::Duration(_) | Invalid::Frequency(_) => {
+                "duration and frequency must be greater than zero".into()
+            }
+            Invalid::LbrWithoutKernelSamples => {
+                "lbr call graph requires kernel/helper samples".into()
+            }
+            Invalid::Pages(_) => "perf buffer pages must be auto or a positive power of two".into(),
+            Invalid::DrainMs(_) => "perf drain milliseconds must be greater than zero".into(),
+        })?;
+        Ok(req)
     }
 }
 
@@ -133,5 +135,65 @@ impl Drill {
             _ => {}
         }
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(fields: [&str; 6], kernel: bool) -> Form {
+        Form {
+            fields: fields.map(Input::new),
+            kernel,
+            focus: 0,
+        }
+    }
+
+    /// The request's own rules, in the form's words.
+    #[test]
+    fn request_rules_in_the_forms_words() {
+        let ok = ["2.5", "99", "cpu-clock", "lbr", "8", ""];
+        let req = form(ok, true).request(42).unwrap();
+        assert_eq!(req.event.name(), "cpu-clock");
+        assert_eq!(req.call_graph, CallGraph::Lbr);
+        assert_eq!((req.pages, req.drain_ms), (Some(8), None));
+        assert_eq!(req.program_id, Some(42));
+        assert_eq!(req.validate(), Ok(()));
+        assert_eq!(
+            form(ok, false).request(42).unwrap_err(),
+            "lbr call graph requires kernel/helper samples"
+        );
+        for (fields, msg) in [
+            (
+                ["2e7", "99", "", "", "", ""],
+                "duration must be at most 1e+07",
+            ),
+            (
+                ["-1", "99", "", "", "", ""],
+                "duration and frequency must be greater than zero",
+            ),
+            (
+                ["1", "-5", "", "", "", ""],
+                "duration and frequency must be greater than zero",
+            ),
+            (
+                ["1", "99999999999999999999999", "", "", "", ""],
+                "frequency must be at most 18446744073709551615",
+            ),
+        ] {
+            assert_eq!(
+                form(fields, true).request(1).unwrap_err(),
+                msg,
+                "{fields:?}"
+            );
+        }
+        // Empty event and call graph fields are the defaults; the frequency
+        // is held to what perf takes.
+        let req = form(["1", "99999999999", "", "", "", ""], false)
+            .request(1)
+            .unwrap();
+        assert_eq!((req.event, req.call_graph), (Event::Auto, CallGraph::Fp));
+        assert_eq!(req.frequency, u64::from(u32::MAX));
     }
 }

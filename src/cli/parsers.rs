@@ -1,0 +1,136 @@
+//! clap value parsers: option text to typed values, checked by the shared
+//! parsers in `crate::values` while clap reads the arguments (as argparse
+//! converted them), so that a rejected value stops the parse at the level
+//! it was given to. The rejection is the text after `argument LABEL: `;
+//! `super::clap_outcome` adds the parser's name and the option's label.
+
+use std::net::SocketAddr;
+
+use super::{py_repr, quoted_list};
+use crate::profile::events::{Event, EVENT_NAMES};
+use crate::profile::CallGraph;
+use crate::values::{self, ValueError};
+
+/// Why an option's value was rejected, in the words the error line ends in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Rejected(pub String);
+
+impl std::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Rejected {}
+
+impl From<ValueError> for Rejected {
+    fn from(e: ValueError) -> Rejected {
+        Rejected(e.message())
+    }
+}
+
+pub(super) fn seconds(s: &str) -> Result<f64, Rejected> {
+    Ok(values::seconds(s)?)
+}
+
+pub(super) fn positive(s: &str) -> Result<u64, Rejected> {
+    Ok(values::positive_int(s)?)
+}
+
+pub(super) fn non_negative(s: &str) -> Result<u64, Rejected> {
+    Ok(values::non_negative_int(s)?)
+}
+
+pub(super) fn object_id(s: &str) -> Result<u32, Rejected> {
+    Ok(values::object_id(s)?)
+}
+
+pub(super) fn listen_address(s: &str) -> Result<SocketAddr, Rejected> {
+    Ok(values::listen_address(s)?)
+}
+
+pub(super) fn event(s: &str) -> Result<Event, Rejected> {
+    Event::from_name(s).ok_or_else(|| {
+        Rejected(format!(
+            "unsupported perf event {}; run 'brr perf-events' to list openable events; expected one of: {}",
+            py_repr(s),
+            EVENT_NAMES.join(", ")
+        ))
+    })
+}
+
+/// One of a fixed set of words, in argparse's words when it is not.
+fn choice<T: Copy>(s: &str, choices: &[(&'static str, T)]) -> Result<T, Rejected> {
+    choices
+        .iter()
+        .find(|(name, _)| *name == s)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+            Rejected(format!(
+                "invalid choice: {} (choose from {})",
+                py_repr(s),
+                quoted_list(&names)
+            ))
+        })
+}
+
+pub(super) fn call_graph(s: &str) -> Result<CallGraph, Rejected> {
+    choice(s, &CallGraph::ALL.map(|c| (c.name(), c)))
+}
+
+/// `top --inspect-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum InspectMode {
+    Source,
+    Mixed,
+}
+
+pub(super) fn inspect_mode(s: &str) -> Result<InspectMode, Rejected> {
+    choice(
+        s,
+        &[
+            ("source", InspectMode::Source),
+            ("mixed", InspectMode::Mixed),
+        ],
+    )
+}
+
+/// A perf ring setting: `auto` (None) or a number. (Not a bare `Option`:
+/// clap reads `Option<Option<T>>` as an option whose value may be left out.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Auto(pub Option<u64>);
+
+/// How `top` (and bare `brr`) and `profile` differ on the capture options
+/// they share: `top`, like the TUI's profile form, also reads an empty
+/// value as auto and names the setting in its messages.
+pub(super) trait Dialect:
+    Clone + Copy + std::fmt::Debug + Default + Send + Sync + 'static
+{
+    fn perf_pages(s: &str) -> Result<Auto, Rejected>;
+    fn drain_ms(s: &str) -> Result<Auto, Rejected>;
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct TopDialect;
+
+impl Dialect for TopDialect {
+    fn perf_pages(s: &str) -> Result<Auto, Rejected> {
+        values::perf_pages_or_empty(s).map(Auto).map_err(Rejected)
+    }
+    fn drain_ms(s: &str) -> Result<Auto, Rejected> {
+        values::drain_ms_or_empty(s).map(Auto).map_err(Rejected)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ProfileDialect;
+
+impl Dialect for ProfileDialect {
+    fn perf_pages(s: &str) -> Result<Auto, Rejected> {
+        Ok(Auto(values::perf_pages(s)?))
+    }
+    fn drain_ms(s: &str) -> Result<Auto, Rejected> {
+        Ok(Auto(values::drain_ms(s)?))
+    }
+}
