@@ -351,9 +351,10 @@ fn activity_extended_shows_missed_runs() {
     if !support::live() {
         return;
     }
-    // --all lists this idle fixture too, so the table is never empty.
+    // --all lists this idle fixture too, so the table is never empty;
+    // --limit 0 keeps it listed however many other programs the host has.
     let fx = SocketFilterFixture::load().expect("fixture");
-    let text = brr(&["activity", "-d", "1", "-x", "--all"]);
+    let text = brr(&["activity", "-d", "1", "-x", "--all", "--limit", "0"]);
     assert!(
         row(&text, fx.prog.id).contains(SocketFilterFixture::FUNC_NAME),
         "{text}"

@@ -25,9 +25,18 @@ const READY: &str = "brr-trace: ready stats-window";
 struct Stream {
     child: Child,
     stderr: Receiver<String>,
+    /// stdout is read as brr writes it: a host with many programs fills
+    /// the pipe within one window, and brr would block before its next
+    /// readiness line.
+    stdout: std::thread::JoinHandle<Vec<u8>>,
 }
 
 fn spawn(args: &[&str]) -> Stream {
+    spawn_with(args, true)
+}
+
+/// `read_stdout` false closes stdout at once, as a reader that went away.
+fn spawn_with(args: &[&str], read_stdout: bool) -> Stream {
     let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
         .args(args)
         .env("BRR_TRACE_READY", "1")
@@ -36,6 +45,15 @@ fn spawn(args: &[&str]) -> Stream {
         .spawn()
         .expect("run brr");
     let err = child.stderr.take().expect("stderr");
+    let out = child.stdout.take().expect("stdout");
+    let stdout = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if read_stdout {
+            let mut out = out;
+            let _ = std::io::Read::read_to_end(&mut out, &mut buf);
+        }
+        buf
+    });
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(err).lines() {
@@ -45,7 +63,11 @@ fn spawn(args: &[&str]) -> Stream {
             }
         }
     });
-    Stream { child, stderr: rx }
+    Stream {
+        child,
+        stderr: rx,
+        stdout,
+    }
 }
 
 impl Stream {
@@ -63,12 +85,13 @@ impl Stream {
     }
 
     /// Exit status and stdout; stderr without the readiness lines.
-    fn finish(self) -> (Option<i32>, String, Vec<String>) {
-        let o = self.child.wait_with_output().expect("wait");
+    fn finish(mut self) -> (Option<i32>, String, Vec<String>) {
+        let status = self.child.wait().expect("wait");
+        let stdout = self.stdout.join().expect("stdout reader");
         let rest: Vec<String> = self.stderr.try_iter().filter(|l| l != READY).collect();
         (
-            o.status.code(),
-            String::from_utf8(o.stdout).expect("utf-8"),
+            status.code(),
+            String::from_utf8(stdout).expect("utf-8"),
             rest,
         )
     }
@@ -255,8 +278,7 @@ fn closed_pipe_stops_quietly() {
     if !support::live() {
         return;
     }
-    let mut s = spawn(&["activity", "--interval", "0.2", "--all", "--json"]);
-    drop(s.child.stdout.take());
+    let s = spawn_with(&["activity", "--interval", "0.2", "--all", "--json"], false);
     s.ready();
     let (code, _, err) = s.finish();
     assert_eq!(code, Some(0));
