@@ -2,6 +2,26 @@
 //! use. Where rustix, signal-hook or perf-event-open-sys cover a call or a
 //! layout, they are used instead of hand-written code.
 
+// The syscalls and ABI layouts below exist on Linux only, and the
+// perf_event_attr and ring-header layouts come from perf-event-open-sys,
+// which has bindings for these architectures; nothing else in brr depends
+// on the architecture. A clear error here beats a missing-item error deep
+// inside a dependency.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "brr reads Linux eBPF objects through bpf() and perf_event_open(): build it for a Linux target"
+);
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "x86",
+    target_arch = "riscv64",
+    target_arch = "powerpc64",
+    target_arch = "loongarch64",
+    target_arch = "s390x"
+)))]
+compile_error!("brr's perf sampling uses perf-event-open-sys, which has kernel ABI bindings for x86_64, aarch64, x86, riscv64, powerpc64, loongarch64 and s390x only");
+
 pub mod bpf;
 pub mod link_info;
 pub mod perf;
