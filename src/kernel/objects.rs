@@ -40,7 +40,9 @@ pub fn walk_each<T>(
         };
         match read(id) {
             Ok(v) => each(v)?,
-            Err(Errno(libc::ENOENT)) => continue,
+            // Gone since GET_NEXT_ID, or (EAGAIN, links) not yet set up
+            // by its creator: neither is an object to list.
+            Err(Errno(libc::ENOENT | libc::EAGAIN)) => continue,
             Err(e) => return Err(BrrError::bpf(&open_action(id), e)),
         }
     }
@@ -345,7 +347,9 @@ mod tests {
     #[test]
     fn walk_skips_vanished_objects() {
         let got = walk(ids(&[3, 5, 9, 12]), |id| {
-            if id == 5 || id == 12 {
+            if id == 5 {
+                Err(Errno(libc::EAGAIN))
+            } else if id == 12 {
                 Err(Errno(libc::ENOENT))
             } else {
                 Ok(id)
