@@ -1,10 +1,12 @@
 //! Plain data shared by every layer: listing rows, program images, activity
-//! rows and profile results. Nothing here reads the kernel or formats text.
+//! rows, profile results and the profile report. Nothing here reads the
+//! kernel or formats text.
 
 pub mod activity;
 pub mod image;
 pub mod objects;
 pub mod profile;
+pub mod report;
 
 pub use activity::ActivityRow;
 pub use image::{FuncRecord, JitRange, LineRecord, ProgramImage};
