@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
 use crate::kernel::{lines, objects};
-use crate::profile::events;
+use crate::profile::{self, events};
 use crate::render::json::Json;
 use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
 use crate::render::{dump, perf_events, profile as report, Format};
@@ -218,27 +218,30 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
 fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
     let profile = session::capture(&a.request)?;
     let folded = crate::export::write(&profile, &a.exports)?;
-    let view = report::View {
-        limit: a.limit,
-        line_limit: a.line_limit,
-        wide: a.wide,
-        extended: cli.extended,
-        kernel_ip_detail: a.kernel_ip_detail,
-        format: cli.format,
-    };
     let code = if a.fail_on_loss && profile.telemetry.incomplete {
         1
     } else {
         0
+    };
+    if let Some(text) = folded {
+        return Ok((text.trim_end_matches('\n').to_string(), code));
+    }
+    let opts = profile::report::ReportOptions {
+        limit: a.limit,
+        line_limit: a.line_limit,
+    };
+    let built = profile::report::build(&profile, &opts);
+    let view = report::View {
+        wide: a.wide,
+        extended: cli.extended,
+        kernel_ip_detail: a.kernel_ip_detail,
+        format: cli.format,
     };
     // CSV has no source context.
     let contexts = a
         .devmode
         .as_deref()
         .filter(|_| cli.format != Format::Csv)
-        .map(|dir| session::profile_contexts(&profile, a.limit, dir));
-    if let Some(text) = folded {
-        return Ok((text.trim_end_matches('\n').to_string(), code));
-    }
-    Ok((report::render(&profile, &view, contexts.as_ref()), code))
+        .map(|dir| session::profile_contexts(&built, dir));
+    Ok((report::render(&built, &view, contexts.as_ref()), code))
 }

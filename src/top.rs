@@ -13,6 +13,7 @@ use crate::kernel::lines;
 use crate::model::activity::ActivityRow;
 use crate::model::profile::Hint;
 use crate::profile;
+use crate::profile::report::ReportOptions;
 use crate::render::listing::{self, ActivityRun};
 use crate::render::{textmode, Format};
 use crate::session;
@@ -52,14 +53,18 @@ fn profile_program(
     };
     let profile = session::capture(&req)?;
     let folded = crate::export::write(&profile, &t.exports)?;
-    let hints = profile
-        .program(id)
-        .map(|p| profile::hints::for_program(&profile, p))
-        .unwrap_or_default();
+    let opts = ReportOptions {
+        limit: 0,
+        line_limit,
+    };
+    let report = profile::report::build(&profile, &opts);
     Ok(Profiled {
-        input: session::drilldown_input(&profile, id, line_limit),
+        input: session::drilldown_input(&report, id),
         folded,
-        hints,
+        hints: report
+            .program(id)
+            .map(|p| p.hints.clone())
+            .unwrap_or_default(),
     })
 }
 
@@ -85,14 +90,7 @@ pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
 fn activity_hints(rows: &[ActivityRow], id: u32, measured: f64, slow_ns: u64) -> Vec<Hint> {
     rows.iter()
         .find(|r| r.prog.id == id)
-        .and_then(|r| {
-            let window = profile::hints::WindowFigures {
-                runs: r.run_count_delta,
-                run_ns: r.run_time_ns_delta,
-                seconds: measured,
-            };
-            profile::hints::hot_and_slow(r.prog.id, &r.prog.name, window, slow_ns as f64)
-        })
+        .and_then(|r| profile::report::hot_and_slow(r, measured, slow_ns))
         .into_iter()
         .collect()
 }

@@ -4,8 +4,10 @@
 //! (`activity`, `profile`, `inspect`, `doctor`) -> views (`render`, `tui`, `export`),
 //! with `session` (services that commands, top and the TUI share),
 //! `commands` and `top` on top. A module may only import from below it, and
-//! only `src/sys/` may contain `unsafe`. Test code (`#[cfg(test)]` modules,
-//! `tests.rs`, `*_tests.rs`) is exempt from the import rules.
+//! only `src/sys/` may contain `unsafe`. The views and front ends read a
+//! profile's `Report` and never call the profile analysis that builds it
+//! (`profile::aggregate`, `who`, `hints`). Test code (`#[cfg(test)]`
+//! modules, `tests.rs`, `*_tests.rs`) is exempt from the import rules.
 
 // Test tooling: a missing source tree is a broken checkout, and the comment
 // cut is at an ASCII `//`.
@@ -63,6 +65,16 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
+/// The product code of a file: without comments, and without everything
+/// from the first test module on.
+fn product(text: &str) -> String {
+    let mut text = code(text);
+    if let Some(i) = text.find("#[cfg(test)]") {
+        text.truncate(i);
+    }
+    text
+}
+
 fn is_test_file(rel: &str) -> bool {
     rel.ends_with("/tests.rs") || rel.ends_with("_tests.rs")
 }
@@ -74,14 +86,9 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         if top == "main" || top == "lib" || is_test_file(&rel) {
             continue;
         }
-        let text = code(&text);
-        // Everything after the first test module is test code.
-        let product = match text.find("#[cfg(test)]") {
-            Some(i) => &text[..i],
-            None => &text[..],
-        };
+        let product = product(&text);
         let deps = g.entry(top.clone()).or_default();
-        let mut rest = product;
+        let mut rest = product.as_str();
         while let Some(i) = rest.find("crate::") {
             rest = &rest[i + "crate::".len()..];
             let name: String = rest
@@ -206,4 +213,70 @@ fn no_import_cycle_between_modules() {
     }
     // The check can fail: the graph must have real edges to look at.
     assert!(g.get("commands").is_some_and(|d| d.contains("session")));
+}
+
+/// The profile analysis modules that only `profile::report` (and the
+/// profile engine itself) may call.
+const PROFILE_ANALYSIS: [&str; 3] = ["aggregate", "who", "hints"];
+
+/// The analysis modules named in `code` through a `profile::` path (one
+/// path, or a `{...}` group of them); `render::profile::` is the renderer,
+/// not the engine.
+fn analysis_paths(code: &str) -> Vec<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(i) = code[at..].find("profile::") {
+        let start = at + i;
+        at = start + "profile::".len();
+        let before = &code[..start];
+        if before.ends_with("render::") || before.chars().next_back().is_some_and(ident) {
+            continue;
+        }
+        let rest = &code[at..];
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group
+                .split('}')
+                .next()
+                .unwrap_or("")
+                .split(|c: char| !ident(c))
+                .collect(),
+            None => vec![rest.split(|c: char| !ident(c)).next().unwrap_or("")],
+        };
+        for n in names {
+            if PROFILE_ANALYSIS.contains(&n) {
+                found.push(format!("profile::{n}"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn views_and_front_ends_read_the_profile_report() {
+    // A profile's rows, payers and hints are assembled once, by
+    // `profile::report`; what shows them only reads the `Report`.
+    let readers = ["render", "tui", "top", "commands"];
+    let mut broken = Vec::new();
+    let mut reads_report = BTreeSet::new();
+    for (top, rel, text) in files() {
+        if !readers.contains(&top.as_str()) || is_test_file(&rel) {
+            continue;
+        }
+        let product = product(&text);
+        for path in analysis_paths(&product) {
+            broken.push(format!("src/{rel} calls {path}"));
+        }
+        if product.contains("report::") || product.contains("Report") {
+            reads_report.insert(top);
+        }
+    }
+    assert!(broken.is_empty(), "views call profile analysis: {broken:?}");
+    // The check can fail: it sees the paths it bans...
+    let banned = analysis_paths(
+        "use crate::profile::{self, hints};\nlet t = profile::who::tasks(p, q);\ncrate::render::profile::hints_text(&h);",
+    );
+    assert_eq!(banned, ["profile::hints", "profile::who"]);
+    // ...and every reader reaches the report.
+    assert_eq!(reads_report.len(), readers.len(), "{reads_report:?}");
 }

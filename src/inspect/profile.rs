@@ -1,6 +1,6 @@
 //! What the drilldown needs from a profile of one program, as plain data.
-//! `top` fills these from the profile engine (`src/profile`); tests build
-//! them by hand. Kernel rows come in one shape for both exact IPs and
+//! `session::drilldown_input` fills these from the program's part of a
+//! profile report; tests build them by hand. Kernel rows come in one shape for both exact IPs and
 //! function groups (the engine's `KernelGroup`).
 
 /// A retained direct hotspot: samples whose IP fell in the program's JIT

@@ -1,12 +1,13 @@
 //! Plain data shared by every layer: listing rows, program images, activity
-//! rows, profile results and the workloads cgroups name. Nothing here reads
-//! the kernel or formats text.
+//! rows, profile results, the profile report and the workloads cgroups
+//! name. Nothing here reads the kernel or formats text.
 
 pub mod activity;
 pub mod container;
 pub mod image;
 pub mod objects;
 pub mod profile;
+pub mod report;
 
 pub use activity::ActivityRow;
 pub use container::{Container, Pod, Qos, Runtime, Workload};

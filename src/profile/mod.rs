@@ -2,8 +2,9 @@
 //! `top` reuses.
 //!
 //! [`run`] performs one capture and returns a plain-data [`Profile`];
-//! [`aggregate`] orders and cuts its rows, and `render::profile` lays them
-//! out as text, JSON or CSV.
+//! [`report`] turns it once into the `Report` every view reads (rows
+//! ordered and cut by [`aggregate`], payers from [`who`], [`hints`]), and
+//! `render::profile` lays that out as text, JSON or CSV.
 
 pub mod access;
 pub mod aggregate;
@@ -13,6 +14,7 @@ pub mod events;
 pub mod hints;
 pub mod image;
 pub mod records;
+pub mod report;
 pub mod tailcalls;
 pub mod who;
 

@@ -1,26 +1,18 @@
 //! `brr profile` output: the text tables, JSON document and CSV rows of a
-//! [`Profile`]. What is listed comes from the profile engine's
-//! aggregation; this module only lays it out.
+//! profile [`Report`]. What is listed, in which order, and every figure
+//! printed beside it come from the report; this module only lays it out.
 
 use std::collections::HashMap;
 
 use super::json::{self, Json};
 use super::{csv, dash, dump, num, table, Format};
 use crate::inspect::source::{basename, DumpContext};
-use crate::model::profile::{
-    round, share, Hint, Hotspot, KernelHotspot, Payer, Profile, ProgramProfile,
-};
-use crate::profile::aggregate::{listed, ProgramView};
-use crate::profile::hints;
-use crate::profile::who;
+use crate::model::profile::{Hint, Hotspot, KernelHotspot};
+use crate::model::report::{Figured, Other, Payers, ProgramReport, Report};
 
-/// How to present a profile.
+/// How to present a profile (what it lists is the report's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct View {
-    /// Program rows; 0 = all.
-    pub limit: usize,
-    /// Detail rows per program and list; 0 = all.
-    pub line_limit: usize,
     pub wide: bool,
     pub extended: bool,
     pub kernel_ip_detail: bool,
@@ -34,15 +26,11 @@ pub struct SourceContexts {
     pub by_program: HashMap<u32, DumpContext>,
 }
 
-pub fn render(profile: &Profile, view: &View, ctx: Option<&SourceContexts>) -> String {
-    let progs: Vec<ProgramView<'_>> = listed(profile, view.limit)
-        .into_iter()
-        .map(|p| ProgramView::new(p, view.line_limit))
-        .collect();
+pub fn render(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     match view.format {
-        Format::Text => text(profile, &progs, view, ctx),
-        Format::Json { pretty } => json::to_string(&to_json(profile, &progs, view, ctx), pretty),
-        Format::Csv => to_csv(profile, &progs, view),
+        Format::Text => text(report, view, ctx),
+        Format::Json { pretty } => json::to_string(&to_json(report, ctx), pretty),
+        Format::Csv => to_csv(report),
     }
 }
 
@@ -62,8 +50,8 @@ fn file_cell(f: Option<&str>, wide: bool) -> String {
     }
 }
 
-fn capture_lines(profile: &Profile) -> [String; 2] {
-    let t = &profile.telemetry;
+fn capture_lines(report: &Report) -> [String; 2] {
+    let t = &report.capture.telemetry;
     [
         format!(
             "Perf capture: actual={:.3}s cpus={} buffer={}pages/cpu total={}B drain={}ms occupancy={:.1}% running={:.2}%",
@@ -72,8 +60,8 @@ fn capture_lines(profile: &Profile) -> [String; 2] {
             t.pages_per_cpu,
             t.bytes_total,
             t.drain_interval_ms,
-            round(t.max_ring_occupancy, 2),
-            t.running_percent()
+            report.totals.max_ring_occupancy_percent,
+            report.totals.running_percent
         ),
         format!(
             "Perf records: drains={} lost={} throttle={} unthrottle={} malformed={} unknown={} discarded_bytes={} incomplete={}",
@@ -89,42 +77,40 @@ fn capture_lines(profile: &Profile) -> [String; 2] {
     ]
 }
 
-fn text(
-    profile: &Profile,
-    progs: &[ProgramView<'_>],
-    view: &View,
-    ctx: Option<&SourceContexts>,
-) -> String {
-    let t = &profile.telemetry;
+fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
+    let t = &report.capture.telemetry;
+    let line_limit = report.totals.line_limit;
     let mut sections: Vec<String> = Vec::new();
     if t.pages_per_cpu > 0 {
-        sections.extend(capture_lines(profile));
+        sections.extend(capture_lines(report));
     }
     sections.extend(t.warnings.iter().map(|w| format!("Warning: {w}")));
-    if progs.is_empty() {
+    if report.programs.is_empty() {
         sections.push("No BPF JIT samples captured.".into());
         return sections.join("\n");
     }
-    sections.push(program_table(profile, progs, view));
-    for pv in progs {
-        let p = pv.p;
-        if !pv.hotspots.is_empty() || pv.direct_omitted > 0 {
+    sections.push(program_table(&report.programs, view));
+    for p in &report.programs {
+        if !p.direct.rows.is_empty() || p.direct.other.samples > 0 {
             sections.push(format!("Breakdown of program {} ({}):", p.id, p.name));
-            sections.push(direct_table(profile, pv, view));
+            sections.push(direct_table(p, view, line_limit));
         }
         let (rows, omitted) = if view.kernel_ip_detail {
-            (pv.kernel.len(), pv.kernel_omitted)
+            (p.kernel_ips.rows.len(), p.kernel_ips.other.samples)
         } else {
-            (pv.groups.len(), pv.groups_omitted)
+            (
+                p.kernel_functions.rows.len(),
+                p.kernel_functions.other.samples,
+            )
         };
         if rows > 0 || omitted > 0 {
             sections.push(format!(
                 "Kernel/helper samples for program {} ({}):",
                 p.id, p.name
             ));
-            sections.push(kernel_table(profile, pv, view));
+            sections.push(kernel_table(p, view, line_limit));
         }
-        payer_sections(profile, p, view, &mut sections);
+        payer_sections(p, line_limit, &mut sections);
         if let Some(c) = ctx.and_then(|c| c.by_program.get(&p.id)) {
             let heading = format!("Source context for program {}:", p.id);
             let report = dump::context_report(c, &heading);
@@ -138,10 +124,7 @@ fn text(
             }
         }
     }
-    let found: Vec<Hint> = progs
-        .iter()
-        .flat_map(|pv| hints::for_program(profile, pv.p))
-        .collect();
+    let found: Vec<Hint> = report.hints().cloned().collect();
     if !found.is_empty() {
         sections.push(hints_text(&found));
     }
@@ -204,8 +187,8 @@ pub fn hint_json(h: &Hint) -> Json {
     ])
 }
 
-fn program_table(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
-    let kernel = progs.iter().any(|pv| pv.p.kernel_samples > 0);
+fn program_table(progs: &[ProgramReport], view: &View) -> String {
+    let kernel = progs.iter().any(|p| p.kernel_samples > 0);
     let mut headers = vec!["ID", "TYPE", "NAME"];
     if view.wide {
         headers.push("SAMPLES");
@@ -222,21 +205,23 @@ fn program_table(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> S
     }
     let rows: Vec<Vec<String>> = progs
         .iter()
-        .map(|pv| {
-            let p = pv.p;
-            let name = p.full_name.clone().unwrap_or_else(|| p.name.clone());
-            let mut r = vec![p.id.to_string(), p.prog_type.clone(), name];
+        .map(|p| {
+            let mut r = vec![
+                p.id.to_string(),
+                p.prog_type.clone(),
+                p.display_name().to_string(),
+            ];
             if view.wide {
                 r.push(p.samples.to_string());
             }
             if kernel {
                 r.push(p.kernel_samples.to_string());
-                r.push(p.inclusive_samples().to_string());
+                r.push(p.inclusive_samples.to_string());
             }
-            r.push(num::percent4(profile.cpu_percent(p.samples)));
+            r.push(num::percent4(p.cpu_percent));
             if kernel {
-                r.push(num::percent4(profile.cpu_percent(p.kernel_samples)));
-                r.push(num::percent4(profile.cpu_percent(p.inclusive_samples())));
+                r.push(num::percent4(p.kernel_cpu_percent));
+                r.push(num::percent4(p.inclusive_cpu_percent));
             }
             if view.extended {
                 r.push(if p.tag.is_empty() {
@@ -254,60 +239,45 @@ fn program_table(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> S
 
 /// The `TRIGGERED BY` table (and the cgroup table when the kernel reports
 /// cgroups) of one program, cut by `--line-limit` with an Other row.
-fn payer_sections(profile: &Profile, p: &ProgramProfile, view: &View, out: &mut Vec<String>) {
-    let tasks = who::tasks(profile, p);
-    if tasks.is_empty() {
+fn payer_sections(p: &ProgramReport, line_limit: usize, out: &mut Vec<String>) {
+    if p.tasks.is_empty() {
         return;
     }
     out.push(format!("Triggered by, program {} ({}):", p.id, p.name));
     out.push(payer_table(
-        profile,
-        &tasks,
+        &p.tasks,
         ["PID", "TRIGGERED BY"],
         "tasks",
-        view.line_limit,
+        line_limit,
     ));
-    let cgroups = who::cgroups(profile, p);
-    if !cgroups.is_empty() {
+    if !p.cgroups.is_empty() {
         out.push(format!("Cgroups, program {} ({}):", p.id, p.name));
         out.push(payer_table(
-            profile,
-            &cgroups,
+            &p.cgroups,
             ["CGROUP_ID", "CGROUP"],
             "cgroups",
-            view.line_limit,
+            line_limit,
         ));
     }
 }
 
-fn payer_table(
-    profile: &Profile,
-    rows: &[Payer],
-    columns: [&str; 2],
-    what: &str,
-    limit: usize,
-) -> String {
-    let shown = if limit > 0 && rows.len() > limit {
-        &rows[..limit]
-    } else {
-        rows
-    };
-    let mut cells: Vec<Vec<String>> = shown
+fn payer_table(payers: &Payers, columns: [&str; 2], what: &str, limit: usize) -> String {
+    let mut cells: Vec<Vec<String>> = payers
+        .shown_rows()
         .iter()
         .map(|r| {
             vec![
                 r.samples.to_string(),
-                num::percent4(profile.cpu_percent(r.samples)),
+                num::percent4(r.cpu_percent),
                 r.id.to_string(),
                 r.name.clone(),
             ]
         })
         .collect();
-    let rest: u64 = rows[shown.len()..].iter().map(|r| r.samples).sum();
-    if shown.len() < rows.len() {
+    if let Some(rest) = payers.other {
         cells.push(vec![
-            rest.to_string(),
-            num::percent4(profile.cpu_percent(rest)),
+            rest.samples.to_string(),
+            num::percent4(rest.cpu_percent),
             "-".into(),
             format!("Other {what} not shown (--line-limit={limit})"),
         ]);
@@ -316,32 +286,24 @@ fn payer_table(
     table::render(&headers, &cells)
 }
 
-fn payers_json(profile: &Profile, rows: &[Payer], id: &'static str, name: &'static str) -> Json {
+fn payers_json(payers: &Payers, id: &'static str, name: &'static str) -> Json {
     Json::Arr(
-        rows.iter()
+        payers
+            .all
+            .iter()
             .map(|r| {
                 to_obj(vec![
                     (id, r.id.into()),
                     (name, r.name.as_str().into()),
                     ("samples", r.samples.into()),
-                    ("cpu_percent", profile.cpu_percent(r.samples).into()),
+                    ("cpu_percent", r.cpu_percent.into()),
                 ])
             })
             .collect(),
     )
 }
 
-/// `round(whole_cpu × part / whole, 4)` for an "Other" row.
-fn other_cpu(whole_cpu: f64, part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        round(whole_cpu * part as f64 / whole as f64, 4)
-    }
-}
-
-fn direct_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String {
-    let p = pv.p;
+fn direct_table(p: &ProgramReport, view: &View, line_limit: usize) -> String {
     // Subprogram names are new, optional output: a FUNCTION column appears
     // only for programs that have BPF-to-BPF subprograms.
     let functions = p.function_count > 1;
@@ -353,14 +315,12 @@ fn direct_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String 
         headers.push("FUNCTION");
     }
     headers.extend(["FILE", "LINE", "SOURCE"]);
-    let mut rows: Vec<Vec<String>> = pv
-        .hotspots
+    let mut rows: Vec<Vec<String>> = p
+        .direct
+        .rows
         .iter()
         .map(|h| {
-            let mut r = vec![
-                h.samples.to_string(),
-                num::percent4(profile.cpu_percent(h.samples)),
-            ];
+            let mut r = vec![h.samples.to_string(), num::percent4(h.cpu_percent)];
             if view.wide {
                 r.push(hex(h.jited_address));
             }
@@ -377,15 +337,9 @@ fn direct_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String 
             r
         })
         .collect();
-    if pv.direct_omitted > 0 {
-        let mut r = vec![
-            pv.direct_omitted.to_string(),
-            num::percent4(other_cpu(
-                profile.cpu_percent(p.samples),
-                pv.direct_omitted,
-                p.samples,
-            )),
-        ];
+    let other = p.direct.other;
+    if other.samples > 0 {
+        let mut r = vec![other.samples.to_string(), num::percent4(other.cpu_percent)];
         if view.wide {
             r.push("-".into());
         }
@@ -395,10 +349,7 @@ fn direct_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String 
         r.extend([
             "-".into(),
             "-".into(),
-            format!(
-                "Other eBPF samples not shown (--line-limit={})",
-                view.line_limit
-            ),
+            format!("Other eBPF samples not shown (--line-limit={line_limit})"),
         ]);
         rows.push(r);
     }
@@ -413,90 +364,89 @@ fn bpf_source_cell(source: Option<&str>, mapped: bool) -> String {
     }
 }
 
-fn kernel_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String {
-    let p = pv.p;
+/// One kernel row's cells: `sym` is the symbol cell, `wide` the three
+/// address cells of the wide view.
+fn kernel_cells(
+    k: &KernelHotspot,
+    cpu: f64,
+    sym: String,
+    wide: Option<[String; 3]>,
+) -> Vec<String> {
+    let mut r = vec![
+        k.samples.to_string(),
+        num::percent4(cpu),
+        k.kind.into(),
+        sym,
+        dash(k.module.as_deref()),
+    ];
+    r.extend(wide.into_iter().flatten());
+    r
+}
+
+fn kernel_table(p: &ProgramReport, view: &View, line_limit: usize) -> String {
     let mut headers = vec!["SAMPLES", "CPU%", "KIND", "SYMBOL", "MODULE"];
     if view.wide {
         headers.extend(["IP", "SYMBOL_OFF", "BPF_JIT_ADDR"]);
     }
     headers.extend(["BPF_FILE", "BPF_LINE", "BPF_SOURCE"]);
-    let cpu = |n: u64| num::percent4(profile.cpu_percent(n));
+    let caller = |k: &KernelHotspot| {
+        [
+            file_cell(k.bpf_file.as_deref(), view.wide),
+            dash(k.bpf_line),
+            bpf_source_cell(k.bpf_source.as_deref(), k.caller_mapped),
+        ]
+    };
     let mut rows: Vec<Vec<String>> = Vec::new();
-    let omitted = if view.kernel_ip_detail {
-        for k in &pv.kernel {
+    let other = if view.kernel_ip_detail {
+        for k in &p.kernel_ips.rows {
             let mut sym = dash(k.symbol.as_deref());
             if let (Some(_), Some(off)) = (&k.symbol, k.symbol_offset.filter(|&o| o != 0)) {
                 sym.push_str(&format!("+0x{off:x}"));
             }
-            let mut r = vec![
-                k.samples.to_string(),
-                cpu(k.samples),
-                k.kind.into(),
-                sym,
-                dash(k.module.as_deref()),
-            ];
-            if view.wide {
-                r.extend([
+            let wide = view.wide.then(|| {
+                [
                     hex(Some(k.ip)),
                     hex(k.symbol_offset),
                     hex(k.bpf_jited_address),
-                ]);
-            }
-            r.extend([
-                file_cell(k.bpf_file.as_deref(), view.wide),
-                dash(k.bpf_line),
-                bpf_source_cell(k.bpf_source.as_deref(), k.caller_mapped),
-            ]);
+                ]
+            });
+            let mut r = kernel_cells(k, k.cpu_percent, sym, wide);
+            r.extend(caller(k));
             rows.push(r);
         }
-        pv.kernel_omitted
+        p.kernel_ips.other
     } else {
-        for g in &pv.groups {
+        for g in &p.kernel_functions.rows {
             let mut sym = dash(g.symbol.as_deref());
             if g.ip_count > 1 {
                 sym.push_str(&format!(" ({} IPs)", g.ip_count));
             }
-            let mut r = vec![
-                g.samples.to_string(),
-                cpu(g.samples),
-                g.kind.into(),
-                sym,
-                dash(g.module.as_deref()),
-            ];
-            if view.wide {
-                r.extend(["-".into(), "-".into(), "-".into()]);
-            }
-            r.extend([
-                file_cell(g.bpf_file.as_deref(), view.wide),
-                dash(g.bpf_line),
-                bpf_source_cell(g.bpf_source.as_deref(), g.caller_mapped),
-            ]);
+            let wide = view.wide.then(|| ["-".into(), "-".into(), "-".into()]);
+            let mut r = kernel_cells(g, g.cpu_percent, sym, wide);
+            r.extend(caller(g));
             rows.push(r);
         }
-        pv.groups_omitted
+        p.kernel_functions.other
     };
-    if omitted > 0 {
-        let mut r = vec![
-            omitted.to_string(),
-            num::percent4(other_cpu(
-                profile.cpu_percent(p.kernel_samples),
-                omitted,
-                p.kernel_samples,
-            )),
-            "other".into(),
-            format!(
-                "Other under-eBPF samples not shown (--line-limit={})",
-                view.line_limit
-            ),
-            "-".into(),
-        ];
-        if view.wide {
-            r.extend(["-".into(), "-".into(), "-".into()]);
-        }
-        r.extend(["-".into(), "-".into(), "-".into()]);
-        rows.push(r);
+    if other.samples > 0 {
+        rows.push(kernel_other_row(other, view.wide, line_limit));
     }
     table::render(&headers, &rows)
+}
+
+fn kernel_other_row(other: Other, wide: bool, line_limit: usize) -> Vec<String> {
+    let mut r = vec![
+        other.samples.to_string(),
+        num::percent4(other.cpu_percent),
+        "other".into(),
+        format!("Other under-eBPF samples not shown (--line-limit={line_limit})"),
+        "-".into(),
+    ];
+    if wide {
+        r.extend(["-".into(), "-".into(), "-".into()]);
+    }
+    r.extend(["-".into(), "-".into(), "-".into()]);
+    r
 }
 
 // ---------------------------------------------------------------------------
@@ -505,56 +455,33 @@ fn kernel_table(profile: &Profile, pv: &ProgramView<'_>, view: &View) -> String 
 
 /// Metadata keys and values in the original's key order, which JSON keeps
 /// and CSV uses for its columns.
-fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
-    let c = &profile.counters;
-    let t = &profile.telemetry;
-    let (mapped, unmapped, selected, other) = match profile.program_id {
-        Some(id) => {
-            let sel = profile.program(id);
-            let direct = sel.map_or(0, |p| p.samples);
-            (
-                sel.map_or(0, |p| p.direct_source_mapped_samples),
-                sel.map_or(0, |p| p.direct_source_unmapped_samples),
-                direct,
-                c.bpf_jit_samples.saturating_sub(direct),
-            )
-        }
-        None => (
-            profile
-                .programs
-                .iter()
-                .map(|p| p.direct_source_mapped_samples)
-                .sum(),
-            profile
-                .programs
-                .iter()
-                .map(|p| p.direct_source_unmapped_samples)
-                .sum(),
-            0,
-            0,
-        ),
-    };
-    let limit = if profile.program_id.is_some() {
-        1
-    } else {
-        view.limit
-    };
+fn metadata(report: &Report) -> Vec<(&'static str, Json)> {
+    let cap = &report.capture;
+    let c = &cap.counters;
+    let t = &cap.telemetry;
+    let totals = &report.totals;
     vec![
-        ("requested_event", profile.requested_event.as_str().into()),
-        ("selected_event", profile.selected_event.as_str().into()),
-        ("duration", profile.duration.into()),
-        ("frequency", profile.frequency.into()),
-        ("limit", limit.into()),
-        ("line_limit", view.line_limit.into()),
+        ("requested_event", cap.requested_event.as_str().into()),
+        ("selected_event", cap.selected_event.as_str().into()),
+        ("duration", cap.duration.into()),
+        ("frequency", cap.frequency.into()),
+        ("limit", totals.limit.into()),
+        ("line_limit", totals.line_limit.into()),
         ("total_samples", c.total_samples.into()),
         ("lost_samples", t.lost_samples.into()),
         ("unresolved_samples", c.non_bpf_samples.into()),
         ("bpf_jit_samples", c.bpf_jit_samples.into()),
         ("non_bpf_samples", c.non_bpf_samples.into()),
-        ("selected_program_samples", selected.into()),
-        ("other_bpf_samples", other.into()),
-        ("source_mapped_samples", mapped.into()),
-        ("source_unmapped_samples", unmapped.into()),
+        (
+            "selected_program_samples",
+            totals.selected_program_samples.into(),
+        ),
+        ("other_bpf_samples", totals.other_bpf_samples.into()),
+        ("source_mapped_samples", totals.source_mapped_samples.into()),
+        (
+            "source_unmapped_samples",
+            totals.source_unmapped_samples.into(),
+        ),
         ("callchain_samples", c.callchain_samples.into()),
         (
             "kernel_attributed_samples",
@@ -568,7 +495,7 @@ fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
             "kernel_symbolized_samples",
             c.kernel_symbolized_samples.into(),
         ),
-        ("call_graph", profile.call_graph.name().into()),
+        ("call_graph", cap.call_graph.name().into()),
         ("actual_duration", t.actual_duration.into()),
         ("perf_cpus", t.cpus.as_slice().into()),
         ("perf_buffer_pages_per_cpu", t.pages_per_cpu.into()),
@@ -578,7 +505,7 @@ fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
         ("perf_drain_count", t.drain_count.into()),
         (
             "perf_max_ring_occupancy_percent",
-            round(t.max_ring_occupancy, 2).into(),
+            totals.max_ring_occupancy_percent.into(),
         ),
         ("perf_throttle_events", t.throttle_events.into()),
         ("perf_unthrottle_events", t.unthrottle_events.into()),
@@ -587,7 +514,7 @@ fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
         ("perf_discarded_bytes", t.discarded_bytes.into()),
         ("perf_time_enabled_ns", t.time_enabled_ns.into()),
         ("perf_time_running_ns", t.time_running_ns.into()),
-        ("perf_running_percent", t.running_percent().into()),
+        ("perf_running_percent", totals.running_percent.into()),
         ("incomplete", t.incomplete.into()),
         (
             "warnings",
@@ -596,26 +523,18 @@ fn metadata(profile: &Profile, view: &View) -> Vec<(&'static str, Json)> {
     ]
 }
 
-/// Program fields in the original's key order, with the given hotspot
-/// lists spliced in.
-fn program_fields(profile: &Profile, pv: &ProgramView<'_>) -> Vec<(&'static str, Json)> {
-    let p = pv.p;
+/// Program fields in the original's key order, up to the hotspot lists.
+fn program_fields(p: &ProgramReport) -> Vec<(&'static str, Json)> {
     vec![
         ("id", p.id.into()),
         ("type", p.prog_type.as_str().into()),
         ("name", p.name.as_str().into()),
         ("tag", p.tag.as_str().into()),
         ("samples", p.samples.into()),
-        (
-            "sample_percent",
-            share(p.samples, profile.counters.total_samples).into(),
-        ),
-        ("cpu_percent", profile.cpu_percent(p.samples).into()),
-        ("inclusive_samples", p.inclusive_samples().into()),
-        (
-            "inclusive_cpu_percent",
-            profile.cpu_percent(p.inclusive_samples()).into(),
-        ),
+        ("sample_percent", p.sample_percent.into()),
+        ("cpu_percent", p.cpu_percent.into()),
+        ("inclusive_samples", p.inclusive_samples.into()),
+        ("inclusive_cpu_percent", p.inclusive_cpu_percent.into()),
         (
             "direct_source_mapped_samples",
             p.direct_source_mapped_samples.into(),
@@ -634,11 +553,11 @@ fn program_fields(profile: &Profile, pv: &ProgramView<'_>) -> Vec<(&'static str,
         ),
         (
             "direct_hotspot_samples_omitted_by_limit",
-            pv.direct_omitted.into(),
+            p.direct.other.samples.into(),
         ),
         (
             "under_bpf_hotspot_samples_omitted_by_limit",
-            pv.kernel_omitted.into(),
+            p.kernel_ips.other.samples.into(),
         ),
         ("unaccounted_samples", 0u64.into()),
         (
@@ -653,21 +572,15 @@ fn program_fields(profile: &Profile, pv: &ProgramView<'_>) -> Vec<(&'static str,
     ]
 }
 
-/// The BTF name of the main function, which the kernel's `name` cuts at
-/// 15 bytes; `name` for a program without BTF.
-fn display_name(p: &ProgramProfile) -> &str {
-    p.full_name.as_deref().unwrap_or(&p.name)
-}
-
 fn opt_str(s: &Option<String>) -> Json {
     s.as_deref().map_or(Json::Null, Json::from)
 }
 
-fn hotspot_fields(profile: &Profile, p: &ProgramProfile, h: &Hotspot) -> Vec<(&'static str, Json)> {
+fn hotspot_fields(h: &Figured<Hotspot>) -> Vec<(&'static str, Json)> {
     vec![
         ("samples", h.samples.into()),
-        ("sample_percent", share(h.samples, p.samples).into()),
-        ("cpu_percent", profile.cpu_percent(h.samples).into()),
+        ("sample_percent", h.sample_percent.into()),
+        ("cpu_percent", h.cpu_percent.into()),
         ("jited_address", h.jited_address.into()),
         ("instruction_offset", h.instruction_offset.into()),
         ("file", opt_str(&h.file)),
@@ -677,15 +590,11 @@ fn hotspot_fields(profile: &Profile, p: &ProgramProfile, h: &Hotspot) -> Vec<(&'
     ]
 }
 
-fn kernel_fields(
-    profile: &Profile,
-    p: &ProgramProfile,
-    k: &KernelHotspot,
-) -> Vec<(&'static str, Json)> {
+fn kernel_fields(k: &Figured<KernelHotspot>) -> Vec<(&'static str, Json)> {
     vec![
         ("samples", k.samples.into()),
-        ("sample_percent", share(k.samples, p.kernel_samples).into()),
-        ("cpu_percent", profile.cpu_percent(k.samples).into()),
+        ("sample_percent", k.sample_percent.into()),
+        ("cpu_percent", k.cpu_percent.into()),
         ("ip", k.ip.into()),
         ("symbol", opt_str(&k.symbol)),
         ("module", opt_str(&k.module)),
@@ -709,76 +618,62 @@ fn to_obj(fields: Vec<(&'static str, Json)>) -> Json {
     )
 }
 
-fn to_json(
-    profile: &Profile,
-    progs: &[ProgramView<'_>],
-    view: &View,
-    ctx: Option<&SourceContexts>,
-) -> Json {
-    let items = progs
+fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
+    let mut f = program_fields(p);
+    f.push((
+        "hotspots",
+        Json::Arr(
+            p.direct
+                .rows
+                .iter()
+                .map(|h| {
+                    let mut o = hotspot_fields(h);
+                    // New, optional: the (sub)program holding the line.
+                    o.push(("function", opt_str(&h.function)));
+                    to_obj(o)
+                })
+                .collect(),
+        ),
+    ));
+    f.push(("kernel_samples", p.kernel_samples.into()));
+    f.push(("kernel_cpu_percent", p.kernel_cpu_percent.into()));
+    f.push((
+        "kernel_hotspots",
+        Json::Arr(
+            p.kernel_ips
+                .rows
+                .iter()
+                .map(|k| {
+                    let mut o = kernel_fields(k);
+                    o.push(("bpf_function", opt_str(&k.bpf_function)));
+                    to_obj(o)
+                })
+                .collect(),
+        ),
+    ));
+    // New, additive: who pays for the program.
+    f.push(("tasks", payers_json(&p.tasks, "pid", "comm")));
+    f.push(("cgroups", payers_json(&p.cgroups, "id", "path")));
+    f.push(("hints", Json::Arr(p.hints.iter().map(hint_json).collect())));
+    if let Some(c) = ctx.and_then(|c| Some((c, c.by_program.get(&p.id)?))) {
+        let dev = dump::DumpDevmode {
+            devdir: c.0.devdir.clone(),
+            context: c.1,
+        };
+        f.push(("source_context", dump::context_json(&dev)));
+    }
+    // New, additive: last so the original's keys keep their places.
+    f.push(("full_name", p.display_name().into()));
+    to_obj(f)
+}
+
+fn to_json(report: &Report, ctx: Option<&SourceContexts>) -> Json {
+    let items = report
+        .programs
         .iter()
-        .map(|pv| {
-            let p = pv.p;
-            let mut f = program_fields(profile, pv);
-            f.push((
-                "hotspots",
-                Json::Arr(
-                    pv.hotspots
-                        .iter()
-                        .map(|h| {
-                            let mut o = hotspot_fields(profile, p, h);
-                            // New, optional: the (sub)program holding the line.
-                            o.push(("function", opt_str(&h.function)));
-                            to_obj(o)
-                        })
-                        .collect(),
-                ),
-            ));
-            f.push(("kernel_samples", p.kernel_samples.into()));
-            f.push((
-                "kernel_cpu_percent",
-                profile.cpu_percent(p.kernel_samples).into(),
-            ));
-            f.push((
-                "kernel_hotspots",
-                Json::Arr(
-                    pv.kernel
-                        .iter()
-                        .map(|k| {
-                            let mut o = kernel_fields(profile, p, k);
-                            o.push(("bpf_function", opt_str(&k.bpf_function)));
-                            to_obj(o)
-                        })
-                        .collect(),
-                ),
-            ));
-            // New, additive: who pays for the program.
-            let tasks = who::tasks(profile, p);
-            f.push(("tasks", payers_json(profile, &tasks, "pid", "comm")));
-            let cgroups = who::cgroups(profile, p);
-            f.push(("cgroups", payers_json(profile, &cgroups, "id", "path")));
-            f.push((
-                "hints",
-                Json::Arr(
-                    hints::for_program(profile, p)
-                        .iter()
-                        .map(hint_json)
-                        .collect(),
-                ),
-            ));
-            if let Some(c) = ctx.and_then(|c| Some((c, c.by_program.get(&p.id)?))) {
-                let dev = dump::DumpDevmode {
-                    devdir: c.0.devdir.clone(),
-                    context: c.1,
-                };
-                f.push(("source_context", dump::context_json(&dev)));
-            }
-            // New, additive: last so the original's keys keep their places.
-            f.push(("full_name", display_name(p).into()));
-            to_obj(f)
-        })
+        .map(|p| program_json(p, ctx))
         .collect();
-    json::document("profile", items, to_obj(metadata(profile, view)))
+    json::document("profile", items, to_obj(metadata(report)))
 }
 
 // ---------------------------------------------------------------------------
@@ -894,108 +789,130 @@ const HOTSPOT_CELLS: usize = 2 + DIRECT_CELLS + KERNEL_CELLS;
 /// New program columns, after every column of the original.
 const TAIL_CELLS: usize = 1;
 
-fn to_csv(profile: &Profile, progs: &[ProgramView<'_>], view: &View) -> String {
-    let meta = cells(&metadata(profile, view));
+fn to_csv(report: &Report) -> String {
+    let meta = cells(&metadata(report));
     let blank = |n: usize| vec![String::new(); n];
     let mut rows: Vec<Vec<String>> = Vec::new();
-    if progs.is_empty() {
+    if report.programs.is_empty() {
         // Keep the telemetry even when no program was sampled.
         let mut r = meta.clone();
         r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS + TAIL_CELLS));
         rows.push(r);
     }
-    for pv in progs {
-        let p = pv.p;
+    for p in &report.programs {
         let first = rows.len();
-        let f = program_fields(profile, pv);
-        // CSV program columns: the JSON program fields, with kernel samples
-        // moved next to the inclusive ones.
-        let get = |k: &str| {
-            f.iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| cell(v))
-                .unwrap_or_default()
-        };
-        let mut prog = meta.clone();
-        prog.extend(
-            [
-                "id",
-                "type",
-                "name",
-                "tag",
-                "samples",
-                "sample_percent",
-                "cpu_percent",
-                "inclusive_samples",
-                "inclusive_cpu_percent",
-            ]
-            .iter()
-            .map(|k| get(k)),
-        );
-        prog.push(p.kernel_samples.to_string());
-        prog.push(num::float(profile.cpu_percent(p.kernel_samples)));
-        prog.extend(
-            [
-                "direct_source_mapped_samples",
-                "direct_source_unmapped_samples",
-                "under_bpf_caller_source_mapped_samples",
-                "under_bpf_caller_source_unmapped_samples",
-                "direct_hotspot_samples_omitted_by_limit",
-                "under_bpf_hotspot_samples_omitted_by_limit",
-                "unaccounted_samples",
-                "pinned_paths",
-            ]
-            .iter()
-            .map(|k| get(k)),
-        );
-        if pv.hotspots.is_empty() && pv.kernel.is_empty() {
+        let prog = csv_program(&meta, p);
+        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() {
             let mut r = prog.clone();
             r.extend(blank(HOTSPOT_CELLS));
             rows.push(r);
         }
-        for (i, h) in pv.hotspots.iter().enumerate() {
+        for (i, h) in p.direct.rows.iter().enumerate() {
             let mut r = prog.clone();
             r.push("bpf".into());
             r.push((i + 1).to_string());
-            r.extend(cells(&hotspot_fields(profile, p, h)));
+            r.extend(cells(&hotspot_fields(h)));
             r.extend(blank(KERNEL_CELLS));
             rows.push(r);
         }
-        for (i, k) in pv.kernel.iter().enumerate() {
+        for (i, k) in p.kernel_ips.rows.iter().enumerate() {
             let mut r = prog.clone();
             r.push("kernel".into());
             r.push((i + 1).to_string());
-            let kc = cells(&kernel_fields(profile, p, k));
-            r.extend(kc[..3].iter().cloned());
+            let mut kc = cells(&kernel_fields(k));
+            let rest = kc.split_off(3.min(kc.len()));
+            r.extend(kc);
             r.extend(blank(DIRECT_CELLS - 3));
-            r.extend(kc[3..].iter().cloned());
+            r.extend(rest);
             rows.push(r);
         }
         for r in rows.iter_mut().skip(first) {
-            r.push(display_name(p).to_string());
+            r.push(p.display_name().to_string());
         }
     }
     debug_assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()));
     csv::render(CSV_HEADER, &rows)
 }
 
+/// The metadata and program cells every row of a program starts with:
+/// the JSON program fields, with kernel samples moved next to the
+/// inclusive ones.
+fn csv_program(meta: &[String], p: &ProgramReport) -> Vec<String> {
+    let f = program_fields(p);
+    let get = |k: &str| {
+        f.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| cell(v))
+            .unwrap_or_default()
+    };
+    let mut prog = meta.to_vec();
+    prog.extend(
+        [
+            "id",
+            "type",
+            "name",
+            "tag",
+            "samples",
+            "sample_percent",
+            "cpu_percent",
+            "inclusive_samples",
+            "inclusive_cpu_percent",
+        ]
+        .iter()
+        .map(|k| get(k)),
+    );
+    prog.push(p.kernel_samples.to_string());
+    prog.push(num::float(p.kernel_cpu_percent));
+    prog.extend(
+        [
+            "direct_source_mapped_samples",
+            "direct_source_unmapped_samples",
+            "under_bpf_caller_source_mapped_samples",
+            "under_bpf_caller_source_unmapped_samples",
+            "direct_hotspot_samples_omitted_by_limit",
+            "under_bpf_hotspot_samples_omitted_by_limit",
+            "unaccounted_samples",
+            "pinned_paths",
+        ]
+        .iter()
+        .map(|k| get(k)),
+    );
+    prog
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::profile::Profile;
     use crate::profile::aggregate::tests::profile;
+    use crate::profile::report::{build, ReportOptions};
 
-    fn render_n(p: &Profile, v: &View) -> String {
-        render(p, v, None)
+    /// What a test asks for: the report's limits and the view.
+    struct Case {
+        opts: ReportOptions,
+        view: View,
     }
 
-    fn view(format: Format) -> View {
-        View {
-            limit: 20,
-            line_limit: 2,
-            wide: false,
-            extended: false,
-            kernel_ip_detail: false,
-            format,
+    fn render_ctx(p: &Profile, c: &Case, ctx: Option<&SourceContexts>) -> String {
+        render(&build(p, &c.opts), &c.view, ctx)
+    }
+
+    fn render_n(p: &Profile, c: &Case) -> String {
+        render_ctx(p, c, None)
+    }
+
+    fn view(format: Format) -> Case {
+        Case {
+            opts: ReportOptions {
+                limit: 20,
+                line_limit: 2,
+            },
+            view: View {
+                wide: false,
+                extended: false,
+                kernel_ip_detail: false,
+                format,
+            },
         }
     }
 
@@ -1050,13 +967,17 @@ mod tests {
     #[test]
     fn text_wide_extended_ip_detail() {
         let p = profile();
-        let v = View {
-            wide: true,
-            extended: true,
-            kernel_ip_detail: true,
-            limit: 1,
-            line_limit: 4,
-            format: Format::Text,
+        let v = Case {
+            opts: ReportOptions {
+                limit: 1,
+                line_limit: 4,
+            },
+            view: View {
+                wide: true,
+                extended: true,
+                kernel_ip_detail: true,
+                format: Format::Text,
+            },
         };
         let out = render_n(&p, &v);
         assert!(out.contains(
@@ -1122,20 +1043,20 @@ No BPF JIT samples captured."
             devdir: "/tree".into(),
             by_program,
         };
-        let out = render(&p, &view(Format::Text), Some(&ctx));
+        let out = render_ctx(&p, &view(Format::Text), Some(&ctx));
         assert!(out.contains(
             "\n\nSource context for program 98:\n\nKIND     FILE     LINE  SOURCE \nmapped   x.bpf.c    76  int f()\ncontext  x.bpf.c    77  {      \n\nBreakdown of program 7"
         ), "{out}");
         assert!(
             out.ends_with("\n\nSource context for program 7: no matching source context found.")
         );
-        let json = render(&p, &view(Format::Json { pretty: false }), Some(&ctx));
+        let json = render_ctx(&p, &view(Format::Json { pretty: false }), Some(&ctx));
         assert!(json.contains(
             r#""source_context":{"enabled":true,"devdir":"/tree","unresolved_files":[],"ambiguous_files":[],"source_mismatches":[],"rows":[{"kind":"mapped","file":"/src/dir/x.bpf.c","line":76,"source":"int f()","resolved_path":"/tree/x.bpf.c"},"#
         ));
         // CSV ignores --devmode.
         assert_eq!(
-            render(&p, &view(Format::Csv), Some(&ctx)),
+            render_ctx(&p, &view(Format::Csv), Some(&ctx)),
             render_n(&p, &view(Format::Csv))
         );
     }
@@ -1235,11 +1156,7 @@ No BPF JIT samples captured."
         p.programs[0].full_name = Some(LONG.into());
         p.programs[1].full_name = None;
         let v = view(Format::Json { pretty: false });
-        let progs: Vec<ProgramView<'_>> = listed(&p, v.limit)
-            .into_iter()
-            .map(|p| ProgramView::new(p, v.line_limit))
-            .collect();
-        let Json::Obj(doc) = to_json(&p, &progs, &v, None) else {
+        let Json::Obj(doc) = to_json(&build(&p, &v.opts), None) else {
             panic!("document is an object")
         };
         let Some((_, Json::Arr(items))) = doc.iter().find(|(k, _)| k == "items") else {

@@ -11,8 +11,7 @@ use crate::inspect::insn;
 use crate::inspect::profile::{DrillProfile, KernelRow, ProfileInput};
 use crate::inspect::source::{self, SourceTree};
 use crate::kernel::{bpffs, lines};
-use crate::model::profile as data;
-use crate::profile::aggregate;
+use crate::model::report::Report;
 use crate::render::profile::SourceContexts;
 
 /// The `--devmode` tree: DIR (normalised) or, for a bare flag (an empty
@@ -62,15 +61,12 @@ pub fn dump_devmode(
 }
 
 /// `brr profile --devmode`: source context for the programs the report
-/// lists (`limit` as in the report) that still exist.
-pub fn profile_contexts(
-    prof: &data::Profile,
-    limit: usize,
-    dir: impl AsRef<Path>,
-) -> SourceContexts {
+/// lists that still exist.
+pub fn profile_contexts(report: &Report, dir: impl AsRef<Path>) -> SourceContexts {
     let (mut tree, _) = devmode_tree(dir);
-    let by_program = aggregate::listed(prof, limit)
-        .into_iter()
+    let by_program = report
+        .programs
+        .iter()
         .filter_map(|p| {
             let image = lines::image_by_id(p.id as u64).ok()?;
             Some((p.id, image_context(&image, &mut tree)))
@@ -115,45 +111,51 @@ pub fn compare_with_bpftool(prog_id: u32) -> Result<compare::Comparison> {
     ))
 }
 
-/// The engine's result for one program, cut by `line_limit` in the
-/// profiler's order, as the drilldown's plain input.
-pub fn drilldown_input(prof: &data::Profile, id: u32, line_limit: usize) -> ProfileInput {
-    let program = prof.program(id).map(|p| {
-        let view = aggregate::ProgramView::new(p, line_limit);
-        DrillProfile {
-            samples: p.samples,
-            kernel_samples: p.kernel_samples,
-            inclusive_samples: p.inclusive_samples(),
-            inclusive_cpu_percent: prof.cpu_percent(p.inclusive_samples()),
-            direct_source_unmapped_samples: p.direct_source_unmapped_samples,
-            under_bpf_caller_source_unmapped_samples: p.under_bpf_caller_source_unmapped_samples,
-            direct_hotspot_samples_omitted_by_limit: view.direct_omitted,
-            under_bpf_hotspot_samples_omitted_by_limit: view.kernel_omitted,
-            under_bpf_function_samples_omitted_by_limit: view.groups_omitted,
-            unaccounted_samples: 0,
-            hotspots: view.hotspots.clone(),
-            kernel_ips: view
-                .kernel
-                .iter()
-                .map(|k| KernelRow {
-                    row: k.clone(),
-                    ip_count: 1,
-                })
-                .collect(),
-            kernel_functions: view.groups.clone(),
-        }
+/// Program `id`'s part of a report (its rows cut by the report's line
+/// limit, most samples first) as the drilldown's plain input.
+pub fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
+    let program = report.program(id).map(|p| DrillProfile {
+        samples: p.samples,
+        kernel_samples: p.kernel_samples,
+        inclusive_samples: p.inclusive_samples,
+        inclusive_cpu_percent: p.inclusive_cpu_percent,
+        direct_source_unmapped_samples: p.direct_source_unmapped_samples,
+        under_bpf_caller_source_unmapped_samples: p.under_bpf_caller_source_unmapped_samples,
+        direct_hotspot_samples_omitted_by_limit: p.direct.other.samples,
+        under_bpf_hotspot_samples_omitted_by_limit: p.kernel_ips.other.samples,
+        under_bpf_function_samples_omitted_by_limit: p.kernel_functions.other.samples,
+        unaccounted_samples: 0,
+        hotspots: p.direct.rows.iter().map(|h| h.row.clone()).collect(),
+        kernel_ips: p
+            .kernel_ips
+            .rows
+            .iter()
+            .map(|k| KernelRow {
+                row: k.row.clone(),
+                ip_count: 1,
+            })
+            .collect(),
+        kernel_functions: p
+            .kernel_functions
+            .rows
+            .iter()
+            .map(|g| g.row.clone())
+            .collect(),
     });
+    let telemetry = &report.capture.telemetry;
     ProfileInput {
         program,
-        line_limit,
-        warnings: prof.telemetry.warnings.clone(),
-        incomplete: prof.telemetry.incomplete,
+        line_limit: report.totals.line_limit,
+        warnings: telemetry.warnings.clone(),
+        incomplete: telemetry.incomplete,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::profile as data;
+    use crate::profile::report::{build, ReportOptions};
 
     fn kh(samples: u64, sym: &str, off: u64, line: u32) -> data::KernelHotspot {
         data::KernelHotspot {
@@ -201,7 +203,11 @@ mod tests {
             },
             ..Default::default()
         };
-        let input = drilldown_input(&prof, 9, 1);
+        let opts = ReportOptions {
+            limit: 0,
+            line_limit: 1,
+        };
+        let input = drilldown_input(&build(&prof, &opts), 9);
         let p = input.program.unwrap();
         assert_eq!(
             (p.samples, p.kernel_samples, p.inclusive_samples),
@@ -218,7 +224,7 @@ mod tests {
         assert_eq!(p.kernel_functions[0].samples, 5);
         assert_eq!(p.under_bpf_function_samples_omitted_by_limit, 1);
         assert_eq!((input.line_limit, input.incomplete), (1, true));
-        assert!(drilldown_input(&prof, 8, 1).program.is_none());
+        assert!(drilldown_input(&build(&prof, &opts), 8).program.is_none());
     }
 
     #[test]

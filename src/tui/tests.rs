@@ -18,6 +18,7 @@ use crate::inspect::drilldown::Mode;
 use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
 use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
 use crate::model::profile::{KernelHotspot, Payer};
+use crate::model::report::{Capture, Figured, Payers, ProgramReport, Report};
 use crate::model::Program;
 use crate::profile;
 
@@ -687,51 +688,67 @@ fn done(img: &ProgramImage) -> ProfileDone {
         warnings: Vec::new(),
         incomplete: false,
     };
+    let profile = crate::model::profile::Profile {
+        frequency: 997,
+        duration: 1.0,
+        ..Default::default()
+    };
+    let payer = |id, name: &str, samples| Figured {
+        row: Payer {
+            id,
+            name: name.into(),
+            samples,
+        },
+        sample_percent: crate::model::profile::share(samples, 95),
+        cpu_percent: profile.cpu_percent(samples),
+    };
+    let tasks = vec![payer(4242, "nginx", 60), payer(0, "swapper", 35)];
+    let report = Report {
+        capture: Capture {
+            selected_event: "cpu-clock".into(),
+            frequency: 997,
+            telemetry: crate::model::profile::Telemetry {
+                actual_duration: 1.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        programs: vec![ProgramReport {
+            id: img.program.id,
+            inclusive_samples: 95,
+            tasks: Payers {
+                shown: tasks.len(),
+                all: tasks,
+                other: None,
+            },
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
     ProfileDone {
         input,
-        event: "cpu-clock".into(),
-        frequency: 997,
-        actual_duration: 1.0,
-        inclusive_samples: 95,
-        profile: Arc::new(crate::model::profile::Profile {
-            frequency: 997,
-            duration: 1.0,
-            ..Default::default()
-        }),
-        tasks: vec![
-            Payer {
-                id: 4242,
-                name: "nginx".into(),
-                samples: 60,
-            },
-            Payer {
-                id: 0,
-                name: "swapper".into(),
-                samples: 35,
-            },
-        ],
-        hints: Vec::new(),
+        report: Arc::new(report),
+        profile: Arc::new(profile),
     }
 }
 
 /// A profile whose program shows one hint at the hot line.
 fn done_with_hint(img: &ProgramImage) -> ProfileDone {
-    ProfileDone {
-        hints: vec![crate::model::profile::Hint {
-            kind: "hash_map_contention",
-            program_id: 42,
-            program: "xdp_main".into(),
-            file: Some("/src/x.c".into()),
-            line: Some(11),
-            source: Some("bpf_map_update_elem(&counts, &key, &one, BPF_ANY);".into()),
-            figure: 37.5,
-            threshold: 10.0,
-            unit: "%",
-            evidence: "37.50% of the program's samples (30 of 80) are in spin-lock or bucket-lock functions beneath a map update/delete".into(),
-            fix: "use a per-CPU hash or array map",
-        }],
-        ..done(img)
-    }
+    let mut done = done(img);
+    Arc::make_mut(&mut done.report).programs[0].hints = vec![crate::model::profile::Hint {
+        kind: "hash_map_contention",
+        program_id: 42,
+        program: "xdp_main".into(),
+        file: Some("/src/x.c".into()),
+        line: Some(11),
+        source: Some("bpf_map_update_elem(&counts, &key, &one, BPF_ANY);".into()),
+        figure: 37.5,
+        threshold: 10.0,
+        unit: "%",
+        evidence: "37.50% of the program's samples (30 of 80) are in spin-lock or bucket-lock functions beneath a map update/delete".into(),
+        fix: "use a per-CPU hash or array map",
+    }];
+    done
 }
 
 fn hinted_app(size: (u16, u16)) -> App {

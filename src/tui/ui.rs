@@ -431,13 +431,13 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
         }
         Overlay::WhoPays => {
             let rows: Vec<(String, String)> = d
-                .last
-                .as_ref()
-                .map(|(p, tasks)| {
-                    tasks
+                .last_program()
+                .map(|p| {
+                    p.tasks
+                        .all
                         .iter()
                         .map(|x| {
-                            let cpu = crate::render::num::percent4(p.cpu_percent(x.samples));
+                            let cpu = crate::render::num::percent4(x.cpu_percent);
                             (
                                 x.id.to_string(),
                                 format!("{}  {} samples  {cpu}% CPU", x.name, x.samples),
@@ -471,7 +471,7 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
 /// evidence, the threshold and the fix, worded as the text report words
 /// them.
 fn hint_rows(d: &Drill) -> Vec<(String, String)> {
-    d.hints
+    d.hints()
         .iter()
         .map(|h| {
             let at = crate::render::profile::hint_at(h)

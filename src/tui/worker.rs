@@ -20,7 +20,9 @@ use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines::{self, ProgramImage};
 use crate::kernel::objects;
-use crate::model::profile::{Hint, Payer, Profile};
+use crate::model::profile::Profile;
+use crate::model::report::Report;
+use crate::profile::report::ReportOptions;
 use crate::profile::{self, capture::StopSignal};
 use crate::session::{self, Detail, ProgContext};
 
@@ -53,20 +55,16 @@ pub enum Cmd {
     Export { id: u32, profile: Arc<Profile> },
 }
 
-/// A finished profile, reduced to what the drilldown shows.
+/// A finished profile: its report and the drilldown's rows read from it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileDone {
+    /// The program's rows, from `report`.
     pub input: ProfileInput,
-    pub event: String,
-    pub frequency: u64,
-    pub actual_duration: f64,
-    pub inclusive_samples: u64,
+    /// How the capture was taken, who pays for the program (`t`) and its
+    /// hints (`H`), the same the text report gives.
+    pub report: Arc<Report>,
     /// The capture itself, for `F` (export).
     pub profile: Arc<Profile>,
-    /// Who pays for the program, most samples first, for `t`.
-    pub tasks: Vec<Payer>,
-    /// The program's hints (the same the text report gives), for `H`.
-    pub hints: Vec<Hint>,
 }
 
 #[derive(Debug, Clone)]
@@ -203,21 +201,14 @@ impl Worker {
                 return;
             }
             let result = result.map(|prof| {
-                let input = session::drilldown_input(&prof, job.id, job.line_limit);
+                let opts = ReportOptions {
+                    limit: 0,
+                    line_limit: job.line_limit,
+                };
+                let report = profile::report::build(&prof, &opts);
                 ProfileDone {
-                    inclusive_samples: input.program.as_ref().map_or(0, |p| p.inclusive_samples),
-                    input,
-                    event: prof.selected_event.clone(),
-                    frequency: prof.frequency,
-                    actual_duration: prof.telemetry.actual_duration,
-                    tasks: prof
-                        .program(job.id)
-                        .map(|p| profile::who::tasks(&prof, p))
-                        .unwrap_or_default(),
-                    hints: prof
-                        .program(job.id)
-                        .map(|p| profile::hints::for_program(&prof, p))
-                        .unwrap_or_default(),
+                    input: session::drilldown_input(&report, job.id),
+                    report: Arc::new(report),
                     profile: Arc::new(prof),
                 }
             });

@@ -33,7 +33,7 @@ impl Drill {
             v.push(m.clone());
         } else if let Some(dd) = self.dd.as_ref().filter(|d| d.profiled()) {
             v.extend(dd.header_lines());
-            match self.hints.len() {
+            match self.hints().len() {
                 0 => {}
                 1 => v.push("1 hint: press H".into()),
                 n => v.push(format!("{n} hints: press H")),

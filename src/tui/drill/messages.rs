@@ -68,15 +68,18 @@ impl Drill {
         self.running = None;
         match result {
             Ok(done) => {
+                let capture = &done.report.capture;
                 self.meta = Some(Meta {
-                    event: done.event,
-                    frequency: done.frequency,
-                    actual_duration: done.actual_duration,
-                    samples: done.inclusive_samples,
+                    event: capture.selected_event.clone(),
+                    frequency: capture.frequency,
+                    actual_duration: capture.telemetry.actual_duration,
+                    samples: done
+                        .report
+                        .program(self.id)
+                        .map_or(0, |p| p.inclusive_samples),
                 });
                 self.profile = Some(done.input);
-                self.last = Some((done.profile, done.tasks));
-                self.hints = done.hints;
+                self.last = Some((done.profile, done.report));
                 self.message = None;
                 self.rebuild(true);
                 self.cursor_to_hottest();
@@ -110,8 +113,9 @@ impl Drill {
 
     /// `t`: the who-pays overlay of the last profile.
     pub(super) fn open_who_pays(&mut self) {
+        let paid = self.last_program().is_some_and(|p| !p.tasks.is_empty());
         match &self.last {
-            Some((_, tasks)) if !tasks.is_empty() => {
+            Some(_) if paid => {
                 self.overlay = Overlay::WhoPays;
                 self.message = Some("who pays open; Esc or t closes".into());
             }
@@ -124,7 +128,7 @@ impl Drill {
 
     /// `H`: the hints overlay of the last profile.
     pub(super) fn open_hints(&mut self) {
-        if !self.hints.is_empty() {
+        if !self.hints().is_empty() {
             self.overlay = Overlay::Hints;
             self.message = Some("hints open; Esc or H closes".into());
         } else if self.last.is_some() {

@@ -35,7 +35,8 @@ use crate::inspect::drilldown::{Drilldown, Line, Mode, ViewState};
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::kernel::lines::ProgramImage;
-use crate::model::profile::{Hint, Payer, Profile};
+use crate::model::profile::{Hint, Profile};
+use crate::model::report::{ProgramReport, Report};
 
 pub use form::{Form, FORM_LABELS, FORM_PROMPT};
 pub use search::{py_repr, Search, SEARCH_HINT};
@@ -135,10 +136,9 @@ pub struct Drill {
     /// The full name, owner and attach point as the main table last saw
     /// them, for the title.
     pub about: Option<About>,
-    /// The last finished capture and its task shares, for `F` and `t`.
-    pub last: Option<(Arc<Profile>, Vec<Payer>)>,
-    /// The last finished capture's hints for this program, for `H`.
-    pub hints: Vec<Hint>,
+    /// The last finished capture, for `F`, and its report: who pays (`t`)
+    /// and hints (`H`).
+    pub last: Option<(Arc<Profile>, Arc<Report>)>,
     devmode: Option<(SourceTree, bool)>,
     pub dev_warning: Option<String>,
     dirty: bool,
@@ -178,7 +178,6 @@ impl Drill {
             running: None,
             about: None,
             last: None,
-            hints: Vec::new(),
             devmode: config.devmode.as_deref().map(crate::session::devmode_tree),
             dev_warning: None,
             dirty: true,
@@ -229,5 +228,15 @@ impl Drill {
         self.size = size;
         self.compute_folds();
         self.refresh_lines();
+    }
+
+    /// This program's part of the last profile's report.
+    pub fn last_program(&self) -> Option<&ProgramReport> {
+        self.last.as_ref().and_then(|(_, r)| r.program(self.id))
+    }
+
+    /// The last profile's hints for this program, for `H`.
+    pub fn hints(&self) -> &[Hint] {
+        self.last_program().map_or(&[], |p| &p.hints)
     }
 }

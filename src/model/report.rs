@@ -1,0 +1,187 @@
+//! A profile as every view reads it: the programs a report lists, each with
+//! its rows ordered and cut by `--line-limit` (the cut samples kept as
+//! Other totals), who pays for it, its hints, and every figure printed
+//! beside them. `profile::report` builds it once after a capture; the text,
+//! JSON and CSV renderers, `top --textmode` and the TUI only read it, so a
+//! new view needs no analysis code.
+
+use std::ops::Deref;
+
+use super::profile::{Counters, Hint, Hotspot, KernelGroup, KernelHotspot, Payer, Telemetry};
+
+/// How the capture was taken, as the metadata reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Capture {
+    pub requested_event: String,
+    pub selected_event: String,
+    /// Requested seconds.
+    pub duration: f64,
+    pub frequency: u64,
+    pub kernel_samples: bool,
+    /// `fp` or `lbr`.
+    pub call_graph: crate::model::profile::CallGraph,
+    /// The selected program (program mode).
+    pub program_id: Option<u32>,
+    pub counters: Counters,
+    pub telemetry: Telemetry,
+}
+
+/// The report-wide figures of the JSON and CSV metadata.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Programs listed at most: 1 in program mode, else `--limit` (0 = all).
+    pub limit: usize,
+    /// Detail rows per program and list (0 = all).
+    pub line_limit: usize,
+    /// Direct samples of the selected program (0 without one).
+    pub selected_program_samples: u64,
+    /// BPF JIT samples outside the selected program (0 without one).
+    pub other_bpf_samples: u64,
+    /// Direct samples with a source line: of the selected program, else of
+    /// every sampled program (listed or not).
+    pub source_mapped_samples: u64,
+    /// Direct samples without one, counted the same way.
+    pub source_unmapped_samples: u64,
+    /// The rings' peak occupancy, percent, 2 decimals.
+    pub max_ring_occupancy_percent: f64,
+    /// Time running over time enabled, percent, 4 decimals.
+    pub running_percent: f64,
+}
+
+/// A row with the figures printed beside it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figured<T> {
+    pub row: T,
+    /// Percent of the whole the row is part of (the program's direct
+    /// samples for a direct row, its under-eBPF samples for a kernel row,
+    /// its inclusive samples for a payer), 2 decimals.
+    pub sample_percent: f64,
+    /// Percent of one CPU over the capture, 4 decimals.
+    pub cpu_percent: f64,
+}
+
+impl<T> Deref for Figured<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.row
+    }
+}
+
+/// Samples a limit left out of a list, as one total.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Other {
+    pub samples: u64,
+    /// Percent of one CPU, 4 decimals.
+    pub cpu_percent: f64,
+}
+
+/// Rows most samples first, cut by `--line-limit`; `other` holds the
+/// samples of the list's total that no kept row shows, so the rows and
+/// `other` add up to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rows<T> {
+    pub rows: Vec<Figured<T>>,
+    pub other: Other,
+}
+
+impl<T> Default for Rows<T> {
+    fn default() -> Self {
+        Rows {
+            rows: Vec::new(),
+            other: Other::default(),
+        }
+    }
+}
+
+/// The tasks or cgroups in whose context a program ran, most samples first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Payers {
+    /// Every payer (JSON, the TUI's who-pays view).
+    pub all: Vec<Figured<Payer>>,
+    /// How many of `all` the `--line-limit` view shows.
+    pub shown: usize,
+    /// The payers that view leaves out, as one row, when it leaves any.
+    pub other: Option<Other>,
+}
+
+impl Payers {
+    /// The payers the `--line-limit` view shows.
+    pub fn shown_rows(&self) -> &[Figured<Payer>] {
+        self.all.get(..self.shown).unwrap_or(&self.all)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty()
+    }
+}
+
+/// One listed program. Further per-program answers (instruction rows,
+/// interrupt samples) join as fields here, filled by `profile::report`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgramReport {
+    pub id: u32,
+    pub prog_type: String,
+    pub name: String,
+    pub tag: String,
+    /// BTF name of the main function (may be longer than `name`).
+    pub full_name: Option<String>,
+    /// JITed functions: 1 + the number of BPF-to-BPF subprograms.
+    pub function_count: usize,
+    pub pinned_paths: Vec<String>,
+    /// Direct samples.
+    pub samples: u64,
+    /// Under-eBPF samples.
+    pub kernel_samples: u64,
+    pub inclusive_samples: u64,
+    /// Direct samples, percent of every sample taken (2 decimals).
+    pub sample_percent: f64,
+    /// Percent of one CPU (4 decimals): direct, under eBPF, inclusive.
+    pub cpu_percent: f64,
+    pub kernel_cpu_percent: f64,
+    pub inclusive_cpu_percent: f64,
+    pub direct_source_mapped_samples: u64,
+    pub direct_source_unmapped_samples: u64,
+    pub under_bpf_caller_source_mapped_samples: u64,
+    pub under_bpf_caller_source_unmapped_samples: u64,
+    /// Direct rows by line record.
+    pub direct: Rows<Hotspot>,
+    /// Under-eBPF rows by exact kernel IP and caller line.
+    pub kernel_ips: Rows<KernelHotspot>,
+    /// Under-eBPF rows by kernel function and caller line.
+    pub kernel_functions: Rows<KernelGroup>,
+    pub tasks: Payers,
+    /// Empty when the kernel reported no cgroup IDs.
+    pub cgroups: Payers,
+    /// From the samples, then those read from the kernel at the end of the
+    /// capture.
+    pub hints: Vec<Hint>,
+}
+
+impl ProgramReport {
+    /// The BTF name of the main function, which the kernel's `name` cuts at
+    /// 15 bytes; `name` for a program without BTF.
+    pub fn display_name(&self) -> &str {
+        self.full_name.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// A finished capture, ready for every view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub capture: Capture,
+    pub totals: Totals,
+    /// The selected program in program mode, else the first `--limit`
+    /// programs by descending inclusive samples.
+    pub programs: Vec<ProgramReport>,
+}
+
+impl Report {
+    pub fn program(&self, id: u32) -> Option<&ProgramReport> {
+        self.programs.iter().find(|p| p.id == id)
+    }
+
+    /// The hints of every listed program, in listing order.
+    pub fn hints(&self) -> impl Iterator<Item = &Hint> {
+        self.programs.iter().flat_map(|p| p.hints.iter())
+    }
+}

@@ -1,0 +1,394 @@
+//! A [`Profile`] turned into the [`Report`] every view reads: the listed
+//! programs with their ordered and limited rows, Other totals, payers,
+//! hints and figures, computed once after a capture.
+
+use crate::model::activity::ActivityRow;
+use crate::model::profile::{round, share, Hint, Payer, Profile, ProgramProfile};
+use crate::model::report::{Capture, Figured, Other, Payers, ProgramReport, Report, Rows, Totals};
+
+use super::aggregate::{listed, ProgramView};
+use super::{hints, who};
+
+/// What a report lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// Programs (`--limit`); 0 = all. Program mode lists the selected one.
+    pub limit: usize,
+    /// Detail rows per program and list (`--line-limit`); 0 = all.
+    pub line_limit: usize,
+}
+
+/// The report of `profile`.
+pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
+    Report {
+        capture: Capture {
+            requested_event: profile.requested_event.clone(),
+            selected_event: profile.selected_event.clone(),
+            duration: profile.duration,
+            frequency: profile.frequency,
+            kernel_samples: profile.kernel_samples,
+            call_graph: profile.call_graph,
+            program_id: profile.program_id,
+            counters: profile.counters,
+            telemetry: profile.telemetry.clone(),
+        },
+        totals: totals(profile, opts),
+        programs: listed(profile, opts.limit)
+            .into_iter()
+            .map(|p| program(profile, p, opts.line_limit))
+            .collect(),
+    }
+}
+
+/// Hot and slow: the hint an activity window gives a program, for the
+/// views that show it beside a report (`top --textmode`).
+pub fn hot_and_slow(row: &ActivityRow, measured: f64, slow_ns: u64) -> Option<Hint> {
+    let window = hints::WindowFigures {
+        runs: row.run_count_delta,
+        run_ns: row.run_time_ns_delta,
+        seconds: measured,
+    };
+    hints::hot_and_slow(row.prog.id, &row.prog.name, window, slow_ns as f64)
+}
+
+fn totals(profile: &Profile, opts: &ReportOptions) -> Totals {
+    let progs = &profile.programs;
+    let (selected, other, mapped, unmapped) = match profile.program_id {
+        Some(id) => {
+            let sel = profile.program(id);
+            let direct = sel.map_or(0, |p| p.samples);
+            (
+                direct,
+                profile.counters.bpf_jit_samples.saturating_sub(direct),
+                sel.map_or(0, |p| p.direct_source_mapped_samples),
+                sel.map_or(0, |p| p.direct_source_unmapped_samples),
+            )
+        }
+        None => (
+            0,
+            0,
+            progs.iter().map(|p| p.direct_source_mapped_samples).sum(),
+            progs.iter().map(|p| p.direct_source_unmapped_samples).sum(),
+        ),
+    };
+    Totals {
+        limit: if profile.program_id.is_some() {
+            1
+        } else {
+            opts.limit
+        },
+        line_limit: opts.line_limit,
+        selected_program_samples: selected,
+        other_bpf_samples: other,
+        source_mapped_samples: mapped,
+        source_unmapped_samples: unmapped,
+        max_ring_occupancy_percent: round(profile.telemetry.max_ring_occupancy, 2),
+        running_percent: profile.telemetry.running_percent(),
+    }
+}
+
+/// The samples of `whole` that the kept rows do not show, with their
+/// share of the whole's CPU percent.
+fn other(profile: &Profile, omitted: u64, whole: u64) -> Other {
+    let cpu_percent = if whole == 0 {
+        0.0
+    } else {
+        round(
+            profile.cpu_percent(whole) * omitted as f64 / whole as f64,
+            4,
+        )
+    };
+    Other {
+        samples: omitted,
+        cpu_percent,
+    }
+}
+
+/// Rows with their share of `whole` and of one CPU.
+fn figured<T>(
+    profile: &Profile,
+    rows: Vec<T>,
+    whole: u64,
+    samples: impl Fn(&T) -> u64,
+) -> Vec<Figured<T>> {
+    rows.into_iter()
+        .map(|row| Figured {
+            sample_percent: share(samples(&row), whole),
+            cpu_percent: profile.cpu_percent(samples(&row)),
+            row,
+        })
+        .collect()
+}
+
+fn payers(profile: &Profile, all: Vec<Payer>, whole: u64, limit: usize) -> Payers {
+    let shown = if limit > 0 && all.len() > limit {
+        limit
+    } else {
+        all.len()
+    };
+    let rest: u64 = all.iter().skip(shown).map(|r| r.samples).sum();
+    let other = (shown < all.len()).then(|| Other {
+        samples: rest,
+        cpu_percent: profile.cpu_percent(rest),
+    });
+    Payers {
+        all: figured(profile, all, whole, |r| r.samples),
+        shown,
+        other,
+    }
+}
+
+fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramReport {
+    let ProgramView {
+        hotspots,
+        kernel,
+        groups,
+        direct_omitted,
+        kernel_omitted,
+        groups_omitted,
+        ..
+    } = ProgramView::new(p, line_limit);
+    let inclusive = p.inclusive_samples();
+    ProgramReport {
+        id: p.id,
+        prog_type: p.prog_type.clone(),
+        name: p.name.clone(),
+        tag: p.tag.clone(),
+        full_name: p.full_name.clone(),
+        function_count: p.function_count,
+        pinned_paths: p.pinned_paths.clone(),
+        samples: p.samples,
+        kernel_samples: p.kernel_samples,
+        inclusive_samples: inclusive,
+        sample_percent: share(p.samples, profile.counters.total_samples),
+        cpu_percent: profile.cpu_percent(p.samples),
+        kernel_cpu_percent: profile.cpu_percent(p.kernel_samples),
+        inclusive_cpu_percent: profile.cpu_percent(inclusive),
+        direct_source_mapped_samples: p.direct_source_mapped_samples,
+        direct_source_unmapped_samples: p.direct_source_unmapped_samples,
+        under_bpf_caller_source_mapped_samples: p.under_bpf_caller_source_mapped_samples,
+        under_bpf_caller_source_unmapped_samples: p.under_bpf_caller_source_unmapped_samples,
+        direct: Rows {
+            rows: figured(profile, hotspots, p.samples, |h| h.samples),
+            other: other(profile, direct_omitted, p.samples),
+        },
+        kernel_ips: Rows {
+            rows: figured(profile, kernel, p.kernel_samples, |k| k.samples),
+            other: other(profile, kernel_omitted, p.kernel_samples),
+        },
+        kernel_functions: Rows {
+            rows: figured(profile, groups, p.kernel_samples, |g| g.samples),
+            other: other(profile, groups_omitted, p.kernel_samples),
+        },
+        tasks: payers(profile, who::tasks(profile, p), inclusive, line_limit),
+        cgroups: payers(profile, who::cgroups(profile, p), inclusive, line_limit),
+        hints: hints::for_program(profile, p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::{Frame, Stack};
+    use crate::profile::aggregate::tests::profile;
+
+    fn opts(limit: usize, line_limit: usize) -> ReportOptions {
+        ReportOptions { limit, line_limit }
+    }
+
+    fn sum<T>(rows: &Rows<T>, samples: impl Fn(&T) -> u64) -> u64 {
+        rows.rows.iter().map(|r| samples(&r.row)).sum::<u64>() + rows.other.samples
+    }
+
+    #[test]
+    fn other_rows_keep_every_sample() {
+        let prof = profile();
+        for line_limit in 0..7 {
+            let r = build(&prof, &opts(0, line_limit));
+            for (p, raw) in r.programs.iter().zip(&prof.programs) {
+                assert_eq!(sum(&p.direct, |h| h.samples), raw.samples);
+                assert_eq!(sum(&p.kernel_ips, |k| k.samples), raw.kernel_samples);
+                assert_eq!(sum(&p.kernel_functions, |g| g.samples), raw.kernel_samples);
+                let tasks: u64 = p.tasks.shown_rows().iter().map(|t| t.samples).sum();
+                let rest = p.tasks.other.map_or(0, |o| o.samples);
+                assert_eq!(tasks + rest, raw.inclusive_samples(), "{line_limit}");
+                if line_limit > 0 {
+                    assert!(p.direct.rows.len() <= line_limit);
+                    assert!(p.tasks.shown_rows().len() <= line_limit);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn limits_cut_rows_and_keep_figures() {
+        let prof = profile();
+        let r = build(&prof, &opts(20, 2));
+        assert_eq!((r.totals.limit, r.totals.line_limit), (20, 2));
+        assert_eq!(r.programs.len(), 2);
+        let p = &r.programs[0];
+        assert_eq!((p.id, p.inclusive_samples), (98, 19));
+        assert_eq!(
+            (p.sample_percent, p.cpu_percent, p.inclusive_cpu_percent),
+            (5.0, 1.0, 1.9)
+        );
+        let lines: Vec<Option<u32>> = p.direct.rows.iter().map(|h| h.line).collect();
+        assert_eq!(lines, vec![Some(107), Some(16)]);
+        assert_eq!(
+            (
+                p.direct.rows[0].sample_percent,
+                p.direct.rows[0].cpu_percent
+            ),
+            (50.0, 0.5)
+        );
+        // Other: 3 of the 10 direct samples, 3 / 10 of the program's 1.0 %.
+        assert_eq!(
+            p.direct.other,
+            Other {
+                samples: 3,
+                cpu_percent: 0.3
+            }
+        );
+        assert_eq!(p.kernel_ips.other.samples, 4);
+        assert_eq!(p.kernel_ips.rows[0].sample_percent, 33.33);
+        assert_eq!(p.kernel_functions.other.samples, 1);
+        assert_eq!(p.kernel_functions.rows[0].ip_count, 3);
+        // The first `limit` programs only.
+        assert_eq!(build(&prof, &opts(1, 2)).programs.len(), 1);
+        // Report-wide figures: every program's direct samples.
+        assert_eq!(
+            (
+                r.totals.source_mapped_samples,
+                r.totals.source_unmapped_samples
+            ),
+            (10, 1)
+        );
+        assert_eq!(
+            (
+                r.totals.max_ring_occupancy_percent,
+                r.totals.running_percent
+            ),
+            (2.64, 100.0)
+        );
+        assert_eq!(r.capture.telemetry, prof.telemetry);
+    }
+
+    #[test]
+    fn program_mode_lists_the_selected_program_only() {
+        let mut prof = profile();
+        prof.program_id = Some(7);
+        let r = build(&prof, &opts(20, 2));
+        let ids: Vec<u32> = r.programs.iter().map(|p| p.id).collect();
+        assert_eq!(ids, vec![7]);
+        assert_eq!(r.totals.limit, 1);
+        assert_eq!(
+            (
+                r.totals.selected_program_samples,
+                r.totals.other_bpf_samples,
+                r.totals.source_mapped_samples
+            ),
+            (1, 10, 1)
+        );
+        assert!(r.program(7).is_some() && r.program(98).is_none());
+        prof.program_id = Some(12345);
+        assert!(build(&prof, &opts(20, 2)).programs.is_empty());
+    }
+
+    #[test]
+    fn payers_cut_with_an_other_row_and_keep_the_full_list() {
+        let mut prof = profile();
+        prof.comms.insert(207, "worker".into());
+        prof.programs[0].stacks[0].cgroup = 5;
+        prof.cgroups.insert(5, "/system.slice/x.service".into());
+        let r = build(&prof, &opts(0, 2));
+        let t = &r.programs[0].tasks;
+        assert_eq!(t.all.len(), 5);
+        assert_eq!(t.shown_rows().len(), 2);
+        let named: Vec<(u64, &str, u64)> = t
+            .shown_rows()
+            .iter()
+            .map(|p| (p.id, p.name.as_str(), p.samples))
+            .collect();
+        assert_eq!(named, vec![(7, "?", 9), (207, "worker", 5)]);
+        assert_eq!(
+            t.other,
+            Some(Other {
+                samples: 5,
+                cpu_percent: 0.5
+            })
+        );
+        assert_eq!(
+            (t.all[0].cpu_percent, t.all[0].sample_percent),
+            (0.9, 47.37)
+        );
+        let c = &r.programs[0].cgroups;
+        assert_eq!(c.all.len(), 2);
+        assert_eq!(c.other, None, "two cgroups fit a limit of two");
+        // Program 7 has no cgroup IDs; a limit of 0 shows every task.
+        assert!(r.programs[1].cgroups.is_empty());
+        let all = build(&prof, &opts(0, 0));
+        assert_eq!(all.programs[0].tasks.shown_rows().len(), 5);
+        assert_eq!(all.programs[0].tasks.other, None);
+    }
+
+    fn lock_stack(samples: u64) -> Stack {
+        let frame = |sym: &str| Frame {
+            ip: 1,
+            symbol: Some(sym.into()),
+            kind: crate::profile::attribute::classify(Some(sym), None),
+            ..Default::default()
+        };
+        Stack {
+            samples,
+            file: Some("/s/x.c".into()),
+            line: Some(9),
+            kernel: vec![frame("htab_map_update_elem"), frame("_raw_spin_lock")],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn hints_from_samples_and_from_the_kernel() {
+        let mut prof = profile();
+        let p = &mut prof.programs[1];
+        p.kernel_samples += 40;
+        p.stacks.push(lock_stack(40));
+        prof.kernel_hints.push(Hint {
+            kind: "tail_calls",
+            program_id: 7,
+            ..Default::default()
+        });
+        prof.kernel_hints.push(Hint {
+            kind: "tail_calls",
+            program_id: 555,
+            ..Default::default()
+        });
+        let r = build(&prof, &opts(0, 0));
+        let kinds: Vec<&str> = r.program(7).map_or(Vec::new(), |p| {
+            p.hints.iter().map(|h| h.kind).collect::<Vec<_>>()
+        });
+        assert_eq!(
+            kinds,
+            vec!["hash_map_contention", "map_access_dominates", "tail_calls"]
+        );
+        assert!(r.program(98).is_some_and(|p| p.hints.is_empty()));
+        assert_eq!(r.hints().count(), 3, "only the listed programs' hints");
+    }
+
+    #[test]
+    fn hot_and_slow_from_an_activity_row() {
+        let row = ActivityRow {
+            prog: crate::model::Program {
+                id: 5,
+                name: "p".into(),
+                ..Default::default()
+            },
+            run_count_delta: 1_000_000,
+            run_time_ns_delta: 400_000_000,
+            recursion_misses_delta: 0,
+        };
+        let h = hot_and_slow(&row, 1.0, 300);
+        assert_eq!(h.map(|h| (h.kind, h.program_id)), Some(("hot_and_slow", 5)));
+        assert!(hot_and_slow(&row, 1.0, 500).is_none());
+    }
+}
