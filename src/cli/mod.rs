@@ -88,6 +88,8 @@ pub enum Command {
         prog_id: u32,
         /// Some(empty path) for a bare `--devmode`.
         devmode: Option<PathBuf>,
+        /// `--jited`: the native JIT code too.
+        jited: bool,
     },
     DumpCompare {
         prog_id: u32,
@@ -839,6 +841,7 @@ fn sub_command(
             Command::Dump {
                 prog_id: prog_id(prog, id.as_ref())?,
                 devmode: devmode_path(devmode),
+                jited: a.jited,
             }
         }
         Sub::DumpCompare(a) => {

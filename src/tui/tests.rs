@@ -612,6 +612,7 @@ fn image() -> ProgramImage {
             func_index: 0,
             func_name: None,
         }],
+        ..Default::default()
     }
 }
 
