@@ -692,26 +692,22 @@ mod tests {
         assert_eq!(p.hotspots[0].jited_address, Some(0x1040));
         assert_eq!(p.direct_source_mapped_samples, 5);
         // Every direct sample at its exact address, placed in its function.
-        let native: Vec<(u64, u64, Option<usize>, Option<&str>, Option<u64>)> = p
+        let native: Vec<String> = p
             .native
             .iter()
             .map(|n| {
-                (
-                    n.samples,
-                    n.ip,
-                    n.func_index,
-                    n.function.as_deref(),
-                    n.offset,
-                )
+                let f = n.function.as_deref().unwrap_or("-");
+                let (i, off) = (n.func_index.unwrap_or(9), n.offset.unwrap_or(0));
+                format!("{} {:#x} {i}:{f}+{off:#x}", n.samples, n.ip)
             })
             .collect();
         assert_eq!(
             native,
-            vec![
-                (2, 0x1041, Some(0), Some("main"), Some(0x41)),
-                (1, 0x1000, Some(0), Some("main"), Some(0)),
-                (1, 0x10ff, Some(0), Some("main"), Some(0xff)),
-                (1, 0x2011, Some(1), Some("sub"), Some(0x11)),
+            [
+                "2 0x1041 0:main+0x41",
+                "1 0x1000 0:main+0x0",
+                "1 0x10ff 0:main+0xff",
+                "1 0x2011 1:sub+0x11",
             ]
         );
     }

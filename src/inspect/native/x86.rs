@@ -1,13 +1,33 @@
 //! x86-64 machine code to Intel-syntax text with `iced-x86`.
 
 use iced_x86::{
-    Decoder, DecoderOptions, Formatter, Instruction, IntelFormatter, MemorySizeOptions, OpKind,
+    Decoder, DecoderOptions, Formatter, FormatterOperandOptions, FormatterOptionsProvider,
+    Instruction, IntelFormatter, MemorySizeOptions, NumberFormattingOptions, OpKind,
 };
 
 use super::{Decoded, Dest};
 
+/// Full 64-bit immediates (kernel addresses the JIT loads) read unsigned,
+/// as addresses do; the sign-extended small ones stay signed.
+struct Unsigned64;
+
+impl FormatterOptionsProvider for Unsigned64 {
+    fn operand_options(
+        &mut self,
+        insn: &Instruction,
+        _operand: u32,
+        insn_operand: Option<u32>,
+        _options: &mut FormatterOperandOptions,
+        number: &mut NumberFormattingOptions<'_>,
+    ) {
+        if insn_operand.is_some_and(|op| insn.op_kind(op) == OpKind::Immediate64) {
+            number.signed_number = false;
+        }
+    }
+}
+
 fn formatter() -> IntelFormatter {
-    let mut f = IntelFormatter::new();
+    let mut f = IntelFormatter::with_options(None, Some(Box::new(Unsigned64)));
     let o = f.options_mut();
     // The notation of `objdump -M intel` and the kernel's own dumps.
     o.set_hex_prefix("0x");
@@ -121,6 +141,8 @@ mod tests {
             ("call ", Some(Dest::Relative(0x20)))
         );
         assert_eq!(d[4].text, "mov rax, 0x1");
+        let addr = decode(&[0x48, 0xbf, 0, 0x18, 0x3e, 4, 0x81, 0x88, 0xff, 0xff]);
+        assert_eq!(addr[0].text, "mov rdi, 0xffff8881043e1800", "an address");
         assert_eq!((d[5].text.as_str(), d[5].dest), ("call rax", None));
         assert_eq!(d[6].text, "add rsi, -0x4");
         assert_eq!(d[7].text, "ret");
