@@ -566,14 +566,14 @@ fn dump_cost() {
         t.elapsed().as_secs_f64()
     };
     let runs = 11;
-    let mut t: [Vec<f64>; 4] = Default::default();
+    let mut t: [Vec<f64>; 5] = Default::default();
     for _ in 0..runs {
-        t[0].push(time(Command::new(&bin).args(["dump", &id])));
-        t[1].push(time(Command::new(&bin).args(["dump", &id, "--jited"])));
-        t[2].push(time(
-            Command::new(&bin).args(["dump", &id, "--jited", "--json"]),
-        ));
-        t[3].push(time(
+        let brr = |args: &[&str]| time(Command::new(&bin).args(["dump", &id]).args(args));
+        t[0].push(brr(&[]));
+        t[1].push(brr(&["--jited"]));
+        t[2].push(brr(&["--json"]));
+        t[3].push(brr(&["--jited", "--json"]));
+        t[4].push(time(
             Command::new("objdump")
                 .args(["-D", "-b", "binary", "-mi386:x86-64", "-M", "intel"])
                 .arg(&path),
@@ -584,23 +584,27 @@ fn dump_cost() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let [a, b, c, d] = t.each_mut().map(median);
+    let [a, b, c, d, e] = t.each_mut().map(median);
     let info = fx.prog.info().unwrap();
+    let listing = Command::new(&bin)
+        .args(["dump", &id, "--jited"])
+        .output()
+        .unwrap();
+    eprintln!("{}", stdout(&listing).lines().nth(1).unwrap_or_default());
     eprintln!(
         "program {id}: {} xlated bytes, {} JIT bytes, {} functions",
         info.xlated_prog_len,
         info.jited_prog_len,
         jit.ksyms.len()
     );
-    eprintln!("dump            {:8.1} ms", a * 1e3);
-    eprintln!("dump --jited    {:8.1} ms  ({:.2}x dump)", b * 1e3, b / a);
+    let ms = |x: f64| format!("{:8.1} ms", x * 1e3);
+    eprintln!("dump                {}", ms(a));
+    eprintln!("dump --jited        {}  {:.2}x dump", ms(b), b / a);
+    eprintln!("dump --json         {}", ms(c));
+    eprintln!("dump --jited --json {}  {:.2}x dump --json", ms(d), d / c);
     eprintln!(
-        "dump --jited --json {:4.1} ms  ({:.2}x dump)",
-        c * 1e3,
-        c / a
-    );
-    eprintln!(
-        "objdump -D      {:8.1} ms  (same bytes, text only)",
-        d * 1e3
+        "objdump -D          {}  the same bytes without source lines; dump --jited {:.2}x",
+        ms(e),
+        b / e
     );
 }

@@ -37,13 +37,12 @@ pub fn dump(
     dev: Option<&DumpDevmode<'_>>,
     native: Option<&NativeImage>,
 ) -> String {
-    let rows = rows(image);
     match (format, native) {
         (Format::Text, Some(n)) => native_text(image, n, dev),
-        (Format::Text, None) => dump_text(image, &rows, dev),
-        (Format::Json { pretty }, n) => dump_json(image, &rows, dev, n, pretty),
+        (Format::Text, None) => dump_text(image, &rows(image), dev),
+        (Format::Json { pretty }, n) => dump_json(image, &rows(image), dev, n, pretty),
         (Format::Csv, Some(n)) => native_csv(image, n),
-        (Format::Csv, None) => dump_csv(image, &rows),
+        (Format::Csv, None) => dump_csv(image, &rows(image)),
     }
 }
 
@@ -148,12 +147,14 @@ fn dump_json(
 
 /// Raw bytes as `0f 1f 44 00 00`.
 fn hex_bytes(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 3);
-    for (i, b) in bytes.iter().enumerate() {
+    for (i, &b) in bytes.iter().enumerate() {
         if i > 0 {
             out.push(' ');
         }
-        out.push_str(&format!("{b:02x}"));
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     out
 }

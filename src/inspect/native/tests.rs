@@ -219,3 +219,46 @@ fn offsets_read_both_ways() {
     assert_eq!(offset_text(-0x20), "-0x20");
     assert_eq!(offset_text(0), "+0x0");
 }
+
+proptest::proptest! {
+    /// Any bytes decode without a panic into instructions that tile the
+    /// input: contiguous from 0, none empty, together exactly its length.
+    #[test]
+    fn decoders_tile_any_bytes(code in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            let d = arch.decode(&code);
+            let mut at = 0u32;
+            for i in &d {
+                proptest::prop_assert_eq!(i.offset, at);
+                proptest::prop_assert!(i.len > 0);
+                at += i.len;
+            }
+            proptest::prop_assert_eq!(at as usize, code.len());
+        }
+    }
+
+    /// Any image and function table builds a listing without a panic, and
+    /// no function reads past the image.
+    #[test]
+    fn any_image_lists(
+        code in proptest::collection::vec(proptest::num::u8::ANY, 0..300),
+        lens in proptest::collection::vec(0u32..200, 0..4),
+    ) {
+        let mut img = image();
+        img.jit_ranges = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| JitRange {
+                start: MAIN + 0x1000 * i as u64,
+                len,
+                func_index: i,
+                func_name: None,
+            })
+            .collect();
+        img.jited = JitCode::Bytes(code.clone());
+        for arch in [Arch::X86_64, Arch::Aarch64] {
+            let n = build(&img, Some(arch), None, ksyms).unwrap();
+            proptest::prop_assert!(n.byte_count() <= code.len() as u64);
+        }
+    }
+}
