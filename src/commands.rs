@@ -60,7 +60,14 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
         } => {
             let id = u64::from(*prog_id);
             let mut image = if *jited {
-                lines::jited_image_by_id(id)?
+                // The translated listing prints only in JSON; --devmode
+                // reads it for the source context (which CSV has not).
+                let xlated = match cli.format {
+                    Format::Json { .. } => true,
+                    Format::Text => devmode.is_some(),
+                    Format::Csv => false,
+                };
+                lines::jited_image_by_id(id, xlated)?
             } else {
                 lines::image_by_id(id)?
             };

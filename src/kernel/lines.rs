@@ -179,9 +179,11 @@ pub fn image_from_fd(fd: &OwnedFd) -> std::result::Result<ProgramImage, Errno> {
     read_image(fd, FULL, &mut BtfCache::default())
 }
 
-/// [`image_from_fd`] with the native JIT code (`dump --jited`).
-pub fn jited_image_from_fd(fd: &OwnedFd) -> std::result::Result<ProgramImage, Errno> {
-    let (d, code) = bpf::prog_detail_jited(fd, FULL)?;
+/// [`image_from_fd`] with the native JIT code (`dump --jited`); the
+/// translated instructions only with `xlated`.
+pub fn jited_image_from_fd(fd: &OwnedFd, xlated: bool) -> std::result::Result<ProgramImage, Errno> {
+    let want = ProgWant { xlated, ..FULL };
+    let (d, code) = bpf::prog_detail_jited(fd, want)?;
     let btf = BtfCache::default().get(d.info.btf_id);
     let offloaded = d.info.ifindex != 0;
     let mut image = image_from_detail(d, &btf);
@@ -194,14 +196,15 @@ pub fn image_by_id(id: u64) -> Result<ProgramImage> {
     by_id(id, image_from_fd)
 }
 
-/// [`image_by_id`] with the native JIT code.
-pub fn jited_image_by_id(id: u64) -> Result<ProgramImage> {
-    by_id(id, jited_image_from_fd)
+/// [`image_by_id`] with the native JIT code (and the translated
+/// instructions only with `xlated`).
+pub fn jited_image_by_id(id: u64, xlated: bool) -> Result<ProgramImage> {
+    by_id(id, |fd| jited_image_from_fd(fd, xlated))
 }
 
 fn by_id(
     id: u64,
-    read: fn(&OwnedFd) -> std::result::Result<ProgramImage, Errno>,
+    read: impl FnOnce(&OwnedFd) -> std::result::Result<ProgramImage, Errno>,
 ) -> Result<ProgramImage> {
     let fd = objects::open_program(id)?;
     read(&fd).map_err(|e| match e.0 {
