@@ -608,3 +608,27 @@ fn dump_cost() {
         b / e
     );
 }
+
+#[test]
+fn a_program_without_btf_is_named_by_the_kernel_and_has_no_lines() {
+    if !live() || !objdump_available() {
+        return;
+    }
+    let fx = NoBtfFixture::load().expect("load the no-BTF fixture");
+    let out = brr(&["dump", &fx.prog.id.to_string(), "--jited", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let funcs = doc["jited_functions"].as_array().unwrap();
+    assert_eq!(funcs.len(), 1);
+    assert_eq!(funcs[0]["name"], NoBtfFixture::PROG_NAME);
+    let jit = sys::prog_jited(fx.prog.fd()).unwrap();
+    let theirs = objdump(&jit.bytes, jit.ksyms[0]);
+    let ours = funcs[0]["insns"].as_array().unwrap();
+    assert_eq!(ours.len(), theirs.len());
+    for (o, t) in ours.iter().zip(&theirs) {
+        assert_eq!(o["bytes"], t.bytes.as_str());
+        assert_eq!(mnemonic(o["asm"].as_str().unwrap()), t.mnemonic);
+        assert_eq!((&o["line"], &o["file"]), (&Value::Null, &Value::Null));
+        assert_eq!(o["xlated_offset"], Value::Null);
+    }
+}
