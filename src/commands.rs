@@ -6,6 +6,8 @@ use std::ops::ControlFlow;
 
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
+use crate::inspect::native;
+use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::{lines, objects};
 use crate::profile::{self, events};
 use crate::render::json::Json;
@@ -51,8 +53,34 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             };
             listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
         }
-        Command::Dump { prog_id, devmode } => {
-            let mut image = lines::image_by_id(u64::from(*prog_id))?;
+        Command::Dump {
+            prog_id,
+            devmode,
+            jited,
+        } => {
+            let id = u64::from(*prog_id);
+            let mut image = if *jited {
+                // The translated listing prints only in JSON; --devmode
+                // reads it for the source context (which CSV has not).
+                let xlated = match cli.format {
+                    Format::Json { .. } => true,
+                    Format::Text => devmode.is_some(),
+                    Format::Csv => false,
+                };
+                lines::jited_image_by_id(id, xlated)?
+            } else {
+                lines::image_by_id(id)?
+            };
+            let native = jited
+                .then(|| {
+                    native::build(
+                        &image,
+                        native::Arch::host(),
+                        lines::kptr_restrict(),
+                        Kallsyms::load,
+                    )
+                })
+                .transpose()?;
             session::attach_prog_pins(std::slice::from_mut(&mut image.program), &cli.bpffs);
             // CSV has no source context.
             let dev = devmode
@@ -64,7 +92,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                 devdir: devdir.clone(),
                 context,
             });
-            dump::dump(&image, cli.format, dev.as_ref())
+            dump::dump(&image, cli.format, dev.as_ref(), native.as_ref())
         }
         Command::DumpCompare { prog_id } => {
             let c = session::compare_with_bpftool(*prog_id)?;

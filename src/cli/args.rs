@@ -603,6 +603,11 @@ pub(super) struct DumpArgs {
         help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
     )]
     pub devmode: Option<Option<PathBuf>>,
+    #[arg(
+        long,
+        help = "Disassemble the native JIT code of every function of the program under its source lines."
+    )]
+    pub jited: bool,
 }
 
 #[derive(Args, Debug)]

@@ -86,6 +86,8 @@ pub enum Command {
         prog_id: u32,
         /// Some(empty path) for a bare `--devmode`.
         devmode: Option<PathBuf>,
+        /// `--jited`: the native JIT code too.
+        jited: bool,
     },
     DumpCompare {
         prog_id: u32,
@@ -818,6 +820,7 @@ fn sub_command(prog: &str, sub: Sub, g: Given) -> Result<Result<Command, String>
             Command::Dump {
                 prog_id: prog_id(prog, id)?,
                 devmode: devmode_path(devmode),
+                jited: a.jited,
             }
         }
         Sub::DumpCompare(a) => {

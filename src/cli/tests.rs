@@ -270,21 +270,24 @@ fn dump_grammar() {
         cli("dump 632").command,
         Command::Dump {
             prog_id: 632,
-            devmode: None
+            devmode: None,
+            jited: false,
         }
     );
     assert_eq!(
         cli("dump 632 --devmode").command,
         Command::Dump {
             prog_id: 632,
-            devmode: Some(PathBuf::new())
+            devmode: Some(PathBuf::new()),
+            jited: false,
         }
     );
     assert_eq!(
         cli("dump --devmode=/src 632 --json").command,
         Command::Dump {
             prog_id: 632,
-            devmode: Some("/src".into())
+            devmode: Some("/src".into()),
+            jited: false,
         }
     );
     // The optional DIR never swallows the program ID.
@@ -292,14 +295,24 @@ fn dump_grammar() {
         cli("dump --devmode 632").command,
         Command::Dump {
             prog_id: 632,
-            devmode: Some(PathBuf::new())
+            devmode: Some(PathBuf::new()),
+            jited: false,
         }
     );
     assert_eq!(
         cli("dump --devmode 17 632").command,
         Command::Dump {
             prog_id: 632,
-            devmode: Some("17".into())
+            devmode: Some("17".into()),
+            jited: false,
+        }
+    );
+    assert_eq!(
+        cli("dump --devmode --jited 632 --json").command,
+        Command::Dump {
+            prog_id: 632,
+            devmode: Some(PathBuf::new()),
+            jited: true,
         }
     );
     assert_eq!(
@@ -597,7 +610,8 @@ fn non_utf8_paths_are_kept() {
                 c.command,
                 Command::Dump {
                     prog_id: 7,
-                    devmode: Some(PathBuf::from(OsString::from_vec(raw.clone())))
+                    devmode: Some(PathBuf::from(OsString::from_vec(raw.clone()))),
+                    jited: false,
                 }
             );
         }

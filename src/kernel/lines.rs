@@ -10,8 +10,8 @@ use std::sync::Arc;
 use crate::error::{BrrError, Result};
 use crate::kernel::btf::BtfData;
 use crate::kernel::objects::{self, open_action, program_from_info};
-pub use crate::model::image::{FuncRecord, JitRange, LineRecord, ProgramImage};
-use crate::sys::bpf::{self, ObjKind, ProgDetail, ProgWant};
+pub use crate::model::image::{FuncRecord, JitCode, JitRange, LineRecord, ProgramImage};
+use crate::sys::bpf::{self, JitedInsns, ObjKind, ProgDetail, ProgWant};
 use crate::sys::Errno;
 
 fn u32s(rec: &[u8]) -> [u32; 4] {
@@ -129,6 +129,21 @@ pub fn image_from_detail(d: ProgDetail, btf: &BtfData) -> ProgramImage {
         xlated: d.xlated,
         lines,
         jit_ranges: jit,
+        jited: JitCode::NotRead,
+    }
+}
+
+/// What the kernel's answer about the native image means; `offloaded`:
+/// the program is bound to a device (`ifindex`), whose JIT made the image.
+pub fn jit_code(j: JitedInsns, offloaded: bool) -> JitCode {
+    if offloaded {
+        JitCode::Offloaded
+    } else if j.withheld {
+        JitCode::Withheld
+    } else if j.len == 0 || j.bytes.is_empty() {
+        JitCode::NotJited
+    } else {
+        JitCode::Bytes(j.bytes)
     }
 }
 
@@ -152,14 +167,47 @@ pub fn read_image(
     Ok(image_from_detail(d, &data))
 }
 
+/// `kernel.kptr_restrict`, which decides whether root may see kernel
+/// addresses (None when unreadable).
+pub fn kptr_restrict() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/kernel/kptr_restrict")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
 pub fn image_from_fd(fd: &OwnedFd) -> std::result::Result<ProgramImage, Errno> {
     read_image(fd, FULL, &mut BtfCache::default())
 }
 
+/// [`image_from_fd`] with the native JIT code (`dump --jited`); the
+/// translated instructions only with `xlated`.
+pub fn jited_image_from_fd(fd: &OwnedFd, xlated: bool) -> std::result::Result<ProgramImage, Errno> {
+    let want = ProgWant { xlated, ..FULL };
+    let (d, code) = bpf::prog_detail_jited(fd, want)?;
+    let btf = BtfCache::default().get(d.info.btf_id);
+    let offloaded = d.info.ifindex != 0;
+    let mut image = image_from_detail(d, &btf);
+    image.jited = jit_code(code, offloaded);
+    Ok(image)
+}
+
 /// The image of a program the user named by ID.
 pub fn image_by_id(id: u64) -> Result<ProgramImage> {
+    by_id(id, image_from_fd)
+}
+
+/// [`image_by_id`] with the native JIT code (and the translated
+/// instructions only with `xlated`).
+pub fn jited_image_by_id(id: u64, xlated: bool) -> Result<ProgramImage> {
+    by_id(id, |fd| jited_image_from_fd(fd, xlated))
+}
+
+fn by_id(
+    id: u64,
+    read: impl FnOnce(&OwnedFd) -> std::result::Result<ProgramImage, Errno>,
+) -> Result<ProgramImage> {
     let fd = objects::open_program(id)?;
-    image_from_fd(&fd).map_err(|e| match e.0 {
+    read(&fd).map_err(|e| match e.0 {
         libc::ENOENT => BrrError::NoProgram(id),
         _ => BrrError::bpf(&open_action(id as u32), e),
     })
@@ -205,5 +253,21 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].start, r[0].end(), r[0].func_index), (100, 110, 0));
         assert_eq!(r[0].func_name.as_deref(), Some("a_long_subprogram_name"));
+    }
+
+    #[test]
+    fn native_image_states() {
+        let j = |len, bytes: &[u8], withheld| JitedInsns {
+            len,
+            bytes: bytes.to_vec(),
+            withheld,
+        };
+        assert_eq!(jit_code(j(3, &[], true), false), JitCode::Withheld);
+        assert_eq!(jit_code(j(0, &[], false), false), JitCode::NotJited);
+        assert_eq!(jit_code(j(4, &[1, 2], false), true), JitCode::Offloaded);
+        assert_eq!(
+            jit_code(j(2, &[0xc3, 0xcc], false), false),
+            JitCode::Bytes(vec![0xc3, 0xcc])
+        );
     }
 }

@@ -39,10 +39,29 @@ pub struct FuncRecord {
     pub name: Option<String>,
 }
 
+/// A program's native JIT code, read only when it was asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum JitCode {
+    /// Not asked for.
+    #[default]
+    NotRead,
+    /// The program has no JIT image: it runs in the interpreter.
+    NotJited,
+    /// The program runs on a network device; its image is the device's code.
+    Offloaded,
+    /// The kernel has an image but withholds it from this reader: kernel
+    /// addresses are hidden from it (CAP_SYSLOG, `kernel.kptr_restrict`).
+    Withheld,
+    /// Every function's code, concatenated in `jited_ksyms` order.
+    Bytes(Vec<u8>),
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ProgramImage {
     pub program: Program,
     pub xlated: Vec<u8>,
     pub lines: Vec<LineRecord>,
     pub jit_ranges: Vec<JitRange>,
+    /// The native code, when the reader asked for it.
+    pub jited: JitCode,
 }

@@ -84,6 +84,20 @@ impl Hotspot {
     }
 }
 
+/// Direct samples at one exact JIT address: one native instruction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NativeSamples {
+    pub samples: u64,
+    pub ip: u64,
+    /// The JIT function holding it, by its index in the kernel's
+    /// `jited_ksyms` order (0 = the main program).
+    pub func_index: Option<usize>,
+    /// That function's BTF name.
+    pub function: Option<String>,
+    /// Bytes from the function's start (`offset` in `dump --jited`).
+    pub offset: Option<u64>,
+}
+
 /// Samples in one kernel IP under one BPF call site (exact-IP row).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KernelHotspot {
@@ -214,6 +228,9 @@ pub struct ProgramProfile {
     /// Every sample of the program by task and stack; the counts add up to
     /// its inclusive samples.
     pub stacks: Vec<Stack>,
+    /// Every direct sample by exact JIT address, most samples first (ties
+    /// by address); the counts add up to `samples`.
+    pub native: Vec<NativeSamples>,
 }
 
 impl ProgramProfile {

@@ -271,6 +271,7 @@ pub mod tests {
                 kh(1, 0xffff_ffff_9000_0000, None, 0, None),
             ],
             stacks: vec![],
+            native: vec![],
         }
     }
 

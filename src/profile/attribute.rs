@@ -12,7 +12,9 @@ use super::events::Shape;
 use super::image::{jit, ProgMeta};
 use super::records::Sample;
 use crate::kernel::kallsyms::Kallsyms;
-use crate::model::profile::{Counters, Frame, Hotspot, KernelHotspot, ProgramProfile, Stack};
+use crate::model::profile::{
+    Counters, Frame, Hotspot, KernelHotspot, NativeSamples, ProgramProfile, Stack,
+};
 
 /// A small multiplicative hasher for integer keys (the default SipHash is
 /// several times slower and DoS resistance is irrelevant here).
@@ -85,6 +87,8 @@ struct ProgSlot {
     unmapped: Hit,
     kernel_hits: IntMap<KernelKey, Hit>,
     stacks: IntMap<StackKey, u64>,
+    /// Direct samples by exact IP.
+    ips: IntMap<u64, u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -161,6 +165,7 @@ impl Attributor {
                     unmapped: Hit::default(),
                     kernel_hits: IntMap::default(),
                     stacks: IntMap::default(),
+                    ips: IntMap::default(),
                 });
                 s
             }
@@ -300,6 +305,7 @@ impl Attributor {
         }
         hit.count += 1;
         *sl.stacks.entry(key).or_insert(0) += 1;
+        *sl.ips.entry(ip).or_insert(0) += 1;
     }
 
     fn under(&mut self, slot: usize, ip: u64, caller: u64, lookup: u64, task: (u32, u64)) {
@@ -434,6 +440,7 @@ impl Attributor {
                 hotspots: rows.into_iter().map(|(_, r)| r).collect(),
                 kernel_hotspots: krows.into_iter().map(|(_, r)| r).collect(),
                 stacks: stacks(m, &sl.stacks, &self.chain_list, ksyms),
+                native: native(m, &sl.ips),
             });
         }
         out.sort_by_key(|p| (std::cmp::Reverse(p.inclusive_samples()), p.id));
@@ -487,6 +494,26 @@ fn stacks(
             }
         })
         .collect()
+}
+
+/// A slot's direct samples per exact IP, most first (ties by address),
+/// each placed in its JIT function.
+fn native(m: &ProgMeta, ips: &IntMap<u64, u64>) -> Vec<NativeSamples> {
+    let mut rows: Vec<NativeSamples> = ips
+        .iter()
+        .map(|(&ip, &n)| {
+            let f = m.func_at(ip);
+            NativeSamples {
+                samples: n,
+                ip,
+                func_index: f.map(|f| f.func_index),
+                function: f.and_then(|f| f.func_name.clone()),
+                offset: f.map(|f| ip - f.start),
+            }
+        })
+        .collect();
+    rows.sort_by_key(|r| (std::cmp::Reverse(r.samples), r.ip));
+    rows
 }
 
 /// A kernel frame; a return address (`ret`) is looked up at the call
@@ -665,6 +692,60 @@ mod tests {
         assert_eq!(p.hotspots[0].instruction_offset, Some(32));
         assert_eq!(p.hotspots[0].jited_address, Some(0x1040));
         assert_eq!(p.direct_source_mapped_samples, 5);
+        // Every direct sample at its exact address, placed in its function.
+        let native: Vec<String> = p
+            .native
+            .iter()
+            .map(|n| {
+                let f = n.function.as_deref().unwrap_or("-");
+                let (i, off) = (n.func_index.unwrap_or(9), n.offset.unwrap_or(0));
+                format!("{} {:#x} {i}:{f}+{off:#x}", n.samples, n.ip)
+            })
+            .collect();
+        assert_eq!(
+            native,
+            [
+                "2 0x1041 0:main+0x41",
+                "1 0x1000 0:main+0x0",
+                "1 0x10ff 0:main+0xff",
+                "1 0x2011 1:sub+0x11",
+            ]
+        );
+    }
+
+    #[test]
+    fn native_samples_add_up_to_direct_samples() {
+        let mut a = Attributor::new(Shape::Callchain);
+        let mut m = prog7();
+        m.lines.truncate(1);
+        a.register(m);
+        let ctx = 0xffff_ffff_ffff_ff80;
+        let mut s = Vec::new();
+        // Direct samples, mapped and unmapped (0x2005 is before the
+        // subprogram's first record), on both functions.
+        for (i, ip) in [0x1000u64, 0x1004, 0x2005, 0x1004, 0x207f, 0x1004]
+            .into_iter()
+            .enumerate()
+        {
+            s.extend(with_pid(build::sample(ip, 0, Some(&[ctx, ip])), i as u32));
+        }
+        // Kernel samples under a BPF caller are not native samples.
+        let chain = [ctx, 0xffffffff81520044, 0x1055];
+        s.extend(build::sample(0xffffffff81520044, 0, Some(&chain)));
+        feed(&mut a, &s);
+        let (progs, _) = a.finish(&Kallsyms::default(), |_| vec![]);
+        let p = &progs[0];
+        assert_eq!((p.samples, p.kernel_samples), (6, 1));
+        let total: u64 = p.native.iter().map(|n| n.samples).sum();
+        assert_eq!(total, p.samples);
+        assert_eq!((p.native[0].ip, p.native[0].samples), (0x1004, 3));
+        let sub: Vec<(u64, Option<u64>)> = p
+            .native
+            .iter()
+            .filter(|n| n.function.as_deref() == Some("sub"))
+            .map(|n| (n.ip, n.offset))
+            .collect();
+        assert_eq!(sub, vec![(0x2005, Some(5)), (0x207f, Some(0x7f))]);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use super::listing::program_base_json;
 use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::insn::{self, Slot};
+use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
 use crate::inspect::source::{basename, DumpContext};
 use crate::model::image::{LineRecord, ProgramImage};
 
@@ -28,22 +29,35 @@ fn rows(image: &ProgramImage) -> Vec<(Slot, Option<&LineRecord>)> {
 /// Each translated slot with the line record that covers it.
 type Rows<'a> = [(Slot, Option<&'a LineRecord>)];
 
-pub fn dump(image: &ProgramImage, format: Format, dev: Option<&DumpDevmode<'_>>) -> String {
-    let rows = rows(image);
-    match format {
-        Format::Text => dump_text(image, &rows, dev),
-        Format::Json { pretty } => dump_json(image, &rows, dev, pretty),
-        Format::Csv => dump_csv(image, &rows),
+/// `dump`; with `native` (`--jited`) text and CSV list the native
+/// instructions instead of the translated ones, and JSON appends them.
+pub fn dump(
+    image: &ProgramImage,
+    format: Format,
+    dev: Option<&DumpDevmode<'_>>,
+    native: Option<&NativeImage>,
+) -> String {
+    match (format, native) {
+        (Format::Text, Some(n)) => native_text(image, n, dev),
+        (Format::Text, None) => dump_text(image, &rows(image), dev),
+        (Format::Json { pretty }, n) => dump_json(image, &rows(image), dev, n, pretty),
+        (Format::Csv, Some(n)) => native_csv(image, n),
+        (Format::Csv, None) => dump_csv(image, &rows(image)),
     }
 }
 
-fn dump_text(image: &ProgramImage, rows: &Rows<'_>, dev: Option<&DumpDevmode<'_>>) -> String {
+fn header(image: &ProgramImage) -> String {
     let p = &image.program;
     let tag = if p.tag.is_empty() { "-" } else { &p.tag };
-    let mut out = format!(
-        "Program {}: type={} name={} tag={tag}\n",
+    format!(
+        "Program {}: type={} name={} tag={tag}",
         p.id, p.prog_type, p.name
-    );
+    )
+}
+
+fn dump_text(image: &ProgramImage, rows: &Rows<'_>, dev: Option<&DumpDevmode<'_>>) -> String {
+    let mut out = header(image);
+    out.push('\n');
     if rows.is_empty() {
         out.push_str("No translated eBPF instructions available.");
     } else {
@@ -82,6 +96,7 @@ fn dump_json(
     image: &ProgramImage,
     rows: &Rows<'_>,
     dev: Option<&DumpDevmode<'_>>,
+    native: Option<&NativeImage>,
     pretty: bool,
 ) -> String {
     let p = &image.program;
@@ -123,9 +138,170 @@ fn dump_json(
     if let Some(dev) = dev {
         meta.push(("source_context".to_string(), context_json(dev)));
     }
-    json::to_string(
-        &json::document("program_dump", items, Json::Obj(meta)),
-        pretty,
+    let mut doc = json::document("program_dump", items, Json::Obj(meta));
+    if let (Some(n), Json::Obj(keys)) = (native, &mut doc) {
+        keys.push(("jited_functions".to_string(), native_json(image, n)));
+    }
+    json::to_string(&doc, pretty)
+}
+
+/// Raw bytes as `0f 1f 44 00 00`.
+fn hex_bytes(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for (i, &b) in bytes.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+/// The line record an instruction falls under.
+fn record<'a>(image: &'a ProgramImage, insn: &NativeInsn) -> Option<&'a LineRecord> {
+    insn.line.and_then(|i| image.lines.get(i))
+}
+
+/// Byte offset of the record's first translated instruction, as `offset`
+/// in the translated listing.
+fn xlated_offset(rec: Option<&LineRecord>) -> Option<u64> {
+    rec.map(|r| u64::from(r.insn_off) * 8)
+}
+
+fn native_json(image: &ProgramImage, n: &NativeImage) -> Json {
+    let function = |f: &JitFunction| {
+        let insns = f
+            .insns
+            .iter()
+            .map(|i| {
+                let r = record(image, i);
+                obj([
+                    ("offset", i.offset.into()),
+                    ("length", i.bytes.len().into()),
+                    ("bytes", hex_bytes(&i.bytes).into()),
+                    ("asm", i.asm.as_str().into()),
+                    ("target", i.target.clone().into()),
+                    ("file", r.and_then(|r| r.file.clone()).into()),
+                    ("line", r.and_then(|r| r.line).into()),
+                    ("xlated_offset", xlated_offset(r).into()),
+                ])
+            })
+            .collect();
+        obj([
+            ("name", f.name.as_str().into()),
+            ("address", f.address.into()),
+            ("length", f.length.into()),
+            ("insns", Json::Arr(insns)),
+        ])
+    };
+    Json::Arr(n.functions.iter().map(function).collect())
+}
+
+/// `file:line  source` above the instructions of one line record.
+fn record_heading(r: &LineRecord) -> String {
+    let mut out = format!("{}:{}", dash(r.file.clone()), dash(r.line));
+    if let Some(src) = r.source.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        out.push_str("  ");
+        out.push_str(src);
+    }
+    out
+}
+
+fn native_text(image: &ProgramImage, n: &NativeImage, dev: Option<&DumpDevmode<'_>>) -> String {
+    let count = n.functions.len();
+    let mut out = vec![
+        header(image),
+        format!(
+            "JIT image: {}, {count} function{}, {} bytes, {} instructions",
+            n.arch.name(),
+            if count == 1 { "" } else { "s" },
+            n.byte_count(),
+            n.instruction_count()
+        ),
+    ];
+    let width = n
+        .functions
+        .iter()
+        .flat_map(|f| &f.insns)
+        .map(|i| i.bytes.len() * 3)
+        .max()
+        .unwrap_or(0);
+    for f in &n.functions {
+        out.push(String::new());
+        out.push(match f.address {
+            Some(a) => format!("{} at {a:#x}, {} bytes:", f.name, f.length),
+            None => format!("{}, {} bytes:", f.name, f.length),
+        });
+        let mut current = None;
+        for i in &f.insns {
+            if i.line != current {
+                current = i.line;
+                if let Some(r) = record(image, i) {
+                    out.push(record_heading(r));
+                }
+            }
+            let mut row = format!(
+                "  {:>8}  {:<width$}{}",
+                format!("+{:#x}", i.offset),
+                hex_bytes(&i.bytes),
+                i.asm
+            );
+            // A register call names its destination beside the text.
+            if let Some(t) = i.target.as_deref().filter(|t| !i.asm.ends_with(t)) {
+                row.push_str("  ; ");
+                row.push_str(t);
+            }
+            out.push(row);
+        }
+    }
+    if let Some(dev) = dev {
+        out.push(String::new());
+        out.push(context_text(dev.context));
+    }
+    out.join("\n")
+}
+
+/// One row per native instruction.
+fn native_csv(image: &ProgramImage, n: &NativeImage) -> String {
+    let p = &image.program;
+    let mut cells = Vec::with_capacity(n.instruction_count());
+    for f in &n.functions {
+        for i in &f.insns {
+            let r = record(image, i);
+            cells.push(vec![
+                p.id.to_string(),
+                p.name.clone(),
+                f.name.clone(),
+                csv::opt(f.address),
+                i.offset.to_string(),
+                i.bytes.len().to_string(),
+                hex_bytes(&i.bytes),
+                i.asm.clone(),
+                csv::opt(i.target.clone()),
+                csv::opt(r.and_then(|r| r.file.clone())),
+                csv::opt(r.and_then(|r| r.line)),
+                csv::opt(xlated_offset(r)),
+            ]);
+        }
+    }
+    csv::render(
+        &[
+            "program_id",
+            "program_name",
+            "function",
+            "function_address",
+            "offset",
+            "length",
+            "bytes",
+            "asm",
+            "target",
+            "file",
+            "line",
+            "xlated_offset",
+        ],
+        &cells,
     )
 }
 

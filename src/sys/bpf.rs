@@ -5,7 +5,7 @@
 //! zeroed and a newer one simply does not write what we did not ask for.
 
 use std::ffi::CStr;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 use super::Errno;
 
@@ -484,8 +484,110 @@ fn keep_records(buf: &mut Vec<u8>, reported: u32, rec_size: u32) {
 /// Read a program's info. Map IDs alone take one call with a fixed buffer;
 /// the other arrays need a first call to learn their sizes.
 pub fn prog_detail(fd: impl AsFd, want: ProgWant) -> Result<ProgDetail, Errno> {
-    let fd = fd.as_fd();
-    let needs_sizes = want.xlated || want.jit_ranges || want.line_info || want.func_info;
+    read_detail(fd.as_fd(), want, false).map(|(d, _)| d)
+}
+
+/// A program's native JIT code, as far as the kernel gave it out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JitedInsns {
+    /// The kernel's length of the image (every function's code, in
+    /// `jited_ksyms` order); 0 when the program is not JIT-compiled.
+    pub len: u32,
+    /// The image; empty when withheld or not JIT-compiled.
+    pub bytes: Vec<u8>,
+    /// The kernel has an image but did not copy it out: kernel addresses
+    /// are hidden from this reader (`bpf_dump_raw_ok`).
+    pub withheld: bool,
+}
+
+/// [`prog_detail`] plus the program's native JIT image, read in the same
+/// call (the image is only ever copied when a caller asks for it).
+pub fn prog_detail_jited(fd: impl AsFd, want: ProgWant) -> Result<(ProgDetail, JitedInsns), Errno> {
+    read_detail(fd.as_fd(), want, true)
+}
+
+/// The buffers one info call fills, with the counts handed to the kernel.
+#[derive(Default)]
+struct Arrays {
+    map_ids: Vec<u32>,
+    xlated: Vec<u8>,
+    jited: Vec<u8>,
+    ksyms: Vec<u64>,
+    func_lens: Vec<u32>,
+    line_info: Vec<u8>,
+    jited_line_info: Vec<u64>,
+    func_info: Vec<u8>,
+    line_rec: u32,
+    func_rec: u32,
+}
+
+impl Arrays {
+    /// Allocate what `want` (and `jited`) asks for, sized from `sizes`, and
+    /// point `info` at it.
+    fn prepare(
+        &mut self,
+        info: &mut ProgInfo,
+        sizes: &ProgInfo,
+        want: ProgWant,
+        jited: bool,
+    ) -> Result<(), Errno> {
+        let s = sizes;
+        if want.xlated && s.xlated_prog_len > 0 {
+            self.xlated = buffer::<u8>(s.xlated_prog_len as usize)?;
+            info.xlated_prog_len = s.xlated_prog_len;
+            info.xlated_prog_insns = self.xlated.as_mut_ptr() as u64;
+        }
+        if jited && s.jited_prog_len > 0 {
+            self.jited = buffer::<u8>(s.jited_prog_len as usize)?;
+            info.jited_prog_len = s.jited_prog_len;
+            info.jited_prog_insns = self.jited.as_mut_ptr() as u64;
+        }
+        if want.jit_ranges {
+            self.ksyms = buffer::<u64>(s.nr_jited_ksyms as usize)?;
+            self.func_lens = buffer::<u32>(s.nr_jited_func_lens as usize)?;
+            info.nr_jited_ksyms = s.nr_jited_ksyms;
+            info.jited_ksyms = self.ksyms.as_mut_ptr() as u64;
+            info.nr_jited_func_lens = s.nr_jited_func_lens;
+            info.jited_func_lens = self.func_lens.as_mut_ptr() as u64;
+        }
+        if want.line_info && s.nr_line_info > 0 {
+            self.line_rec = if s.line_info_rec_size == 0 {
+                16
+            } else {
+                s.line_info_rec_size
+            };
+            self.line_info = records(s.nr_line_info, self.line_rec)?;
+            info.nr_line_info = s.nr_line_info;
+            info.line_info_rec_size = self.line_rec;
+            info.line_info = self.line_info.as_mut_ptr() as u64;
+            if s.nr_jited_line_info > 0 {
+                self.jited_line_info = buffer::<u64>(s.nr_jited_line_info as usize)?;
+                info.nr_jited_line_info = s.nr_jited_line_info;
+                info.jited_line_info_rec_size = 8;
+                info.jited_line_info = self.jited_line_info.as_mut_ptr() as u64;
+            }
+        }
+        if want.func_info && s.nr_func_info > 0 {
+            self.func_rec = if s.func_info_rec_size == 0 {
+                8
+            } else {
+                s.func_info_rec_size
+            };
+            self.func_info = records(s.nr_func_info, self.func_rec)?;
+            info.nr_func_info = s.nr_func_info;
+            info.func_info_rec_size = self.func_rec;
+            info.func_info = self.func_info.as_mut_ptr() as u64;
+        }
+        Ok(())
+    }
+}
+
+fn read_detail(
+    fd: BorrowedFd<'_>,
+    want: ProgWant,
+    jited: bool,
+) -> Result<(ProgDetail, JitedInsns), Errno> {
+    let needs_sizes = jited || want.xlated || want.jit_ranges || want.line_info || want.func_info;
     let sizes = if needs_sizes {
         let mut first = ProgInfo::default();
         get_info(fd, &mut first)?;
@@ -495,98 +597,75 @@ pub fn prog_detail(fd: impl AsFd, want: ProgWant) -> Result<ProgDetail, Errno> {
     };
 
     let mut info = ProgInfo::default();
-    let mut map_ids = buffer::<u32>(if want.map_ids {
-        MAX_MAP_IDS as usize
-    } else {
-        0
-    })?;
-    let mut xlated = Vec::new();
-    let mut ksyms = Vec::new();
-    let mut func_lens = Vec::new();
-    let mut line_info = Vec::new();
-    let mut jited_line_info = Vec::new();
-    let mut func_info = Vec::new();
-    let mut line_rec = 0u32;
-    let mut func_rec = 0u32;
+    let mut a = Arrays {
+        map_ids: buffer::<u32>(if want.map_ids {
+            MAX_MAP_IDS as usize
+        } else {
+            0
+        })?,
+        ..Default::default()
+    };
     if want.map_ids {
         info.nr_map_ids = MAX_MAP_IDS;
-        info.map_ids = map_ids.as_mut_ptr() as u64;
+        info.map_ids = a.map_ids.as_mut_ptr() as u64;
     }
     if let Some(s) = &sizes {
-        if want.xlated && s.xlated_prog_len > 0 {
-            xlated = buffer::<u8>(s.xlated_prog_len as usize)?;
-            info.xlated_prog_len = s.xlated_prog_len;
-            info.xlated_prog_insns = xlated.as_mut_ptr() as u64;
-        }
-        if want.jit_ranges {
-            ksyms = buffer::<u64>(s.nr_jited_ksyms as usize)?;
-            func_lens = buffer::<u32>(s.nr_jited_func_lens as usize)?;
-            info.nr_jited_ksyms = s.nr_jited_ksyms;
-            info.jited_ksyms = ksyms.as_mut_ptr() as u64;
-            info.nr_jited_func_lens = s.nr_jited_func_lens;
-            info.jited_func_lens = func_lens.as_mut_ptr() as u64;
-        }
-        if want.line_info && s.nr_line_info > 0 {
-            line_rec = if s.line_info_rec_size == 0 {
-                16
-            } else {
-                s.line_info_rec_size
-            };
-            line_info = records(s.nr_line_info, line_rec)?;
-            info.nr_line_info = s.nr_line_info;
-            info.line_info_rec_size = line_rec;
-            info.line_info = line_info.as_mut_ptr() as u64;
-            if s.nr_jited_line_info > 0 {
-                jited_line_info = buffer::<u64>(s.nr_jited_line_info as usize)?;
-                info.nr_jited_line_info = s.nr_jited_line_info;
-                info.jited_line_info_rec_size = 8;
-                info.jited_line_info = jited_line_info.as_mut_ptr() as u64;
-            }
-        }
-        if want.func_info && s.nr_func_info > 0 {
-            func_rec = if s.func_info_rec_size == 0 {
-                8
-            } else {
-                s.func_info_rec_size
-            };
-            func_info = records(s.nr_func_info, func_rec)?;
-            info.nr_func_info = s.nr_func_info;
-            info.func_info_rec_size = func_rec;
-            info.func_info = func_info.as_mut_ptr() as u64;
-        }
+        a.prepare(&mut info, s, want, jited)?;
     }
-    // Every pointer above refers to a Vec that lives until the end of this
-    // function and whose length matches the count handed to the kernel.
+    let asked_jited = info.jited_prog_insns != 0;
+    // Every pointer set above refers to a Vec in `a`, which lives until the
+    // end of this function, and the count beside it matches its length.
     get_info(fd, &mut info)?;
 
     // The kernel reports its own counts; never trust them past our buffers.
-    map_ids.truncate((info.nr_map_ids as usize).min(map_ids.len()));
-    xlated.truncate((info.xlated_prog_len as usize).min(xlated.len()));
-    ksyms.truncate((info.nr_jited_ksyms as usize).min(ksyms.len()));
-    func_lens.truncate((info.nr_jited_func_lens as usize).min(func_lens.len()));
-    keep_records(&mut line_info, info.nr_line_info, line_rec);
-    jited_line_info.truncate((info.nr_jited_line_info as usize).min(jited_line_info.len()));
-    keep_records(&mut func_info, info.nr_func_info, func_rec);
+    a.map_ids
+        .truncate((info.nr_map_ids as usize).min(a.map_ids.len()));
+    a.xlated
+        .truncate((info.xlated_prog_len as usize).min(a.xlated.len()));
+    a.ksyms
+        .truncate((info.nr_jited_ksyms as usize).min(a.ksyms.len()));
+    a.func_lens
+        .truncate((info.nr_jited_func_lens as usize).min(a.func_lens.len()));
+    keep_records(&mut a.line_info, info.nr_line_info, a.line_rec);
+    a.jited_line_info
+        .truncate((info.nr_jited_line_info as usize).min(a.jited_line_info.len()));
+    keep_records(&mut a.func_info, info.nr_func_info, a.func_rec);
+    // The kernel clears the image pointer instead of copying when the
+    // reader may not see kernel addresses.
+    let withheld = asked_jited && info.jited_prog_insns == 0;
+    if withheld {
+        a.jited.clear();
+    } else {
+        a.jited
+            .truncate((info.jited_prog_len as usize).min(a.jited.len()));
+    }
+    let code = JitedInsns {
+        len: info.jited_prog_len,
+        bytes: a.jited,
+        withheld,
+    };
     // Pointers in the returned struct would dangle; clear them.
     info.map_ids = 0;
     info.xlated_prog_insns = 0;
+    info.jited_prog_insns = 0;
     info.jited_ksyms = 0;
     info.jited_func_lens = 0;
     info.line_info = 0;
     info.jited_line_info = 0;
     info.func_info = 0;
-    Ok(ProgDetail {
+    let detail = ProgDetail {
         info,
-        map_ids,
-        xlated,
-        jited_ksyms: ksyms,
-        jited_func_lens: func_lens,
-        line_info,
-        line_info_rec_size: line_rec,
-        jited_line_info,
-        func_info,
-        func_info_rec_size: func_rec,
-    })
+        map_ids: a.map_ids,
+        xlated: a.xlated,
+        jited_ksyms: a.ksyms,
+        jited_func_lens: a.func_lens,
+        line_info: a.line_info,
+        line_info_rec_size: a.line_rec,
+        jited_line_info: a.jited_line_info,
+        func_info: a.func_info,
+        func_info_rec_size: a.func_rec,
+    };
+    Ok((detail, code))
 }
 
 pub fn map_info(fd: impl AsFd) -> Result<MapInfo, Errno> {

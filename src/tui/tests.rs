@@ -613,6 +613,7 @@ fn image() -> ProgramImage {
             func_index: 0,
             func_name: None,
         }],
+        ..Default::default()
     }
 }
 

@@ -539,6 +539,152 @@ impl HelperFixture {
     }
 }
 
+/// (i) Socket filter for the native-code listing: a helper call, a HASH
+/// map lookup (which the kernel turns into a direct call of its lookup
+/// function), a bounded loop (a backward branch) and a bpf-to-bpf call of
+/// a subprogram that itself calls a helper.
+#[derive(Debug)]
+pub struct JitFixture {
+    pub prog: LoadedProg,
+    pub map: LoadedMap,
+}
+
+impl JitFixture {
+    pub const PROG_NAME: &'static str = "brr_fx_jit";
+    pub const MAIN_FUNC: &'static str = "brr_fx_jit_main";
+    pub const SUB_FUNC: &'static str = "brr_fx_jit_clock_sub";
+    pub const FILE: &'static str = "/src/brr-fixtures/jit.c";
+    pub const MAP_NAME: &'static str = "brr_fx_jit_map";
+    /// Loop iterations.
+    pub const ROUNDS: i32 = 16;
+
+    /// Each run reads map[rand & 3], mixes it 16 times, adds the clock's
+    /// low byte and writes it back; returns 0.
+    pub fn load() -> io::Result<JitFixture> {
+        let map = create_map(Self::MAP_NAME, sys::BPF_MAP_TYPE_HASH, 4, 8, 4)?;
+        for key in 0..4 {
+            map.set_u64(key, u64::from(key))?;
+        }
+        let f = Self::FILE;
+        let mut b = ProgBuilder::new();
+        b.func(Self::MAIN_FUNC, Linkage::Global);
+        b.line(f, 51, 5, "    __u32 key = bpf_get_prandom_u32() & 3;");
+        b.emit(call_helper(BPF_FUNC_GET_PRANDOM_U32));
+        b.emit(alu64_imm(BPF_AND, R0, 3));
+        b.emit(stx_mem(BPF_W, R10, R0, -4));
+        b.line(
+            f,
+            52,
+            18,
+            "    __u64 *val = bpf_map_lookup_elem(&brr_fx_jit_map, &key);",
+        );
+        b.emit(mov64_reg(R2, R10));
+        b.emit(alu64_imm(BPF_ADD, R2, -4));
+        use std::os::fd::AsRawFd;
+        b.emit_all(&ld_map_fd(R1, map.fd.as_raw_fd()));
+        b.emit(call_helper(BPF_FUNC_MAP_LOOKUP_ELEM));
+        b.line(f, 53, 9, "    if (!val)");
+        let skip = b.emit(jmp_imm(BPF_JEQ, R0, 0, 0));
+        b.line(f, 54, 11, "    __u64 acc = *val;");
+        b.emit(mov64_reg(R9, R0));
+        b.emit(ldx_mem(BPF_DW, R8, R9, 0));
+        b.line(f, 55, 14, "    for (int i = 0; i < 16; i++)");
+        b.emit(mov64_imm(R7, 0));
+        let top = b.pc();
+        b.line(f, 56, 13, "        acc = acc * 3 + i;");
+        b.emit(alu64_imm(BPF_MUL, R8, 3));
+        b.emit(alu64_reg(BPF_ADD, R8, R7));
+        b.line(f, 55, 33, "    for (int i = 0; i < 16; i++)");
+        b.emit(alu64_imm(BPF_ADD, R7, 1));
+        let back = b.pc();
+        b.emit(jmp_imm(
+            BPF_JLT,
+            R7,
+            Self::ROUNDS,
+            (top as i16) - (back as i16) - 1,
+        ));
+        b.line(f, 57, 9, "    acc += brr_fx_jit_clock_sub();");
+        let call_at = b.emit(call_pseudo(0));
+        b.emit(alu64_reg(BPF_ADD, R8, R0));
+        b.line(f, 58, 10, "    *val = acc;");
+        b.emit(stx_mem(BPF_DW, R9, R8, 0));
+        let out = b.pc();
+        b.line(f, 59, 5, "    return 0;");
+        b.emit(mov64_imm(R0, 0));
+        b.emit(exit());
+        b.insns[skip].off = (out - skip - 1) as i16;
+        let sub = b.pc();
+        b.func(Self::SUB_FUNC, Linkage::Static);
+        b.line(f, 63, 12, "    return bpf_ktime_get_ns() & 0xff;");
+        b.emit(call_helper(BPF_FUNC_KTIME_GET_NS));
+        b.emit(alu64_imm(BPF_AND, R0, 0xff));
+        b.emit(exit());
+        b.patch_call(call_at, sub);
+        let prog = load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, Self::PROG_NAME, &b)?;
+        Ok(JitFixture { prog, map })
+    }
+}
+
+/// (j) The largest program the fixtures make, for timing `dump --jited`:
+/// a main function calling `funcs` subprograms of `steps` arithmetic steps
+/// each, a line record every 8 steps and a helper call every 64.
+#[derive(Debug)]
+pub struct LargeFixture {
+    pub prog: LoadedProg,
+}
+
+impl LargeFixture {
+    pub const PROG_NAME: &'static str = "brr_fx_large";
+    pub const FILE: &'static str = "/src/brr-fixtures/large.c";
+
+    pub fn load(funcs: usize, steps: usize) -> io::Result<LargeFixture> {
+        let f = Self::FILE;
+        let mut b = ProgBuilder::new();
+        b.func("brr_fx_large_main", Linkage::Global);
+        b.line(f, 1, 5, "    __u64 acc = 0;");
+        b.emit(mov64_imm(R6, 0));
+        let mut calls = Vec::new();
+        for i in 0..funcs {
+            b.line(f, 2 + i as u32, 5, &format!("    acc += step_{i}();"));
+            calls.push(b.emit(call_pseudo(0)));
+            b.emit(alu64_reg(BPF_ADD, R6, R0));
+        }
+        b.line(f, 2 + funcs as u32, 5, "    return acc & 0;");
+        b.emit(mov64_reg(R0, R6));
+        b.emit(alu64_imm(BPF_AND, R0, 0));
+        b.emit(exit());
+        let mut line = 1000;
+        for (i, call) in calls.into_iter().enumerate() {
+            let start = b.pc();
+            b.func(&format!("brr_fx_large_step_{i}"), Linkage::Static);
+            b.line(f, line, 5, "    __u64 acc = 1;");
+            b.emit(mov64_imm(R6, 1));
+            for s in 0..steps {
+                if s % 64 == 63 {
+                    line += 1;
+                    b.line(f, line, 12, "    acc ^= bpf_ktime_get_ns();");
+                    b.emit(call_helper(BPF_FUNC_KTIME_GET_NS));
+                    b.emit(alu64_reg(BPF_XOR, R6, R0));
+                }
+                if s % 8 == 0 {
+                    line += 1;
+                    b.line(f, line, 9, &format!("    acc = acc * 31 + {s};"));
+                }
+                b.emit(alu64_imm(BPF_MUL, R6, 31));
+                b.emit(alu64_imm(BPF_ADD, R6, s as i32));
+            }
+            line += 1;
+            b.line(f, line, 5, "    return acc;");
+            b.emit(mov64_reg(R0, R6));
+            b.emit(exit());
+            b.patch_call(call, start);
+            line += 10;
+        }
+        let prog = load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, Self::PROG_NAME, &b)?;
+        Ok(LargeFixture { prog })
+    }
+}
+
 /// Raw tracepoint that always exists and fires often.
 pub const RAW_TP_NAME: &str = "sched_switch";
 

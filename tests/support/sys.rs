@@ -28,6 +28,7 @@ pub const BPF_BTF_LOAD: u32 = 18;
 // ---- program / map / link types ----
 pub const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
 pub const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
+pub const BPF_MAP_TYPE_HASH: u32 = 1;
 pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
 pub const BPF_LINK_TYPE_RAW_TRACEPOINT: u32 = 1;
 
@@ -348,6 +349,58 @@ pub fn prog_func_info(fd: BorrowedFd<'_>) -> io::Result<Vec<[u32; 2]>> {
     };
     let d = prog_detail(fd, want)?;
     Ok(words(&d.func_info, d.func_info_rec_size))
+}
+
+/// A program's native JIT image and the arrays that place it, read with a
+/// request of the test's own (not brr's reader), for checking `dump
+/// --jited` against objdump and kallsyms.
+#[derive(Debug, Clone, Default)]
+pub struct JitedImage {
+    /// Every function's code, concatenated in `ksyms` order.
+    pub bytes: Vec<u8>,
+    pub ksyms: Vec<u64>,
+    pub func_lens: Vec<u32>,
+    /// Raw `bpf_line_info` records (insn_off, file, line, line_col).
+    pub line_info: Vec<[u32; 4]>,
+    /// The JIT address of each line record.
+    pub jited_line_info: Vec<u64>,
+}
+
+/// Read `fd`'s JIT image (see [`JitedImage`]).
+pub fn prog_jited(fd: BorrowedFd<'_>) -> io::Result<JitedImage> {
+    let sizes = prog_info(fd)?;
+    let mut out = JitedImage {
+        bytes: vec![0; sizes.jited_prog_len as usize],
+        ksyms: vec![0; sizes.nr_jited_ksyms as usize],
+        func_lens: vec![0; sizes.nr_jited_func_lens as usize],
+        line_info: vec![[0; 4]; sizes.nr_line_info as usize],
+        jited_line_info: vec![0; sizes.nr_jited_line_info as usize],
+    };
+    // (ProgInfo has a private padding field: no struct literal here.)
+    let mut info = ProgInfo::default();
+    info.jited_prog_len = out.bytes.len() as u32;
+    info.jited_prog_insns = out.bytes.as_mut_ptr() as u64;
+    info.nr_jited_ksyms = out.ksyms.len() as u32;
+    info.jited_ksyms = out.ksyms.as_mut_ptr() as u64;
+    info.nr_jited_func_lens = out.func_lens.len() as u32;
+    info.jited_func_lens = out.func_lens.as_mut_ptr() as u64;
+    info.nr_line_info = out.line_info.len() as u32;
+    info.line_info_rec_size = 16;
+    info.line_info = out.line_info.as_mut_ptr() as u64;
+    info.nr_jited_line_info = out.jited_line_info.len() as u32;
+    info.jited_line_info_rec_size = 8;
+    info.jited_line_info = out.jited_line_info.as_mut_ptr() as u64;
+    // SAFETY: every pointer set above refers to a buffer of `out` that
+    // lives across the call, with the element count (and record size)
+    // given beside it.
+    unsafe { obj_info(fd, &mut info) }?;
+    if info.jited_prog_insns == 0 && !out.bytes.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the kernel withheld the JIT image",
+        ));
+    }
+    Ok(out)
 }
 
 /// Map info.

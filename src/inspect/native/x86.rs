@@ -1,0 +1,165 @@
+//! x86-64 machine code to Intel-syntax text with `iced-x86`.
+
+use iced_x86::{
+    Decoder, DecoderOptions, Formatter, FormatterOperandOptions, FormatterOptionsProvider,
+    Instruction, IntelFormatter, MemorySizeOptions, NumberFormattingOptions, OpKind,
+};
+
+use super::{Decoded, Dest};
+
+/// Full 64-bit immediates (kernel addresses the JIT loads) read unsigned,
+/// as addresses do; the sign-extended small ones stay signed.
+struct Unsigned64;
+
+impl FormatterOptionsProvider for Unsigned64 {
+    fn operand_options(
+        &mut self,
+        insn: &Instruction,
+        _operand: u32,
+        insn_operand: Option<u32>,
+        _options: &mut FormatterOperandOptions,
+        number: &mut NumberFormattingOptions<'_>,
+    ) {
+        if insn_operand.is_some_and(|op| insn.op_kind(op) == OpKind::Immediate64) {
+            number.signed_number = false;
+        }
+    }
+}
+
+fn formatter() -> IntelFormatter {
+    let mut f = IntelFormatter::with_options(None, Some(Box::new(Unsigned64)));
+    let o = f.options_mut();
+    // The notation of `objdump -M intel` and the kernel's own dumps.
+    o.set_hex_prefix("0x");
+    o.set_hex_suffix("");
+    o.set_uppercase_hex(false);
+    o.set_space_after_operand_separator(true);
+    o.set_show_branch_size(false);
+    o.set_branch_leading_zeros(false);
+    o.set_small_hex_numbers_in_decimal(false);
+    // `add rsi, -0x4` for the stack offsets BPF code is full of.
+    o.set_signed_immediate_operands(true);
+    o.set_leading_zeros(false);
+    // Every memory operand says how wide the access is, as objdump does.
+    o.set_memory_size_options(MemorySizeOptions::Always);
+    f
+}
+
+/// Decode one function's code; addresses count from its first byte, so a
+/// direct branch's destination is its offset from the function's start.
+pub fn decode(code: &[u8]) -> Vec<Decoded> {
+    let mut f = formatter();
+    let mut decoder = Decoder::with_ip(64, code, 0, DecoderOptions::NONE);
+    let mut insn = Instruction::default();
+    let mut out = Vec::new();
+    while decoder.can_decode() {
+        let offset = decoder.position();
+        decoder.decode_out(&mut insn);
+        let mut len = insn.len();
+        let mut text = String::new();
+        let dest = if insn.is_invalid() {
+            // One byte, then decoding starts over at the next, as objdump
+            // does: the decoder may have consumed more, hiding what follows.
+            len = 1;
+            if decoder.set_position(offset + 1).is_err() {
+                break;
+            }
+            decoder.set_ip((offset + 1) as u64);
+            text.push_str("(bad)");
+            None
+        } else if is_direct_branch(&insn) {
+            f.format_mnemonic(&insn, &mut text);
+            text.push(' ');
+            Some(Dest::Relative(insn.near_branch_target() as i64))
+        } else {
+            f.format(&insn, &mut text);
+            None
+        };
+        out.push(Decoded {
+            offset: offset as u32,
+            len: len as u32,
+            text,
+            dest,
+        });
+        if decoder.position() <= offset {
+            // Never loop on a decoder that did not advance.
+            break;
+        }
+    }
+    out
+}
+
+/// `call`, `jmp`, `jcc`, `loop`, `jrcxz`, `xbegin` with an immediate
+/// destination (its only operand).
+fn is_direct_branch(insn: &Instruction) -> bool {
+    insn.op_count() == 1
+        && matches!(
+            insn.op0_kind(),
+            OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_text_and_branches() {
+        let code = [
+            0x0f, 0x1f, 0x44, 0x00, 0x00, // nop dword ptr [rax+rax]
+            0x48, 0x8b, 0x47, 0x08, // mov rax, [rdi+8]
+            0x75, 0xf5, // jne 0x0 (back to the start)
+            0xe8, 0x10, 0x00, 0x00, 0x00, // call +0x20
+            0x48, 0xb8, 1, 0, 0, 0, 0, 0, 0, 0, // mov rax, 1 (movabs)
+            0xff, 0xd0, // call rax
+            0x48, 0x83, 0xc6, 0xfc, // add rsi, -0x4
+            0xc3, // ret
+        ];
+        let d = decode(&code);
+        let offs: Vec<(u32, u32)> = d.iter().map(|i| (i.offset, i.len)).collect();
+        assert_eq!(
+            offs,
+            vec![
+                (0, 5),
+                (5, 4),
+                (9, 2),
+                (11, 5),
+                (16, 10),
+                (26, 2),
+                (28, 4),
+                (32, 1)
+            ]
+        );
+        assert_eq!(d[0].text, "nop dword ptr [rax+rax]");
+        assert_eq!(d[1].text, "mov rax, qword ptr [rdi+0x8]");
+        assert_eq!(
+            (d[2].text.as_str(), d[2].dest),
+            ("jne ", Some(Dest::Relative(0)))
+        );
+        assert_eq!(
+            (d[3].text.as_str(), d[3].dest),
+            ("call ", Some(Dest::Relative(0x20)))
+        );
+        assert_eq!(d[4].text, "mov rax, 0x1");
+        let addr = decode(&[0x48, 0xbf, 0, 0x18, 0x3e, 4, 0x81, 0x88, 0xff, 0xff]);
+        assert_eq!(addr[0].text, "mov rdi, 0xffff8881043e1800", "an address");
+        assert_eq!((d[5].text.as_str(), d[5].dest), ("call rax", None));
+        assert_eq!(d[6].text, "add rsi, -0x4");
+        assert_eq!(d[7].text, "ret");
+    }
+
+    #[test]
+    fn backward_calls_are_negative_and_bad_bytes_advance() {
+        // call -0x100 from offset 0: destination 5 - 0x100.
+        let d = decode(&[0xe8, 0x00, 0xff, 0xff, 0xff, 0x06, 0xc3]);
+        assert_eq!(d[0].dest, Some(Dest::Relative(5 - 0x100)));
+        // 0x06 (push es) does not exist in 64-bit mode.
+        assert_eq!((d[1].offset, d[1].len, d[1].text.as_str()), (5, 1, "(bad)"));
+        assert_eq!(d[2].text, "ret");
+        // A truncated instruction at the end: one bad byte at a time.
+        let d = decode(&[0x48, 0x8b]);
+        assert_eq!(d.len(), 2);
+        assert!(d.iter().all(|i| i.text == "(bad)" && i.len == 1));
+        assert!(decode(&[]).is_empty());
+    }
+}
