@@ -768,7 +768,7 @@ fn activity_command(prog: &str, a: &args::ActivityArgs, pretty: bool) -> Result<
 
 fn exporter_command(prog: &str, a: &args::ExporterArgs) -> Result<Command, BrrError> {
     let listen = check(prog, "--listen", a.listen.as_ref(), values::listen_address)?;
-    let default = crate::export::DEFAULT_LISTEN
+    let default = crate::serve::DEFAULT_LISTEN
         .parse()
         .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?;
     Ok(Command::Exporter {

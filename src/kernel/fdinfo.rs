@@ -243,9 +243,22 @@ pub fn read_own(fd: BorrowedFd<'_>) -> io::Result<String> {
 
 /// brr's own `/proc/self/fdinfo`, opened once for reading many fds: each
 /// read is then one openat relative to it instead of a walk from `/`.
+///
+/// [`OwnFdinfo::read_object`] goes further for walks that close each
+/// object's fd before opening the next (which then gets the same number):
+/// the kernel looks the fd number up again at every read of an fdinfo
+/// file, so the file opened for the last object serves the next one with a
+/// single `pread`. The object id in the text proves it; a kernel that
+/// answered for the old object would turn the reuse off.
 pub struct OwnFdinfo {
     dir: OwnedFd,
     buf: Vec<u8>,
+    /// The fd number last read and its open fdinfo file.
+    last: Option<(i32, OwnedFd)>,
+    /// Whether re-reading an open fdinfo file follows its fd number.
+    reuse: bool,
+    /// Reads served by a file opened before.
+    reused: u64,
 }
 
 impl OwnFdinfo {
@@ -259,11 +272,13 @@ impl OwnFdinfo {
         Ok(OwnFdinfo {
             dir,
             buf: vec![0; 4096],
+            last: None,
+            reuse: true,
+            reused: 0,
         })
     }
 
-    /// The fdinfo text of `fd` (lossy UTF-8; the kernel writes ASCII).
-    pub fn read(&mut self, fd: BorrowedFd<'_>) -> io::Result<String> {
+    fn open_file(&self, fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
         let mut name = [0u8; 12];
         let mut len = 0;
         for d in fd.as_raw_fd().unsigned_abs().to_string().bytes() {
@@ -271,26 +286,71 @@ impl OwnFdinfo {
             len += 1;
         }
         let name = CStr::from_bytes_with_nul(&name[..=len]).map_err(io::Error::other)?;
-        let f = openat(
+        Ok(openat(
             &self.dir,
             name,
             OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
-        )?;
-        // fdinfo is one seq_file record: a read that leaves room in the
-        // buffer returned all of it, so no second read is needed for EOF.
+        )?)
+    }
+
+    /// The whole text of an fdinfo file from its start, into `buf`; its
+    /// length. fdinfo is one seq_file record: a read that leaves room in
+    /// the buffer returned all of it, so no second read is needed for EOF.
+    fn fill(buf: &mut [u8], file: &OwnedFd) -> io::Result<usize> {
         let mut n = 0;
-        while n < self.buf.len() {
-            match rustix::io::read(&f, &mut self.buf[n..])? {
+        while n < buf.len() {
+            match rustix::io::pread(file, &mut buf[n..], n as u64)? {
                 0 => break,
-                k if n + k < self.buf.len() => {
+                k if n + k < buf.len() => {
                     n += k;
                     break;
                 }
                 k => n += k,
             }
         }
-        Ok(String::from_utf8_lossy(&self.buf[..n]).into_owned())
+        Ok(n)
+    }
+
+    fn text(&self, n: usize) -> String {
+        String::from_utf8_lossy(&self.buf[..n]).into_owned()
+    }
+
+    /// The fdinfo text of `fd` (lossy UTF-8; the kernel writes ASCII).
+    pub fn read(&mut self, fd: BorrowedFd<'_>) -> io::Result<String> {
+        let f = self.open_file(fd)?;
+        let n = Self::fill(&mut self.buf, &f)?;
+        Ok(self.text(n))
+    }
+
+    /// The fdinfo text of `fd`, which holds the object whose `key` line
+    /// (`prog_id`, `map_id`, `link_id`) is `id`: one `pread` when the last
+    /// call read the same fd number, else an open and a read.
+    pub fn read_object(&mut self, fd: BorrowedFd<'_>, key: &[u8], id: u32) -> io::Result<String> {
+        let raw = fd.as_raw_fd();
+        if let Some((_, file)) = self.last.as_ref().filter(|(n, _)| *n == raw && self.reuse) {
+            match Self::fill(&mut self.buf, file) {
+                Ok(n) if id_in(&self.buf[..n], key) == Some(id) => {
+                    self.reused += 1;
+                    return Ok(self.text(n));
+                }
+                // Another object's text (or none): this kernel does not
+                // follow the number, or does not print the id.
+                _ => self.reuse = false,
+            }
+        }
+        self.last = None;
+        let file = self.open_file(fd)?;
+        let n = Self::fill(&mut self.buf, &file)?;
+        if self.reuse {
+            self.last = Some((raw, file));
+        }
+        Ok(self.text(n))
+    }
+
+    /// How many reads an fdinfo file opened before served.
+    pub fn reused(&self) -> u64 {
+        self.reused
     }
 }
 

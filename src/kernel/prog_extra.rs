@@ -122,7 +122,10 @@ const BTF_CACHE: usize = 16;
 pub struct ExtraReader {
     btfs: HashMap<u32, Option<BtfData>>,
     boot_epoch_ns: i128,
-    fdinfo: Option<fdinfo::OwnFdinfo>,
+    /// Opened on the first fdinfo read; `Some(None)` when that failed.
+    fdinfo: Option<Option<fdinfo::OwnFdinfo>>,
+    /// fdinfo files read, so that tests can tell a walk that read none.
+    fdinfo_reads: u64,
 }
 
 impl Default for ExtraReader {
@@ -136,7 +139,8 @@ impl ExtraReader {
         ExtraReader {
             btfs: HashMap::new(),
             boot_epoch_ns: boot_epoch_ns(),
-            fdinfo: fdinfo::OwnFdinfo::open().ok(),
+            fdinfo: None,
+            fdinfo_reads: 0,
         }
     }
 
@@ -178,7 +182,7 @@ impl ExtraReader {
         with_fdinfo: bool,
     ) -> ProgExtra {
         let text = if with_fdinfo {
-            self.fdinfo_text(fd)
+            self.fdinfo_object(fd, b"prog_id", info.id)
         } else {
             None
         };
@@ -201,10 +205,32 @@ impl ExtraReader {
     /// The fdinfo text of one of brr's own fds, through the cached
     /// directory.
     pub fn fdinfo_text(&mut self, fd: &OwnedFd) -> Option<String> {
-        match &mut self.fdinfo {
+        self.fdinfo_reads += 1;
+        let dir = self
+            .fdinfo
+            .get_or_insert_with(|| fdinfo::OwnFdinfo::open().ok());
+        match dir {
             Some(d) => d.read(fd.as_fd()).ok(),
             None => fdinfo::read_own(fd.as_fd()).ok(),
         }
+    }
+
+    /// The fdinfo text of the object `key` = `id` (`prog_id`, `map_id`)
+    /// behind one of brr's own fds; see [`fdinfo::OwnFdinfo::read_object`].
+    pub fn fdinfo_object(&mut self, fd: &OwnedFd, key: &[u8], id: u32) -> Option<String> {
+        self.fdinfo_reads += 1;
+        let dir = self
+            .fdinfo
+            .get_or_insert_with(|| fdinfo::OwnFdinfo::open().ok());
+        match dir {
+            Some(d) => d.read_object(fd.as_fd(), key, id).ok(),
+            None => fdinfo::read_own(fd.as_fd()).ok(),
+        }
+    }
+
+    /// How many fdinfo files this reader has read.
+    pub fn fdinfo_reads(&self) -> u64 {
+        self.fdinfo_reads
     }
 
     /// Extras of the program with this id; ENOENT when it is gone.

@@ -8,4 +8,7 @@ pub mod profile;
 
 pub use activity::ActivityRow;
 pub use image::{FuncRecord, JitRange, LineRecord, ProgramImage};
-pub use objects::{AttachPoint, BtfObject, Holder, Keepers, Link, Map, Owner, Program};
+pub use objects::{
+    AttachPoint, BtfObject, Holder, Keepers, Link, LinkFields, Map, MapFields, Owner, ProgFields,
+    Program,
+};
