@@ -213,6 +213,14 @@ pub fn parse(text: &str) -> Fdinfo {
 /// `<key>:\t<digits>\n` line. Works on bytes without allocating, for the
 /// owner scan that reads thousands of these.
 pub fn id_in(raw: &[u8], key: &[u8]) -> Option<u32> {
+    value_in(raw, key).and_then(|v| u32::try_from(v).ok())
+}
+
+/// The decimal value of the first complete `<key>:\t<digits>\n` line in
+/// raw fdinfo bytes, without allocating: for the one or two fields a
+/// listing reads from every object. A value that is not plain decimal (or
+/// overflows) is `None`.
+pub fn value_in(raw: &[u8], key: &[u8]) -> Option<u64> {
     let mut rest = raw;
     loop {
         let nl = rest.iter().position(|&b| b == b'\n')?;
@@ -222,13 +230,12 @@ pub fn id_in(raw: &[u8], key: &[u8]) -> Option<u32> {
             continue;
         };
         let v = v.trim_ascii();
-        if v.is_empty() || v.len() > 10 || !v.iter().all(u8::is_ascii_digit) {
+        if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
             return None;
         }
-        let n = v
-            .iter()
-            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
-        return u32::try_from(n).ok();
+        return v.iter().try_fold(0u64, |acc, &d| {
+            acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        });
     }
 }
 
@@ -239,6 +246,11 @@ pub fn read_own(fd: BorrowedFd<'_>) -> io::Result<String> {
     let mut s = String::with_capacity(512);
     f.read_to_string(&mut s)?;
     Ok(s)
+}
+
+/// fdinfo bytes as text (lossy UTF-8; the kernel writes ASCII).
+fn lossy(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw).into_owned()
 }
 
 /// brr's own `/proc/self/fdinfo`, opened once for reading many fds: each
@@ -312,27 +324,35 @@ impl OwnFdinfo {
         Ok(n)
     }
 
-    fn text(&self, n: usize) -> String {
-        String::from_utf8_lossy(&self.buf[..n]).into_owned()
-    }
-
     /// The fdinfo text of `fd` (lossy UTF-8; the kernel writes ASCII).
     pub fn read(&mut self, fd: BorrowedFd<'_>) -> io::Result<String> {
         let f = self.open_file(fd)?;
         let n = Self::fill(&mut self.buf, &f)?;
-        Ok(self.text(n))
+        Ok(lossy(&self.buf[..n]))
     }
 
     /// The fdinfo text of `fd`, which holds the object whose `key` line
     /// (`prog_id`, `map_id`, `link_id`) is `id`: one `pread` when the last
     /// call read the same fd number, else an open and a read.
     pub fn read_object(&mut self, fd: BorrowedFd<'_>, key: &[u8], id: u32) -> io::Result<String> {
+        self.read_object_with(fd, key, id, lossy)
+    }
+
+    /// [`OwnFdinfo::read_object`], handing the raw bytes to `parse`
+    /// rather than making a string of them.
+    pub fn read_object_with<T>(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        key: &[u8],
+        id: u32,
+        parse: impl FnOnce(&[u8]) -> T,
+    ) -> io::Result<T> {
         let raw = fd.as_raw_fd();
         if let Some((_, file)) = self.last.as_ref().filter(|(n, _)| *n == raw && self.reuse) {
             match Self::fill(&mut self.buf, file) {
                 Ok(n) if id_in(&self.buf[..n], key) == Some(id) => {
                     self.reused += 1;
-                    return Ok(self.text(n));
+                    return Ok(parse(&self.buf[..n]));
                 }
                 // Another object's text (or none): this kernel does not
                 // follow the number, or does not print the id.
@@ -345,7 +365,7 @@ impl OwnFdinfo {
         if self.reuse {
             self.last = Some((raw, file));
         }
-        Ok(self.text(n))
+        Ok(parse(&self.buf[..n]))
     }
 
     /// How many reads an fdinfo file opened before served.
@@ -549,5 +569,29 @@ verified_insns:\t12 34\nprog_jited:\t2\n";
         assert_eq!(id_in(b"prog_id:\t4294967296\n", b"prog_id"), None);
         assert_eq!(id_in(b"prog_id:\t12a\n", b"prog_id"), None);
         assert_eq!(id_in(b"xprog_id:\t1\nprog_id:\t2\n", b"prog_id"), Some(2));
+    }
+
+    #[test]
+    fn values_from_raw_bytes_agree_with_the_parsers() {
+        let prog = parse_prog(PROG);
+        assert_eq!(value_in(PROG.as_bytes(), b"memlock"), prog.memlock);
+        let map = parse_map(MAP);
+        assert_eq!(value_in(MAP.as_bytes(), b"memlock"), map.memlock);
+        assert_eq!(value_in(MAP.as_bytes(), b"frozen"), Some(0));
+        assert_eq!(map.frozen, Some(false));
+        assert_eq!(
+            value_in(b"memlock:\t18446744073709551615\n", b"memlock"),
+            Some(u64::MAX)
+        );
+        assert_eq!(
+            value_in(b"memlock:\t18446744073709551616\n", b"memlock"),
+            None
+        );
+        assert_eq!(value_in(b"map_flags:\t0x0\n", b"map_flags"), None);
+        assert_eq!(
+            value_in(b"memlock_x:\t1\nmemlock:\t2\n", b"memlock"),
+            Some(2)
+        );
+        assert_eq!(value_in(b"memlock:\t", b"memlock"), None, "cut line");
     }
 }

@@ -238,13 +238,21 @@ impl MapReader {
             m.memlock_bytes = Some(b);
             return Ok(m);
         }
-        let f = self
+        let (memlock, frozen) = self
             .extra
-            .fdinfo_object(fd, b"map_id", m.id)
-            .map(|t| fdinfo::parse_map(&t))
+            .fdinfo_object(fd, b"map_id", m.id, |raw| {
+                (
+                    fdinfo::value_in(raw, b"memlock"),
+                    fdinfo::value_in(raw, b"frozen"),
+                )
+            })
             .unwrap_or_default();
-        m.frozen = f.frozen;
-        m.memlock_bytes = f.memlock;
+        m.memlock_bytes = memlock;
+        m.frozen = match frozen {
+            Some(0) => Some(false),
+            Some(1) => Some(true),
+            _ => None,
+        };
         Ok(m)
     }
 

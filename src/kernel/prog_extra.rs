@@ -181,8 +181,11 @@ impl ExtraReader {
         first: Option<(u32, u32)>,
         with_fdinfo: bool,
     ) -> ProgExtra {
-        let text = if with_fdinfo {
-            self.fdinfo_object(fd, b"prog_id", info.id)
+        let memlock = if with_fdinfo {
+            self.fdinfo_object(fd, b"prog_id", info.id, |raw| {
+                fdinfo::value_in(raw, b"memlock")
+            })
+            .flatten()
         } else {
             None
         };
@@ -193,13 +196,15 @@ impl ExtraReader {
         } else {
             None
         };
-        from_parts(
+        let mut extra = from_parts(
             info,
             first.map(|(_, type_id)| type_id),
             btf,
-            text.as_deref(),
+            None,
             Some(boot),
-        )
+        );
+        extra.memlock_bytes = memlock;
+        extra
     }
 
     /// The fdinfo text of one of brr's own fds, through the cached
@@ -215,16 +220,25 @@ impl ExtraReader {
         }
     }
 
-    /// The fdinfo text of the object `key` = `id` (`prog_id`, `map_id`)
-    /// behind one of brr's own fds; see [`fdinfo::OwnFdinfo::read_object`].
-    pub fn fdinfo_object(&mut self, fd: &OwnedFd, key: &[u8], id: u32) -> Option<String> {
+    /// What `parse` makes of the fdinfo of the object `key` = `id`
+    /// (`prog_id`, `map_id`) behind one of brr's own fds; see
+    /// [`fdinfo::OwnFdinfo::read_object_with`].
+    pub fn fdinfo_object<T>(
+        &mut self,
+        fd: &OwnedFd,
+        key: &[u8],
+        id: u32,
+        parse: impl FnOnce(&[u8]) -> T,
+    ) -> Option<T> {
         self.fdinfo_reads += 1;
         let dir = self
             .fdinfo
             .get_or_insert_with(|| fdinfo::OwnFdinfo::open().ok());
         match dir {
-            Some(d) => d.read_object(fd.as_fd(), key, id).ok(),
-            None => fdinfo::read_own(fd.as_fd()).ok(),
+            Some(d) => d.read_object_with(fd.as_fd(), key, id, parse).ok(),
+            None => fdinfo::read_own(fd.as_fd())
+                .ok()
+                .map(|t| parse(t.as_bytes())),
         }
     }
 

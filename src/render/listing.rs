@@ -78,11 +78,34 @@ fn emit(
     metadata: Json,
     csv_keys: &[&str],
 ) -> String {
+    emit_with(format, kind, empty, || text, || items, metadata, csv_keys)
+}
+
+/// [`emit`] building only what the format prints: the text rows, or the
+/// JSON items (a listing of thousands of objects would otherwise build
+/// both).
+fn emit_with<'h>(
+    format: Format,
+    kind: &str,
+    empty: &str,
+    text: impl FnOnce() -> (Vec<&'h str>, Vec<Vec<String>>),
+    items: impl FnOnce() -> Vec<Json>,
+    metadata: Json,
+    csv_keys: &[&str],
+) -> String {
     match format {
-        Format::Text if text.1.is_empty() => empty.to_string(),
-        Format::Text => table::render(&text.0, &text.1),
-        Format::Json { pretty } => json::to_string(&json::document(kind, items, metadata), pretty),
-        Format::Csv => csv::from_items(csv_keys, &items),
+        Format::Text => {
+            let (headers, rows) = text();
+            if rows.is_empty() {
+                empty.to_string()
+            } else {
+                table::render(&headers, &rows)
+            }
+        }
+        Format::Json { pretty } => {
+            json::to_string(&json::document(kind, items(), metadata), pretty)
+        }
+        Format::Csv => csv::from_items(csv_keys, &items()),
     }
 }
 
@@ -397,17 +420,21 @@ pub fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> {
 
 pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -> String {
     let csv = format == Format::Csv;
-    emit(
+    emit_with(
         format,
         "programs",
         "No eBPF programs found.",
-        (
-            prog_headers(stats, extended),
-            list.iter().map(|p| prog_row(p, stats, extended)).collect(),
-        ),
-        list.iter()
-            .map(|p| program_json(p, extended, csv))
-            .collect(),
+        || {
+            (
+                prog_headers(stats, extended),
+                list.iter().map(|p| prog_row(p, stats, extended)).collect(),
+            )
+        },
+        || {
+            list.iter()
+                .map(|p| program_json(p, extended, csv))
+                .collect()
+        },
         obj([]),
         &csv_keys(PROG_CSV, extended, &["attached"]),
     )
@@ -483,15 +510,17 @@ const MAP_CSV: &[&str] = &[
 
 pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
-    emit(
+    emit_with(
         format,
         "maps",
         "No eBPF maps found.",
-        (
-            map_headers(extended),
-            list.iter().map(|m| map_row(m, extended)).collect(),
-        ),
-        list.iter().map(|m| map_json(m, extended, csv)).collect(),
+        || {
+            (
+                map_headers(extended),
+                list.iter().map(|m| map_row(m, extended)).collect(),
+            )
+        },
+        || list.iter().map(|m| map_json(m, extended, csv)).collect(),
         obj([]),
         &csv_keys(MAP_CSV, extended, &[]),
     )
@@ -560,15 +589,17 @@ const LINK_CSV: &[&str] = &[
 
 pub fn links(list: &[Link], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
-    emit(
+    emit_with(
         format,
         "links",
         "No eBPF links found.",
-        (
-            link_headers(extended),
-            list.iter().map(|l| link_row(l, extended)).collect(),
-        ),
-        list.iter().map(|l| link_json(l, extended, csv)).collect(),
+        || {
+            (
+                link_headers(extended),
+                list.iter().map(|l| link_row(l, extended)).collect(),
+            )
+        },
+        || list.iter().map(|l| link_json(l, extended, csv)).collect(),
         obj([]),
         &csv_keys(LINK_CSV, extended, &[]),
     )
