@@ -184,7 +184,7 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
     let csv = w.csv();
     let mut failed = None;
     let walked = {
-        let mut put = |item: Json| match w.row(&item) {
+        let mut put = |item: Vec<(&'static str, Json)>| match w.row_fields(item) {
             Ok(()) => Ok(()),
             Err(e) => {
                 failed = Some(e);
@@ -197,16 +197,16 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
             Command::Prog { stats } => {
                 let fields = listing::program_fields(format, x);
                 session::programs_each(*stats, fields, &cli.bpffs, |p| {
-                    put(listing::program_json(&p, x, csv))
+                    put(listing::program_items(&p, x, csv))
                 })
             }
             Command::Map => {
                 let fields = listing::map_fields(format, x);
-                session::maps_each(fields, &cli.bpffs, |m| put(listing::map_json(&m, x, csv)))
+                session::maps_each(fields, &cli.bpffs, |m| put(listing::map_items(&m, x, csv)))
             }
             _ => {
                 let fields = listing::link_fields(format, x);
-                session::links_each(fields, &cli.bpffs, |l| put(listing::link_json(&l, x, csv)))
+                session::links_each(fields, &cli.bpffs, |l| put(listing::link_items(&l, x, csv)))
             }
         }
     };

@@ -67,12 +67,23 @@ pub fn iso8601_utc(unix_secs: i64) -> String {
     let days = unix_secs.div_euclid(86_400);
     let secs = unix_secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
+    let (hh, mm, ss) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    // Every listed program has a date: fill the fixed shape digit by
+    // digit rather than through the formatter.
+    if let Ok(year @ 0..=9999) = u32::try_from(y) {
+        let mut b = *b"0000-00-00T00:00:00Z";
+        let fields = [(0, year, 4), (5, m, 2), (8, d, 2)];
+        let times = [(11, hh, 2), (14, mm, 2), (17, ss, 2)];
+        let times = times.map(|(at, v, n)| (at, u32::try_from(v).unwrap_or(0), n));
+        for (at, mut v, n) in fields.into_iter().chain(times) {
+            for i in (at..at + n).rev() {
+                b[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        }
+        return String::from_utf8_lossy(&b).into_owned();
+    }
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
 }
 
 /// A boot-relative kernel timestamp as a wall-clock date.

@@ -133,20 +133,37 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
             out.push(']');
         }
         Json::Obj(items) => {
-            out.push('{');
-            for (i, (k, item)) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                escape(k, out);
-                out.push_str(if pretty { ": " } else { ":" });
-                write(item, pretty, depth + 1, out);
-            }
-            newline(out, depth);
-            out.push('}');
+            let fields = items.iter().map(|(k, v)| (k.as_str(), v));
+            write_fields(fields, pretty, depth, out);
         }
     }
+}
+
+/// A non-empty object's text from its fields, as [`Json::Obj`] writes it.
+fn write_fields<'a>(
+    fields: impl Iterator<Item = (&'a str, &'a Json)>,
+    pretty: bool,
+    depth: usize,
+    out: &mut String,
+) {
+    let newline = |out: &mut String, d: usize| {
+        if pretty {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', d * 2));
+        }
+    };
+    out.push('{');
+    for (i, (k, item)) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(out, depth + 1);
+        escape(k, out);
+        out.push_str(if pretty { ": " } else { ":" });
+        write(item, pretty, depth + 1, out);
+    }
+    newline(out, depth);
+    out.push('}');
 }
 
 /// `v` as it is written `depth` levels deep inside a document.
@@ -196,6 +213,21 @@ impl<'w> DocumentWriter<'w> {
     }
 
     pub fn item(&mut self, v: &Json) -> std::io::Result<()> {
+        self.item_with(|s, pretty| write(v, pretty, 2, s))
+    }
+
+    /// An object item from borrowed keys, written as [`DocumentWriter::item`]
+    /// writes the same [`Json::Obj`], without making a string of each key
+    /// (listings write a few dozen keys per object).
+    pub fn item_fields(&mut self, fields: &[(&str, Json)]) -> std::io::Result<()> {
+        if fields.is_empty() {
+            return self.item(&Json::Obj(Vec::new()));
+        }
+        let fields = || fields.iter().map(|(k, v)| (*k, v));
+        self.item_with(|s, pretty| write_fields(fields(), pretty, 2, s))
+    }
+
+    fn item_with(&mut self, body: impl FnOnce(&mut String, bool)) -> std::io::Result<()> {
         if self.items == 0 {
             self.head()?;
         }
@@ -207,7 +239,7 @@ impl<'w> DocumentWriter<'w> {
         if self.pretty {
             s.push_str("\n    ");
         }
-        write(v, self.pretty, 2, s);
+        body(s, self.pretty);
         self.items += 1;
         self.out.write_all(s.as_bytes())
     }

@@ -220,6 +220,11 @@ fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
 /// A program's JSON item: today's keys, then the ones added after them;
 /// `extended` adds who holds it and where it is attached.
 pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
+    fields_json(program_items(p, extended, csv))
+}
+
+/// [`program_json`]'s keys and values, for [`RowWriter::row_fields`].
+pub fn program_items(p: &Program, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = program_base_fields(p);
     item.extend([
         ("full_name", p.display_name().into()),
@@ -236,6 +241,10 @@ pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
         item.extend(keeper_fields(p.keepers.as_ref(), csv));
         item.push(("attached", attached_json(&p.attached, csv)));
     }
+    item
+}
+
+fn fields_json(item: Vec<(&'static str, Json)>) -> Json {
     Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
@@ -337,6 +346,15 @@ impl<'w> RowWriter<'w> {
     /// Whether items must be built for CSV (`program_json(.., csv)`).
     pub fn csv(&self) -> bool {
         matches!(self.sink, Sink::Csv { .. })
+    }
+
+    /// A row from its item's keys and values ([`program_items`] and the
+    /// like): JSON writes them without making the object first.
+    pub fn row_fields(&mut self, fields: Vec<(&'static str, Json)>) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Json(w) => w.item_fields(&fields),
+            Sink::Csv { .. } => self.row(&fields_json(fields)),
+        }
     }
 
     pub fn row(&mut self, item: &Json) -> std::io::Result<()> {
@@ -475,6 +493,11 @@ pub fn map_row(m: &Map, extended: bool) -> Vec<String> {
 }
 
 pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
+    fields_json(map_items(m, extended, csv))
+}
+
+/// [`map_json`]'s keys and values, for [`RowWriter::row_fields`].
+pub fn map_items(m: &Map, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = vec![
         ("id", m.id.into()),
         ("type", m.map_type.as_str().into()),
@@ -491,7 +514,7 @@ pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
     if extended {
         item.extend(keeper_fields(m.keepers.as_ref(), csv));
     }
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    item
 }
 
 const MAP_CSV: &[&str] = &[
@@ -560,6 +583,11 @@ pub fn link_row(l: &Link, extended: bool) -> Vec<String> {
 }
 
 pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
+    fields_json(link_items(l, extended, csv))
+}
+
+/// [`link_json`]'s keys and values, for [`RowWriter::row_fields`].
+pub fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = vec![
         ("id", l.id.into()),
         ("type", l.link_type.as_str().into()),
@@ -573,7 +601,7 @@ pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
     if extended {
         item.extend(keeper_fields(l.keepers.as_ref(), csv));
     }
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    item
 }
 
 const LINK_CSV: &[&str] = &[
@@ -1086,7 +1114,7 @@ mod tests {
                     let mut w = RowWriter::new(&mut out, format, ListingKind::Programs, x).unwrap();
                     let csv = w.csv();
                     for p in &list[..n] {
-                        w.row(&program_json(p, x, csv)).unwrap();
+                        w.row_fields(program_items(p, x, csv)).unwrap();
                     }
                     w.finish().unwrap();
                     assert_eq!(String::from_utf8(out).unwrap(), whole, "{n} {format:?} {x}");
