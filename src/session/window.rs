@@ -143,8 +143,8 @@ impl Window {
     }
 }
 
-/// One activity window of `duration` seconds over full snapshots, with
-/// statistics enabled only in between. Ctrl-C ends the window early; the
+/// One activity window of `duration` seconds, with statistics enabled only
+/// in between. Ctrl-C ends the window early; the
 /// rates then cover the shorter window. The snapshots read `fields` as
 /// [`Window::start`] does.
 pub fn measure(duration: f64, fields: ProgFields) -> Result<Measurement> {

@@ -454,3 +454,31 @@ pub(super) fn export(dir: &std::path::Path, id: u32, profile: &Profile) -> Resul
         })
         .map_err(|e| e.render())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An image whose program id no kernel hands out soon: reading it
+    /// again would fail and leave no image.
+    fn unreadable(id: u32) -> Arc<ProgramImage> {
+        let mut img = ProgramImage::default();
+        img.program.id = id;
+        Arc::new(img)
+    }
+
+    #[test]
+    fn disasm_uses_the_image_load_read() {
+        let id = u32::MAX - 7;
+        let loaded = unreadable(id);
+        let mut image = Some(Arc::clone(&loaded));
+        let msg = disasm(id, 3, &mut image);
+        assert!(matches!(msg, Msg::Disasm { seq: 3, .. }));
+        let kept = image.expect("the loaded image is kept");
+        assert!(Arc::ptr_eq(&kept, &loaded), "the image was read again");
+        // Another program's disassembly reads its own image.
+        let mut image = Some(loaded);
+        let _ = disasm(id - 1, 4, &mut image);
+        assert!(image.is_none());
+    }
+}
