@@ -20,15 +20,18 @@ use crate::session;
 pub fn run(cli: &Cli) -> Result<(String, i32)> {
     let out = match &cli.command {
         Command::Prog { stats } => {
-            let progs = session::programs(*stats, cli.extended, &cli.bpffs)?;
+            let fields = listing::program_fields(cli.format, cli.extended);
+            let progs = session::programs(*stats, fields, &cli.bpffs)?;
             listing::programs(&progs, cli.format, *stats, cli.extended)
         }
         Command::Map => {
-            let maps = session::maps(cli.extended, &cli.bpffs)?;
+            let fields = listing::map_fields(cli.format, cli.extended);
+            let maps = session::maps(fields, &cli.bpffs)?;
             listing::maps(&maps, cli.format, cli.extended)
         }
         Command::Link => {
-            let links = session::links(cli.extended, &cli.bpffs)?;
+            let fields = listing::link_fields(cli.format, cli.extended);
+            let links = session::links(fields, &cli.bpffs)?;
             listing::links(&links, cli.format, cli.extended)
         }
         Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
@@ -42,8 +45,9 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             all,
             ..
         } => {
+            let fields = listing::activity_fields(cli.format, cli.extended);
             let (rows, measured) =
-                session::activity(*duration, &cli.bpffs, *all, *limit, cli.extended)?;
+                session::activity_with(*duration, &cli.bpffs, *all, *limit, fields)?;
             let run = ActivityRun {
                 duration: *duration,
                 measured,
@@ -144,7 +148,7 @@ pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
             ..
         } => Some(activity_stream(cli, *interval, *count, *limit, *all, out)),
         Command::Exporter { listen, stats } => Some(
-            crate::export::run(crate::export::ExporterConfig {
+            crate::serve::run(crate::serve::ExporterConfig {
                 listen: *listen,
                 stats: *stats,
             })
@@ -164,7 +168,8 @@ fn activity_stream(
 ) -> Result<Streamed> {
     let mut first = true;
     let mut failed = None;
-    session::activity_stream(interval, count, &cli.bpffs, all, limit, &mut |w| {
+    let fields = listing::activity_fields(cli.format, cli.extended);
+    session::activity_stream(interval, count, &cli.bpffs, all, limit, fields, &mut |w| {
         let run = ActivityRun {
             duration: interval,
             measured: w.seconds,
@@ -208,7 +213,7 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
     let csv = w.csv();
     let mut failed = None;
     let walked = {
-        let mut put = |item: Json| match w.row(&item) {
+        let mut put = |item: Vec<(&'static str, Json)>| match w.row_fields(item) {
             Ok(()) => Ok(()),
             Err(e) => {
                 failed = Some(e);
@@ -216,14 +221,22 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
                 Err(BrrError::Failed(String::new()))
             }
         };
+        let format = cli.format;
         match &cli.command {
-            Command::Prog { stats } => session::programs_each(*stats, x, &cli.bpffs, |p| {
-                put(listing::program_json(&p, x, csv))
-            }),
-            Command::Map => {
-                session::maps_each(x, &cli.bpffs, |m| put(listing::map_json(&m, x, csv)))
+            Command::Prog { stats } => {
+                let fields = listing::program_fields(format, x);
+                session::programs_each(*stats, fields, &cli.bpffs, |p| {
+                    put(listing::program_items(&p, x, csv))
+                })
             }
-            _ => session::links_each(x, &cli.bpffs, |l| put(listing::link_json(&l, x, csv))),
+            Command::Map => {
+                let fields = listing::map_fields(format, x);
+                session::maps_each(fields, &cli.bpffs, |m| put(listing::map_items(&m, x, csv)))
+            }
+            _ => {
+                let fields = listing::link_fields(format, x);
+                session::links_each(fields, &cli.bpffs, |l| put(listing::link_items(&l, x, csv)))
+            }
         }
     };
     if let Some(e) = failed {

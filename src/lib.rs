@@ -17,17 +17,23 @@
 //! 3. [`model`]: the plain data the kernel views fill and every layer above
 //!    reads.
 //! 4. Analysis of that data: [`activity`] (run counts and run time over a
-//!    window), [`profile`] (sampling, attribution, aggregation),
-//!    [`inspect`] (instruction slots, source lines, drilldown rows) and
-//!    [`doctor`] (what brr can do on this host, and why not).
-//! 5. [`render`]: plain data to text tables, JSON, CSV and textmode.
-//!    Nothing below it formats output.
-//! 6. [`session`]: what commands, `top` and the TUI's worker share: the
-//!    measuring window, a capture that Ctrl-C ends early, pins, the
-//!    `--devmode` tree.
+//!    window), [`profile`] (sampling, attribution, aggregation, the
+//!    report), [`inspect`] (instruction slots, source lines, native code,
+//!    drilldown rows) and [`doctor`] (what brr can do on this host, and
+//!    why not).
+//! 5. Views: [`render`] (plain data to text tables, JSON, CSV and
+//!    textmode) and [`export`] (profile files: folded stacks, flame graph,
+//!    pprof). Nothing below them formats output.
+//! 6. [`session`]: the one collector the front ends share: the measuring
+//!    window, object context (one owner scan, full names and memlock read
+//!    once), the listings with the fields each view prints, a capture that
+//!    Ctrl-C ends early, pins, the `--devmode` tree.
 //! 7. Front ends: [`cli`] (the command line), [`commands`] (dispatch),
-//!    [`top`] (`brr top` as textmode or interactive) and [`tui`] (the
-//!    interactive view, the only module that knows a key).
+//!    [`top`] (`brr top` as textmode or interactive), [`tui`] (the
+//!    interactive view, the only module that knows a key) and [`serve`]
+//!    (`brr exporter`, the Prometheus service). The TUI and the exporter
+//!    ask `session` rather than read the kernel themselves; nothing below
+//!    the front ends imports them.
 //!
 //! Two leaf modules serve any layer: [`values`] (number parsers shared by
 //! the command line and the TUI's input fields) and [`trace`] (readiness
@@ -46,6 +52,7 @@ pub mod model;
 pub mod privilege;
 pub mod profile;
 pub mod render;
+pub mod serve;
 pub mod session;
 // Cargo.toml denies unsafe_code crate-wide; the syscall layer is the one
 // exemption, so unsafe cannot spread to other modules unnoticed.

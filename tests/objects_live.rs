@@ -17,8 +17,11 @@ use std::process::{Child, Command, Stdio};
 
 use brr::kernel::fdinfo;
 use brr::kernel::link_target::{self, LinkTarget, SystemNames};
+use brr::kernel::objects::{MapReader, ProgramReader};
 use brr::kernel::owners::{self, HeldKind, Owner};
 use brr::kernel::prog_extra::ExtraReader;
+use brr::render::listing;
+use brr::render::Format;
 use support::insn::{exit, mov64_imm, R0};
 use support::{load_program, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture};
 
@@ -438,6 +441,92 @@ fn program_extras_full_name_memlock_and_counters() {
     let nobtf = support::NoBtfFixture::load().expect("no-BTF fixture");
     let e = r.read_id(nobtf.prog.id).expect("extras");
     assert_eq!(e.full_name, support::NoBtfFixture::PROG_NAME);
+}
+
+/// The fields each listing asks for decide what the readers read: text
+/// `prog` and `map` read no fdinfo (4 syscalls a program: next id, open,
+/// info, close), JSON one per object, each the right object's.
+#[test]
+fn listings_read_fdinfo_only_where_they_print_it() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    let _many = support::load_many(8, 8);
+    let json = Format::Json { pretty: false };
+    for (format, wanted) in [(Format::Text, false), (json, true)] {
+        let mut r = ProgramReader::new(listing::program_fields(format, false));
+        let mut progs = Vec::new();
+        r.each(|p| {
+            progs.push(p);
+            Ok(())
+        })
+        .expect("programs");
+        let mine = progs.iter().find(|p| p.id == fx.prog.id).expect("listed");
+        assert_eq!(mine.full_name, SocketFilterFixture::FUNC_NAME);
+        let own = fdinfo::own_prog(fx.prog.fd()).expect("own fdinfo").memlock;
+        if wanted {
+            assert_eq!(r.fdinfo_reads(), progs.len() as u64, "{format:?}");
+            assert_eq!(mine.memlock_bytes, own);
+            assert_eq!(mine.map_ids, vec![fx.map.id]);
+        } else {
+            assert_eq!(r.fdinfo_reads(), 0, "{format:?} read fdinfo");
+            assert_eq!((mine.memlock_bytes, mine.map_ids.len()), (None, 0));
+        }
+        let mut r = MapReader::new(listing::map_fields(format, false));
+        let mut maps = Vec::new();
+        r.each(|m| {
+            maps.push(m);
+            Ok(())
+        })
+        .expect("maps");
+        let mine = maps.iter().find(|m| m.id == fx.map.id).expect("listed");
+        let own = fdinfo::own_map(fx.map.fd()).expect("own fdinfo");
+        if wanted {
+            assert_eq!(r.fdinfo_reads(), maps.len() as u64, "{format:?}");
+            assert_eq!((mine.memlock_bytes, mine.frozen), (own.memlock, own.frozen));
+        } else {
+            assert_eq!(r.fdinfo_reads(), 0, "{format:?} read fdinfo");
+            assert_eq!((mine.memlock_bytes, mine.frozen), (None, None));
+        }
+    }
+}
+
+/// A walk that closes each object's fd before opening the next reads the
+/// next object's fdinfo through the file opened for the last one, and
+/// gets that object's text.
+#[test]
+fn fdinfo_files_follow_their_fd_number() {
+    if !support::live() {
+        return;
+    }
+    let fx = SocketFilterFixture::load().expect("socket filter fixture");
+    let other = support::NoBtfFixture::load().expect("no-BTF fixture");
+    let mut own = fdinfo::OwnFdinfo::open().expect("own fdinfo");
+    // Tests on other threads open fds too, and may take a freed number
+    // first; the reuse must show within a few rounds.
+    for _ in 0..50 {
+        for id in [fx.prog.id, other.prog.id] {
+            let fd = sys::prog_fd_by_id(id).expect("open by id");
+            let text = own.read_object(fd.as_fd(), b"prog_id", id).expect("read");
+            assert_eq!(fdinfo::parse_prog(&text).prog_id, Some(id));
+        }
+        if own.reused() > 0 {
+            break;
+        }
+    }
+    assert!(own.reused() > 0, "no fdinfo file was read again");
+    // Another fd number opens its own file, and is still right.
+    let a = sys::prog_fd_by_id(fx.prog.id).expect("open by id");
+    let b = sys::prog_fd_by_id(other.prog.id).expect("open by id");
+    let text = own
+        .read_object(b.as_fd(), b"prog_id", other.prog.id)
+        .expect("read");
+    assert_eq!(fdinfo::parse_prog(&text).prog_id, Some(other.prog.id));
+    let text = own
+        .read_object(a.as_fd(), b"prog_id", fx.prog.id)
+        .expect("read");
+    assert_eq!(fdinfo::parse_prog(&text).prog_id, Some(fx.prog.id));
 }
 
 #[test]

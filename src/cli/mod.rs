@@ -745,7 +745,7 @@ fn activity_command(prog: &str, a: &args::ActivityArgs, pretty: bool) -> Result<
 fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
     let listen = match a.listen {
         Some(listen) => listen,
-        None => crate::export::DEFAULT_LISTEN
+        None => crate::serve::DEFAULT_LISTEN
             .parse()
             .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?,
     };

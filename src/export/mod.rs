@@ -1,17 +1,14 @@
-//! What brr hands to other systems: profile files in the ecosystem's
-//! formats (folded stacks, flame graph SVG, pprof), fed by a finished
-//! [`Profile`](crate::model::profile::Profile), and the Prometheus exporter
-//! (`brr exporter`: [`exporter`] reads, [`prometheus`] writes the text
-//! format, [`http`] serves it).
+//! Profile files in the ecosystem's formats (folded stacks, flame graph
+//! SVG, pprof), written from a finished
+//! [`Profile`](crate::model::profile::Profile)'s raw stacks. A view beside
+//! `render`; the Prometheus exporter service is a front end of its own
+//! ([`crate::serve`]).
 
-pub mod exporter;
 pub mod flamegraph;
 pub mod folded;
-pub mod http;
 pub mod pprof;
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 mod pprof_proto;
-pub mod prometheus;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -19,8 +16,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{BrrError, Result};
 use crate::model::profile::Profile;
-
-pub use exporter::{run, ExporterConfig, DEFAULT_LISTEN};
 
 /// Where to write a capture's profile files (`--folded`, `--flamegraph`,
 /// `--pprof`).

@@ -213,6 +213,14 @@ pub fn parse(text: &str) -> Fdinfo {
 /// `<key>:\t<digits>\n` line. Works on bytes without allocating, for the
 /// owner scan that reads thousands of these.
 pub fn id_in(raw: &[u8], key: &[u8]) -> Option<u32> {
+    value_in(raw, key).and_then(|v| u32::try_from(v).ok())
+}
+
+/// The decimal value of the first complete `<key>:\t<digits>\n` line in
+/// raw fdinfo bytes, without allocating: for the one or two fields a
+/// listing reads from every object. A value that is not plain decimal (or
+/// overflows) is `None`.
+pub fn value_in(raw: &[u8], key: &[u8]) -> Option<u64> {
     let mut rest = raw;
     loop {
         let nl = rest.iter().position(|&b| b == b'\n')?;
@@ -222,13 +230,12 @@ pub fn id_in(raw: &[u8], key: &[u8]) -> Option<u32> {
             continue;
         };
         let v = v.trim_ascii();
-        if v.is_empty() || v.len() > 10 || !v.iter().all(u8::is_ascii_digit) {
+        if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
             return None;
         }
-        let n = v
-            .iter()
-            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
-        return u32::try_from(n).ok();
+        return v.iter().try_fold(0u64, |acc, &d| {
+            acc.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        });
     }
 }
 
@@ -241,11 +248,29 @@ pub fn read_own(fd: BorrowedFd<'_>) -> io::Result<String> {
     Ok(s)
 }
 
+/// fdinfo bytes as text (lossy UTF-8; the kernel writes ASCII).
+fn lossy(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw).into_owned()
+}
+
 /// brr's own `/proc/self/fdinfo`, opened once for reading many fds: each
 /// read is then one openat relative to it instead of a walk from `/`.
+///
+/// [`OwnFdinfo::read_object`] goes further for walks that close each
+/// object's fd before opening the next (which then gets the same number):
+/// the kernel looks the fd number up again at every read of an fdinfo
+/// file, so the file opened for the last object serves the next one with a
+/// single `pread`. The object id in the text proves it; a kernel that
+/// answered for the old object would turn the reuse off.
 pub struct OwnFdinfo {
     dir: OwnedFd,
     buf: Vec<u8>,
+    /// The fd number last read and its open fdinfo file.
+    last: Option<(i32, OwnedFd)>,
+    /// Whether re-reading an open fdinfo file follows its fd number.
+    reuse: bool,
+    /// Reads served by a file opened before.
+    reused: u64,
 }
 
 impl OwnFdinfo {
@@ -259,11 +284,13 @@ impl OwnFdinfo {
         Ok(OwnFdinfo {
             dir,
             buf: vec![0; 4096],
+            last: None,
+            reuse: true,
+            reused: 0,
         })
     }
 
-    /// The fdinfo text of `fd` (lossy UTF-8; the kernel writes ASCII).
-    pub fn read(&mut self, fd: BorrowedFd<'_>) -> io::Result<String> {
+    fn open_file(&self, fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
         let mut name = [0u8; 12];
         let mut len = 0;
         for d in fd.as_raw_fd().unsigned_abs().to_string().bytes() {
@@ -271,26 +298,79 @@ impl OwnFdinfo {
             len += 1;
         }
         let name = CStr::from_bytes_with_nul(&name[..=len]).map_err(io::Error::other)?;
-        let f = openat(
+        Ok(openat(
             &self.dir,
             name,
             OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
-        )?;
-        // fdinfo is one seq_file record: a read that leaves room in the
-        // buffer returned all of it, so no second read is needed for EOF.
+        )?)
+    }
+
+    /// The whole text of an fdinfo file from its start, into `buf`; its
+    /// length. fdinfo is one seq_file record: a read that leaves room in
+    /// the buffer returned all of it, so no second read is needed for EOF.
+    fn fill(buf: &mut [u8], file: &OwnedFd) -> io::Result<usize> {
         let mut n = 0;
-        while n < self.buf.len() {
-            match rustix::io::read(&f, &mut self.buf[n..])? {
+        while n < buf.len() {
+            match rustix::io::pread(file, &mut buf[n..], n as u64)? {
                 0 => break,
-                k if n + k < self.buf.len() => {
+                k if n + k < buf.len() => {
                     n += k;
                     break;
                 }
                 k => n += k,
             }
         }
-        Ok(String::from_utf8_lossy(&self.buf[..n]).into_owned())
+        Ok(n)
+    }
+
+    /// The fdinfo text of `fd` (lossy UTF-8; the kernel writes ASCII).
+    pub fn read(&mut self, fd: BorrowedFd<'_>) -> io::Result<String> {
+        let f = self.open_file(fd)?;
+        let n = Self::fill(&mut self.buf, &f)?;
+        Ok(lossy(&self.buf[..n]))
+    }
+
+    /// The fdinfo text of `fd`, which holds the object whose `key` line
+    /// (`prog_id`, `map_id`, `link_id`) is `id`: one `pread` when the last
+    /// call read the same fd number, else an open and a read.
+    pub fn read_object(&mut self, fd: BorrowedFd<'_>, key: &[u8], id: u32) -> io::Result<String> {
+        self.read_object_with(fd, key, id, lossy)
+    }
+
+    /// [`OwnFdinfo::read_object`], handing the raw bytes to `parse`
+    /// rather than making a string of them.
+    pub fn read_object_with<T>(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        key: &[u8],
+        id: u32,
+        parse: impl FnOnce(&[u8]) -> T,
+    ) -> io::Result<T> {
+        let raw = fd.as_raw_fd();
+        if let Some((_, file)) = self.last.as_ref().filter(|(n, _)| *n == raw && self.reuse) {
+            match Self::fill(&mut self.buf, file) {
+                Ok(n) if id_in(&self.buf[..n], key) == Some(id) => {
+                    self.reused += 1;
+                    return Ok(parse(&self.buf[..n]));
+                }
+                // Another object's text (or none): this kernel does not
+                // follow the number, or does not print the id.
+                _ => self.reuse = false,
+            }
+        }
+        self.last = None;
+        let file = self.open_file(fd)?;
+        let n = Self::fill(&mut self.buf, &file)?;
+        if self.reuse {
+            self.last = Some((raw, file));
+        }
+        Ok(parse(&self.buf[..n]))
+    }
+
+    /// How many reads an fdinfo file opened before served.
+    pub fn reused(&self) -> u64 {
+        self.reused
     }
 }
 
@@ -489,5 +569,29 @@ verified_insns:\t12 34\nprog_jited:\t2\n";
         assert_eq!(id_in(b"prog_id:\t4294967296\n", b"prog_id"), None);
         assert_eq!(id_in(b"prog_id:\t12a\n", b"prog_id"), None);
         assert_eq!(id_in(b"xprog_id:\t1\nprog_id:\t2\n", b"prog_id"), Some(2));
+    }
+
+    #[test]
+    fn values_from_raw_bytes_agree_with_the_parsers() {
+        let prog = parse_prog(PROG);
+        assert_eq!(value_in(PROG.as_bytes(), b"memlock"), prog.memlock);
+        let map = parse_map(MAP);
+        assert_eq!(value_in(MAP.as_bytes(), b"memlock"), map.memlock);
+        assert_eq!(value_in(MAP.as_bytes(), b"frozen"), Some(0));
+        assert_eq!(map.frozen, Some(false));
+        assert_eq!(
+            value_in(b"memlock:\t18446744073709551615\n", b"memlock"),
+            Some(u64::MAX)
+        );
+        assert_eq!(
+            value_in(b"memlock:\t18446744073709551616\n", b"memlock"),
+            None
+        );
+        assert_eq!(value_in(b"map_flags:\t0x0\n", b"map_flags"), None);
+        assert_eq!(
+            value_in(b"memlock_x:\t1\nmemlock:\t2\n", b"memlock"),
+            Some(2)
+        );
+        assert_eq!(value_in(b"memlock:\t", b"memlock"), None, "cut line");
     }
 }

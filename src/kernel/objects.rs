@@ -3,16 +3,14 @@
 //! Objects come and go while we walk: an ID returned by GET_NEXT_ID may be gone
 //! by the time we open it. That is normal and the object is skipped.
 
-use std::collections::BTreeMap;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::Mutex;
 
 use crate::error::{BrrError, Result};
-use crate::kernel::link_target::{self, LinkTarget, SystemNames};
+use crate::kernel::link_target::{self, LinkTarget, NoNames, SystemNames};
 use crate::kernel::prog_extra::ExtraReader;
 use crate::kernel::{fdinfo, names};
-use crate::model::{BtfObject, Link, Map, Program};
-use crate::sys::bpf::{self, ObjKind, ProgWant};
+use crate::model::{BtfObject, Link, LinkFields, Map, MapFields, ProgFields, Program};
+use crate::sys::bpf::{self, ObjKind};
 use crate::sys::link_info::{self, FetchedLinkInfo};
 use crate::sys::Errno;
 
@@ -23,8 +21,9 @@ pub fn open_action(id: u32) -> String {
 }
 
 /// Walk IDs with `next`, read each with `read` and hand it to `each`.
-/// `read` returning ENOENT means the object vanished mid-walk and is
-/// skipped. Results come out in ID order because the kernel hands IDs out
+/// `read` returning ENOENT means the object vanished mid-walk, EAGAIN that
+/// it is still being created (a link has an ID before it is settled, and
+/// the kernel answers as if it did not exist yet); both are skipped. Results come out in ID order because the kernel hands IDs out
 /// ascending.
 pub fn walk_each<T>(
     mut next: impl FnMut(u32) -> std::result::Result<Option<u32>, Errno>,
@@ -109,46 +108,78 @@ pub fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
     }
 }
 
-/// Reads listing rows of programs, sharing the BTF that names them.
+/// What a caller already knows of a program from an earlier walk (its
+/// full name and memlock cannot change while it lives), so that the reader
+/// does not read them again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KnownProg {
+    pub full_name: Option<String>,
+    pub memlock: Option<u64>,
+}
+
+/// Reads listing rows of programs, sharing the BTF that names them; each
+/// row costs one info call, plus what `fields` asks for.
 pub struct ProgramReader {
     extra: ExtraReader,
-    /// Map IDs and memlock (one fdinfo read each); off for `top`, which
-    /// enumerates every window.
-    full: bool,
+    fields: ProgFields,
 }
 
 impl ProgramReader {
-    pub fn new(full: bool) -> ProgramReader {
+    /// A reader of `fields`' `full_name`, `map_ids` and `memlock` (the
+    /// others are not read here).
+    pub fn new(fields: ProgFields) -> ProgramReader {
         ProgramReader {
             extra: ExtraReader::new(),
-            full,
+            fields,
         }
     }
 
     pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Program, Errno> {
-        let l = bpf::prog_info_listing(fd, self.full)?;
-        // Brief reads repeat every window: a name seen before is reused
-        // (program IDs are not reused while the kernel runs).
-        let known = if self.full {
-            None
-        } else {
-            BRIEF_NAMES
-                .lock()
-                .ok()
-                .and_then(|m| m.get(&l.info.id).cloned())
-        };
-        let first = if known.is_some() { None } else { l.first_func };
-        let x = self.extra.complete(fd, &l.info, first, self.full);
+        self.read_known(fd, |_| KnownProg::default())
+    }
+
+    /// Read one program; `known` is asked, with the row from the info
+    /// struct, what need not be read again.
+    pub fn read_known(
+        &mut self,
+        fd: &OwnedFd,
+        known: impl FnOnce(&Program) -> KnownProg,
+    ) -> std::result::Result<Program, Errno> {
+        let f = self.fields;
+        let l = bpf::prog_info_listing(fd, f.map_ids)?;
         let mut p = program_from_info(&l.info, l.map_ids);
-        p.full_name = known.unwrap_or(x.full_name);
+        let k = known(&p);
+        let name = f.full_name && k.full_name.is_none();
+        let memlock = f.memlock && k.memlock.is_none();
+        let first = if name { l.first_func } else { None };
+        let x = self.extra.complete(fd, &l.info, first, memlock);
         p.loaded_at = x.loaded_at;
-        p.memlock_bytes = x.memlock_bytes;
+        if f.full_name {
+            p.full_name = k.full_name.unwrap_or(x.full_name);
+        }
+        if f.memlock {
+            p.memlock_bytes = k.memlock.or(x.memlock_bytes);
+        }
         Ok(p)
     }
 
     /// Every loaded program, in ID order, to `each`.
     pub fn each(&mut self, each: impl FnMut(Program) -> Result<()>) -> Result<()> {
-        walk_kind(ObjKind::Prog, |_, fd| self.read(fd), each)
+        self.each_known(|_| KnownProg::default(), each)
+    }
+
+    /// [`ProgramReader::each`], asking `known` before each read.
+    pub fn each_known(
+        &mut self,
+        mut known: impl FnMut(&Program) -> KnownProg,
+        each: impl FnMut(Program) -> Result<()>,
+    ) -> Result<()> {
+        walk_kind(ObjKind::Prog, |_, fd| self.read_known(fd, &mut known), each)
+    }
+
+    /// How many fdinfo files this reader has read.
+    pub fn fdinfo_reads(&self) -> u64 {
+        self.extra.fdinfo_reads()
     }
 }
 
@@ -162,88 +193,98 @@ pub fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()>) -> R
     )
 }
 
-pub fn programs() -> Result<Vec<Program>> {
-    let mut r = ProgramReader::new(true);
+/// Every program with `fields`, in ID order.
+pub fn programs(fields: ProgFields) -> Result<Vec<Program>> {
+    let mut r = ProgramReader::new(fields);
     collect_kind(ObjKind::Prog, |_, fd| r.read(fd))
 }
 
-/// Full names from the last brief walk, by program id.
-static BRIEF_NAMES: Mutex<BTreeMap<u32, String>> = Mutex::new(BTreeMap::new());
-
-/// Programs with counters and names but without map IDs or memlock: one
-/// info call per program, for `top`, which enumerates every window; each
-/// program's BTF is read once, on the first walk that sees it.
-pub fn programs_brief() -> Result<Vec<Program>> {
-    let mut r = ProgramReader::new(false);
-    let list = collect_kind(ObjKind::Prog, |_, fd| r.read(fd))?;
-    if let Ok(mut names) = BRIEF_NAMES.lock() {
-        *names = list.iter().map(|p| (p.id, p.full_name.clone())).collect();
-    }
-    Ok(list)
-}
-
-/// Reads map rows: the info struct plus the fdinfo's memlock and frozen.
+/// Reads map rows: the info struct, plus with `fields.fdinfo` the fdinfo's
+/// memlock and frozen.
 pub struct MapReader {
     extra: ExtraReader,
+    fields: MapFields,
 }
 
 impl Default for MapReader {
     fn default() -> Self {
-        MapReader::new()
+        MapReader::new(MapFields::ALL)
     }
 }
 
 impl MapReader {
-    pub fn new() -> MapReader {
+    pub fn new(fields: MapFields) -> MapReader {
         MapReader {
             extra: ExtraReader::new(),
+            fields,
         }
     }
 
     pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Map, Errno> {
-        let i = bpf::map_info(fd)?;
-        let f = self
+        self.read_known(fd, |_| None)
+    }
+
+    /// Read one map; `known_memlock` is asked, with the row from the info
+    /// struct, for a memlock that need not be read again (frozen is then
+    /// not read either).
+    pub fn read_known(
+        &mut self,
+        fd: &OwnedFd,
+        known_memlock: impl FnOnce(&Map) -> Option<u64>,
+    ) -> std::result::Result<Map, Errno> {
+        let mut m = map_from_info(&bpf::map_info(fd)?);
+        if !self.fields.fdinfo {
+            return Ok(m);
+        }
+        if let Some(b) = known_memlock(&m) {
+            m.memlock_bytes = Some(b);
+            return Ok(m);
+        }
+        let (memlock, frozen) = self
             .extra
-            .fdinfo_text(fd)
-            .map(|t| fdinfo::parse_map(&t))
+            .fdinfo_object(fd, b"map_id", m.id, |raw| {
+                (
+                    fdinfo::value_in(raw, b"memlock"),
+                    fdinfo::value_in(raw, b"frozen"),
+                )
+            })
             .unwrap_or_default();
-        Ok(Map {
-            frozen: f.frozen,
-            memlock_bytes: f.memlock,
-            ..map_from_info(&i)
-        })
+        m.memlock_bytes = memlock;
+        m.frozen = match frozen {
+            Some(0) => Some(false),
+            Some(1) => Some(true),
+            _ => None,
+        };
+        Ok(m)
     }
 
     pub fn each(&mut self, each: impl FnMut(Map) -> Result<()>) -> Result<()> {
-        walk_kind(ObjKind::Map, |_, fd| self.read(fd), each)
+        self.each_known(|_| None, each)
+    }
+
+    /// [`MapReader::each`], asking `known_memlock` before each fdinfo read.
+    pub fn each_known(
+        &mut self,
+        mut known_memlock: impl FnMut(&Map) -> Option<u64>,
+        each: impl FnMut(Map) -> Result<()>,
+    ) -> Result<()> {
+        walk_kind(
+            ObjKind::Map,
+            |_, fd| self.read_known(fd, &mut known_memlock),
+            each,
+        )
+    }
+
+    /// How many fdinfo files this reader has read.
+    pub fn fdinfo_reads(&self) -> u64 {
+        self.extra.fdinfo_reads()
     }
 }
 
-pub fn maps() -> Result<Vec<Map>> {
-    let mut r = MapReader::new();
+/// Every map with `fields`, in ID order.
+pub fn maps(fields: MapFields) -> Result<Vec<Map>> {
+    let mut r = MapReader::new(fields);
     collect_kind(ObjKind::Map, |_, fd| r.read(fd))
-}
-
-/// Programs as [`programs_brief`] reads them, each with what `extra` reads
-/// from the fd brr opened for it (the exporter's full names and memlock).
-pub fn programs_with<T>(
-    mut extra: impl FnMut(&Program, &OwnedFd) -> T,
-) -> Result<Vec<(Program, T)>> {
-    collect_kind(ObjKind::Prog, |_, fd| {
-        let d = bpf::prog_detail(fd, ProgWant::default())?;
-        let p = program_from_info(&d.info, Vec::new());
-        let t = extra(&p, fd);
-        Ok((p, t))
-    })
-}
-
-/// Maps, each with what `extra` reads from its fd.
-pub fn maps_with<T>(mut extra: impl FnMut(&Map, &OwnedFd) -> T) -> Result<Vec<(Map, T)>> {
-    collect_kind(ObjKind::Map, |_, fd| {
-        let m = map_from_info(&bpf::map_info(fd)?);
-        let t = extra(&m, fd);
-        Ok((m, t))
-    })
 }
 
 fn map_from_info(i: &bpf::MapInfo) -> Map {
@@ -288,20 +329,31 @@ pub fn link_from_target(fetched: &FetchedLinkInfo, t: LinkTarget) -> Link {
     }
 }
 
-/// Reads link rows, naming targets through one cached resolver.
-#[derive(Default)]
+/// Reads link rows, naming targets (with `fields.target_names`) through
+/// one cached resolver.
 pub struct LinkReader {
-    names: SystemNames,
+    names: Option<SystemNames>,
+}
+
+impl Default for LinkReader {
+    fn default() -> Self {
+        LinkReader::new(LinkFields::ALL)
+    }
 }
 
 impl LinkReader {
-    pub fn new() -> LinkReader {
-        LinkReader::default()
+    pub fn new(fields: LinkFields) -> LinkReader {
+        LinkReader {
+            names: fields.target_names.then(SystemNames::default),
+        }
     }
 
     pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Link, Errno> {
         let (fetched, name) = link_info::link_info_with_name(fd.as_fd())?;
-        let t = link_target::decode(&fetched, name.as_deref(), &mut self.names);
+        let t = match &mut self.names {
+            Some(names) => link_target::decode(&fetched, name.as_deref(), names),
+            None => link_target::decode(&fetched, name.as_deref(), &mut NoNames),
+        };
         Ok(link_from_target(&fetched, t))
     }
 
@@ -310,8 +362,9 @@ impl LinkReader {
     }
 }
 
-pub fn links() -> Result<Vec<Link>> {
-    let mut r = LinkReader::new();
+/// Every link with `fields`, in ID order.
+pub fn links(fields: LinkFields) -> Result<Vec<Link>> {
+    let mut r = LinkReader::new(fields);
     collect_kind(ObjKind::Link, |_, fd| r.read(fd))
 }
 
@@ -346,14 +399,10 @@ mod tests {
 
     #[test]
     fn walk_skips_vanished_objects() {
-        let got = walk(ids(&[3, 5, 9, 12]), |id| {
-            if id == 5 {
-                Err(Errno(libc::EAGAIN))
-            } else if id == 12 {
-                Err(Errno(libc::ENOENT))
-            } else {
-                Ok(id)
-            }
+        let got = walk(ids(&[3, 5, 9, 12, 14]), |id| match id {
+            5 | 12 => Err(Errno(libc::ENOENT)),
+            14 => Err(Errno(libc::EAGAIN)),
+            _ => Ok(id),
         })
         .unwrap();
         assert_eq!(got, vec![3, 9]);

@@ -67,12 +67,23 @@ pub fn iso8601_utc(unix_secs: i64) -> String {
     let days = unix_secs.div_euclid(86_400);
     let secs = unix_secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
+    let (hh, mm, ss) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    // Every listed program has a date: fill the fixed shape digit by
+    // digit rather than through the formatter.
+    if let Ok(year @ 0..=9999) = u32::try_from(y) {
+        let mut b = *b"0000-00-00T00:00:00Z";
+        let fields = [(0, year, 4), (5, m, 2), (8, d, 2)];
+        let times = [(11, hh, 2), (14, mm, 2), (17, ss, 2)];
+        let times = times.map(|(at, v, n)| (at, u32::try_from(v).unwrap_or(0), n));
+        for (at, mut v, n) in fields.into_iter().chain(times) {
+            for i in (at..at + n).rev() {
+                b[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        }
+        return String::from_utf8_lossy(&b).into_owned();
+    }
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
 }
 
 /// A boot-relative kernel timestamp as a wall-clock date.
@@ -122,7 +133,10 @@ const BTF_CACHE: usize = 16;
 pub struct ExtraReader {
     btfs: HashMap<u32, Option<BtfData>>,
     boot_epoch_ns: i128,
-    fdinfo: Option<fdinfo::OwnFdinfo>,
+    /// Opened on the first fdinfo read; `Some(None)` when that failed.
+    fdinfo: Option<Option<fdinfo::OwnFdinfo>>,
+    /// fdinfo files read, so that tests can tell a walk that read none.
+    fdinfo_reads: u64,
 }
 
 impl Default for ExtraReader {
@@ -136,7 +150,8 @@ impl ExtraReader {
         ExtraReader {
             btfs: HashMap::new(),
             boot_epoch_ns: boot_epoch_ns(),
-            fdinfo: fdinfo::OwnFdinfo::open().ok(),
+            fdinfo: None,
+            fdinfo_reads: 0,
         }
     }
 
@@ -177,8 +192,11 @@ impl ExtraReader {
         first: Option<(u32, u32)>,
         with_fdinfo: bool,
     ) -> ProgExtra {
-        let text = if with_fdinfo {
-            self.fdinfo_text(fd)
+        let memlock = if with_fdinfo {
+            self.fdinfo_object(fd, b"prog_id", info.id, |raw| {
+                fdinfo::value_in(raw, b"memlock")
+            })
+            .flatten()
         } else {
             None
         };
@@ -189,22 +207,55 @@ impl ExtraReader {
         } else {
             None
         };
-        from_parts(
+        let mut extra = from_parts(
             info,
             first.map(|(_, type_id)| type_id),
             btf,
-            text.as_deref(),
+            None,
             Some(boot),
-        )
+        );
+        extra.memlock_bytes = memlock;
+        extra
     }
 
     /// The fdinfo text of one of brr's own fds, through the cached
     /// directory.
     pub fn fdinfo_text(&mut self, fd: &OwnedFd) -> Option<String> {
-        match &mut self.fdinfo {
+        self.fdinfo_reads += 1;
+        let dir = self
+            .fdinfo
+            .get_or_insert_with(|| fdinfo::OwnFdinfo::open().ok());
+        match dir {
             Some(d) => d.read(fd.as_fd()).ok(),
             None => fdinfo::read_own(fd.as_fd()).ok(),
         }
+    }
+
+    /// What `parse` makes of the fdinfo of the object `key` = `id`
+    /// (`prog_id`, `map_id`) behind one of brr's own fds; see
+    /// [`fdinfo::OwnFdinfo::read_object_with`].
+    pub fn fdinfo_object<T>(
+        &mut self,
+        fd: &OwnedFd,
+        key: &[u8],
+        id: u32,
+        parse: impl FnOnce(&[u8]) -> T,
+    ) -> Option<T> {
+        self.fdinfo_reads += 1;
+        let dir = self
+            .fdinfo
+            .get_or_insert_with(|| fdinfo::OwnFdinfo::open().ok());
+        match dir {
+            Some(d) => d.read_object_with(fd.as_fd(), key, id, parse).ok(),
+            None => fdinfo::read_own(fd.as_fd())
+                .ok()
+                .map(|t| parse(t.as_bytes())),
+        }
+    }
+
+    /// How many fdinfo files this reader has read.
+    pub fn fdinfo_reads(&self) -> u64 {
+        self.fdinfo_reads
     }
 
     /// Extras of the program with this id; ENOENT when it is gone.

@@ -12,4 +12,7 @@ pub mod report;
 pub use activity::ActivityRow;
 pub use container::{Container, Pod, Qos, Runtime, Workload};
 pub use image::{FuncRecord, JitRange, LineRecord, ProgramImage};
-pub use objects::{AttachPoint, BtfObject, Holder, Keepers, Link, Map, Owner, Program};
+pub use objects::{
+    AttachPoint, BtfObject, Holder, Keepers, Link, LinkFields, Map, MapFields, Owner, ProgFields,
+    Program,
+};

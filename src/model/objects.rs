@@ -114,3 +114,69 @@ pub struct BtfObject {
     pub size: u32,
     pub pinned_paths: Vec<String>,
 }
+
+/// Which of a program's costlier fields a view prints, so that the
+/// collector reads only those. The info struct every row costs (IDs,
+/// type, name, tag, sizes, counters, uid, load time) is always read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgFields {
+    /// The BTF name of the main function: one BTF read per BTF object.
+    pub full_name: bool,
+    /// The IDs of the maps it uses.
+    pub map_ids: bool,
+    /// Its memlock, from its fdinfo: one more read per program.
+    pub memlock: bool,
+    /// Its pinned paths: one walk of bpffs per listing.
+    pub pins: bool,
+    /// Who holds it, where it is attached and its maps' memlock (`-x`):
+    /// an owner scan, the links and every map's memlock.
+    pub context: bool,
+}
+
+impl ProgFields {
+    /// Every field.
+    pub const ALL: ProgFields = ProgFields {
+        full_name: true,
+        map_ids: true,
+        memlock: true,
+        pins: true,
+        context: true,
+    };
+}
+
+/// Which of a map's costlier fields a view prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MapFields {
+    /// Memlock and frozen, from its fdinfo: one more read per map.
+    pub fdinfo: bool,
+    pub pins: bool,
+    /// Who holds it (`-x`): an owner scan and a pass over the programs.
+    pub keepers: bool,
+}
+
+impl MapFields {
+    pub const ALL: MapFields = MapFields {
+        fdinfo: true,
+        pins: true,
+        keepers: true,
+    };
+}
+
+/// Which of a link's costlier fields a view prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkFields {
+    /// The target by name (interface, cgroup path, BTF function) rather
+    /// than by number.
+    pub target_names: bool,
+    pub pins: bool,
+    /// Who holds it (`-x`): an owner scan.
+    pub keepers: bool,
+}
+
+impl LinkFields {
+    pub const ALL: LinkFields = LinkFields {
+        target_names: true,
+        pins: true,
+        keepers: true,
+    };
+}

@@ -1,6 +1,8 @@
 //! A small ordered JSON value and writer with the original's conventions:
 //! ASCII-only escaping, Python float text, compact or 2-space pretty form.
 
+use std::fmt::Write as _;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
     Null,
@@ -68,7 +70,15 @@ pub fn document(kind: &str, items: Vec<Json>, metadata: Json) -> Json {
 
 fn escape(s: &str, out: &mut String) {
     out.push('"');
-    for c in s.chars() {
+    // Most strings need no escape at all: copy the printable ASCII prefix
+    // in one go (listings write tens of thousands of them).
+    let plain = s
+        .bytes()
+        .position(|b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')
+        .unwrap_or(s.len());
+    let (head, rest) = s.split_at(plain);
+    out.push_str(head);
+    for c in rest.chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -99,7 +109,13 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
     match v {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Int(i) => out.push_str(&i.to_string()),
+        // Written in place: a listing writes a dozen numbers per object.
+        Json::Int(i) => {
+            let _ = match i64::try_from(*i) {
+                Ok(small) => write!(out, "{small}"),
+                Err(_) => write!(out, "{i}"),
+            };
+        }
         Json::Float(f) => out.push_str(&super::num::float(*f)),
         Json::Str(s) => escape(s, out),
         Json::Arr(items) if items.is_empty() => out.push_str("[]"),
@@ -117,20 +133,37 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
             out.push(']');
         }
         Json::Obj(items) => {
-            out.push('{');
-            for (i, (k, item)) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                escape(k, out);
-                out.push_str(if pretty { ": " } else { ":" });
-                write(item, pretty, depth + 1, out);
-            }
-            newline(out, depth);
-            out.push('}');
+            let fields = items.iter().map(|(k, v)| (k.as_str(), v));
+            write_fields(fields, pretty, depth, out);
         }
     }
+}
+
+/// A non-empty object's text from its fields, as [`Json::Obj`] writes it.
+fn write_fields<'a>(
+    fields: impl Iterator<Item = (&'a str, &'a Json)>,
+    pretty: bool,
+    depth: usize,
+    out: &mut String,
+) {
+    let newline = |out: &mut String, d: usize| {
+        if pretty {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', d * 2));
+        }
+    };
+    out.push('{');
+    for (i, (k, item)) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(out, depth + 1);
+        escape(k, out);
+        out.push_str(if pretty { ": " } else { ":" });
+        write(item, pretty, depth + 1, out);
+    }
+    newline(out, depth);
+    out.push('}');
 }
 
 /// `v` as it is written `depth` levels deep inside a document.
@@ -148,6 +181,8 @@ pub struct DocumentWriter<'w> {
     kind: String,
     pretty: bool,
     items: usize,
+    /// One item's text, reused from item to item.
+    buf: String,
 }
 
 impl<'w> DocumentWriter<'w> {
@@ -157,6 +192,7 @@ impl<'w> DocumentWriter<'w> {
             kind: kind.to_string(),
             pretty,
             items: 0,
+            buf: String::new(),
         }
     }
 
@@ -177,17 +213,33 @@ impl<'w> DocumentWriter<'w> {
     }
 
     pub fn item(&mut self, v: &Json) -> std::io::Result<()> {
+        self.item_with(|s, pretty| write(v, pretty, 2, s))
+    }
+
+    /// An object item from borrowed keys, written as [`DocumentWriter::item`]
+    /// writes the same [`Json::Obj`], without making a string of each key
+    /// (listings write a few dozen keys per object).
+    pub fn item_fields(&mut self, fields: &[(&str, Json)]) -> std::io::Result<()> {
+        if fields.is_empty() {
+            return self.item(&Json::Obj(Vec::new()));
+        }
+        let fields = || fields.iter().map(|(k, v)| (*k, v));
+        self.item_with(|s, pretty| write_fields(fields(), pretty, 2, s))
+    }
+
+    fn item_with(&mut self, body: impl FnOnce(&mut String, bool)) -> std::io::Result<()> {
         if self.items == 0 {
             self.head()?;
         }
-        let mut s = String::new();
+        let s = &mut self.buf;
+        s.clear();
         if self.items > 0 {
             s.push(',');
         }
         if self.pretty {
             s.push_str("\n    ");
         }
-        write(v, self.pretty, 2, &mut s);
+        body(s, self.pretty);
         self.items += 1;
         self.out.write_all(s.as_bytes())
     }

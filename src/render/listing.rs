@@ -3,7 +3,59 @@
 use super::json::{self, obj, Json};
 use super::{csv, dash, dash_join, table, Format};
 use crate::activity::ActivityRow;
-use crate::model::{AttachPoint, BtfObject, Holder, Keepers, Link, Map, Program};
+use crate::model::{
+    AttachPoint, BtfObject, Holder, Keepers, Link, LinkFields, Map, MapFields, ProgFields, Program,
+};
+
+/// What `brr prog` prints in `format`, so that the collector reads only
+/// that (the run counters of `--stats` come with every row): text shows
+/// the full name, and with `-x` pins, holders, attach points and memlock;
+/// JSON and CSV carry every key, the holders and attach points with `-x`.
+pub fn program_fields(format: Format, extended: bool) -> ProgFields {
+    let text = format == Format::Text;
+    ProgFields {
+        full_name: true,
+        map_ids: !text,
+        memlock: extended || !text,
+        pins: extended || !text,
+        context: extended,
+    }
+}
+
+/// What `brr map` prints in `format`: text without `-x` only the info
+/// struct's fields.
+pub fn map_fields(format: Format, extended: bool) -> MapFields {
+    let text = format == Format::Text;
+    MapFields {
+        fdinfo: extended || !text,
+        pins: extended || !text,
+        keepers: extended,
+    }
+}
+
+/// What `brr link` prints in `format`.
+pub fn link_fields(format: Format, extended: bool) -> LinkFields {
+    let text = format == Format::Text;
+    LinkFields {
+        target_names: true,
+        pins: extended || !text,
+        keepers: extended,
+    }
+}
+
+/// What `brr activity` (and `top --textmode`) prints in `format`: JSON
+/// and CSV rows carry the pins but no `-x` columns; text shows the pins,
+/// holders, attach points and memlock with `-x`.
+pub fn activity_fields(format: Format, extended: bool) -> ProgFields {
+    let text_x = format == Format::Text && extended;
+    ProgFields {
+        full_name: true,
+        map_ids: false,
+        memlock: text_x,
+        pins: text_x || format != Format::Text,
+        context: text_x,
+    }
+}
 
 fn opt_num(v: u32) -> Option<u32> {
     (v != 0).then_some(v)
@@ -26,11 +78,34 @@ fn emit(
     metadata: Json,
     csv_keys: &[&str],
 ) -> String {
+    emit_with(format, kind, empty, || text, || items, metadata, csv_keys)
+}
+
+/// [`emit`] building only what the format prints: the text rows, or the
+/// JSON items (a listing of thousands of objects would otherwise build
+/// both).
+fn emit_with<'h>(
+    format: Format,
+    kind: &str,
+    empty: &str,
+    text: impl FnOnce() -> (Vec<&'h str>, Vec<Vec<String>>),
+    items: impl FnOnce() -> Vec<Json>,
+    metadata: Json,
+    csv_keys: &[&str],
+) -> String {
     match format {
-        Format::Text if text.1.is_empty() => empty.to_string(),
-        Format::Text => table::render(&text.0, &text.1),
-        Format::Json { pretty } => json::to_string(&json::document(kind, items, metadata), pretty),
-        Format::Csv => csv::from_items(csv_keys, &items),
+        Format::Text => {
+            let (headers, rows) = text();
+            if rows.is_empty() {
+                empty.to_string()
+            } else {
+                table::render(&headers, &rows)
+            }
+        }
+        Format::Json { pretty } => {
+            json::to_string(&json::document(kind, items(), metadata), pretty)
+        }
+        Format::Csv => csv::from_items(csv_keys, &items()),
     }
 }
 
@@ -145,6 +220,11 @@ fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
 /// A program's JSON item: today's keys, then the ones added after them;
 /// `extended` adds who holds it and where it is attached.
 pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
+    fields_json(program_items(p, extended, csv))
+}
+
+/// [`program_json`]'s keys and values, for [`RowWriter::row_fields`].
+pub fn program_items(p: &Program, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = program_base_fields(p);
     item.extend([
         ("full_name", p.display_name().into()),
@@ -161,6 +241,10 @@ pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
         item.extend(keeper_fields(p.keepers.as_ref(), csv));
         item.push(("attached", attached_json(&p.attached, csv)));
     }
+    item
+}
+
+fn fields_json(item: Vec<(&'static str, Json)>) -> Json {
     Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
@@ -264,6 +348,15 @@ impl<'w> RowWriter<'w> {
         matches!(self.sink, Sink::Csv { .. })
     }
 
+    /// A row from its item's keys and values ([`program_items`] and the
+    /// like): JSON writes them without making the object first.
+    pub fn row_fields(&mut self, fields: Vec<(&'static str, Json)>) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Json(w) => w.item_fields(&fields),
+            Sink::Csv { .. } => self.row(&fields_json(fields)),
+        }
+    }
+
     pub fn row(&mut self, item: &Json) -> std::io::Result<()> {
         match &mut self.sink {
             Sink::Json(w) => w.item(item),
@@ -345,17 +438,21 @@ pub fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> {
 
 pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -> String {
     let csv = format == Format::Csv;
-    emit(
+    emit_with(
         format,
         "programs",
         "No eBPF programs found.",
-        (
-            prog_headers(stats, extended),
-            list.iter().map(|p| prog_row(p, stats, extended)).collect(),
-        ),
-        list.iter()
-            .map(|p| program_json(p, extended, csv))
-            .collect(),
+        || {
+            (
+                prog_headers(stats, extended),
+                list.iter().map(|p| prog_row(p, stats, extended)).collect(),
+            )
+        },
+        || {
+            list.iter()
+                .map(|p| program_json(p, extended, csv))
+                .collect()
+        },
         obj([]),
         &csv_keys(PROG_CSV, extended, &["attached"]),
     )
@@ -396,6 +493,11 @@ pub fn map_row(m: &Map, extended: bool) -> Vec<String> {
 }
 
 pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
+    fields_json(map_items(m, extended, csv))
+}
+
+/// [`map_json`]'s keys and values, for [`RowWriter::row_fields`].
+pub fn map_items(m: &Map, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = vec![
         ("id", m.id.into()),
         ("type", m.map_type.as_str().into()),
@@ -412,7 +514,7 @@ pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
     if extended {
         item.extend(keeper_fields(m.keepers.as_ref(), csv));
     }
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    item
 }
 
 const MAP_CSV: &[&str] = &[
@@ -431,15 +533,17 @@ const MAP_CSV: &[&str] = &[
 
 pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
-    emit(
+    emit_with(
         format,
         "maps",
         "No eBPF maps found.",
-        (
-            map_headers(extended),
-            list.iter().map(|m| map_row(m, extended)).collect(),
-        ),
-        list.iter().map(|m| map_json(m, extended, csv)).collect(),
+        || {
+            (
+                map_headers(extended),
+                list.iter().map(|m| map_row(m, extended)).collect(),
+            )
+        },
+        || list.iter().map(|m| map_json(m, extended, csv)).collect(),
         obj([]),
         &csv_keys(MAP_CSV, extended, &[]),
     )
@@ -479,6 +583,11 @@ pub fn link_row(l: &Link, extended: bool) -> Vec<String> {
 }
 
 pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
+    fields_json(link_items(l, extended, csv))
+}
+
+/// [`link_json`]'s keys and values, for [`RowWriter::row_fields`].
+pub fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = vec![
         ("id", l.id.into()),
         ("type", l.link_type.as_str().into()),
@@ -492,7 +601,7 @@ pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
     if extended {
         item.extend(keeper_fields(l.keepers.as_ref(), csv));
     }
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    item
 }
 
 const LINK_CSV: &[&str] = &[
@@ -508,15 +617,17 @@ const LINK_CSV: &[&str] = &[
 
 pub fn links(list: &[Link], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
-    emit(
+    emit_with(
         format,
         "links",
         "No eBPF links found.",
-        (
-            link_headers(extended),
-            list.iter().map(|l| link_row(l, extended)).collect(),
-        ),
-        list.iter().map(|l| link_json(l, extended, csv)).collect(),
+        || {
+            (
+                link_headers(extended),
+                list.iter().map(|l| link_row(l, extended)).collect(),
+            )
+        },
+        || list.iter().map(|l| link_json(l, extended, csv)).collect(),
         obj([]),
         &csv_keys(LINK_CSV, extended, &[]),
     )
@@ -1004,7 +1115,7 @@ mod tests {
                     let mut w = RowWriter::new(&mut out, format, ListingKind::Programs, x).unwrap();
                     let csv = w.csv();
                     for p in &list[..n] {
-                        w.row(&program_json(p, x, csv)).unwrap();
+                        w.row_fields(program_items(p, x, csv)).unwrap();
                     }
                     w.finish().unwrap();
                     assert_eq!(String::from_utf8(out).unwrap(), whole, "{n} {format:?} {x}");
@@ -1079,6 +1190,249 @@ mod tests {
             t.contains("  bash(40)  sched_switch,cgroup_inet_ingress:/a  -        8192 (1 shared)"),
             "{t}"
         );
+    }
+
+    /// A program with every field set apart from its fallback.
+    fn full_program() -> Program {
+        use crate::model::Owner;
+        let mut p = prog(5);
+        p.full_name = "count_ingress_packets".into();
+        p.memlock_bytes = Some(4096);
+        p.maps_memlock_bytes = Some(8192);
+        p.shared_maps = Some(1);
+        p.keepers = Some(Keepers {
+            owners: vec![Owner {
+                pid: 40,
+                comm: "bash".into(),
+            }],
+            held_by: None,
+        });
+        p.attached = vec![AttachPoint {
+            link_id: 9,
+            attach_type: None,
+            target: Some("sched_switch".into()),
+        }];
+        p
+    }
+
+    /// `p` as a reader leaves it when it reads only `f`.
+    fn read_only(p: &Program, f: ProgFields) -> Program {
+        let mut p = p.clone();
+        if !f.full_name {
+            p.full_name.clear();
+        }
+        if !f.map_ids {
+            p.map_ids.clear();
+        }
+        if !f.memlock {
+            p.memlock_bytes = None;
+        }
+        if !f.pins {
+            p.pinned_paths.clear();
+        }
+        if !f.context {
+            (p.maps_memlock_bytes, p.shared_maps) = (None, None);
+            (p.keepers, p.attached) = (None, Vec::new());
+        }
+        p
+    }
+
+    /// Each field turned off in turn.
+    fn each_off(f: ProgFields) -> Vec<(&'static str, ProgFields)> {
+        vec![
+            (
+                "full_name",
+                ProgFields {
+                    full_name: false,
+                    ..f
+                },
+            ),
+            (
+                "map_ids",
+                ProgFields {
+                    map_ids: false,
+                    ..f
+                },
+            ),
+            (
+                "memlock",
+                ProgFields {
+                    memlock: false,
+                    ..f
+                },
+            ),
+            ("pins", ProgFields { pins: false, ..f }),
+            (
+                "context",
+                ProgFields {
+                    context: false,
+                    ..f
+                },
+            ),
+        ]
+    }
+
+    const FORMATS: [Format; 3] = [Format::Text, Format::Json { pretty: false }, Format::Csv];
+
+    /// Each output asks for exactly what it prints: reading only its
+    /// fields prints the same bytes as reading all (the context is what
+    /// `-x` adds: JSON keeps its keys, null, without it), and each field it
+    /// asks for shows (so a field printed but not asked for, or asked for
+    /// but never printed, fails here).
+    #[test]
+    fn program_outputs_ask_for_exactly_the_fields_they_print() {
+        let p = full_program();
+        for format in FORMATS {
+            for x in [false, true] {
+                let every = read_only(
+                    &p,
+                    ProgFields {
+                        context: x,
+                        ..ProgFields::ALL
+                    },
+                );
+                for stats in [false, true] {
+                    let f = program_fields(format, x);
+                    let out = |q: &Program| programs(std::slice::from_ref(q), format, stats, x);
+                    let all = out(&every);
+                    assert_eq!(out(&read_only(&p, f)), all, "{format:?} -x {x} {f:?}");
+                    for (name, less) in each_off(f) {
+                        if less != f {
+                            let shown = out(&read_only(&p, less)) != all;
+                            assert!(shown, "{format:?} -x {x}: {name} asked for, never shown");
+                        }
+                    }
+                }
+                let f = activity_fields(format, x);
+                let rows = |q: &Program| {
+                    vec![ActivityRow {
+                        prog: q.clone(),
+                        run_count_delta: 10,
+                        run_time_ns_delta: 1000,
+                        recursion_misses_delta: 0,
+                    }]
+                };
+                let run = ActivityRun {
+                    duration: 1.0,
+                    measured: 1.0,
+                    limit: 0,
+                    all: false,
+                    window: None,
+                };
+                let out = |q: &Program| activity(&rows(q), run, format, false, x);
+                let all = out(&every);
+                assert_eq!(out(&read_only(&p, f)), all, "activity {format:?} -x {x}");
+                for (name, less) in each_off(f) {
+                    if less != f {
+                        let shown = out(&read_only(&p, less)) != all;
+                        assert!(shown, "activity {format:?} -x {x}: {name} never shown");
+                    }
+                }
+            }
+        }
+        // The text listing without -x: the info call and the BTF name,
+        // no fdinfo (memlock), no pins, no owner scan.
+        let text = program_fields(Format::Text, false);
+        assert_eq!(
+            (text.memlock, text.map_ids, text.pins, text.context),
+            (false, false, false, false)
+        );
+    }
+
+    #[test]
+    fn map_and_link_outputs_ask_for_exactly_the_fields_they_print() {
+        use crate::model::Owner;
+        let keepers = Some(Keepers {
+            owners: vec![Owner {
+                pid: 1,
+                comm: "systemd".into(),
+            }],
+            held_by: Some(Holder::Prog(3)),
+        });
+        let m = Map {
+            id: 3,
+            map_type: "array".into(),
+            name: "m".into(),
+            pinned_paths: vec!["/sys/fs/bpf/m".into()],
+            frozen: Some(true),
+            memlock_bytes: Some(4096),
+            keepers: keepers.clone(),
+            ..Default::default()
+        };
+        let map_read = |f: MapFields| {
+            let mut m = m.clone();
+            if !f.fdinfo {
+                (m.frozen, m.memlock_bytes) = (None, None);
+            }
+            if !f.pins {
+                m.pinned_paths.clear();
+            }
+            if !f.keepers {
+                m.keepers = None;
+            }
+            m
+        };
+        let l = Link {
+            id: 4,
+            link_type: "cgroup".into(),
+            target: Some("/brr.slice".into()),
+            pinned_paths: vec!["/sys/fs/bpf/l".into()],
+            keepers,
+            ..Default::default()
+        };
+        let link_read = |f: LinkFields| {
+            let mut l = l.clone();
+            if !f.target_names {
+                l.target = Some("cgroup_id 9".into());
+            }
+            if !f.pins {
+                l.pinned_paths.clear();
+            }
+            if !f.keepers {
+                l.keepers = None;
+            }
+            l
+        };
+        for format in FORMATS {
+            for x in [false, true] {
+                let f = map_fields(format, x);
+                let out = |f| maps(&[map_read(f)], format, x);
+                assert_eq!(out(f), out(MapFields::ALL), "map {format:?} -x {x}");
+                for less in [
+                    MapFields { fdinfo: false, ..f },
+                    MapFields { pins: false, ..f },
+                    MapFields {
+                        keepers: false,
+                        ..f
+                    },
+                ] {
+                    assert!(
+                        less == f || out(less) != out(f),
+                        "map {format:?} {x} {less:?}"
+                    );
+                }
+                let f = link_fields(format, x);
+                let out = |f| links(&[link_read(f)], format, x);
+                assert_eq!(out(f), out(LinkFields::ALL), "link {format:?} -x {x}");
+                for less in [
+                    LinkFields {
+                        target_names: false,
+                        ..f
+                    },
+                    LinkFields { pins: false, ..f },
+                    LinkFields {
+                        keepers: false,
+                        ..f
+                    },
+                ] {
+                    assert!(
+                        less == f || out(less) != out(f),
+                        "link {format:?} {x} {less:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(map_fields(Format::Text, false), MapFields::default());
     }
 
     #[test]

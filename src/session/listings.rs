@@ -1,22 +1,21 @@
 //! The rows of `brr prog`, `map` and `link`, one object at a time, with
-//! their pins and, with `-x`, their context.
+//! the fields the view prints: pins, and with `-x` their context.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::context::{add_map_memlock, add_prog_keepers};
+use super::context::{add_map_memlock, add_prog_keepers, owners, HeldKind, SCAN_NOW};
 use crate::error::Result;
-use crate::kernel::owners::{self, HeldKind};
-use crate::kernel::{bpffs, objects, stats::StatsGuard};
-use crate::model::{Holder, Keepers, Link, Map, Program};
+use crate::kernel::objects::{self, LinkReader, MapReader, ProgramReader};
+use crate::kernel::{bpffs, stats::StatsGuard};
+use crate::model::{Holder, Keepers, Link, LinkFields, Map, MapFields, ProgFields, Program};
 
-/// Programs as `brr prog` lists them, in ID order, with their pins; with
-/// `stats`, statistics are on while they
-/// are read, so the run counters are current; with `extended`, who holds
-/// each, where it is attached and the memlock of its maps.
-pub fn programs(stats: bool, extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Program>> {
+/// Programs as `brr prog` lists them, in ID order, with `fields`; with
+/// `stats`, statistics are on while they are read, so the run counters are
+/// current.
+pub fn programs(stats: bool, fields: ProgFields, bpffs: impl AsRef<Path>) -> Result<Vec<Program>> {
     let mut out = Vec::new();
-    programs_each(stats, extended, bpffs, |p| {
+    programs_each(stats, fields, bpffs, |p| {
         out.push(p);
         Ok(())
     })?;
@@ -26,21 +25,25 @@ pub fn programs(stats: bool, extended: bool, bpffs: impl AsRef<Path>) -> Result<
 /// [`programs`] one at a time, each handed to `each` as soon as it is
 /// read, so that a listing holds one program at a time. What a row needs
 /// from other objects is read first and kept small: pins, and with
-/// `extended` each map's memlock, how many programs use each map (one
-/// brief pass over the programs), the links and the owner scan.
+/// `fields.context` each map's memlock, how many programs use each map
+/// (one brief pass over the programs), the links and the owner scan.
 pub fn programs_each(
     stats: bool,
-    extended: bool,
+    fields: ProgFields,
     bpffs: impl AsRef<Path>,
     mut each: impl FnMut(Program) -> Result<()>,
 ) -> Result<()> {
     let _stats = stats.then(StatsGuard::enable).transpose()?;
-    let pins = bpffs::scan(bpffs);
+    let pins = fields.pins.then(|| bpffs::scan(bpffs));
     // Maps' memlock and users take a walk over every map and program
     // before the rows: `-x` work, like the owner scan.
-    let context = if extended {
+    let context = if fields.context {
         let mut memlock: HashMap<u32, Option<u64>> = HashMap::new();
-        objects::MapReader::new().each(|m| {
+        MapReader::new(MapFields {
+            fdinfo: true,
+            ..MapFields::default()
+        })
+        .each(|m| {
             memlock.insert(m.id, m.memlock_bytes);
             Ok(())
         })?;
@@ -53,12 +56,22 @@ pub fn programs_each(
             }
             Ok(())
         })?;
-        Some((memlock, users, objects::links()?, owners::scan()))
+        let links = objects::links(LinkFields {
+            target_names: true,
+            ..LinkFields::default()
+        })?;
+        Some((memlock, users, links, owners(SCAN_NOW)))
     } else {
         None
     };
-    objects::ProgramReader::new(true).each(|mut p| {
-        p.pinned_paths = pins.for_prog(p.id);
+    let read = ProgFields {
+        map_ids: fields.map_ids || fields.context,
+        ..fields
+    };
+    ProgramReader::new(read).each(|mut p| {
+        if let Some(pins) = &pins {
+            p.pinned_paths = pins.for_prog(p.id);
+        }
         if let Some((memlock, users, links, owners)) = &context {
             add_map_memlock(&mut p, memlock, users);
             add_prog_keepers(std::slice::from_mut(&mut p), links, owners);
@@ -67,11 +80,11 @@ pub fn programs_each(
     })
 }
 
-/// Maps as `brr map` lists them, with their pins; with `extended`, who
-/// holds each (a process, else the first program using it).
-pub fn maps(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
+/// Maps as `brr map` lists them, with `fields`; `keepers` are who holds
+/// each (a process, else the first program using it).
+pub fn maps(fields: MapFields, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
     let mut out = Vec::new();
-    maps_each(extended, bpffs, |m| {
+    maps_each(fields, bpffs, |m| {
         out.push(m);
         Ok(())
     })?;
@@ -80,12 +93,12 @@ pub fn maps(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
 
 /// [`maps`] one at a time, in ID order.
 pub fn maps_each(
-    extended: bool,
+    fields: MapFields,
     bpffs: impl AsRef<Path>,
     mut each: impl FnMut(Map) -> Result<()>,
 ) -> Result<()> {
-    let pins = bpffs::scan(bpffs);
-    let keepers = if extended {
+    let pins = fields.pins.then(|| bpffs::scan(bpffs));
+    let keepers = if fields.keepers {
         let mut user: HashMap<u32, u32> = HashMap::new();
         objects::program_maps_each(|prog, ids| {
             for id in ids {
@@ -93,12 +106,14 @@ pub fn maps_each(
             }
             Ok(())
         })?;
-        Some((user, owners::scan()))
+        Some((user, owners(SCAN_NOW)))
     } else {
         None
     };
-    objects::MapReader::new().each(|mut m| {
-        m.pinned_paths = pins.for_map(m.id);
+    MapReader::new(fields).each(|mut m| {
+        if let Some(pins) = &pins {
+            m.pinned_paths = pins.for_map(m.id);
+        }
         if let Some((user, owners)) = &keepers {
             m.keepers = Some(Keepers {
                 owners: owners.of(HeldKind::Map, m.id).to_vec(),
@@ -109,11 +124,10 @@ pub fn maps_each(
     })
 }
 
-/// Links as `brr link` lists them, with their pins; with `extended`, who
-/// holds each.
-pub fn links(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
+/// Links as `brr link` lists them, with `fields`.
+pub fn links(fields: LinkFields, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
     let mut out = Vec::new();
-    links_each(extended, bpffs, |l| {
+    links_each(fields, bpffs, |l| {
         out.push(l);
         Ok(())
     })?;
@@ -122,14 +136,16 @@ pub fn links(extended: bool, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
 
 /// [`links`] one at a time, in ID order.
 pub fn links_each(
-    extended: bool,
+    fields: LinkFields,
     bpffs: impl AsRef<Path>,
     mut each: impl FnMut(Link) -> Result<()>,
 ) -> Result<()> {
-    let pins = bpffs::scan(bpffs);
-    let owners = extended.then(owners::scan);
-    objects::LinkReader::new().each(|mut l| {
-        l.pinned_paths = pins.for_link(l.id);
+    let pins = fields.pins.then(|| bpffs::scan(bpffs));
+    let owners = fields.keepers.then(|| owners(SCAN_NOW));
+    LinkReader::new(fields).each(|mut l| {
+        if let Some(pins) = &pins {
+            l.pinned_paths = pins.for_link(l.id);
+        }
         if let Some(owners) = &owners {
             l.keepers = Some(Keepers {
                 owners: owners.of(HeldKind::Link, l.id).to_vec(),

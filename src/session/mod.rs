@@ -3,8 +3,13 @@
 //!
 //! - [`window`]: the measuring window (statistics on between two
 //!   snapshots) and its streams;
-//! - [`context`]: object context (owners, memlock, links, attach points);
-//! - [`listings`]: the `prog`, `map` and `link` rows with their pins;
+//! - [`context`]: object context (owners, memlock, links, attach points,
+//!   full names), with the one owner-scan cache and the record of what
+//!   cannot change while an object lives;
+//! - [`listings`]: the `prog`, `map` and `link` rows with the fields each
+//!   view prints;
+//! - [`image`]: one program's image, its disassembly and whether it is
+//!   still loaded, for the drilldown;
 //! - [`capture`]: a profile capture that Ctrl-C ends early, and the
 //!   signals that end the long-running views;
 //! - [`inspect`]: the `--devmode` tree, source contexts, `dump-compare`
@@ -15,14 +20,19 @@
 
 pub mod capture;
 pub mod context;
+pub mod image;
 pub mod inspect;
 pub mod listings;
 pub mod window;
 
 use std::time::Duration;
 
+/// Statistics on for as long as it is held (the exporter holds it for its
+/// life).
+pub use crate::kernel::stats::StatsGuard;
 pub use capture::{capture, Terminations};
-pub use context::{add_maps_memlock, add_prog_keepers, ProgContext};
+pub use context::{add_maps_memlock, add_prog_keepers, inventory, owners, Inventory, ProgContext};
+pub use image::{disassembly, program_gone, program_image};
 pub use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, image_context,
     profile_contexts,
@@ -31,7 +41,9 @@ pub use listings::{
     attach_link_pins, attach_map_pins, attach_prog_pins, links, links_each, maps, maps_each,
     programs, programs_each,
 };
-pub use window::{activity, activity_stream, measure, Detail, Measurement, StreamWindow, Window};
+pub use window::{
+    activity, activity_stream, activity_with, measure, Measurement, StreamWindow, Window, BRIEF,
+};
 
 /// Longest wait that is ever computed: keeps `Instant + Duration` from
 /// overflowing (the CLI caps durations much lower).

@@ -5,27 +5,29 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Instant, SystemTime};
 
+use super::context::{programs_recalled, SCAN_NOW};
 use super::{attach_prog_pins, wait_for, ProgContext};
 use crate::activity::{self, ActivityRow};
 use crate::error::Result;
-use crate::kernel::{objects, stats::StatsGuard};
-use crate::model::Program;
+use crate::kernel::stats::StatsGuard;
+use crate::model::{ProgFields, Program};
 use crate::sys::signal::InterruptGuard;
 
-/// How much of each program a window's snapshots read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Detail {
-    /// Everything the listings show (map IDs, ...).
-    Full,
-    /// What activity rows need; cheaper, for windows that repeat.
-    Brief,
-}
+/// What activity rows are computed from in every view: the info struct's
+/// counters, and the full names the views print. A window's snapshots read
+/// these (and `memlock` or `map_ids` when asked); full names and memlock are
+/// read once per program and then recalled. Pins and context are added at
+/// the window's end, only for views that print them.
+pub const BRIEF: ProgFields = ProgFields {
+    full_name: true,
+    map_ids: false,
+    memlock: false,
+    pins: false,
+    context: false,
+};
 
-fn snapshot(detail: Detail) -> Result<Vec<Program>> {
-    match detail {
-        Detail::Full => objects::programs(),
-        Detail::Brief => objects::programs_brief(),
-    }
+fn snapshot(fields: ProgFields) -> Result<Vec<Program>> {
+    programs_recalled(fields)
 }
 
 /// An activity window in progress: statistics are on and the baseline has
@@ -34,7 +36,7 @@ fn snapshot(detail: Detail) -> Result<Vec<Program>> {
 /// enumerations.
 pub struct Window {
     stats: StatsGuard,
-    detail: Detail,
+    fields: ProgFields,
     base: Vec<Program>,
     start: Instant,
     wall_start: SystemTime,
@@ -60,15 +62,16 @@ fn unix_seconds(t: SystemTime) -> f64 {
 }
 
 impl Window {
-    /// Enable statistics and read the baseline.
-    pub fn start(detail: Detail) -> Result<Window> {
+    /// Enable statistics and read the baseline; the snapshots read
+    /// `fields`' `full_name`, `map_ids` and `memlock`.
+    pub fn start(fields: ProgFields) -> Result<Window> {
         let stats = StatsGuard::enable()?;
         let start = Instant::now();
         let wall_start = SystemTime::now();
-        let base = snapshot(detail)?;
+        let base = snapshot(fields)?;
         Ok(Window {
             stats,
-            detail,
+            fields,
             base,
             start,
             wall_start,
@@ -95,7 +98,7 @@ impl Window {
     fn second(&self) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
         let at = Instant::now();
         let wall = SystemTime::now();
-        let current = snapshot(self.detail)?;
+        let current = snapshot(self.fields)?;
         Ok((
             current,
             at,
@@ -124,7 +127,7 @@ impl Window {
         let (current, at, wall, seconds) = self.second()?;
         let next = Window {
             stats: self.stats,
-            detail: self.detail,
+            fields: self.fields,
             base: current.clone(),
             start: at,
             wall_start: wall,
@@ -140,12 +143,13 @@ impl Window {
     }
 }
 
-/// One activity window of `duration` seconds over full snapshots, with
-/// statistics enabled only in between. Ctrl-C ends the window early; the
-/// rates then cover the shorter window.
-pub fn measure(duration: f64) -> Result<Measurement> {
+/// One activity window of `duration` seconds, with statistics enabled only
+/// in between. Ctrl-C ends the window early; the
+/// rates then cover the shorter window. The snapshots read `fields` as
+/// [`Window::start`] does.
+pub fn measure(duration: f64, fields: ProgFields) -> Result<Measurement> {
     let interrupt = InterruptGuard::block();
-    let window = Window::start(Detail::Full)?;
+    let window = Window::start(fields)?;
     crate::trace::ready("stats-window");
     let deadline = window.deadline(duration);
     loop {
@@ -172,18 +176,19 @@ pub struct StreamWindow {
 /// Back-to-back activity windows of `interval` seconds on one held
 /// statistics fd, each handed to `emit` as it ends; `count` 0 runs until
 /// Ctrl-C (which ends the current window early, hands it on, and stops) or
-/// until `emit` breaks. Pins are read at every window end, so programs
-/// pinned meanwhile show their paths.
+/// until `emit` breaks. With `fields.pins`, pins are read at every window
+/// end, so programs pinned meanwhile show their paths.
 pub fn activity_stream(
     interval: f64,
     count: u64,
     bpffs: &Path,
     all: bool,
     limit: usize,
+    fields: ProgFields,
     emit: &mut dyn FnMut(StreamWindow) -> ControlFlow<()>,
 ) -> Result<()> {
     let interrupt = InterruptGuard::block();
-    let mut window = Window::start(Detail::Full)?;
+    let mut window = Window::start(fields)?;
     let mut done = 0u64;
     loop {
         crate::trace::ready("stats-window");
@@ -207,7 +212,9 @@ pub fn activity_stream(
             let (m, next) = window.finish_and_continue()?;
             (m, Some(next))
         };
-        attach_prog_pins(&mut m.current, bpffs);
+        if fields.pins {
+            attach_prog_pins(&mut m.current, bpffs);
+        }
         let flow = emit(StreamWindow {
             rows: activity::compute(&m.base, &m.current, all, limit),
             seconds: m.seconds,
@@ -233,10 +240,30 @@ pub fn activity(
     limit: usize,
     extended: bool,
 ) -> Result<(Vec<ActivityRow>, f64)> {
-    let mut m = measure(duration)?;
-    attach_prog_pins(&mut m.current, bpffs);
-    if extended {
-        ProgContext::read()?.apply(&mut m.current);
+    let fields = ProgFields {
+        pins: true,
+        context: extended,
+        ..BRIEF
+    };
+    activity_with(duration, bpffs, all, limit, fields)
+}
+
+/// [`activity`] with the fields the view prints: pins with `fields.pins`,
+/// and with `fields.context` who holds each program, where it is attached
+/// and its memlock.
+pub fn activity_with(
+    duration: f64,
+    bpffs: impl AsRef<Path>,
+    all: bool,
+    limit: usize,
+    fields: ProgFields,
+) -> Result<(Vec<ActivityRow>, f64)> {
+    let mut m = measure(duration, fields)?;
+    if fields.pins {
+        attach_prog_pins(&mut m.current, bpffs);
+    }
+    if fields.context {
+        ProgContext::read(SCAN_NOW)?.apply(&mut m.current);
     }
     Ok((
         activity::compute(&m.base, &m.current, all, limit),

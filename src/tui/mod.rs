@@ -36,7 +36,7 @@ use ratatui::Terminal;
 use crate::activity;
 use crate::error::{BrrError, Result};
 use crate::profile;
-use crate::session::{self, Detail, Terminations, Window};
+use crate::session::{self, Terminations, Window};
 use app::{App, Effect};
 use worker::{Event, Worker};
 
@@ -89,7 +89,7 @@ pub fn run(config: Config) -> Result<(String, i32)> {
     // Fail before touching the terminal, so that the error is a plain
     // `brr: <message>` on stderr with its exit status: statistics must be
     // available and every program readable.
-    let window = Window::start(Detail::Brief)?;
+    let window = Window::start(session::BRIEF)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(BrrError::Failed(
             "the interactive top view needs a terminal; use 'brr top --textmode' for plain output"
@@ -99,7 +99,10 @@ pub fn run(config: Config) -> Result<(String, i32)> {
     let terminations = Terminations::catch()?;
 
     let mut listed = window.base().to_vec();
-    session::attach_prog_pins(&mut listed, &config.bpffs);
+    // Pins show only with the context (`-x`).
+    if config.extended {
+        session::attach_prog_pins(&mut listed, &config.bpffs);
+    }
     // Rows at once (zero deltas) while the first window runs.
     let rows = activity::compute(&listed, &listed, true, 0);
 

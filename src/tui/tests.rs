@@ -16,10 +16,10 @@ use crate::activity::ActivityRow;
 use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
-use crate::kernel::lines::{JitRange, LineRecord, ProgramImage};
 use crate::model::profile::{KernelHotspot, Payer};
 use crate::model::report::{Capture, Figured, Payers, ProgramReport, Report};
 use crate::model::Program;
+use crate::model::{JitRange, LineRecord, ProgramImage};
 use crate::profile;
 
 /// What plain `brr` starts the TUI with (`top::tests` checks that it is

@@ -15,16 +15,13 @@ use ratatui::crossterm::event::Event as TermEvent;
 use crate::activity::{self, ActivityRow};
 use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
-use crate::inspect::helper_syms;
-use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
-use crate::kernel::lines::{self, ProgramImage};
-use crate::kernel::objects;
 use crate::model::profile::Profile;
 use crate::model::report::Report;
+use crate::model::ProgramImage;
 use crate::profile::report::ReportOptions;
 use crate::profile::{self, capture::StopSignal};
-use crate::session::{self, Detail, ProgContext};
+use crate::session::{self, ProgContext};
 
 use super::history::Shared;
 
@@ -46,7 +43,8 @@ pub enum Cmd {
     Measure { delay: f64 },
     /// Read a program's image (and then watch it for unloading).
     Load { id: u32, seq: u64 },
-    /// bpftool's disassembly and helper names for mixed mode.
+    /// bpftool's disassembly and helper names for mixed mode, beside the
+    /// image `Load` read (read here only when it was not).
     Disasm { id: u32, seq: u64 },
     /// The drilldown closed: stop watching its program.
     Close,
@@ -116,10 +114,10 @@ pub struct ProfileJob {
 const HOLD: Duration = Duration::from_millis(300);
 /// How often an inspected program is checked for having been unloaded.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
-/// How often the owner scan behind the OWNERS, ATTACH and MEMLOCK columns
-/// (and the filter by owner) is repeated while they are shown: it reads
-/// every process's fd table, so it runs on its own thread at this slower
-/// cadence, never inside a window.
+/// How often the context behind the OWNERS, ATTACH and MEMLOCK columns
+/// (and the filter by owner) is read while they are shown, and how old an
+/// owner scan it accepts: the scan reads every process's fd table, so it
+/// runs on its own thread at this slower cadence, never inside a window.
 const CONTEXT_EVERY: Duration = Duration::from_secs(5);
 /// How soon a newly wanted scan starts.
 const CONTEXT_POLL: Duration = Duration::from_millis(200);
@@ -131,7 +129,7 @@ pub struct Worker {
     events: Sender<Event>,
     profile_stop: Option<Arc<StopSignal>>,
     bpffs: PathBuf,
-    context_wanted: Arc<AtomicBool>,
+    context: Arc<Context>,
 }
 
 impl Worker {
@@ -147,25 +145,24 @@ impl Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
         let root = bpffs.clone();
-        let context = Arc::new(Mutex::new(None));
+        let context = Arc::new(Context::default());
         let shared = Arc::clone(&context);
-        let wanted = Arc::new(AtomicBool::new(false));
-        let want = Arc::clone(&wanted);
-        std::thread::spawn(move || context_loop(&shared, &want));
-        std::thread::spawn(move || sampler(rx, ev, held, root, context, &history));
+        let sampled = Arc::clone(&context);
+        std::thread::spawn(move || context_loop(&shared));
+        std::thread::spawn(move || sampler(rx, ev, held, root, &sampled, &history));
         Worker {
             cmds: tx,
             events,
             profile_stop: None,
             bpffs,
-            context_wanted: wanted,
+            context,
         }
     }
 
     /// Whether the view shows or filters by what the owner scan finds;
     /// the scan runs only while it does.
     pub fn want_context(&self, wanted: bool) {
-        self.context_wanted.store(wanted, Ordering::Relaxed);
+        self.context.wanted.store(wanted, Ordering::Relaxed);
     }
 
     pub fn send(&self, cmd: Cmd) {
@@ -234,21 +231,26 @@ enum WindowEnd {
     Disconnected,
 }
 
-/// The latest owner scan, shared by its thread and the sampler.
-type SharedContext = Arc<Mutex<Option<Arc<ProgContext>>>>;
+/// The latest context, shared by its thread and the sampler, and whether
+/// the view shows it.
+#[derive(Default)]
+struct Context {
+    latest: Mutex<Option<Arc<ProgContext>>>,
+    wanted: AtomicBool,
+}
 
 /// Refresh the shared context while it is wanted, at most every
 /// [`CONTEXT_EVERY`], until the sampler has gone.
-fn context_loop(shared: &SharedContext, wanted: &AtomicBool) {
+fn context_loop(shared: &Arc<Context>) {
     let mut last: Option<Instant> = None;
-    while Arc::strong_count(shared) > 1 {
+    while Arc::strong_count(shared) > 2 {
         let due = last.is_none_or(|t| t.elapsed() >= CONTEXT_EVERY);
-        if due && wanted.load(Ordering::Relaxed) {
+        if due && shared.wanted.load(Ordering::Relaxed) {
             last = Some(Instant::now());
             // A failed read keeps the previous context: the columns go
             // stale rather than blank.
-            if let Ok(c) = ProgContext::read() {
-                if let Ok(mut slot) = shared.lock() {
+            if let Ok(c) = ProgContext::read(CONTEXT_EVERY) {
+                if let Ok(mut slot) = shared.latest.lock() {
                     *slot = Some(Arc::new(c));
                 }
             }
@@ -258,20 +260,20 @@ fn context_loop(shared: &SharedContext, wanted: &AtomicBool) {
 }
 
 /// One window of `delay` seconds, started from the held window when it is
-/// recent enough. Snapshots are brief: pins are added to the rows at the
-/// end of the window.
+/// recent enough. Snapshots are brief; while the context is shown, pins
+/// and the latest context are added to the rows at the end of the window.
 fn measure(
     delay: f64,
     held: &mut Option<session::Window>,
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
     bpffs: &PathBuf,
-    context: &SharedContext,
+    context: &Context,
     history: &Shared,
 ) -> WindowEnd {
     let window = match held.take() {
         Some(w) if w.started().elapsed() < HOLD => Ok(w),
-        _ => session::Window::start(Detail::Brief),
+        _ => session::Window::start(session::BRIEF),
     };
     let window = match window {
         Ok(w) => w,
@@ -293,13 +295,17 @@ fn measure(
         Ok(r) => r,
         Err(e) => return fail(e, delay, rx, events),
     };
-    let mut with_pins = m.current;
-    session::attach_prog_pins(&mut with_pins, bpffs);
-    let latest = context.lock().ok().and_then(|c| c.clone());
-    if let Some(c) = latest {
-        c.apply(&mut with_pins);
+    let mut current = m.current;
+    let latest = context.latest.lock().ok().and_then(|c| c.clone());
+    // Pins show in the PINNED column and as "(pinned)" owners, both parts
+    // of the context.
+    if latest.is_some() || context.wanted.load(Ordering::Relaxed) {
+        session::attach_prog_pins(&mut current, bpffs);
     }
-    let rows = activity::compute(&m.base, &with_pins, true, 0);
+    if let Some(c) = latest {
+        c.apply(&mut current);
+    }
+    let rows = activity::compute(&m.base, &current, true, 0);
     history.lock().record(&rows, m.seconds);
     *held = Some(next);
     post(
@@ -329,10 +335,12 @@ fn sampler(
     events: Sender<Event>,
     mut held: Option<session::Window>,
     bpffs: PathBuf,
-    context: SharedContext,
+    context: &Context,
     history: &Shared,
 ) {
     let mut watched: Option<u32> = None;
+    // The drilldown's image, read once for `Load` and reused by `Disasm`.
+    let mut image: Option<Arc<ProgramImage>> = None;
     let mut pending: Option<Cmd> = None;
     loop {
         let cmd = match pending.take() {
@@ -354,13 +362,9 @@ fn sampler(
                     Err(RecvTimeoutError::Timeout) => {
                         // Nobody asked for the next window: statistics off.
                         held = None;
-                        if let Some(id) = watched {
-                            if let Err(BrrError::NoProgram(_)) =
-                                objects::open_program(u64::from(id))
-                            {
-                                watched = None;
-                                post(&events, Msg::Vanished { id });
-                            }
+                        if let Some(id) = watched.filter(|&id| session::program_gone(id)) {
+                            watched = None;
+                            post(&events, Msg::Vanished { id });
                         }
                         continue;
                     }
@@ -371,7 +375,7 @@ fn sampler(
         match cmd {
             Cmd::Measure { delay } => {
                 watched = None;
-                match measure(delay, &mut held, &rx, &events, &bpffs, &context, history) {
+                match measure(delay, &mut held, &rx, &events, &bpffs, context, history) {
                     WindowEnd::Done => {}
                     WindowEnd::Interrupted(c) => {
                         held = None;
@@ -382,31 +386,38 @@ fn sampler(
             }
             Cmd::Load { id, seq } => {
                 held = None;
-                let result = lines::image_by_id(id as u64).map(Arc::new);
+                let result = session::program_image(id);
                 watched = result.is_ok().then_some(id);
+                image = result.as_ref().ok().map(Arc::clone);
                 post(&events, Msg::Loaded { seq, result });
             }
-            Cmd::Disasm { id, seq } => {
-                let bpftool = crate::bpftool::disasm(id as u64);
-                let call_names = match lines::image_by_id(id as u64) {
-                    Ok(img) => helper_syms::for_program(&insn::slots(&img.xlated), &img.jit_ranges),
-                    Err(_) => CallNames::default(),
-                };
-                post(
-                    &events,
-                    Msg::Disasm {
-                        seq,
-                        bpftool,
-                        call_names,
-                    },
-                );
+            Cmd::Disasm { id, seq } => post(&events, disasm(id, seq, &mut image)),
+            Cmd::Close => {
+                watched = None;
+                image = None;
             }
-            Cmd::Close => watched = None,
             Cmd::Export { id, profile } => {
                 let dir = std::env::current_dir().unwrap_or_default();
                 post(&events, Msg::Exported(export(&dir, id, &profile)));
             }
         }
+    }
+}
+
+/// Mixed mode's disassembly of program `id`, beside the image `Load`
+/// read (kept in `image`), or one read now.
+fn disasm(id: u32, seq: u64, image: &mut Option<Arc<ProgramImage>>) -> Msg {
+    if image.as_ref().is_none_or(|img| img.program.id != id) {
+        *image = session::program_image(id).ok();
+    }
+    let (bpftool, call_names) = match image {
+        Some(img) => session::disassembly(img),
+        None => (Vec::new(), CallNames::default()),
+    };
+    Msg::Disasm {
+        seq,
+        bpftool,
+        call_names,
     }
 }
 
@@ -433,4 +444,32 @@ pub(super) fn export(dir: &std::path::Path, id: u32, profile: &Profile) -> Resul
             )
         })
         .map_err(|e| e.render())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An image whose program id no kernel hands out soon: reading it
+    /// again would fail and leave no image.
+    fn unreadable(id: u32) -> Arc<ProgramImage> {
+        let mut img = ProgramImage::default();
+        img.program.id = id;
+        Arc::new(img)
+    }
+
+    #[test]
+    fn disasm_uses_the_image_load_read() {
+        let id = u32::MAX - 7;
+        let loaded = unreadable(id);
+        let mut image = Some(Arc::clone(&loaded));
+        let msg = disasm(id, 3, &mut image);
+        assert!(matches!(msg, Msg::Disasm { seq: 3, .. }));
+        let kept = image.expect("the loaded image is kept");
+        assert!(Arc::ptr_eq(&kept, &loaded), "the image was read again");
+        // Another program's disassembly reads its own image.
+        let mut image = Some(loaded);
+        let _ = disasm(id - 1, 4, &mut image);
+        assert!(image.is_none());
+    }
 }

@@ -34,9 +34,9 @@ use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{Drilldown, Line, Mode, ViewState};
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
-use crate::kernel::lines::ProgramImage;
 use crate::model::profile::{Hint, Profile};
 use crate::model::report::{ProgramReport, Report};
+use crate::model::ProgramImage;
 
 pub use form::{Form, FORM_LABELS, FORM_PROMPT};
 pub use search::{py_repr, Search, SEARCH_HINT};

@@ -9,14 +9,15 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use crate::kernel::owners::{HeldKind, Owners};
 use crate::model::{Link, Map, Owner, Program};
+use crate::session::context::{HeldKind, Owners};
 
-/// Everything one scrape reports.
+/// Everything one scrape reports: programs with their full names and
+/// memlock, maps with their memlock (`None` where the kernel did not say).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scrape {
-    pub programs: Vec<ProgSample>,
-    pub maps: Vec<(Map, Option<u64>)>,
+    pub programs: Vec<Program>,
+    pub maps: Vec<Map>,
     pub links: Vec<Link>,
     /// Whether the exporter holds statistics on; without it the run
     /// counters are not served (they would not advance).
@@ -48,17 +49,6 @@ pub fn owners_label(owners: &[Owner]) -> String {
         let _ = write!(out, ",+{}", owners.len() - MAX_NAMED_OWNERS);
     }
     out
-}
-
-/// One program and what the exporter adds to its listing row.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProgSample {
-    pub program: Program,
-    /// The BTF name of its main function (longer than the kernel's 15
-    /// bytes); None when brr could not read it.
-    pub full_name: Option<String>,
-    /// None when the kernel did not say.
-    pub memlock: Option<u64>,
 }
 
 /// The exporter's own cost.
@@ -160,8 +150,7 @@ fn programs(s: &Scrape, out: &mut String) {
         "gauge",
         "Loaded eBPF program (value 1); its tag, names, type and holders as labels.",
     );
-    for sample in progs {
-        let p = &sample.program;
+    for p in progs {
         let id = p.id.to_string();
         let owners = owners_label(s.owners.of(HeldKind::Prog, p.id));
         f.sample(
@@ -169,27 +158,27 @@ fn programs(s: &Scrape, out: &mut String) {
                 ("id", &id),
                 ("tag", &p.tag),
                 ("name", &p.name),
-                ("full_name", sample.full_name.as_deref().unwrap_or(&p.name)),
+                ("full_name", p.display_name()),
                 ("type", &p.prog_type),
                 ("owners", &owners),
             ],
             "1",
         );
     }
-    type Getter = fn(&Program, Option<u64>) -> Option<String>;
+    type Getter = fn(&Program) -> Option<String>;
     let mut per_prog: Vec<(&'static str, &str, &str, Getter)> = Vec::new();
     if s.stats_enabled {
         per_prog.push((
             "brr_prog_run_count_total",
             "counter",
             "Runs of the program counted while statistics were enabled.",
-            |p, _| Some(p.run_count.to_string()),
+            |p| Some(p.run_count.to_string()),
         ));
         per_prog.push((
             "brr_prog_run_time_seconds_total",
             "counter",
             "Time spent running the program while statistics were enabled.",
-            |p, _| Some(float(p.run_time_ns as f64 / 1e9)),
+            |p| Some(float(p.run_time_ns as f64 / 1e9)),
         ));
     }
     per_prog.extend([
@@ -197,32 +186,32 @@ fn programs(s: &Scrape, out: &mut String) {
             "brr_prog_recursion_misses_total",
             "counter",
             "Runs skipped because the program was already running on that CPU.",
-            (|p, _| Some(p.recursion_misses.to_string())) as Getter,
+            (|p| Some(p.recursion_misses.to_string())) as Getter,
         ),
         (
             "brr_prog_memlock_bytes",
             "gauge",
             "Memory the kernel charges for the program (fdinfo memlock).",
-            |_, m| m.map(|m| m.to_string()),
+            |p| p.memlock_bytes.map(|m| m.to_string()),
         ),
         (
             "brr_prog_xlated_bytes",
             "gauge",
             "Size of the program's translated instructions.",
-            |p, _| Some(p.xlated_size.to_string()),
+            |p| Some(p.xlated_size.to_string()),
         ),
         (
             "brr_prog_jited_bytes",
             "gauge",
             "Size of the program's JIT-compiled code.",
-            |p, _| Some(p.jited_size.to_string()),
+            |p| Some(p.jited_size.to_string()),
         ),
     ]);
     for (name, kind, help, value) in per_prog {
         let mut f = Family::new(out, name, kind, help);
-        for s in progs {
-            if let Some(v) = value(&s.program, s.memlock) {
-                f.sample(&[("id", &s.program.id.to_string())], &v);
+        for p in progs {
+            if let Some(v) = value(p) {
+                f.sample(&[("id", &p.id.to_string())], &v);
             }
         }
     }
@@ -235,7 +224,7 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
         "gauge",
         "Loaded eBPF map (value 1); its name, type and holders as labels.",
     );
-    for (m, _) in &s.maps {
+    for m in &s.maps {
         f.sample(
             &[
                 ("id", &m.id.to_string()),
@@ -252,8 +241,8 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
         "gauge",
         "Memory the kernel charges for the map (fdinfo memlock).",
     );
-    for (m, memlock) in &s.maps {
-        if let Some(b) = memlock {
+    for m in &s.maps {
+        if let Some(b) = m.memlock_bytes {
             f.sample(&[("id", &m.id.to_string())], &b.to_string());
         }
     }
@@ -327,31 +316,26 @@ mod tests {
 
     fn scrape(stats: bool) -> Scrape {
         Scrape {
-            programs: vec![ProgSample {
-                program: Program {
-                    id: 7,
-                    prog_type: "socket_filter".into(),
-                    name: "a\"b\\c\nd".into(),
-                    tag: "00ff".into(),
-                    xlated_size: 16,
-                    jited_size: 20,
-                    run_count: 3,
-                    run_time_ns: 1_500_000_000,
-                    recursion_misses: 2,
-                    ..Default::default()
-                },
-                full_name: Some("a_much_longer_function_name".into()),
-                memlock: Some(4096),
+            programs: vec![Program {
+                id: 7,
+                prog_type: "socket_filter".into(),
+                name: "a\"b\\c\nd".into(),
+                tag: "00ff".into(),
+                xlated_size: 16,
+                jited_size: 20,
+                run_count: 3,
+                run_time_ns: 1_500_000_000,
+                recursion_misses: 2,
+                full_name: "a_much_longer_function_name".into(),
+                memlock_bytes: Some(4096),
+                ..Default::default()
             }],
-            maps: vec![(
-                Map {
-                    id: 9,
-                    map_type: "array".into(),
-                    name: "m".into(),
-                    ..Default::default()
-                },
-                None,
-            )],
+            maps: vec![Map {
+                id: 9,
+                map_type: "array".into(),
+                name: "m".into(),
+                ..Default::default()
+            }],
             links: vec![Link {
                 id: 3,
                 link_type: "cgroup".into(),

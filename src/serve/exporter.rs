@@ -1,0 +1,229 @@
+//! `brr exporter`: asks the collector for the kernel objects at scrape
+//! time, writes them with [`super::prometheus`] and serves them with
+//! [`super::http`] until SIGTERM or SIGINT.
+
+use std::net::SocketAddr;
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::http::{Handler, HttpRequest, Limits, Response, Server};
+use super::prometheus::{self, Process, Scrape};
+use crate::error::{BrrError, Result};
+use crate::model::{LinkFields, MapFields, ProgFields};
+use crate::session::{self, StatsGuard, Terminations};
+
+/// Where the exporter listens unless told otherwise: loopback only, so
+/// that the BPF inventory is not served to the network by accident.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExporterConfig {
+    pub listen: SocketAddr,
+    /// Hold BPF_ENABLE_STATS for the exporter's life.
+    pub stats: bool,
+}
+
+const INDEX_HTML: &str = "<!DOCTYPE html>\n<html><head><title>brr exporter</title></head>\n<body><h1>brr exporter</h1>\n<p>Per-program eBPF metrics: <a href=\"/metrics\">/metrics</a></p>\n</body></html>\n";
+
+/// This process's CPU time and resident memory, from /proc/self.
+fn process() -> Process {
+    let ticks = rustix::param::clock_ticks_per_second() as f64;
+    let cpu_seconds = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesised command name, which may hold spaces.
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let utime: u64 = f.get(11)?.parse().ok()?;
+            let stime: u64 = f.get(12)?.parse().ok()?;
+            (ticks > 0.0).then(|| (utime + stime) as f64 / ticks)
+        });
+    let page = rustix::param::page_size() as u64;
+    let resident_bytes = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|pages| pages * page);
+    Process {
+        cpu_seconds,
+        resident_bytes,
+    }
+}
+
+/// How old an owner scan may be for the `owners` labels. The scan walks
+/// every fd of every process (milliseconds on a busy host), too much for
+/// every scrape of a 1 s scrape interval; holders change rarely.
+pub const OWNERS_REFRESH: Duration = Duration::from_secs(10);
+
+/// What the exporter serves of each program: its full name and memlock
+/// (both read once per program, then recalled), beside the info struct.
+pub const PROGRAM_FIELDS: ProgFields = ProgFields {
+    full_name: true,
+    map_ids: false,
+    memlock: true,
+    pins: false,
+    context: false,
+};
+
+/// Maps' memlock (recalled for fixed-size maps); links by number: the
+/// `target` label is the attach type and the target's IDs.
+pub const MAP_FIELDS: MapFields = MapFields {
+    fdinfo: true,
+    pins: false,
+    keepers: false,
+};
+pub const LINK_FIELDS: LinkFields = LinkFields {
+    target_names: false,
+    pins: false,
+    keepers: false,
+};
+
+/// Read everything one scrape reports.
+pub fn scrape(stats_enabled: bool) -> Result<Scrape> {
+    let t = Instant::now();
+    let inv = session::inventory(PROGRAM_FIELDS, MAP_FIELDS, LINK_FIELDS, OWNERS_REFRESH)?;
+    let scrape_seconds = t.elapsed().as_secs_f64();
+    Ok(Scrape {
+        programs: inv.programs,
+        maps: inv.maps,
+        links: inv.links,
+        stats_enabled,
+        scrape_seconds,
+        process: process(),
+        owners: inv.owners,
+    })
+}
+
+/// Where scrapes run: one thread, one scrape at a time. A scrape builds a
+/// few hundred KiB of rows and text, and the allocator keeps a pool for
+/// each thread that allocates; run on the server's per-connection threads,
+/// scrapes would leave memory in as many pools as threads ever scraped.
+struct Scraper {
+    requests: Sender<Sender<Result<String>>>,
+}
+
+impl Scraper {
+    fn spawn(stats_enabled: bool) -> Scraper {
+        let (requests, rx) = mpsc::channel::<Sender<Result<String>>>();
+        std::thread::spawn(move || {
+            for reply in rx {
+                let _ = reply.send(scrape(stats_enabled).map(|s| prometheus::render(&s)));
+            }
+        });
+        Scraper { requests }
+    }
+
+    /// The exposition text of a scrape run now on the scrape thread.
+    fn metrics(&self) -> Result<String> {
+        let gone = || BrrError::Failed("the exporter's scrape thread has stopped".into());
+        let (reply, answer) = mpsc::channel();
+        self.requests.send(reply).map_err(|_| gone())?;
+        answer.recv().map_err(|_| gone())?
+    }
+}
+
+/// The exporter's routes: `/metrics`, `/`, else 404; GET only.
+pub fn route(req: &HttpRequest, metrics: &dyn Fn() -> Result<String>) -> Response {
+    let known = matches!(req.path.as_str(), "/" | "/metrics");
+    if !known {
+        return Response::error(404);
+    }
+    if req.method != "GET" {
+        let mut r = Response::error(405);
+        r.allow = Some("GET");
+        return r;
+    }
+    if req.path == "/" {
+        return Response::new(200, "text/html; charset=utf-8", INDEX_HTML);
+    }
+    match metrics() {
+        Ok(text) => Response::new(200, prometheus::CONTENT_TYPE, text),
+        Err(e) => Response::new(
+            500,
+            "text/plain; charset=utf-8",
+            format!("{}\n", e.render()),
+        ),
+    }
+}
+
+/// Serve until SIGTERM, SIGINT or SIGHUP; statistics (unless turned off)
+/// stay on from start to stop.
+pub fn run(config: ExporterConfig) -> Result<()> {
+    let terminations = Terminations::catch()?;
+    let stats = config.stats.then(StatsGuard::enable).transpose()?;
+    // Fail before serving when brr cannot read the objects at all.
+    scrape(stats.is_some())?;
+    let server = Server::bind(config.listen).map_err(|e| {
+        BrrError::Failed(format!(
+            "cannot listen on {}: {}",
+            config.listen,
+            e.raw_os_error()
+                .map(|n| crate::sys::Errno(n).text())
+                .unwrap_or_else(|| e.to_string())
+        ))
+    })?;
+    let local = server.local_addr();
+    let scraper = Scraper::spawn(stats.is_some());
+    let handler: Arc<Handler> =
+        Arc::new(move |req: &HttpRequest| route(req, &|| scraper.metrics()));
+    let running = server
+        .start(handler, Limits::default())
+        .map_err(|e| BrrError::Failed(format!("cannot start the exporter: {e}")))?;
+    let mut err = std::io::stderr();
+    {
+        use std::io::Write;
+        if !local.ip().is_loopback() {
+            let _ = writeln!(
+                err,
+                "brr exporter: listening on a non-loopback address; anyone who can reach {local} can read this host's eBPF inventory"
+            );
+        }
+        let _ = writeln!(err, "brr exporter: serving http://{local}/metrics");
+    }
+    crate::trace::ready("exporter");
+    let mut terminations = terminations;
+    terminations.wait();
+    running.stop();
+    drop(stats);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(method: &str, path: &str) -> HttpRequest {
+        HttpRequest {
+            method: method.into(),
+            path: path.into(),
+        }
+    }
+
+    #[test]
+    fn routes() {
+        let ok = || Ok("m 1\n".to_string());
+        let r = route(&req("GET", "/metrics"), &ok);
+        assert_eq!((r.status, r.content_type), (200, prometheus::CONTENT_TYPE));
+        assert_eq!(r.body, b"m 1\n");
+        let r = route(&req("GET", "/"), &ok);
+        assert_eq!(r.status, 200);
+        assert!(String::from_utf8(r.body)
+            .unwrap()
+            .contains("href=\"/metrics\""));
+        assert_eq!(route(&req("GET", "/nope"), &ok).status, 404);
+        assert_eq!(route(&req("POST", "/nope"), &ok).status, 404);
+        let r = route(&req("POST", "/metrics"), &ok);
+        assert_eq!((r.status, r.allow), (405, Some("GET")));
+        assert_eq!(route(&req("HEAD", "/"), &ok).status, 405);
+        let failing = || Err(BrrError::Failed("no".into()));
+        let r = route(&req("GET", "/metrics"), &failing);
+        assert_eq!((r.status, r.body.as_slice()), (500, &b"brr: no\n"[..]));
+    }
+
+    #[test]
+    fn own_process_figures() {
+        let p = process();
+        assert!(p.cpu_seconds.is_some_and(|c| c >= 0.0));
+        assert!(p.resident_bytes.is_some_and(|r| r > 0));
+    }
+}

@@ -1,0 +1,35 @@
+//! One program as the drilldown shows it: its image (read once per
+//! drilldown), bpftool's disassembly and the helper names beside it, and
+//! whether the program is still loaded.
+
+use std::sync::Arc;
+
+use crate::error::{BrrError, Result};
+use crate::inspect::disasm::CallNames;
+use crate::inspect::{helper_syms, insn};
+use crate::kernel::{lines, objects};
+use crate::model::ProgramImage;
+
+/// The image of program `id`: its translated and JITed instructions with
+/// their source lines, shared by whoever shows it.
+pub fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
+    lines::image_by_id(u64::from(id)).map(Arc::new)
+}
+
+/// What mixed mode shows beside an image: bpftool's disassembly lines
+/// (none when bpftool is missing or fails) and the names of the helpers
+/// and subprograms the instructions call.
+pub fn disassembly(image: &ProgramImage) -> (Vec<String>, CallNames) {
+    let bpftool = crate::bpftool::disasm(u64::from(image.program.id));
+    let names = helper_syms::for_program(&insn::slots(&image.xlated), &image.jit_ranges);
+    (bpftool, names)
+}
+
+/// Whether program `id` has been unloaded. Any other failure to open it
+/// (a permission lost meanwhile) does not say it is gone.
+pub fn program_gone(id: u32) -> bool {
+    matches!(
+        objects::open_program(u64::from(id)),
+        Err(BrrError::NoProgram(_))
+    )
+}
