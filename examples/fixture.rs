@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! fixture hold --progs N --maps M
-//! fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper|sysenter]
+//! fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper|sock|sysenter]
 //! fixture churn --seconds S --count N
 //! fixture showcase
 //! ```
@@ -20,7 +20,7 @@ const USAGE: &str = "usage:
   fixture hold --progs N --maps M
       load N minimal programs and M array maps, print `ready`, hold them
       until stdin reaches EOF
-  fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper|sysenter]
+  fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper|sock|sysenter]
       load the fixture, print `prog_id=<id>`, drive it with
       BPF_PROG_TEST_RUN on T threads for S seconds (default 10, 1), then
       print `runs=<total>`; `sysenter` attaches the hot loop to the
@@ -119,6 +119,12 @@ fn hot(args: &[String]) -> Result<(), String> {
             let fx = support::HelperFixture::load().map_err(err)?;
             run(fx.prog.id, fx.prog.fd(), support::HelperFixture::REPEAT)?
         }
+        "sock" => {
+            // A few instructions per run: the cost of measuring each run
+            // (BPF_ENABLE_STATS) is then a large part of its run time.
+            let fx = support::SocketFilterFixture::load().map_err(err)?;
+            run(fx.prog.id, fx.prog.fd(), 100_000)?
+        }
         "sysenter" => {
             let fx = support::SyscallHotFixture::load(std::process::id()).map_err(err)?;
             println!("prog_id={}", fx.prog.id);
@@ -132,7 +138,7 @@ fn hot(args: &[String]) -> Result<(), String> {
         }
         other => {
             return Err(format!(
-                "--kind: expected hot|subprog|helper|sysenter, got {other:?}"
+                "--kind: expected hot|subprog|helper|sock|sysenter, got {other:?}"
             ))
         }
     };
