@@ -48,12 +48,18 @@ fuzz_target!(|data: &[u8]| {
         Record::Comm {
             pid, comm, time, ..
         } => {
-            seen += u64::from(pid) + comm.len() as u64 + time.unwrap_or(0);
+            seen = seen
+                .wrapping_add(u64::from(pid) + comm.len() as u64)
+                .wrapping_add(time.unwrap_or(0));
             assert!(!comm.contains(&0), "a name ends at its NUL");
+            assert_eq!(time.is_some(), layout.time_trailer);
         }
-        Record::Ksymbol { name, .. } => seen += name.len() as u64,
+        Record::Ksymbol { name, .. } => {
+            seen += name.len() as u64;
+            assert!(!name.contains(&0), "a name ends at its NUL");
+        }
         Record::BpfEvent { id, time, .. } => {
-            seen += u64::from(id) + time.unwrap_or(0);
+            seen = seen.wrapping_add(u64::from(id)).wrapping_add(time.unwrap_or(0));
             assert_eq!(time.is_some(), layout.time_trailer);
         }
     });
