@@ -48,7 +48,7 @@ fn profile_program(
     line_limit: usize,
 ) -> Result<Profiled> {
     let req = profile::Request {
-        program_id: Some(id as u64),
+        program_ids: vec![id],
         ..profile_request(t, bpffs)
     };
     let profile = session::capture(&req)?;
@@ -228,7 +228,7 @@ mod tests {
         assert_eq!((c.program_id, c.line_limit, c.devmode), (None, 0, None));
         assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
         assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
-        assert_eq!(c.profile.program_id, None);
+        assert!(c.profile.program_ids.is_empty());
         assert_eq!(c.bpffs, PathBuf::from("/sys/fs/bpf"));
 
         let c = config(

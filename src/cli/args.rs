@@ -647,9 +647,17 @@ pub(super) struct ProfileCliArgs {
         long,
         value_name = "PROG_ID",
         value_parser = parsers::object_id,
-        help = "Report only this program."
+        action = clap::ArgAction::Append,
+        help = "Report only this program; repeat it for several."
     )]
-    pub program_id: Option<u32>,
+    pub program_id: Vec<u32>,
+    #[arg(
+        long,
+        value_name = "PID",
+        value_parser = parsers::object_id,
+        help = "Report only the programs process PID holds file descriptors on."
+    )]
+    pub pid: Option<u32>,
     #[command(flatten)]
     pub capture: CaptureArgs<ProfileDialect>,
     #[arg(

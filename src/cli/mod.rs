@@ -480,7 +480,8 @@ impl<D: Dialect> CaptureArgs<D> {
     fn request(
         &self,
         duration: Option<f64>,
-        program_id: Option<u32>,
+        program_ids: Vec<u32>,
+        pid: Option<u32>,
         bpffs: &Path,
     ) -> profile::Request {
         profile::Request {
@@ -493,7 +494,8 @@ impl<D: Dialect> CaptureArgs<D> {
             call_graph: self.call_graph.unwrap_or_default(),
             pages: self.perf_buffer_pages.and_then(|p| p.0),
             drain_ms: self.perf_drain_ms.and_then(|d| d.0),
-            program_id: program_id.map(u64::from),
+            program_ids,
+            pid,
             bpffs: bpffs.to_path_buf(),
         }
     }
@@ -517,7 +519,7 @@ fn top_options(t: TopArgs, bpffs: &Path) -> TopOptions {
         fail_on_loss: c.fail_on_loss,
         exports: targets(&c.exports),
         slow_ns: t.slow_ns.unwrap_or(profile::hints::SLOW_AVG_NS as u64),
-        profile: c.request(t.profile_duration, None, bpffs),
+        profile: c.request(t.profile_duration, Vec::new(), None, bpffs),
     }
 }
 
@@ -851,7 +853,7 @@ fn sub_command(prog: &str, sub: Sub, g: Given) -> Result<Result<Command, String>
 fn profile_args(a: ProfileCliArgs, bpffs: &Path) -> ProfileArgs {
     let c = &a.capture;
     ProfileArgs {
-        request: c.request(a.duration, a.program_id, bpffs),
+        request: c.request(a.duration, a.program_id, a.pid, bpffs),
         limit: usize_of(a.limit.unwrap_or(20)),
         line_limit: usize_of(a.line_limit.unwrap_or(10)),
         kernel_ip_detail: c.kernel_ip_detail,

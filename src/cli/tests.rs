@@ -481,7 +481,8 @@ fn capture_options_typed_once() {
         call_graph: CallGraph::Lbr,
         pages: Some(8),
         drain_ms: None,
-        program_id: None,
+        program_ids: Vec::new(),
+        pid: None,
         bpffs: "/b".into(),
     };
     let p = profile(&format!("--bpffs /b profile -d 2 {flags}"));
@@ -490,8 +491,22 @@ fn capture_options_typed_once() {
     assert_eq!(t.profile, want);
     let p = profile("profile --program-id 7");
     assert_eq!(
-        (p.request.program_id, p.request.event, p.request.duration),
-        (Some(7), Event::Auto, 5.0)
+        (
+            &p.request.program_ids[..],
+            p.request.event,
+            p.request.duration
+        ),
+        (&[7][..], Event::Auto, 5.0)
+    );
+    // Repeated: every program, in the order given; --pid adds a process's.
+    let p = profile("profile --program-id 7 --program-id 3 --program-id=9 --pid 42");
+    assert_eq!(
+        (&p.request.program_ids[..], p.request.pid),
+        (&[7, 3, 9][..], Some(42))
+    );
+    assert_eq!(
+        err_line("profile --pid 0"),
+        "brr profile: error: argument --pid: must be greater than 0"
     );
     assert_eq!(p.request.call_graph, CallGraph::Fp);
     // Root options and `top`'s merge, the later winning.

@@ -3,7 +3,9 @@
 //!
 //! A Function per program (its main BTF function), per subprogram and per
 //! kernel symbol; a Location per BPF line record (whose Line carries the BTF
-//! line and column) and per kernel IP. Each [`Stack`] becomes one Sample,
+//! line and column) and per kernel IP. An interrupt that arrived while a
+//! program ran is a `[interrupt] ENTRY` location under the program itself,
+//! not under the line it arrived on. Each [`Stack`] becomes one Sample,
 //! leaf first, valued `samples/count` and `cpu/nanoseconds` (one sample
 //! stands for 1e9 / F ns of CPU) and labelled `prog_id`, `prog_tag`, `pid`
 //! and `comm`.
@@ -43,6 +45,11 @@ enum LocKey {
         prog: u32,
     },
     Kernel {
+        ip: u64,
+    },
+    /// An interrupt's entry point, under program `prog`.
+    Interrupt {
+        prog: u32,
         ip: u64,
     },
 }
@@ -106,8 +113,40 @@ impl Tables {
         self.function(name, &format!("bpf_prog_{}_{}", p.tag, p.name), file)
     }
 
+    /// Location ids of an interrupt's stack, leaf first: its frames, its
+    /// entry, the program.
+    fn interrupt_stack(&mut self, p: &ProgramProfile, s: &Stack, entry: &str) -> Vec<u64> {
+        let mut ids: Vec<u64> = s
+            .kernel
+            .iter()
+            .skip(1)
+            .rev()
+            .map(|f| self.kernel(f))
+            .collect();
+        let name = folded::interrupt_frame(entry);
+        let function = self.function(&name, entry, "");
+        let ip = s.kernel.first().map_or(0, |f| f.ip);
+        let line = pb::PbLine {
+            function_id: function,
+            line: 0,
+            column: 0,
+        };
+        ids.push(self.location(LocKey::Interrupt { prog: p.id, ip }, ip, line));
+        let function = self.program_function(p, "");
+        let line = pb::PbLine {
+            function_id: function,
+            line: 0,
+            column: 0,
+        };
+        ids.push(self.location(LocKey::Program { prog: p.id }, 0, line));
+        ids
+    }
+
     /// Location ids of one stack, leaf first.
     fn stack(&mut self, p: &ProgramProfile, s: &Stack) -> Vec<u64> {
+        if let Some(entry) = &s.interrupt {
+            return self.interrupt_stack(p, s, entry);
+        }
         let mut ids: Vec<u64> = s.kernel.iter().rev().map(|f| self.kernel(f)).collect();
         let file = s.file.as_deref().unwrap_or("");
         let function = match &s.subprogram {
@@ -366,6 +405,51 @@ mod tests {
                 .collect::<std::collections::BTreeSet<_>>()
                 .len()
         );
+    }
+
+    #[test]
+    fn interrupts_sit_under_the_program_not_the_line() {
+        let mut p = profile();
+        let frame = |ip: u64, sym: &str| Frame {
+            ip,
+            symbol: Some(sym.into()),
+            kind: "kernel",
+            ..Default::default()
+        };
+        let mut irq = p.programs[1].stacks[0].clone();
+        irq.samples = 13;
+        irq.interrupt = Some("asm_sysvec_apic_timer_interrupt".into());
+        irq.kernel = vec![
+            frame(0xffffffff81001000, "asm_sysvec_apic_timer_interrupt"),
+            frame(0xffffffff81002000, "rcu_core"),
+        ];
+        p.programs[1].stacks.push(irq);
+        let pr = roundtrip(&p, &Context::default());
+        let x = pr.sample.iter().find(|x| x.value[0] == 13).unwrap();
+        let names: Vec<&str> = x
+            .location_id
+            .iter()
+            .map(|&id| {
+                let f = pr.location[(id - 1) as usize].line[0].function_id;
+                s(&pr, pr.function[(f - 1) as usize].name)
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "rcu_core",
+                "[interrupt] asm_sysvec_apic_timer_interrupt",
+                "small"
+            ]
+        );
+        // Every sample, interrupts included, is in the profile.
+        let total: i64 = pr.sample.iter().map(|x| x.value[0]).sum();
+        let all: u64 = p
+            .programs
+            .iter()
+            .flat_map(|q| q.stacks.iter().map(|s| s.samples))
+            .sum();
+        assert_eq!(total as u64, all);
     }
 
     #[test]

@@ -598,14 +598,18 @@ impl Unshown {
     }
 }
 
+/// The row of interrupts that arrived while the program ran.
+pub const INTERRUPTS_ROW: &str = "Interrupts while the program ran (not its calls)";
+
 /// The summary rows' counts and texts, in display order.
 fn summary_labels(
     d: [u64; 4],
     u: [u64; 4],
     unaccounted: u64,
+    interrupts: u64,
     line_limit: usize,
     source_limit: usize,
-) -> [(u64, String); 9] {
+) -> [(u64, String); 10] {
     [
         (
             d[0],
@@ -643,6 +647,7 @@ fn summary_labels(
             unaccounted,
             "Unaccounted samples (inclusive attribution invariant mismatch)".to_string(),
         ),
+        (interrupts, INTERRUPTS_ROW.to_string()),
     ]
 }
 
@@ -720,7 +725,8 @@ impl Drilldown {
             let line_limit = profile.map_or(0, |p| p.line_limit);
             dd.add_summary_rows(p, line_limit, opts.source_limit, cut);
             dd.link_children();
-            dd.assign_basis_points(p.inclusive_samples);
+            // Interrupt samples have a row of their own among the leaves.
+            dd.assign_basis_points(p.inclusive_samples + p.interrupt_samples);
         } else {
             dd.link_children();
         }
@@ -923,6 +929,7 @@ impl Drilldown {
             direct.buckets(),
             under.buckets(),
             p.unaccounted_samples,
+            p.interrupt_samples,
             line_limit,
             source_limit,
         );

@@ -207,6 +207,7 @@ fn profile() -> ProfileInput {
                 kernel(1, "htab_map_hash", "bpf_map", 1, 0, L15),
                 kernel(1, "htab_map_hash", "bpf_map", 1, 0x20, L15),
             ],
+            interrupt_samples: 0,
         }),
         line_limit: 4,
         warnings: vec![],
@@ -299,6 +300,36 @@ fn profiled_source_view_with_children_and_other_rows() {
     let collapsed = text(&dd, true);
     assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
     insta::assert_snapshot!("profiled_source_collapsed", collapsed);
+}
+
+/// Interrupts that arrived while the program ran get a row of their own,
+/// not a place under a line, and `%THIS` still adds up.
+#[test]
+fn interrupts_have_a_row_of_their_own() {
+    let p = markers_program();
+    let mut prof = profile();
+    if let Some(q) = prof.program.as_mut() {
+        q.interrupt_samples = 5;
+    }
+    let dd = build(&p, Some(&prof), &Options::default());
+    let rows: Vec<&Row> = dd
+        .rows
+        .iter()
+        .filter(|r| r.text == INTERRUPTS_ROW)
+        .collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (&rows[0].kind, rows[0].samples, rows[0].leaf, rows[0].parent),
+        (&RowKind::Summary, 5, true, None)
+    );
+    // 5 of the 40 leaf samples (35 inclusive + 5): 12.50 %.
+    assert_eq!(rows[0].bp, 1250);
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    assert!(out.contains(INTERRUPTS_ROW), "{out}");
+    // Without interrupts, no such row.
+    let dd = build(&p, Some(&profile()), &Options::default());
+    assert!(dd.rows.iter().all(|r| r.text != INTERRUPTS_ROW));
 }
 
 #[test]

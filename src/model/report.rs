@@ -7,7 +7,9 @@
 
 use std::ops::Deref;
 
-use super::profile::{Counters, Hint, Hotspot, KernelGroup, KernelHotspot, Payer, Telemetry};
+use super::profile::{
+    Counters, Hint, Hotspot, InterruptHotspot, KernelGroup, KernelHotspot, Payer, Telemetry,
+};
 
 /// How the capture was taken, as the metadata reports it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,8 +22,12 @@ pub struct Capture {
     pub kernel_samples: bool,
     /// `fp` or `lbr`.
     pub call_graph: crate::model::profile::CallGraph,
-    /// The selected program (program mode).
+    /// The first selected program (program mode).
     pub program_id: Option<u32>,
+    /// Every selected program (`--program-id`, `--pid`); empty for all.
+    pub program_ids: Vec<u32>,
+    /// `--pid`: the process whose programs were selected.
+    pub pid: Option<u32>,
     pub counters: Counters,
     pub telemetry: Telemetry,
 }
@@ -155,6 +161,21 @@ pub struct ProgramReport {
     /// From the samples, then those read from the kernel at the end of the
     /// capture.
     pub hints: Vec<Hint>,
+    /// Samples of interrupts that arrived while the program ran (not in
+    /// its direct, under-eBPF or inclusive samples), and their percent of
+    /// one CPU (4 decimals).
+    pub interrupt_samples: u64,
+    pub interrupt_cpu_percent: f64,
+    /// Those samples by entry point and interrupted line.
+    pub interrupts: Rows<InterruptHotspot>,
+    /// Seconds into the capture at which the program was loaded or
+    /// unloaded, when that happened during the capture.
+    pub loaded_after: Option<f64>,
+    pub unloaded_after: Option<f64>,
+    /// Percent of one CPU over the time it was loaded (4 decimals), direct
+    /// and inclusive, when it was not loaded for the whole capture.
+    pub loaded_cpu_percent: Option<f64>,
+    pub loaded_inclusive_cpu_percent: Option<f64>,
 }
 
 impl ProgramReport {

@@ -93,11 +93,11 @@ fn is_output(f: &Frame) -> bool {
 }
 
 /// The BPF line holding most of the samples that `pick` selects, and
-/// their total.
+/// their total. Interrupts that arrived while a line ran are not its work.
 fn evidence(p: &ProgramProfile, pick: impl Fn(&Stack) -> bool) -> (u64, Option<&Stack>) {
     let mut by_line: Vec<(&Stack, u64)> = Vec::new();
     let mut total = 0;
-    for s in p.stacks.iter().filter(|s| pick(s)) {
+    for s in p.stacks.iter().filter(|s| s.interrupt.is_none() && pick(s)) {
         total += s.samples;
         match by_line
             .iter_mut()

@@ -3,7 +3,7 @@
 //! hints and figures, computed once after a capture.
 
 use crate::model::activity::ActivityRow;
-use crate::model::profile::{round, share, Hint, Payer, Profile, ProgramProfile};
+use crate::model::profile::{round, share, Hint, InterruptHotspot, Payer, Profile, ProgramProfile};
 use crate::model::report::{Capture, Figured, Other, Payers, ProgramReport, Report, Rows, Totals};
 
 use super::aggregate::{listed, ProgramView};
@@ -28,7 +28,9 @@ pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
             frequency: profile.frequency,
             kernel_samples: profile.kernel_samples,
             call_graph: profile.call_graph,
-            program_id: profile.program_id,
+            program_id: profile.program_ids.first().copied(),
+            program_ids: profile.program_ids.clone(),
+            pid: profile.pid,
             counters: profile.counters,
             telemetry: profile.telemetry.clone(),
         },
@@ -53,32 +55,28 @@ pub fn hot_and_slow(row: &ActivityRow, measured: f64, slow_ns: u64) -> Option<Hi
 
 fn totals(profile: &Profile, opts: &ReportOptions) -> Totals {
     let progs = &profile.programs;
-    let (selected, other, mapped, unmapped) = match profile.program_id {
-        Some(id) => {
-            let sel = profile.program(id);
-            let direct = sel.map_or(0, |p| p.samples);
-            (
-                direct,
-                profile.counters.bpf_jit_samples.saturating_sub(direct),
-                sel.map_or(0, |p| p.direct_source_mapped_samples),
-                sel.map_or(0, |p| p.direct_source_unmapped_samples),
-            )
-        }
-        None => (
-            0,
-            0,
-            progs.iter().map(|p| p.direct_source_mapped_samples).sum(),
-            progs.iter().map(|p| p.direct_source_unmapped_samples).sum(),
-        ),
+    let selected = || progs.iter().filter(|p| profile.selects(p.id));
+    let (mapped, unmapped) = (
+        selected().map(|p| p.direct_source_mapped_samples).sum(),
+        selected().map(|p| p.direct_source_unmapped_samples).sum(),
+    );
+    let (direct, other) = if profile.program_ids.is_empty() {
+        (0, 0)
+    } else {
+        let direct: u64 = selected().map(|p| p.samples).sum();
+        (
+            direct,
+            profile.counters.bpf_jit_samples.saturating_sub(direct),
+        )
     };
     Totals {
-        limit: if profile.program_id.is_some() {
-            1
-        } else {
+        limit: if profile.program_ids.is_empty() {
             opts.limit
+        } else {
+            profile.program_ids.len()
         },
         line_limit: opts.line_limit,
-        selected_program_samples: selected,
+        selected_program_samples: direct,
         other_bpf_samples: other,
         source_mapped_samples: mapped,
         source_unmapped_samples: unmapped,
@@ -149,6 +147,7 @@ fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramR
         ..
     } = ProgramView::new(p, line_limit);
     let inclusive = p.inclusive_samples();
+    let loaded = p.loaded_seconds(profile.seconds());
     ProgramReport {
         id: p.id,
         prog_type: p.prog_type.clone(),
@@ -183,6 +182,41 @@ fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramR
         tasks: payers(profile, who::tasks(profile, p), inclusive, line_limit),
         cgroups: payers(profile, who::cgroups(profile, p), inclusive, line_limit),
         hints: hints::for_program(profile, p),
+        interrupt_samples: p.interrupt_samples,
+        interrupt_cpu_percent: profile.cpu_percent(p.interrupt_samples),
+        interrupts: interrupts(profile, p, line_limit),
+        loaded_after: p.loaded_after,
+        unloaded_after: p.unloaded_after,
+        loaded_cpu_percent: loaded.map(|s| profile.cpu_percent_over(p.samples, s)),
+        loaded_inclusive_cpu_percent: loaded.map(|s| profile.cpu_percent_over(inclusive, s)),
+    }
+}
+
+/// A program's interrupt rows, most samples first, cut by `--line-limit`.
+fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<InterruptHotspot> {
+    let mut rows = p.interrupts.clone();
+    rows.sort_by(|a, b| {
+        (
+            std::cmp::Reverse(a.samples),
+            &a.entry,
+            &a.bpf_file,
+            a.bpf_line,
+        )
+            .cmp(&(
+                std::cmp::Reverse(b.samples),
+                &b.entry,
+                &b.bpf_file,
+                b.bpf_line,
+            ))
+    });
+    if line_limit > 0 {
+        rows.truncate(line_limit);
+    }
+    let shown: u64 = rows.iter().map(|r| r.samples).sum();
+    let whole = p.interrupt_samples;
+    Rows {
+        rows: figured(profile, rows, whole, |r| r.samples),
+        other: other(profile, whole.saturating_sub(shown), whole),
     }
 }
 
@@ -276,7 +310,7 @@ mod tests {
     #[test]
     fn program_mode_lists_the_selected_program_only() {
         let mut prof = profile();
-        prof.program_id = Some(7);
+        prof.program_ids = vec![7];
         let r = build(&prof, &opts(20, 2));
         let ids: Vec<u32> = r.programs.iter().map(|p| p.id).collect();
         assert_eq!(ids, vec![7]);
@@ -290,7 +324,7 @@ mod tests {
             (1, 10, 1)
         );
         assert!(r.program(7).is_some() && r.program(98).is_none());
-        prof.program_id = Some(12345);
+        prof.program_ids = vec![12345];
         assert!(build(&prof, &opts(20, 2)).programs.is_empty());
     }
 
@@ -373,6 +407,81 @@ mod tests {
         );
         assert!(r.program(98).is_some_and(|p| p.hints.is_empty()));
         assert_eq!(r.hints().count(), 3, "only the listed programs' hints");
+    }
+
+    /// Interrupts: their own rows, not the line's work (no hint, no
+    /// payer); a program unloaded early: CPU% over its loaded time.
+    #[test]
+    fn interrupts_apart_and_cpu_while_loaded() {
+        use crate::model::profile::InterruptHotspot;
+        let mut prof = profile();
+        let p = &mut prof.programs[1];
+        // 40 samples of a hash-map update's lock... taken in interrupts.
+        let mut irq = lock_stack(40);
+        irq.interrupt = Some("asm_sysvec_apic_timer_interrupt".into());
+        p.stacks.push(irq);
+        p.interrupt_samples = 40;
+        p.interrupts = vec![
+            InterruptHotspot {
+                samples: 10,
+                entry: "asm_common_interrupt".into(),
+                ..Default::default()
+            },
+            InterruptHotspot {
+                samples: 30,
+                entry: "asm_sysvec_apic_timer_interrupt".into(),
+                ..Default::default()
+            },
+        ];
+        p.loaded_after = Some(0.25);
+        p.unloaded_after = Some(0.5);
+        let r = build(&prof, &opts(0, 1));
+        let q = r.program(7).unwrap();
+        assert!(q.hints.is_empty(), "{:?}", q.hints);
+        assert_eq!((q.interrupt_samples, q.interrupt_cpu_percent), (40, 4.0));
+        let rows: Vec<(&str, u64, f64)> = q
+            .interrupts
+            .rows
+            .iter()
+            .map(|r| (r.entry.as_str(), r.samples, r.sample_percent))
+            .collect();
+        assert_eq!(rows, vec![("asm_sysvec_apic_timer_interrupt", 30, 75.0)]);
+        assert_eq!(q.interrupts.other.samples, 10);
+        // Payers add up to the inclusive samples, interrupts aside.
+        let tasks: u64 = q.tasks.all.iter().map(|t| t.samples).sum();
+        assert_eq!(tasks, q.inclusive_samples);
+        // 1 sample over the 0.25 s it was loaded at 1000 Hz: 0.4 % of a CPU.
+        assert_eq!((q.cpu_percent, q.loaded_cpu_percent), (0.1, Some(0.4)));
+        assert_eq!(q.loaded_inclusive_cpu_percent, Some(0.4));
+        assert_eq!(r.program(98).unwrap().loaded_cpu_percent, None);
+    }
+
+    /// Several selected programs: each listed, the totals over all of them.
+    #[test]
+    fn several_selected_programs() {
+        let mut prof = profile();
+        prof.program_ids = vec![7, 98, 555];
+        prof.pid = Some(31);
+        let r = build(&prof, &opts(1, 2));
+        let ids: Vec<u32> = r.programs.iter().map(|p| p.id).collect();
+        assert_eq!(ids, vec![98, 7], "every sampled one, not cut by --limit");
+        assert_eq!(
+            (
+                r.capture.program_id,
+                &r.capture.program_ids[..],
+                r.capture.pid
+            ),
+            (Some(7), &[7, 98, 555][..], Some(31))
+        );
+        assert_eq!(
+            (
+                r.totals.limit,
+                r.totals.selected_program_samples,
+                r.totals.other_bpf_samples,
+                r.totals.source_mapped_samples
+            ),
+            (3, 11, 0, 10)
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::json::{self, Json};
 use super::{csv, dash, dump, num, table, Format};
 use crate::inspect::source::{basename, DumpContext};
-use crate::model::profile::{Hint, Hotspot, KernelHotspot};
+use crate::model::profile::{Hint, Hotspot, InterruptHotspot, KernelHotspot};
 use crate::model::report::{Figured, Other, Payers, ProgramReport, Report};
 
 /// How to present a profile (what it lists is the report's).
@@ -77,9 +77,30 @@ fn capture_lines(report: &Report) -> [String; 2] {
     ]
 }
 
+/// What the program table's CPU% columns cover.
+pub fn cpu_percent_note(kernel_samples: bool) -> &'static str {
+    if kernel_samples {
+        "CPU% = the program's own instructions, KERNEL_CPU% = helpers and kernel code it called, INCL_CPU% = both; 100% = one CPU; interrupts that arrived while it ran are not included."
+    } else {
+        "CPU% = the program's own instructions only, not the helpers or kernel code it calls (--kernel-samples adds them); 100% = one CPU."
+    }
+}
+
+/// The line that says Ctrl-C cut the capture short, as `activity` says it
+/// of its window.
+pub fn ended_early(report: &Report) -> Option<String> {
+    let t = &report.capture.telemetry;
+    t.cancelled.then(|| {
+        format!(
+            "capture ended early after {:.2} s of {} s",
+            t.actual_duration,
+            num::fmt_g(report.capture.duration)
+        )
+    })
+}
+
 fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     let t = &report.capture.telemetry;
-    let line_limit = report.totals.line_limit;
     let mut sections: Vec<String> = Vec::new();
     if t.pages_per_cpu > 0 {
         sections.extend(capture_lines(report));
@@ -87,48 +108,111 @@ fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     sections.extend(t.warnings.iter().map(|w| format!("Warning: {w}")));
     if report.programs.is_empty() {
         sections.push("No BPF JIT samples captured.".into());
+        sections.extend(ended_early(report));
         return sections.join("\n");
     }
+    sections.push(cpu_percent_note(report.capture.kernel_samples).into());
     sections.push(program_table(&report.programs, view));
+    if let Some(l) = lifetimes(&report.programs) {
+        sections.push(l);
+    }
     for p in &report.programs {
-        if !p.direct.rows.is_empty() || p.direct.other.samples > 0 {
-            sections.push(format!("Breakdown of program {} ({}):", p.id, p.name));
-            sections.push(direct_table(p, view, line_limit));
-        }
-        let (rows, omitted) = if view.kernel_ip_detail {
-            (p.kernel_ips.rows.len(), p.kernel_ips.other.samples)
-        } else {
-            (
-                p.kernel_functions.rows.len(),
-                p.kernel_functions.other.samples,
-            )
-        };
-        if rows > 0 || omitted > 0 {
-            sections.push(format!(
-                "Kernel/helper samples for program {} ({}):",
-                p.id, p.name
-            ));
-            sections.push(kernel_table(p, view, line_limit));
-        }
-        payer_sections(p, line_limit, &mut sections);
-        if let Some(c) = ctx.and_then(|c| c.by_program.get(&p.id)) {
-            let heading = format!("Source context for program {}:", p.id);
-            let report = dump::context_report(c, &heading);
-            // The heading is its own section, like the other table titles.
-            match report.split_once(&format!("{heading}\n")) {
-                Some((warnings, table)) => {
-                    sections.push(format!("{warnings}{heading}"));
-                    sections.push(table.to_string());
-                }
-                None => sections.push(report),
-            }
-        }
+        program_sections(p, view, ctx, report.totals.line_limit, &mut sections);
     }
     let found: Vec<Hint> = report.hints().cloned().collect();
     if !found.is_empty() {
         sections.push(hints_text(&found));
     }
+    sections.extend(ended_early(report));
     sections.join("\n\n")
+}
+
+/// `seconds` as the lifetime notes print it.
+fn secs(s: f64) -> String {
+    format!("{s:.2} s")
+}
+
+/// One line per program loaded or unloaded during the capture: when, and
+/// its CPU% over the time it was loaded.
+fn lifetimes(progs: &[ProgramReport]) -> Option<String> {
+    let lines: Vec<String> = progs
+        .iter()
+        .filter_map(|p| {
+            let cpu = p.loaded_cpu_percent?;
+            let when = match (p.loaded_after, p.unloaded_after) {
+                (Some(l), Some(u)) => format!(
+                    "loaded {} and unloaded {} into the capture",
+                    secs(l),
+                    secs(u)
+                ),
+                (Some(l), None) => format!("loaded {} into the capture", secs(l)),
+                (None, Some(u)) => format!("unloaded {} into the capture", secs(u)),
+                (None, None) => return None,
+            };
+            let incl = match p.loaded_inclusive_cpu_percent {
+                Some(i) if p.kernel_samples > 0 => format!(", INCL_CPU% {}", num::percent4(i)),
+                _ => String::new(),
+            };
+            Some(format!(
+                "Program {} ({}) was {when}; while loaded: CPU% {}{incl}.",
+                p.id,
+                p.display_name(),
+                num::percent4(cpu)
+            ))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The breakdown, kernel, interrupt, payer and source-context sections of
+/// one program.
+fn program_sections(
+    p: &ProgramReport,
+    view: &View,
+    ctx: Option<&SourceContexts>,
+    line_limit: usize,
+    sections: &mut Vec<String>,
+) {
+    let name = p.display_name();
+    if !p.direct.rows.is_empty() || p.direct.other.samples > 0 {
+        sections.push(format!("Breakdown of program {} ({name}):", p.id));
+        sections.push(direct_table(p, view, line_limit));
+    }
+    let (rows, omitted) = if view.kernel_ip_detail {
+        (p.kernel_ips.rows.len(), p.kernel_ips.other.samples)
+    } else {
+        (
+            p.kernel_functions.rows.len(),
+            p.kernel_functions.other.samples,
+        )
+    };
+    if rows > 0 || omitted > 0 {
+        sections.push(format!(
+            "Kernel/helper samples for program {} ({name}):",
+            p.id
+        ));
+        sections.push(kernel_table(p, view, line_limit));
+    }
+    if p.interrupt_samples > 0 {
+        sections.push(format!(
+            "Interrupts while program {} ({name}) ran (not its calls):",
+            p.id
+        ));
+        sections.push(interrupt_table(p, view, line_limit));
+    }
+    payer_sections(p, line_limit, sections);
+    if let Some(c) = ctx.and_then(|c| c.by_program.get(&p.id)) {
+        let heading = format!("Source context for program {}:", p.id);
+        let report = dump::context_report(c, &heading);
+        // The heading is its own section, like the other table titles.
+        match report.split_once(&format!("{heading}\n")) {
+            Some((warnings, table)) => {
+                sections.push(format!("{warnings}{heading}"));
+                sections.push(table.to_string());
+            }
+            None => sections.push(report),
+        }
+    }
 }
 
 /// A hint's threshold with its unit, as the text output and the TUI say it.
@@ -243,7 +327,11 @@ fn payer_sections(p: &ProgramReport, line_limit: usize, out: &mut Vec<String>) {
     if p.tasks.is_empty() {
         return;
     }
-    out.push(format!("Triggered by, program {} ({}):", p.id, p.name));
+    out.push(format!(
+        "Triggered by, program {} ({}):",
+        p.id,
+        p.display_name()
+    ));
     out.push(payer_table(
         &p.tasks,
         ["PID", "TRIGGERED BY"],
@@ -251,7 +339,7 @@ fn payer_sections(p: &ProgramReport, line_limit: usize, out: &mut Vec<String>) {
         line_limit,
     ));
     if !p.cgroups.is_empty() {
-        out.push(format!("Cgroups, program {} ({}):", p.id, p.name));
+        out.push(format!("Cgroups, program {} ({}):", p.id, p.display_name()));
         out.push(payer_table(
             &p.cgroups,
             ["CGROUP_ID", "CGROUP"],
@@ -430,6 +518,50 @@ fn kernel_table(p: &ProgramReport, view: &View, line_limit: usize) -> String {
     };
     if other.samples > 0 {
         rows.push(kernel_other_row(other, view.wide, line_limit));
+    }
+    table::render(&headers, &rows)
+}
+
+/// Interrupts by entry point and the line they arrived on.
+fn interrupt_table(p: &ProgramReport, view: &View, line_limit: usize) -> String {
+    let mut headers = vec!["SAMPLES", "CPU%", "ENTRY"];
+    if view.wide {
+        headers.push("BPF_JIT_ADDR");
+    }
+    headers.extend(["BPF_FILE", "BPF_LINE", "BPF_SOURCE"]);
+    let mut rows: Vec<Vec<String>> = p
+        .interrupts
+        .rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![
+                r.samples.to_string(),
+                num::percent4(r.cpu_percent),
+                r.entry.clone(),
+            ];
+            if view.wide {
+                cells.push(hex(r.bpf_jited_address));
+            }
+            cells.extend([
+                file_cell(r.bpf_file.as_deref(), view.wide),
+                dash(r.bpf_line),
+                bpf_source_cell(r.bpf_source.as_deref(), r.caller_mapped),
+            ]);
+            cells
+        })
+        .collect();
+    let other = p.interrupts.other;
+    if other.samples > 0 {
+        let mut cells = vec![
+            other.samples.to_string(),
+            num::percent4(other.cpu_percent),
+            format!("Other interrupt samples not shown (--line-limit={line_limit})"),
+        ];
+        if view.wide {
+            cells.push("-".into());
+        }
+        cells.extend(["-".into(), "-".into(), "-".into()]);
+        rows.push(cells);
     }
     table::render(&headers, &rows)
 }
@@ -630,6 +762,7 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
                     let mut o = hotspot_fields(h);
                     // New, optional: the (sub)program holding the line.
                     o.push(("function", opt_str(&h.function)));
+                    o.push(("jited_address_hex", hex_json(h.jited_address)));
                     to_obj(o)
                 })
                 .collect(),
@@ -646,6 +779,8 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
                 .map(|k| {
                     let mut o = kernel_fields(k);
                     o.push(("bpf_function", opt_str(&k.bpf_function)));
+                    o.push(("ip_hex", hex_json(Some(k.ip))));
+                    o.push(("bpf_jited_address_hex", hex_json(k.bpf_jited_address)));
                     to_obj(o)
                 })
                 .collect(),
@@ -664,7 +799,70 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     }
     // New, additive: last so the original's keys keep their places.
     f.push(("full_name", p.display_name().into()));
+    f.extend(program_tail(p));
     to_obj(f)
+}
+
+/// A kernel address as text: JSON numbers above 2^53 lose precision in
+/// JavaScript and jq.
+fn hex_json(v: Option<u64>) -> Json {
+    v.map_or(Json::Null, |v| Json::from(format!("0x{v:x}").as_str()))
+}
+
+/// Seconds into the capture, to the millisecond.
+fn seconds_json(v: Option<f64>) -> Json {
+    v.map_or(Json::Null, |s| crate::model::profile::round(s, 3).into())
+}
+
+/// Program keys added after `full_name`: interrupts and lifetime.
+fn program_tail(p: &ProgramReport) -> Vec<(&'static str, Json)> {
+    vec![
+        ("interrupt_samples", p.interrupt_samples.into()),
+        ("interrupt_cpu_percent", p.interrupt_cpu_percent.into()),
+        (
+            "interrupts",
+            Json::Arr(p.interrupts.rows.iter().map(interrupt_json).collect()),
+        ),
+        ("loaded_after_seconds", seconds_json(p.loaded_after)),
+        ("unloaded_after_seconds", seconds_json(p.unloaded_after)),
+        (
+            "loaded_cpu_percent",
+            p.loaded_cpu_percent.map_or(Json::Null, Json::from),
+        ),
+        (
+            "loaded_inclusive_cpu_percent",
+            p.loaded_inclusive_cpu_percent
+                .map_or(Json::Null, Json::from),
+        ),
+    ]
+}
+
+fn interrupt_json(r: &Figured<InterruptHotspot>) -> Json {
+    to_obj(vec![
+        ("samples", r.samples.into()),
+        ("sample_percent", r.sample_percent.into()),
+        ("cpu_percent", r.cpu_percent.into()),
+        ("entry", r.entry.as_str().into()),
+        ("bpf_jited_address", r.bpf_jited_address.into()),
+        ("bpf_instruction_offset", r.bpf_instruction_offset.into()),
+        ("bpf_file", opt_str(&r.bpf_file)),
+        ("bpf_line", r.bpf_line.into()),
+        ("bpf_column", r.bpf_column.into()),
+        ("bpf_source", opt_str(&r.bpf_source)),
+        ("bpf_function", opt_str(&r.bpf_function)),
+        ("bpf_jited_address_hex", hex_json(r.bpf_jited_address)),
+    ])
+}
+
+/// Metadata keys added after the original's (JSON appends them to the
+/// metadata object, CSV to every row).
+fn metadata_tail(report: &Report) -> Vec<(&'static str, Json)> {
+    let cap = &report.capture;
+    vec![
+        ("interrupt_samples", cap.counters.interrupt_samples.into()),
+        ("program_ids", cap.program_ids.as_slice().into()),
+        ("pid", cap.pid.map_or(Json::Null, Json::from)),
+    ]
 }
 
 fn to_json(report: &Report, ctx: Option<&SourceContexts>) -> Json {
@@ -673,7 +871,9 @@ fn to_json(report: &Report, ctx: Option<&SourceContexts>) -> Json {
         .iter()
         .map(|p| program_json(p, ctx))
         .collect();
-    json::document("profile", items, to_obj(metadata(report)))
+    let mut meta = metadata(report);
+    meta.extend(metadata_tail(report));
+    json::document("profile", items, to_obj(meta))
 }
 
 // ---------------------------------------------------------------------------
@@ -761,6 +961,18 @@ pub const CSV_HEADER: &[&str] = &[
     "bpf_column",
     "bpf_source",
     "full_name",
+    "program_interrupt_samples",
+    "program_interrupt_cpu_percent",
+    "program_loaded_after_seconds",
+    "program_unloaded_after_seconds",
+    "program_loaded_cpu_percent",
+    "program_loaded_inclusive_cpu_percent",
+    "jited_address_hex",
+    "kernel_ip_hex",
+    "bpf_jited_address_hex",
+    "interrupt_samples",
+    "program_ids",
+    "pid",
 ];
 
 /// A JSON scalar as a CSV cell: null empty, lists `;`-joined.
@@ -786,48 +998,67 @@ const DIRECT_CELLS: usize = 9;
 const KERNEL_CELLS: usize = 11;
 /// kind + rank + direct + kernel
 const HOTSPOT_CELLS: usize = 2 + DIRECT_CELLS + KERNEL_CELLS;
-/// New program columns, after every column of the original.
-const TAIL_CELLS: usize = 1;
+/// New program columns, after every column of the original: the full
+/// name, then [`program_tail`]'s scalars.
+const TAIL_CELLS: usize = 7;
+/// New hotspot columns: the hex addresses.
+const HEX_CELLS: usize = 3;
 
 fn to_csv(report: &Report) -> String {
     let meta = cells(&metadata(report));
+    let meta_tail = cells(&metadata_tail(report));
     let blank = |n: usize| vec![String::new(); n];
     let mut rows: Vec<Vec<String>> = Vec::new();
     if report.programs.is_empty() {
         // Keep the telemetry even when no program was sampled.
         let mut r = meta.clone();
-        r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS + TAIL_CELLS));
+        r.extend(blank(
+            PROGRAM_CELLS + HOTSPOT_CELLS + TAIL_CELLS + HEX_CELLS,
+        ));
+        r.extend(meta_tail.iter().cloned());
         rows.push(r);
     }
     for p in &report.programs {
-        let first = rows.len();
         let prog = csv_program(&meta, p);
-        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() {
+        let mut tail = vec![p.display_name().to_string()];
+        tail.extend(
+            program_tail(p)
+                .iter()
+                .filter(|(k, _)| *k != "interrupts")
+                .map(|(_, v)| cell(v)),
+        );
+        // Each row: program cells, hotspot cells, the program's new
+        // columns, the row's hex addresses, the new metadata columns.
+        let mut push = |hotspot: Vec<String>, hex: [Json; HEX_CELLS]| {
             let mut r = prog.clone();
-            r.extend(blank(HOTSPOT_CELLS));
+            r.extend(hotspot);
+            r.extend(tail.iter().cloned());
+            r.extend(hex.iter().map(cell));
+            r.extend(meta_tail.iter().cloned());
             rows.push(r);
+        };
+        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() {
+            push(blank(HOTSPOT_CELLS), [Json::Null, Json::Null, Json::Null]);
         }
         for (i, h) in p.direct.rows.iter().enumerate() {
-            let mut r = prog.clone();
-            r.push("bpf".into());
-            r.push((i + 1).to_string());
+            let mut r = vec!["bpf".into(), (i + 1).to_string()];
             r.extend(cells(&hotspot_fields(h)));
             r.extend(blank(KERNEL_CELLS));
-            rows.push(r);
+            push(r, [hex_json(h.jited_address), Json::Null, Json::Null]);
         }
         for (i, k) in p.kernel_ips.rows.iter().enumerate() {
-            let mut r = prog.clone();
-            r.push("kernel".into());
-            r.push((i + 1).to_string());
+            let mut r = vec!["kernel".into(), (i + 1).to_string()];
             let mut kc = cells(&kernel_fields(k));
             let rest = kc.split_off(3.min(kc.len()));
             r.extend(kc);
             r.extend(blank(DIRECT_CELLS - 3));
             r.extend(rest);
-            rows.push(r);
-        }
-        for r in rows.iter_mut().skip(first) {
-            r.push(p.display_name().to_string());
+            let hex = [
+                Json::Null,
+                hex_json(Some(k.ip)),
+                hex_json(k.bpf_jited_address),
+            ];
+            push(r, hex);
         }
     }
     debug_assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()));
@@ -924,6 +1155,8 @@ mod tests {
             "Perf capture: actual=1.000s cpus=2 buffer=128pages/cpu total=1056768B drain=100ms occupancy=2.6% running=100.00%",
             "",
             "Perf records: drains=20 lost=0 throttle=0 unthrottle=0 malformed=0 unknown=0 discarded_bytes=0 incomplete=no",
+            "",
+            "CPU% = the program's own instructions, KERNEL_CPU% = helpers and kernel code it called, INCL_CPU% = both; 100% = one CPU; interrupts that arrived while it ran are not included.",
             "",
             "ID  TYPE        NAME      KERNEL_SAMPLES  INCL_SAMPLES  CPU%    KERNEL_CPU%  INCL_CPU%",
             "98  tracepoint  sys_exit               9  19            1.0000       0.9000  1.9000   ",
@@ -1095,31 +1328,31 @@ No BPF JIT samples captured."
         let p = profile();
         let out = render_n(&p, &view(Format::Json { pretty: false }));
         assert!(out.starts_with(
-            r#"{"kind":"profile","items":[{"id":98,"type":"tracepoint","name":"sys_exit","tag":"fc3eb0ef05553d4b","samples":10,"sample_percent":5.0,"cpu_percent":1.0,"inclusive_samples":19,"inclusive_cpu_percent":1.9,"direct_source_mapped_samples":9,"direct_source_unmapped_samples":1,"under_bpf_caller_source_mapped_samples":8,"under_bpf_caller_source_unmapped_samples":1,"direct_hotspot_samples_omitted_by_limit":3,"under_bpf_hotspot_samples_omitted_by_limit":4,"unaccounted_samples":0,"pinned_paths":[],"hotspots":[{"samples":5,"sample_percent":50.0,"cpu_percent":0.5,"jited_address":32,"instruction_offset":856,"file":"/src/dir/x.bpf.c","line":107,"column":3,"source":"\t\tif (c)","function":"main_fn"},"#
+            r#"{"kind":"profile","items":[{"id":98,"type":"tracepoint","name":"sys_exit","tag":"fc3eb0ef05553d4b","samples":10,"sample_percent":5.0,"cpu_percent":1.0,"inclusive_samples":19,"inclusive_cpu_percent":1.9,"direct_source_mapped_samples":9,"direct_source_unmapped_samples":1,"under_bpf_caller_source_mapped_samples":8,"under_bpf_caller_source_unmapped_samples":1,"direct_hotspot_samples_omitted_by_limit":3,"under_bpf_hotspot_samples_omitted_by_limit":4,"unaccounted_samples":0,"pinned_paths":[],"hotspots":[{"samples":5,"sample_percent":50.0,"cpu_percent":0.5,"jited_address":32,"instruction_offset":856,"file":"/src/dir/x.bpf.c","line":107,"column":3,"source":"\t\tif (c)","function":"main_fn","jited_address_hex":"0x20"},"#
         ));
         assert!(out.contains(
-            r#""kernel_samples":9,"kernel_cpu_percent":0.9,"kernel_hotspots":[{"samples":3,"sample_percent":33.33,"cpu_percent":0.3,"ip":18446744071585136656,"symbol":"lookup_nulls_elem_raw","module":null,"symbol_offset":16,"symbol_kind":"bpf_map","bpf_jited_address":18446744072635813903,"bpf_instruction_offset":120,"bpf_file":"/src/dir/x.bpf.c","bpf_line":15,"bpf_column":9,"bpf_source":"\tline_15();","bpf_function":null},"#
+            r#""kernel_samples":9,"kernel_cpu_percent":0.9,"kernel_hotspots":[{"samples":3,"sample_percent":33.33,"cpu_percent":0.3,"ip":18446744071585136656,"symbol":"lookup_nulls_elem_raw","module":null,"symbol_offset":16,"symbol_kind":"bpf_map","bpf_jited_address":18446744072635813903,"bpf_instruction_offset":120,"bpf_file":"/src/dir/x.bpf.c","bpf_line":15,"bpf_column":9,"bpf_source":"\tline_15();","bpf_function":null,"ip_hex":"0xffffffff81600010","bpf_jited_address_hex":"0xffffffffc000100f"},"#
         ));
         // Who pays: every task (not cut by --line-limit); no cgroup IDs here.
         assert!(out.contains(
-            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1}],"cgroups":[],"hints":[],"full_name":"sys_exit"}"#
+            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1}],"cgroups":[],"hints":[],"full_name":"sys_exit","interrupt_samples":0,"interrupt_cpu_percent":0.0,"interrupts":[],"loaded_after_seconds":null,"unloaded_after_seconds":null,"loaded_cpu_percent":null,"loaded_inclusive_cpu_percent":null}"#
         ));
         assert!(out.ends_with(
-            r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[]}}"#
+            r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[],"interrupt_samples":0,"program_ids":[],"pid":null}}"#
         ));
     }
 
     #[test]
     fn program_mode_selects_one_and_counts_others() {
         let mut p = profile();
-        p.program_id = Some(7);
+        p.program_ids = vec![7];
         let out = render_n(&p, &view(Format::Json { pretty: false }));
         assert!(out.contains(r#""items":[{"id":7,"#));
         assert!(!out.contains(r#""id":98"#));
         assert!(out.contains(
             r#""limit":1,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":1,"other_bpf_samples":10,"source_mapped_samples":1,"source_unmapped_samples":0,"#
         ));
-        p.program_id = Some(12345);
+        p.program_ids = vec![12345];
         assert!(render_n(&p, &view(Format::Text)).ends_with("No BPF JIT samples captured."));
     }
 
@@ -1133,11 +1366,11 @@ No BPF JIT samples captured."
         let tail = |r: &str| r.split(',').skip(38).collect::<Vec<_>>().join(",");
         assert_eq!(
             tail(rows[0]),
-            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,,sys_exit"
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,,sys_exit,0,0.0,,,,,0x20,,,0,,"
         );
         assert_eq!(
             tail(rows[2]),
-            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();,sys_exit"
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();,sys_exit,0,0.0,,,,,,0xffffffff81600010,0xffffffffc000100f,0,,"
         );
         assert!(tail(rows[4]).starts_with(
             "7,xdp,small,aa,1,0.5,0.1,1,0.1,0,0.0,1,0,0,0,0,0,0,/sys/fs/bpf/p;/sys/fs/bpf/q,bpf,1,"
@@ -1145,6 +1378,98 @@ No BPF JIT samples captured."
         for r in &rows {
             assert_eq!(r.split(',').count(), CSV_HEADER.len(), "{r}");
         }
+    }
+
+    /// Program 98 with 4 interrupt samples (3 timer, 1 device) while its
+    /// line 107 ran, unloaded 0.5 s into a capture Ctrl-C ended after
+    /// 1.5 s of 10, under a name longer than the kernel's.
+    fn eventful() -> Profile {
+        use crate::model::profile::InterruptHotspot;
+        let mut p = profile();
+        p.duration = 10.0;
+        p.telemetry.actual_duration = 1.5;
+        p.telemetry.cancelled = true;
+        let q = &mut p.programs[0];
+        q.full_name = Some(LONG.into());
+        q.unloaded_after = Some(0.5);
+        q.interrupt_samples = 4;
+        let row = |samples, entry: &str| InterruptHotspot {
+            samples,
+            entry: entry.into(),
+            bpf_jited_address: Some(0xffff_ffff_c000_1020),
+            bpf_file: Some("/src/dir/x.bpf.c".into()),
+            bpf_line: Some(107),
+            bpf_source: Some("\t\tif (c)".into()),
+            caller_mapped: true,
+            ..Default::default()
+        };
+        q.interrupts = vec![
+            row(1, "asm_common_interrupt"),
+            row(3, "asm_sysvec_apic_timer_interrupt"),
+        ];
+        p.counters.interrupt_samples = 4;
+        p
+    }
+
+    #[test]
+    fn interrupts_lifetimes_names_and_early_end_in_text() {
+        let p = eventful();
+        let out = render_n(&p, &view(Format::Text));
+        let wants: Vec<String> = vec![
+            "Program 98 (handle_sys_exit_event) was unloaded 0.50 s into the capture; while loaded: CPU% 2.0000, INCL_CPU% 3.8000.".into(),
+            "Breakdown of program 98 (handle_sys_exit_event):".into(),
+            "Kernel/helper samples for program 98 (handle_sys_exit_event):".into(),
+            "Triggered by, program 98 (handle_sys_exit_event):".into(),
+            [
+                "Interrupts while program 98 (handle_sys_exit_event) ran (not its calls):",
+                "",
+                "SAMPLES  CPU%    ENTRY                            BPF_FILE  BPF_LINE  BPF_SOURCE",
+                "      3  0.2000  asm_sysvec_apic_timer_interrupt  x.bpf.c        107  \t\tif (c)  ",
+                "      1  0.0667  asm_common_interrupt             x.bpf.c        107  \t\tif (c)  ",
+            ]
+            .join("\n"),
+        ];
+        for want in &wants {
+            assert!(out.contains(want.as_str()), "{want}\n---\n{out}");
+        }
+        assert!(
+            out.ends_with("\n\ncapture ended early after 1.50 s of 10 s"),
+            "{out}"
+        );
+        // A line limit of one leaves the device interrupt to an Other row.
+        let mut v = view(Format::Text);
+        v.opts.line_limit = 1;
+        let out = render_n(&p, &v);
+        assert!(
+            out.contains("      1  0.0667  Other interrupt samples not shown (--line-limit=1)"),
+            "{out}"
+        );
+        // Not cancelled: no such line; no samples at all: still said.
+        let mut done = eventful();
+        done.telemetry.cancelled = false;
+        assert!(!render_n(&done, &view(Format::Text)).contains("ended early"));
+        let mut empty = eventful();
+        empty.programs.clear();
+        assert!(render_n(&empty, &view(Format::Text))
+            .ends_with("No BPF JIT samples captured.\ncapture ended early after 1.50 s of 10 s"));
+    }
+
+    #[test]
+    fn interrupts_and_lifetime_in_json() {
+        let mut p = eventful();
+        p.program_ids = vec![98];
+        p.pid = Some(4242);
+        let out = render_n(&p, &view(Format::Json { pretty: false }));
+        assert!(out.contains(
+            r#""full_name":"handle_sys_exit_event","interrupt_samples":4,"interrupt_cpu_percent":0.2667,"interrupts":[{"samples":3,"sample_percent":75.0,"cpu_percent":0.2,"entry":"asm_sysvec_apic_timer_interrupt","bpf_jited_address":18446744072635813920,"bpf_instruction_offset":null,"bpf_file":"/src/dir/x.bpf.c","bpf_line":107,"bpf_column":null,"bpf_source":"\t\tif (c)","bpf_function":null,"bpf_jited_address_hex":"0xffffffffc0001020"},"#
+        ), "{out}");
+        assert!(out.contains(
+            r#""loaded_after_seconds":null,"unloaded_after_seconds":0.5,"loaded_cpu_percent":2.0,"loaded_inclusive_cpu_percent":3.8}"#
+        ), "{out}");
+        assert!(
+            out.ends_with(r#""interrupt_samples":4,"program_ids":[98],"pid":4242}}"#),
+            "{out}"
+        );
     }
 
     /// A BTF name longer than the kernel's 15-byte `name`.
@@ -1199,6 +1524,13 @@ No BPF JIT samples captured."
             "cgroups",
             "hints",
             "full_name",
+            "interrupt_samples",
+            "interrupt_cpu_percent",
+            "interrupts",
+            "loaded_after_seconds",
+            "unloaded_after_seconds",
+            "loaded_cpu_percent",
+            "loaded_inclusive_cpu_percent",
         ];
         assert_eq!(keys(0), original);
         assert_eq!(keys(1), original);
@@ -1207,30 +1539,57 @@ No BPF JIT samples captured."
         // Without BTF the kernel's name is all there is.
         assert_eq!(value(1, "full_name"), Some(Json::from("small")));
         let out = render_n(&p, &v);
-        assert!(out.contains(&format!(r#""hints":[],"full_name":"{LONG}"}},{{"id":7,"#)));
+        assert!(out.contains(&format!(
+            r#""hints":[],"full_name":"{LONG}","interrupt_samples":0,"#
+        )));
     }
 
     #[test]
-    fn csv_full_name_is_the_last_column_of_every_program_row() {
-        assert_eq!(CSV_HEADER.last(), Some(&"full_name"));
+    fn csv_new_columns_follow_the_original_ones() {
+        let at = |name: &str| CSV_HEADER.iter().position(|c| *c == name).unwrap();
         assert_eq!(
-            CSV_HEADER.iter().rev().nth(1),
-            Some(&"bpf_source"),
+            at("full_name"),
+            at("bpf_source") + 1,
             "appended after the original's columns"
+        );
+        assert_eq!(
+            &CSV_HEADER[at("full_name")..],
+            [
+                "full_name",
+                "program_interrupt_samples",
+                "program_interrupt_cpu_percent",
+                "program_loaded_after_seconds",
+                "program_unloaded_after_seconds",
+                "program_loaded_cpu_percent",
+                "program_loaded_inclusive_cpu_percent",
+                "jited_address_hex",
+                "kernel_ip_hex",
+                "bpf_jited_address_hex",
+                "interrupt_samples",
+                "program_ids",
+                "pid",
+            ]
         );
         let mut p = profile();
         p.programs[0].full_name = Some(LONG.into());
         p.programs[1].full_name = None;
+        p.program_ids = vec![98, 7];
+        p.pid = Some(4242);
         let csv = render_n(&p, &view(Format::Csv));
         let mut lines = csv.lines();
         assert_eq!(lines.next(), Some(CSV_HEADER.join(",").as_str()));
-        let last: Vec<&str> = lines.filter_map(|r| r.rsplit(',').next()).collect();
-        assert_eq!(last, [LONG, LONG, LONG, LONG, "small"]);
+        let rows: Vec<Vec<&str>> = lines.map(|r| r.split(',').collect()).collect();
+        let names: Vec<&str> = rows.iter().map(|r| r[at("full_name")]).collect();
+        assert_eq!(names, [LONG, LONG, LONG, LONG, "small"]);
+        for r in &rows {
+            assert_eq!(r.len(), CSV_HEADER.len());
+            assert_eq!(&r[at("program_ids")..], ["98;7", "4242"]);
+        }
 
         p.programs.clear();
         let csv = render_n(&p, &view(Format::Csv));
         let row = csv.lines().nth(1).expect("telemetry row");
-        assert!(row.ends_with(','), "{row}");
+        assert!(row.ends_with(",0,98;7,4242"), "{row}");
         assert_eq!(row.split(',').count(), CSV_HEADER.len());
     }
 }

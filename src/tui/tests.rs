@@ -43,7 +43,8 @@ pub(crate) fn config() -> Config {
             call_graph: profile::CallGraph::Fp,
             pages: None,
             drain_ms: None,
-            program_id: None,
+            program_ids: Vec::new(),
+            pid: None,
             bpffs: "/sys/fs/bpf".into(),
         },
         bpffs: "/sys/fs/bpf".into(),
@@ -916,7 +917,7 @@ fn profile_result_moves_to_hottest_row_and_folds() {
         panic!("{fx:?}")
     };
     assert!(job.request.kernel_samples, "p always samples the kernel");
-    assert_eq!(job.request.program_id, Some(42));
+    assert_eq!(job.request.program_ids, vec![42]);
     assert_eq!(job.line_limit, 0);
     let seq = job.seq;
     assert_eq!(

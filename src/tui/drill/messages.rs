@@ -174,7 +174,7 @@ impl Drill {
             // kernel rows under their BPF lines (the flag only pre-sets
             // the `P` form's checkbox).
             kernel_samples: true,
-            program_id: Some(self.id as u64),
+            program_ids: vec![self.id],
             // The worker fills in its own root.
             bpffs: std::path::PathBuf::new(),
             ..self.config.profile.clone()
