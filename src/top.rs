@@ -169,7 +169,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
             } else {
                 Vec::new()
             },
-            call_names: if t.mixed {
+            call_names: if t.mixed || image.lines.is_empty() {
                 helper_syms::for_program(&slots, &image.jit_ranges)
             } else {
                 Default::default()

@@ -159,10 +159,16 @@ pub fn attach_cell(points: &[AttachPoint]) -> String {
 
 /// The MAPS_MEM cell: bytes, and how many of the maps other programs use.
 pub fn maps_mem_cell(p: &Program) -> String {
+    maps_mem_with(p, |b| b.to_string())
+}
+
+/// [`maps_mem_cell`] with the bytes in a view's own number style (`num`),
+/// the one its other byte columns use.
+fn maps_mem_with(p: &Program, num: impl Fn(u64) -> String) -> String {
     match (p.maps_memlock_bytes, p.shared_maps) {
         (None, _) => "-".into(),
-        (Some(b), None | Some(0)) => b.to_string(),
-        (Some(b), Some(n)) => format!("{b} ({n} shared)"),
+        (Some(b), None | Some(0)) => num(b),
+        (Some(b), Some(n)) => format!("{} ({n} shared)", num(b)),
     }
 }
 
@@ -743,7 +749,7 @@ pub fn activity_table(
                 c.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
                 c.push(attach_cell(&p.attached));
                 c.push(p.memlock_bytes.map_or_else(|| "-".into(), &num));
-                c.push(maps_mem_cell(p));
+                c.push(maps_mem_with(p, &num));
             }
             c
         })

@@ -1,12 +1,14 @@
 //! One program as the drilldown shows it: its image (read once per
-//! drilldown), bpftool's disassembly and the helper names beside it, and
-//! whether the program is still loaded.
+//! drilldown), bpftool's disassembly and the helper names beside it, its
+//! decoded native code, and whether the program is still loaded.
 
 use std::sync::Arc;
 
 use crate::error::{BrrError, Result};
 use crate::inspect::disasm::CallNames;
+use crate::inspect::native::{self, Arch, NativeImage};
 use crate::inspect::{helper_syms, insn};
+use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::{lines, objects};
 use crate::model::ProgramImage;
 
@@ -23,6 +25,14 @@ pub fn disassembly(image: &ProgramImage) -> (Vec<String>, CallNames) {
     let bpftool = crate::bpftool::disasm(u64::from(image.program.id));
     let names = helper_syms::for_program(&insn::slots(&image.xlated), &image.jit_ranges);
     (bpftool, names)
+}
+
+/// The decoded native code of program `id`, for naming the instructions
+/// a profile sampled; None when it cannot be read (the program is gone,
+/// addresses are hidden) or this host's code is not decoded.
+pub fn native_code(id: u32) -> Option<NativeImage> {
+    let image = lines::jited_image_by_id(u64::from(id), false).ok()?;
+    native::build(&image, Arch::host(), lines::kptr_restrict(), Kallsyms::load).ok()
 }
 
 /// Whether program `id` has been unloaded. Any other failure to open it

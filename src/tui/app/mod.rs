@@ -41,7 +41,7 @@ pub const MAIN_HELP: [(&str, &str); 19] = [
     ("PgUp/PgDn", "Move one page"),
     ("Home/End", "First / last row"),
     ("^Home/^End", "First / last row"),
-    ("Left/Right", "Scroll columns"),
+    ("Left/Right", "Scroll columns; ID, NAME stay"),
     ("^PgUp/^PgDn", "Scroll columns by page"),
     ("Enter, ?", "Inspect program"),
     ("Space", "Pause / resume"),

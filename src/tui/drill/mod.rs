@@ -31,7 +31,7 @@ use super::app::Effect;
 use super::worker::{Msg, ProfileDone};
 use super::Config;
 use crate::inspect::disasm::CallNames;
-use crate::inspect::drilldown::{Drilldown, Line, Mode, ViewState};
+use crate::inspect::drilldown::{Drilldown, Line, Mode, NativeRow, ViewState};
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::model::profile::{Hint, Profile};
@@ -139,6 +139,8 @@ pub struct Drill {
     /// The last finished capture, for `F`, and its report: who pays (`t`)
     /// and hints (`H`).
     pub last: Option<(Arc<Profile>, Arc<Report>)>,
+    /// The last profile's sampled native instructions (see `ProfileDone`).
+    pub native: Vec<NativeRow>,
     devmode: Option<(SourceTree, bool)>,
     pub dev_warning: Option<String>,
     dirty: bool,
@@ -178,6 +180,7 @@ impl Drill {
             running: None,
             about: None,
             last: None,
+            native: Vec::new(),
             devmode: config.devmode.as_deref().map(crate::session::devmode_tree),
             dev_warning: None,
             dirty: true,
