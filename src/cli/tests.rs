@@ -557,13 +557,6 @@ fn value_errors_name_their_level() {
 }
 
 #[test]
-fn repr_quoting() {
-    assert_eq!(py_repr("xyz"), "'xyz'");
-    assert_eq!(py_repr("it's"), "\"it's\"");
-    assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
-}
-
-#[test]
 fn non_ascii_and_non_utf8_arguments_are_usage_errors() {
     use std::os::unix::ffi::OsStringExt;
     for args in [
@@ -762,7 +755,7 @@ mod random_argv {
 /// parsers as the command line: the same texts pass and fail in both.
 #[test]
 fn tui_form_and_cli_agree() {
-    use crate::tui::app::Input;
+    use crate::tui::text::Input;
     use crate::tui::drill::Form;
 
     let form = |i: usize, text: &str| {

@@ -166,13 +166,6 @@ fn write_fields<'a>(
     out.push('}');
 }
 
-/// `v` as it is written `depth` levels deep inside a document.
-pub fn to_string_at(v: &Json, pretty: bool, depth: usize) -> String {
-    let mut out = String::new();
-    write(v, pretty, depth, &mut out);
-    out
-}
-
 /// A `{"kind": ..., "items": [...], "metadata": ...}` document written item
 /// by item, byte for byte as [`to_string`] writes it from [`document`], so
 /// that a listing never holds more than one item.

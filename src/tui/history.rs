@@ -62,6 +62,7 @@ impl History {
         self.window_seconds
     }
 
+    #[cfg(test)]
     pub fn programs(&self) -> usize {
         self.by_prog.len()
     }

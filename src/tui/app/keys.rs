@@ -2,9 +2,10 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::{is_hard_quit, App, Effect, Input, Sort};
+use super::{is_hard_quit, App, Input, Sort};
 use crate::render::num::{self, fmt_g};
 use crate::tui::drill::Outcome;
+use crate::tui::effect::Effect;
 use crate::values::ValueError;
 
 /// What the status line says when the filter hides every program.
@@ -268,7 +269,7 @@ impl App {
         let col = self.cols[((at + by).rem_euclid(n)) as usize];
         self.sort = Sort {
             col,
-            desc: col.natural_desc(),
+            desc: super::columns::natural_desc(col),
         };
         self.sort_status();
         self.relayout(true);
