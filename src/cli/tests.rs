@@ -755,8 +755,8 @@ mod random_argv {
 /// parsers as the command line: the same texts pass and fail in both.
 #[test]
 fn tui_form_and_cli_agree() {
-    use crate::tui::text::Input;
     use crate::tui::drill::Form;
+    use crate::tui::text::Input;
 
     let form = |i: usize, text: &str| {
         let mut fields = ["5", "997", "auto", "fp", "auto", "auto"].map(Input::new);

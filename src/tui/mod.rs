@@ -106,7 +106,7 @@ pub fn run(config: Config) -> Result<(String, i32)> {
         session::attach_prog_pins(&mut listed, &config.bpffs);
     }
     // Rows at once (zero deltas) while the first window runs.
-    let rows = activity::compute(&listed, &listed, true, 0);
+    let rows = activity::compute_owned(window.base(), listed, true, 0);
 
     install_panic_hook();
     let mut term = setup_terminal()?;
