@@ -102,7 +102,7 @@ fn dump_json(
     let p = &image.program;
     let items = rows
         .iter()
-        .map(|(s, r)| Json::Obj(named(slot_fields(s, *r))))
+        .map(|(s, r)| json::fields(slot_fields(s, *r)))
         .collect();
     let ranges = image
         .jit_ranges
@@ -164,13 +164,6 @@ fn insn_fields(image: &ProgramImage, i: &NativeInsn) -> Vec<(&'static str, Json)
     ]
 }
 
-fn named(fields: Vec<(&'static str, Json)>) -> Vec<(String, Json)> {
-    fields
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
-}
-
 /// Raw bytes as `0f 1f 44 00 00`.
 fn hex_bytes(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -201,7 +194,7 @@ fn native_json(image: &ProgramImage, n: &NativeImage) -> Json {
         let insns = f
             .insns
             .iter()
-            .map(|i| Json::Obj(named(insn_fields(image, i))))
+            .map(|i| json::fields(insn_fields(image, i)))
             .collect();
         obj([
             ("name", f.name.as_str().into()),
@@ -532,7 +525,7 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
             ),
         ),
     ]);
-    let item = Json::Obj(named(item));
+    let item = json::fields(item);
     let meta = obj([
         ("bpftool_available", true.into()),
         (

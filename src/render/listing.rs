@@ -220,7 +220,7 @@ fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
 /// A program's JSON item: today's keys, then the ones added after them;
 /// `extended` adds who holds it and where it is attached.
 pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
-    fields_json(program_items(p, extended, csv))
+    json::fields(program_items(p, extended, csv))
 }
 
 /// [`program_json`]'s keys and values, for [`RowWriter::row_fields`].
@@ -244,31 +244,35 @@ pub fn program_items(p: &Program, extended: bool, csv: bool) -> Vec<(&'static st
     item
 }
 
-fn fields_json(item: Vec<(&'static str, Json)>) -> Json {
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-}
-
 /// The keys every program object has carried since the first release
 /// (`dump` shows only these).
 pub fn program_base_json(p: &Program) -> Json {
-    let item = program_base_fields(p);
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    json::fields(program_base_fields(p))
 }
 
-fn program_base_fields(p: &Program) -> Vec<(&'static str, Json)> {
-    vec![
+/// The keys that name a program and its size, first in every program
+/// item (listings, `dump`, activity).
+fn program_identity(p: &Program) -> [(&'static str, Json); 6] {
+    [
         ("id", p.id.into()),
         ("type", p.prog_type.as_str().into()),
         ("name", p.name.as_str().into()),
         ("tag", p.tag.as_str().into()),
         ("xlated_size_bytes", p.xlated_size.into()),
         ("jited_size_bytes", p.jited_size.into()),
+    ]
+}
+
+fn program_base_fields(p: &Program) -> Vec<(&'static str, Json)> {
+    let mut item = Vec::from(program_identity(p));
+    item.extend([
         ("run_time_ns", opt_num64(p.run_time_ns).into()),
         ("run_count", opt_num64(p.run_count).into()),
         ("map_ids", p.map_ids.as_slice().into()),
         ("btf_id", opt_num(p.btf_id).into()),
         ("pinned_paths", strings(&p.pinned_paths)),
-    ]
+    ]);
+    item
 }
 
 /// A `prog`, `map` or `link` listing in JSON or CSV written row by row as
@@ -331,7 +335,7 @@ impl<'w> RowWriter<'w> {
     pub fn row_fields(&mut self, fields: Vec<(&'static str, Json)>) -> std::io::Result<()> {
         match &mut self.sink {
             Sink::Json(w) => w.item_fields(&fields),
-            Sink::Csv { .. } => self.row(&fields_json(fields)),
+            Sink::Csv { .. } => self.row(&json::fields(fields)),
         }
     }
 
@@ -469,7 +473,7 @@ pub fn map_row(m: &Map, extended: bool) -> Vec<String> {
 }
 
 pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
-    fields_json(map_items(m, extended, csv))
+    json::fields(map_items(m, extended, csv))
 }
 
 /// [`map_json`]'s keys and values, for [`RowWriter::row_fields`].
@@ -545,7 +549,7 @@ pub fn link_row(l: &Link, extended: bool) -> Vec<String> {
 }
 
 pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
-    fields_json(link_items(l, extended, csv))
+    json::fields(link_items(l, extended, csv))
 }
 
 /// [`link_json`]'s keys and values, for [`RowWriter::row_fields`].
@@ -589,7 +593,7 @@ pub fn btfs(list: &[BtfObject], format: Format) -> String {
         .iter()
         .map(|b| vec![b.id.to_string(), b.name.clone(), b.size.to_string()])
         .collect();
-    let items = list.iter().map(|b| fields_json(btf_items(b))).collect();
+    let items = list.iter().map(|b| json::fields(btf_items(b))).collect();
     emit(
         format,
         "btfs",
@@ -831,13 +835,8 @@ pub fn activity_window(
 /// A row's JSON item: the original's keys, then the ones added after them.
 fn activity_items(r: &ActivityRow) -> Vec<(&'static str, Json)> {
     let p = &r.prog;
-    vec![
-        ("id", p.id.into()),
-        ("type", p.prog_type.as_str().into()),
-        ("name", p.name.as_str().into()),
-        ("tag", p.tag.as_str().into()),
-        ("xlated_size_bytes", p.xlated_size.into()),
-        ("jited_size_bytes", p.jited_size.into()),
+    let mut item = Vec::from(program_identity(p));
+    item.extend([
         ("run_count_delta", r.run_count_delta.into()),
         ("run_time_ns_delta", r.run_time_ns_delta.into()),
         ("avg_run_time_ns", r.avg_ns().into()),
@@ -847,7 +846,8 @@ fn activity_items(r: &ActivityRow) -> Vec<(&'static str, Json)> {
         ("pinned_paths", strings(&p.pinned_paths)),
         ("full_name", p.display_name().into()),
         ("recursion_misses_delta", r.recursion_misses_delta.into()),
-    ]
+    ]);
+    item
 }
 
 /// The last key of the original's activity rows: its CSV put
@@ -900,7 +900,7 @@ fn activity_document(
             item
         }
     };
-    let items: Vec<Json> = rows.iter().map(|r| fields_json(row_items(r))).collect();
+    let items: Vec<Json> = rows.iter().map(|r| json::fields(row_items(r))).collect();
     let mut metadata = obj([
         ("duration", run.duration.into()),
         ("limit", run.limit.into()),

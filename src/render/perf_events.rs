@@ -40,10 +40,7 @@ pub fn render(items: &[Listed], format: Format) -> String {
             table::render(&["NAME", "TYPE", "CONFIG", "PRECISE", "AUTO"], &rows)
         }
         Format::Json { pretty } => {
-            let items = items
-                .iter()
-                .map(|l| Json::Obj(fields(l).into_iter().map(|(k, v)| (k.into(), v)).collect()))
-                .collect();
+            let items = items.iter().map(|l| json::fields(fields(l))).collect();
             json::to_string(&json::document("perf_events", items, obj([])), pretty)
         }
         Format::Csv => {
