@@ -433,7 +433,7 @@ fn program_extras_full_name_memlock_and_counters() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let today = brr::kernel::prog_extra::iso8601_utc(now);
+    let today = brr::utc::iso8601(now);
     assert_eq!(at.len(), 20, "{at}");
     assert_eq!(&at[..10], &today[..10], "{at} vs {today}");
     assert!(at.as_str() <= today.as_str());

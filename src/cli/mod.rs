@@ -20,6 +20,7 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::error::BrrError;
 pub use crate::export::Targets;
 use crate::profile::{self, Invalid};
+use crate::render::num::py_repr;
 use crate::render::Format;
 use crate::values;
 
@@ -146,35 +147,6 @@ pub enum Parsed {
 
 const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
 const DEFAULT_KUBELET_LOGS: &str = "/var/log";
-
-/// Python `repr()` of a string, for `invalid choice: 'x'` style messages.
-pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
 
 /// The whole grammar as a clap command (also used for completions and man).
 /// The whole grammar. Every level has argparse's "last one wins" for

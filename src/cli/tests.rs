@@ -572,13 +572,6 @@ fn value_errors_name_their_level() {
 }
 
 #[test]
-fn repr_quoting() {
-    assert_eq!(py_repr("xyz"), "'xyz'");
-    assert_eq!(py_repr("it's"), "\"it's\"");
-    assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
-}
-
-#[test]
 fn non_ascii_and_non_utf8_arguments_are_usage_errors() {
     use std::os::unix::ffi::OsStringExt;
     for args in [
@@ -777,8 +770,8 @@ mod random_argv {
 /// parsers as the command line: the same texts pass and fail in both.
 #[test]
 fn tui_form_and_cli_agree() {
-    use crate::tui::app::Input;
     use crate::tui::drill::Form;
+    use crate::tui::text::Input;
 
     let form = |i: usize, text: &str| {
         let mut fields = ["5", "997", "auto", "fp", "auto", "auto"].map(Input::new);

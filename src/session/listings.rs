@@ -162,17 +162,3 @@ pub fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {
         p.pinned_paths = pins.for_prog(p.id);
     }
 }
-
-pub fn attach_map_pins(maps: &mut [Map], root: impl AsRef<Path>) {
-    let pins = bpffs::scan(root);
-    for m in maps {
-        m.pinned_paths = pins.for_map(m.id);
-    }
-}
-
-pub fn attach_link_pins(links: &mut [Link], root: impl AsRef<Path>) {
-    let pins = bpffs::scan(root);
-    for l in links {
-        l.pinned_paths = pins.for_link(l.id);
-    }
-}

@@ -37,10 +37,7 @@ pub use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, image_context,
     profile_contexts,
 };
-pub use listings::{
-    attach_link_pins, attach_map_pins, attach_prog_pins, links, links_each, maps, maps_each,
-    programs, programs_each,
-};
+pub use listings::{attach_prog_pins, links, links_each, maps, maps_each, programs, programs_each};
 pub use window::{
     activity, activity_stream, activity_with, measure, Measurement, StreamWindow, Window, BRIEF,
 };

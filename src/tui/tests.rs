@@ -7,8 +7,9 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 
-use super::app::{App, Col, Effect};
+use super::app::App;
 use super::drill::{Drill, Outcome, Overlay, FORM_PROMPT, HELP_LINE, SEARCH_HINT};
+use super::effect::Effect;
 use super::ui::{self, Theme};
 use super::worker::{Cmd, Msg, ProfileDone};
 use super::Config;
@@ -21,6 +22,7 @@ use crate::model::report::{Capture, Figured, Payers, ProgramReport, Report};
 use crate::model::Program;
 use crate::model::{JitRange, LineRecord, ProgramImage};
 use crate::profile;
+use crate::render::listing::ActivityCol;
 
 /// What plain `brr` starts the TUI with (`top::tests` checks that it is
 /// what the command line gives).
@@ -363,7 +365,7 @@ fn sorting_keys() {
     let mut app = app();
     assert_eq!(app.header_text(3, "CPU%"), "CPU%▼");
     app.on_key(ch('s'));
-    assert_eq!(app.sort.col, Col::ExecsPerSec);
+    assert_eq!(app.sort.col, ActivityCol::ExecsPerSec);
     assert_eq!(ids(&app)[..2], [67, 122]);
     assert_eq!(
         app.status,
@@ -378,11 +380,11 @@ fn sorting_keys() {
     );
     app.on_key(ch('<'));
     app.on_key(ch('<'));
-    assert_eq!(app.sort.col, Col::Name);
+    assert_eq!(app.sort.col, ActivityCol::Name);
     assert!(!app.sort.desc);
     assert_eq!(ids(&app), vec![76, 96, 65, 122, 67, 83]);
     app.on_key(ch('>'));
-    assert_eq!(app.sort.col, Col::Cpu);
+    assert_eq!(app.sort.col, ActivityCol::Cpu);
     // The cursor follows its program through the re-sort.
     app.on_key(key(KeyCode::End));
     let id = cursor_id(&app);
@@ -390,11 +392,11 @@ fn sorting_keys() {
     assert_eq!(cursor_id(&app), id);
     // Hiding the sorted column falls back to CPU%.
     app.on_key(ch('x'));
-    while app.sort.col != Col::Tag {
+    while app.sort.col != ActivityCol::Tag {
         app.on_key(ch('s'));
     }
     app.on_key(ch('x'));
-    assert_eq!(app.sort.col, Col::Cpu);
+    assert_eq!(app.sort.col, ActivityCol::Cpu);
 }
 
 #[test]
@@ -1996,10 +1998,13 @@ fn full_names_in_titles_and_one_number_style() {
         measured: 1.0,
     });
     // MEMLOCK and MAPS_MEM read like the other numbers: 4,096 and 426,880.
-    let col = |c: Col| app.cols.iter().position(|&x| x == c).unwrap();
-    assert_eq!(app.cells[0][col(Col::ExecsPerSec)], "1,289,686");
-    assert_eq!(app.cells[0][col(Col::Memlock)], "4,096");
-    assert_eq!(app.cells[0][col(Col::MapsMem)], "426,880 (2 shared)");
+    let col = |c: ActivityCol| app.cols.iter().position(|&x| x == c).unwrap();
+    assert_eq!(app.cells[0][col(ActivityCol::ExecsPerSec)], "1,289,686");
+    assert_eq!(app.cells[0][col(ActivityCol::Memlock)], "4,096");
+    assert_eq!(
+        app.cells[0][col(ActivityCol::MapsMem)],
+        "426,880 (2 shared)"
+    );
     // The history pane: the full name of each program.
     for _ in 0..3 {
         app.history.lock().record(&execsnoop_rows(), 1.0);

@@ -324,7 +324,8 @@ fn measure(
     if let Some(c) = latest {
         c.apply(&mut current);
     }
-    let rows = activity::compute(&m.base, &current, true, 0);
+    let rows = activity::compute_owned(&m.base, current, true, 0);
+    drop(m.base);
     history.lock().record(&rows, m.seconds);
     *held = Some(next);
     post(

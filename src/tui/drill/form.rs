@@ -6,7 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::Drill;
 use crate::profile::{self, CallGraph, Event, Invalid};
 use crate::render::num::fmt_g;
-use crate::tui::app::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::text::Input;
 use crate::values::{self, ValueError};
 

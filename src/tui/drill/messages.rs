@@ -7,7 +7,7 @@ use super::{Drill, Meta, Overlay, Running};
 use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::profile;
-use crate::tui::app::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::worker::{Cmd, Msg, ProfileDone, ProfileJob};
 
 /// The status while mixed mode waits for its disassembly.

@@ -26,7 +26,7 @@ mod search;
 
 use std::sync::Arc;
 
-use super::app::Effect;
+use super::effect::Effect;
 #[cfg(test)]
 use super::worker::{Msg, ProfileDone};
 use super::Config;
@@ -39,7 +39,7 @@ use crate::model::report::{ProgramReport, Report};
 use crate::model::ProgramImage;
 
 pub use form::{Form, FORM_LABELS, FORM_PROMPT};
-pub use search::{py_repr, Search, SEARCH_HINT};
+pub use search::{Search, SEARCH_HINT};
 
 pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 
