@@ -408,6 +408,7 @@ fn filter_matches_full_names_owner_comms_and_ids() {
             comm: "execsnoop".into(),
         }],
         held_by: None,
+        workloads: Default::default(),
     });
     rs[3].prog.attached = vec![AttachPoint {
         link_id: 9,
@@ -721,6 +722,7 @@ fn done(img: &ProgramImage) -> ProfileDone {
                 shown: tasks.len(),
                 all: tasks,
                 other: None,
+                workloads: Default::default(),
             },
             ..Default::default()
         }],

@@ -438,9 +438,10 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
                         .iter()
                         .map(|x| {
                             let cpu = crate::render::num::percent4(x.cpu_percent);
+                            let place = workload_text(p.tasks.workload(x.id));
                             (
                                 x.id.to_string(),
-                                format!("{}  {} samples  {cpu}% CPU", x.name, x.samples),
+                                format!("{}  {} samples  {cpu}% CPU{place}", x.name, x.samples),
                             )
                         })
                         .collect()
@@ -451,7 +452,7 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
                 t,
                 inner,
                 "Triggered by",
-                ("PID", "COMM, SAMPLES, CPU"),
+                ("PID", "COMM, SAMPLES, CPU, POD, CONTAINER"),
                 &rows,
             );
         }
@@ -465,6 +466,21 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
         ),
         Overlay::None => {}
     }
+}
+
+/// Where a paying task ran, for the who-pays rows: `  pod NS/NAME` and
+/// `  container NAME` (the UID or short ID where the host names none);
+/// nothing outside a pod or container.
+fn workload_text(w: Option<&crate::model::Workload>) -> String {
+    use crate::render::profile::{container_cell, pod_cell};
+    let mut out = String::new();
+    if let Some(p) = w.and_then(|w| w.pod.as_ref()) {
+        out.push_str(&format!("  pod {}", pod_cell(Some(p))));
+    }
+    if let Some(c) = w.and_then(|w| w.container.as_ref()) {
+        out.push_str(&format!("  container {}", container_cell(Some(c))));
+    }
+    out
 }
 
 /// One overlay row per hint: its kind, then the line it points at, the
