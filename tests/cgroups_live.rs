@@ -479,6 +479,168 @@ fn brr(args: &[&str]) -> std::process::Output {
     o
 }
 
+/// A runner: a process driving the fixture from its cgroup.
+struct Runner {
+    pid: u32,
+    /// Its cgroup's ID.
+    cgroup: u64,
+    /// Its workload, with the path brr reports.
+    want: Workload,
+}
+
+/// The text cells brr prints for a container and a pod.
+fn cells(w: &Workload) -> (String, String) {
+    let container = w.container.as_ref().map_or_else(
+        || "-".to_string(),
+        |c| {
+            c.name
+                .clone()
+                .unwrap_or_else(|| c.id.chars().take(12).collect())
+        },
+    );
+    let pod = w.pod.as_ref().map_or_else(
+        || "-".to_string(),
+        |p| match (&p.namespace, &p.name) {
+            (Some(ns), Some(n)) => format!("{ns}/{n}"),
+            _ => p.uid.clone(),
+        },
+    );
+    (container, pod)
+}
+
+/// Profile JSON and pprof from one capture: each runner's cgroup and task
+/// name its container and pod, and its samples carry the labels.
+fn check_profile_json_and_pprof(logs: &str, out: &Path, prog_id: u32, runners: &[Runner]) {
+    let pb = out.join("p.pb.gz");
+    let id = prog_id.to_string();
+    let o = brr(&[
+        "--kubelet-logs",
+        logs,
+        "profile",
+        "--json",
+        "-d",
+        "2",
+        "--program-id",
+        &id,
+        "--line-limit",
+        "0",
+        "--pprof",
+        pb.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let p = &doc["items"][0];
+    assert_eq!(p["id"].as_u64(), Some(u64::from(prog_id)));
+    let row = |key: &str, id_key: &str, id: u64| -> Value {
+        p[key]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r[id_key].as_u64() == Some(id)))
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} {id} in {}", p[key]))
+    };
+    for r in runners {
+        let c = container_value(r.want.container.as_ref());
+        let pod = pod_value(r.want.pod.as_ref());
+        let cg = row("cgroups", "id", r.cgroup);
+        assert_eq!(cg["path"].as_str(), Some(r.want.path.as_str()));
+        assert_eq!((&cg["container"], &cg["pod"]), (&c, &pod), "{cg}");
+        let task = row("tasks", "pid", u64::from(r.pid));
+        assert_eq!((&task["container"], &task["pod"]), (&c, &pod), "{task}");
+    }
+    let profile = pprof::decode(&std::fs::read(&pb).expect("pprof file"));
+    for r in runners {
+        let samples: Vec<&pprof::Sample> = profile
+            .samples
+            .iter()
+            .filter(|s| s.nums.get("pid") == Some(&i64::from(r.pid)))
+            .collect();
+        assert!(!samples.is_empty(), "samples of {}", r.pid);
+        for s in samples {
+            let mut got = s.labels.clone();
+            got.remove("comm");
+            got.remove("prog_tag");
+            assert_eq!(got, pprof_labels(&r.want), "{}", r.want.path);
+        }
+    }
+}
+
+/// The text cgroup table: CONTAINER and POD beside each cgroup.
+fn check_profile_text(logs: &str, prog_id: u32, runners: &[Runner]) {
+    let id = prog_id.to_string();
+    let o = brr(&[
+        "--kubelet-logs",
+        logs,
+        "profile",
+        "-d",
+        "2",
+        "--program-id",
+        &id,
+        "--line-limit",
+        "0",
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("CGROUP_ID  CONTAINER"), "{text}");
+    for r in runners {
+        let row = text
+            .lines()
+            .find(|l| l.trim_end().ends_with(&r.want.path))
+            .unwrap_or_else(|| panic!("a row for {}:\n{text}", r.want.path));
+        let (container, pod) = cells(&r.want);
+        let got: Vec<&str> = row.split_whitespace().skip(2).collect();
+        let cgroup = r.cgroup.to_string();
+        assert_eq!(
+            got,
+            [cgroup.as_str(), &container, &pod, &r.want.path],
+            "{row}"
+        );
+    }
+}
+
+/// `prog -x --json` and the exporter's owner series: each runner holds
+/// the program and is named with its container and pod.
+fn check_owners(logs: &str, prog_id: u32, runners: &[Runner]) {
+    let o = brr(&["--kubelet-logs", logs, "prog", "-x", "--json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let item = doc["items"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|p| p["id"].as_u64() == Some(u64::from(prog_id)))
+        })
+        .expect("the fixture listed");
+    let owners = item["owners"].as_array().expect("owners");
+    for r in runners {
+        let o = owners
+            .iter()
+            .find(|o| o["pid"].as_u64() == Some(u64::from(r.pid)))
+            .unwrap_or_else(|| panic!("owner {} in {owners:?}", r.pid));
+        assert_eq!(
+            o["container"],
+            container_value(r.want.container.as_ref()),
+            "{o}"
+        );
+        assert_eq!(o["pod"], pod_value(r.want.pod.as_ref()), "{o}");
+    }
+    let body = scrape_exporter(&[
+        "--kubelet-logs",
+        logs,
+        "exporter",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    for r in runners {
+        let head = format!("brr_prog_owner{{id=\"{prog_id}\",pid=\"{}\",", r.pid);
+        let line = body
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .unwrap_or_else(|| panic!("owner series of {}", r.pid));
+        let labels = pprof_labels(&r.want);
+        for key in ["container", "container_id", "pod", "namespace"] {
+            let v = labels.get(key).map_or("", String::as_str);
+            assert!(line.contains(&format!(",{key}=\"{v}\"")), "{key}: {line}");
+        }
+    }
+}
+
 /// One process per runtime's path shape (Kubernetes with the systemd and
 /// the cgroupfs driver, CRI-O, Docker, Podman) runs a fixture program from
 /// its cgroup and holds its fd: the profile's JSON, text table and pprof
@@ -490,11 +652,11 @@ fn containers_and_pods_in_profiles_listings_and_the_exporter() {
         return;
     };
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let logs =
-        Scratch(std::env::temp_dir().join(format!("brr-kubelet-e2e-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&logs.0);
+    let scratch = Scratch(std::env::temp_dir().join(format!("brr-e2e-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&scratch.0);
+    let logs = scratch.0.join("log");
     kubelet_logs(
-        &logs.0,
+        &logs,
         &[
             (
                 "payments",
@@ -507,189 +669,37 @@ fn containers_and_pods_in_profiles_listings_and_the_exporter() {
             ("batch", "worker-0", &uid(3), "worker", &cid(3)),
         ],
     );
-    let logs_arg = logs.0.to_str().unwrap().to_string();
     let all = shapes();
-    // containerd (systemd driver), CRI-O, containerd (cgroupfs driver),
-    // Docker, Podman.
-    let picked: Vec<Workload> = [0, 1, 3, 5, 7].iter().map(|&i| all[i].clone()).collect();
-    let mut tree = Tree::new(mount.clone());
+    let mut tree = Tree::new(mount);
     let fx = HotFixture::load().expect("load hot fixture");
-    // (pid, cgroup ID, workload with the path brr reports)
-    let mut runners: Vec<(u32, u64, Workload)> = Vec::new();
-    for shape in picked {
-        let rel = shape.path.clone();
+    // containerd (systemd driver), CRI-O, containerd (cgroupfs driver),
+    // Docker, Podman: each runner runs until the tree kills it and holds
+    // the fixture's fd.
+    let mut runners = Vec::new();
+    for i in [0, 1, 3, 5, 7] {
+        let rel = all[i].path.clone();
         let leaf = tree.make(&rel);
-        let id = std::fs::metadata(&leaf).unwrap().ino();
-        // Runs until the tree kills it; holds the fixture's fd.
         let pid = fork_runner_in(&leaf.join("cgroup.procs"), fx.prog.fd(), u64::MAX);
         tree.forked.push(pid);
-        let want = Workload {
-            path: tree.path(&rel),
-            ..shape
-        };
-        runners.push((pid as u32, id, want));
+        runners.push(Runner {
+            pid: pid as u32,
+            cgroup: std::fs::metadata(&leaf).unwrap().ino(),
+            want: Workload {
+                path: tree.path(&rel),
+                ..all[i].clone()
+            },
+        });
     }
-    // Every runner is in its cgroup before anything is read.
-    for (pid, _, want) in &runners {
-        assert!(
-            support::wait_until(Duration::from_secs(5), || {
-                cgroups::task_paths([*pid], Path::new("/proc")).get(pid) == Some(&want.path)
-            }),
-            "runner {pid} in {}",
-            want.path
-        );
+    for r in &runners {
+        let moved = support::wait_until(Duration::from_secs(5), || {
+            cgroups::task_paths([r.pid], Path::new("/proc")).get(&r.pid) == Some(&r.want.path)
+        });
+        assert!(moved, "runner {} in {}", r.pid, r.want.path);
     }
-    let prog_id = fx.prog.id.to_string();
-    let dir = Scratch(std::env::temp_dir().join(format!("brr-e2e-out-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).unwrap();
-    let pb = dir.0.join("p.pb.gz");
-
-    // Profile JSON and pprof, from one capture.
-    let o = brr(&[
-        "--kubelet-logs",
-        &logs_arg,
-        "profile",
-        "--json",
-        "-d",
-        "2",
-        "--program-id",
-        &prog_id,
-        "--line-limit",
-        "0",
-        "--pprof",
-        pb.to_str().unwrap(),
-    ]);
-    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    let p = &doc["items"][0];
-    assert_eq!(p["id"].as_u64(), Some(u64::from(fx.prog.id)));
-    let rows = |key: &str, id_key: &str, id: u64| -> Value {
-        p[key]
-            .as_array()
-            .and_then(|a| a.iter().find(|r| r[id_key].as_u64() == Some(id)))
-            .cloned()
-            .unwrap_or_else(|| panic!("{key} {id} in {}", p[key]))
-    };
-    for (pid, id, want) in &runners {
-        let c = container_value(want.container.as_ref());
-        let pod = pod_value(want.pod.as_ref());
-        let cg = rows("cgroups", "id", *id);
-        assert_eq!(cg["path"].as_str(), Some(want.path.as_str()));
-        assert_eq!((&cg["container"], &cg["pod"]), (&c, &pod), "{cg}");
-        let task = rows("tasks", "pid", u64::from(*pid));
-        assert_eq!((&task["container"], &task["pod"]), (&c, &pod), "{task}");
-    }
-    let profile = pprof::decode(&std::fs::read(&pb).expect("pprof file"));
-    for (pid, _, want) in &runners {
-        let samples: Vec<&pprof::Sample> = profile
-            .samples
-            .iter()
-            .filter(|s| s.nums.get("pid") == Some(&i64::from(*pid)))
-            .collect();
-        assert!(!samples.is_empty(), "samples of {pid}");
-        let want_labels = pprof_labels(want);
-        for s in samples {
-            let got: std::collections::BTreeMap<String, String> = s
-                .labels
-                .iter()
-                .filter(|(k, _)| k.as_str() != "comm" && k.as_str() != "prog_tag")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            assert_eq!(got, want_labels, "{}", want.path);
-        }
-    }
-
-    // The text table: CONTAINER and POD beside each cgroup.
-    let o = brr(&[
-        "--kubelet-logs",
-        &logs_arg,
-        "profile",
-        "-d",
-        "2",
-        "--program-id",
-        &prog_id,
-        "--line-limit",
-        "0",
-    ]);
-    let text = String::from_utf8(o.stdout).unwrap();
-    assert!(
-        text.contains("CGROUP_ID  CONTAINER"),
-        "cgroup table with containers:\n{text}"
-    );
-    for (_, id, want) in &runners {
-        let row = text
-            .lines()
-            .find(|l| l.trim_end().ends_with(&want.path))
-            .unwrap_or_else(|| panic!("a row for {}:\n{text}", want.path));
-        let cells: Vec<&str> = row.split_whitespace().collect();
-        let container = want
-            .container
-            .as_ref()
-            .map(|c| c.name.clone().unwrap_or_else(|| c.id[..12].to_string()))
-            .unwrap_or_else(|| "-".into());
-        let pod = want
-            .pod
-            .as_ref()
-            .map(|p| match (&p.namespace, &p.name) {
-                (Some(ns), Some(n)) => format!("{ns}/{n}"),
-                _ => p.uid.clone(),
-            })
-            .unwrap_or_else(|| "-".into());
-        assert_eq!(
-            cells[2..],
-            [id.to_string().as_str(), &container, &pod, &want.path],
-            "{row}"
-        );
-    }
-
-    // Who holds the program: prog -x --json names each runner's container
-    // and pod.
-    let o = brr(&["--kubelet-logs", &logs_arg, "prog", "-x", "--json"]);
-    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    let item = doc["items"]
-        .as_array()
-        .and_then(|a| {
-            a.iter()
-                .find(|p| p["id"].as_u64() == Some(u64::from(fx.prog.id)))
-        })
-        .expect("the fixture listed");
-    let owners = item["owners"].as_array().expect("owners");
-    for (pid, _, want) in &runners {
-        let o = owners
-            .iter()
-            .find(|o| o["pid"].as_u64() == Some(u64::from(*pid)))
-            .unwrap_or_else(|| panic!("owner {pid} in {owners:?}"));
-        assert_eq!(
-            o["container"],
-            container_value(want.container.as_ref()),
-            "{o}"
-        );
-        assert_eq!(o["pod"], pod_value(want.pod.as_ref()), "{o}");
-    }
-
-    // The exporter's owner series.
-    let body = scrape_exporter(&[
-        "--kubelet-logs",
-        &logs_arg,
-        "exporter",
-        "--listen",
-        "127.0.0.1:0",
-    ]);
-    for (pid, _, want) in &runners {
-        let line = body
-            .lines()
-            .find(|l| {
-                l.starts_with(&format!(
-                    "brr_prog_owner{{id=\"{}\",pid=\"{pid}\",",
-                    fx.prog.id
-                ))
-            })
-            .unwrap_or_else(|| panic!("owner series of {pid}"));
-        let labels = pprof_labels(want);
-        for key in ["container", "container_id", "pod", "namespace"] {
-            let v = labels.get(key).map_or("", String::as_str);
-            assert!(line.contains(&format!(",{key}=\"{v}\"")), "{key}: {line}");
-        }
-    }
+    let logs = logs.to_str().unwrap();
+    check_profile_json_and_pprof(logs, &scratch.0, fx.prog.id, &runners);
+    check_profile_text(logs, fx.prog.id, &runners);
+    check_owners(logs, fx.prog.id, &runners);
 
     let made = tree.made.clone();
     let failed = tree.cleanup();
