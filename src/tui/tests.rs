@@ -722,7 +722,7 @@ fn done(img: &ProgramImage) -> ProfileDone {
                 shown: tasks.len(),
                 all: tasks,
                 other: None,
-                workloads: Default::default(),
+                workloads: [(4242, in_pod())].into(),
             },
             ..Default::default()
         }],
@@ -733,6 +733,22 @@ fn done(img: &ProgramImage) -> ProfileDone {
         report: Arc::new(report),
         profile: Arc::new(profile),
     }
+}
+
+/// nginx's place: container `web` of pod `shop/api-0`.
+fn in_pod() -> crate::model::Workload {
+    let mut w = crate::kernel::cgroups::workload(&format!(
+        "/kubepods/pod0123abcd-0000-4000-8000-000000000001/{}",
+        "c1".repeat(32)
+    ));
+    if let Some(c) = w.container.as_mut() {
+        c.name = Some("web".into());
+    }
+    if let Some(p) = w.pod.as_mut() {
+        p.namespace = Some("shop".into());
+        p.name = Some("api-0".into());
+    }
+    w
 }
 
 /// A profile whose program shows one hint at the hot line.
@@ -858,7 +874,10 @@ fn f_saves_the_last_profile_and_t_shows_who_pays() {
     assert_eq!(d(&app).overlay, Overlay::WhoPays);
     let frame = render(&app);
     assert!(frame.contains("Triggered by"), "{frame}");
-    assert!(frame.contains("nginx  60 samples  6.0181% CPU"), "{frame}");
+    assert!(
+        frame.contains("nginx  60 samples  6.0181% CPU  pod shop/api-0  container web"),
+        "{frame}"
+    );
     assert!(frame.contains("swapper"), "{frame}");
     app.on_key(key(KeyCode::Esc));
     assert_eq!(d(&app).overlay, Overlay::None);
