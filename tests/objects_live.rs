@@ -248,7 +248,10 @@ fn owners_lists_a_child_holding_dups_and_never_brr_itself() {
     let line = row(&text, fx.prog.id);
     assert!(line.contains(&format!("sleep({pid})")), "{line}");
     let l = item(&["link", "-x", "--json"], tp.link_id);
-    assert!(l["owners"].as_array().unwrap().iter().any(is_sleeper), "{l}");
+    assert!(
+        l["owners"].as_array().unwrap().iter().any(is_sleeper),
+        "{l}"
+    );
     let csv = brr(&["prog", "-x", "--csv"]);
     assert!(
         csv.lines()
