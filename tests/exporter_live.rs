@@ -684,3 +684,34 @@ fn a_real_prometheus_sees_one_info_series_per_program_over_its_life() {
     );
     assert_eq!(exp.stop(libc::SIGTERM), Some(0));
 }
+
+/// A program loaded under a running exporter is first served with its
+/// holders: an object never scanned for forces an owner scan, although
+/// the last one is younger than the 10 s refresh (but older than the 2 s
+/// that bound how often that can happen).
+#[test]
+fn a_new_program_is_first_served_with_its_holders() {
+    if !support::live() {
+        return;
+    }
+    let exp = Exporter::start(&[]);
+    // The exporter scanned when it started; wait out the 2 s gap.
+    std::thread::sleep(Duration::from_millis(2200));
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let body = scrape(exp.addr);
+    let id = fx.prog.id;
+    assert!(body.contains(&format!("brr_prog_info{{id=\"{id}\",")));
+    let me = format!(
+        "brr_prog_owner{{id=\"{id}\",pid=\"{}\",",
+        std::process::id()
+    );
+    assert!(
+        body.lines().any(|l| l.starts_with(&me)),
+        "first served without its holder:\n{}",
+        body.lines()
+            .filter(|l| l.contains(&format!("id=\"{id}\"")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
