@@ -1,8 +1,10 @@
 //! Object context, the one collector of it for every view: who holds each
-//! program, map and link (one owner scan, shared, whose maximum age each
-//! caller states), where programs are attached, the memlock of their maps,
-//! and what cannot change while an object lives (full names, memlock),
-//! read once per object by views that walk the objects again and again.
+//! program, map and link and in which container and pod each holder runs
+//! (one owner scan, shared, whose maximum age each caller states), where
+//! programs are attached, the memlock of their maps, and what cannot change
+//! while an object lives (full names, memlock), read once per object by
+//! views that walk the objects again and again. Also where the kubelet's
+//! logs are (`--kubelet-logs`), for the scans and the profiles.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Deref;
