@@ -52,12 +52,13 @@ fn profile_program(
         ..profile_request(t, bpffs)
     };
     let profile = session::capture(&req)?;
-    let folded = crate::export::write(&profile, &t.exports)?;
+    let workloads = session::workloads(&profile);
+    let folded = crate::export::write_with(&profile, &t.exports, &workloads)?;
     let opts = ReportOptions {
         limit: 0,
         line_limit,
     };
-    let report = profile::report::build(&profile, &opts);
+    let report = profile::report::build_with(&profile, &opts, &workloads);
     Ok(Profiled {
         input: session::drilldown_input(&report, id),
         folded,

@@ -102,6 +102,8 @@ pub enum Command {
     Exporter {
         listen: std::net::SocketAddr,
         stats: bool,
+        /// `--serve-profiles` with its frequency and longest capture.
+        profiles: Option<crate::serve::ProfileServing>,
     },
     /// `brr doctor`.
     Doctor,
@@ -723,9 +725,31 @@ fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
             .parse()
             .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?,
     };
+    let prog = "brr exporter";
+    for (given, flag) in [
+        (a.profile_hz.is_some(), "--profile-hz"),
+        (a.max_profile_seconds.is_some(), "--max-profile-seconds"),
+    ] {
+        if given && !a.serve_profiles {
+            return Err(usage(prog, &format!("{flag} requires --serve-profiles")));
+        }
+    }
+    let limit = crate::serve::profiles::MAX_SECONDS_LIMIT;
+    if a.max_profile_seconds.is_some_and(|s| s > limit) {
+        return Err(usage(
+            prog,
+            &format!("argument --max-profile-seconds: must be at most {limit}"),
+        ));
+    }
+    let defaults = crate::serve::ProfileServing::default();
+    let profiles = a.serve_profiles.then(|| crate::serve::ProfileServing {
+        frequency: a.profile_hz.unwrap_or(defaults.frequency),
+        max_seconds: a.max_profile_seconds.unwrap_or(defaults.max_seconds),
+    });
     Ok(Command::Exporter {
         listen,
         stats: !a.no_stats,
+        profiles,
     })
 }
 

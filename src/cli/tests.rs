@@ -96,6 +96,7 @@ fn exporter_values() {
         Command::Exporter {
             listen: "127.0.0.1:9435".parse().unwrap(),
             stats: true,
+            profiles: None,
         }
     );
     assert_eq!(
@@ -103,8 +104,40 @@ fn exporter_values() {
         Command::Exporter {
             listen: "[::1]:0".parse().unwrap(),
             stats: false,
+            profiles: None,
         }
     );
+    let serving = |frequency, max_seconds| {
+        Some(crate::serve::ProfileServing {
+            frequency,
+            max_seconds,
+        })
+    };
+    let profiles = |args: &str| match cli(args).command {
+        Command::Exporter { profiles, .. } => profiles,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(profiles("exporter --serve-profiles"), serving(99, 60));
+    assert_eq!(
+        profiles("exporter --serve-profiles --profile-hz 49 --max-profile-seconds 120"),
+        serving(49, 120)
+    );
+    for (args, line) in [
+        (
+            "exporter --profile-hz 49",
+            "brr exporter: error: --profile-hz requires --serve-profiles",
+        ),
+        (
+            "exporter --max-profile-seconds 9",
+            "brr exporter: error: --max-profile-seconds requires --serve-profiles",
+        ),
+        (
+            "exporter --serve-profiles --max-profile-seconds 3601",
+            "brr exporter: error: argument --max-profile-seconds: must be at most 3600",
+        ),
+    ] {
+        assert_eq!(err_line(args), line, "{args}");
+    }
     let help = match parse(&["exporter".into(), "--help".into()]) {
         Ok(Parsed::Print(text)) => text,
         other => panic!("{other:?}"),

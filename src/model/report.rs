@@ -5,8 +5,10 @@
 //! JSON and CSV renderers, `top --textmode` and the TUI only read it, so a
 //! new view needs no analysis code.
 
+use std::collections::BTreeMap;
 use std::ops::Deref;
 
+use super::container::Workload;
 use super::profile::{
     Counters, Hint, Hotspot, InterruptHotspot, KernelGroup, KernelHotspot, Payer, Telemetry,
 };
@@ -108,6 +110,9 @@ pub struct Payers {
     pub shown: usize,
     /// The payers that view leaves out, as one row, when it leaves any.
     pub other: Option<Other>,
+    /// The workload (container, pod, unit) of each payer in `all` whose
+    /// cgroup is known, by payer id (pid or cgroup ID).
+    pub workloads: BTreeMap<u64, Workload>,
 }
 
 impl Payers {
@@ -118,6 +123,32 @@ impl Payers {
 
     pub fn is_empty(&self) -> bool {
         self.all.is_empty()
+    }
+
+    /// The workload of the payer with `id`, when its cgroup is known.
+    pub fn workload(&self, id: u64) -> Option<&Workload> {
+        self.workloads.get(&id)
+    }
+}
+
+/// The workload of every cgroup and task a capture sampled, resolved once
+/// when the capture ended (the kubelet's logs read once) for the report's
+/// payers and the profile files' labels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampledWorkloads {
+    /// By cgroup2 ID, for the cgroups whose path was found.
+    pub cgroups: BTreeMap<u64, Workload>,
+    /// By pid: the cgroup its samples carried most often, else (no cgroup
+    /// IDs, cgroup v1) its `/proc/PID/cgroup` path when the capture ended.
+    pub tasks: BTreeMap<u32, Workload>,
+}
+
+impl SampledWorkloads {
+    /// The workload of a sample of task `pid` with cgroup ID `cgroup` (0
+    /// when the kernel gave none): its cgroup's, else its task's.
+    pub fn of_sample(&self, pid: u32, cgroup: u64) -> Option<&Workload> {
+        let by_cgroup = (cgroup != 0).then(|| self.cgroups.get(&cgroup)).flatten();
+        by_cgroup.or_else(|| self.tasks.get(&pid))
     }
 }
 

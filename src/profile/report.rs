@@ -2,9 +2,16 @@
 //! programs with their ordered and limited rows, Other totals, payers,
 //! hints and figures, computed once after a capture.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::kernel::cgroups::Workloads;
 use crate::model::activity::ActivityRow;
+use crate::model::container::Workload;
 use crate::model::profile::{round, share, Hint, InterruptHotspot, Payer, Profile, ProgramProfile};
-use crate::model::report::{Capture, Figured, Other, Payers, ProgramReport, Report, Rows, Totals};
+use crate::model::report::{
+    Capture, Figured, Other, Payers, ProgramReport, Report, Rows, SampledWorkloads, Totals,
+};
 
 use super::aggregate::{listed, ProgramView};
 use super::{hints, who};
@@ -18,8 +25,55 @@ pub struct ReportOptions {
     pub line_limit: usize,
 }
 
-/// The report of `profile`.
+/// Where the kubelet's log directories are unless `--kubelet-logs` says.
+pub const DEFAULT_KUBELET_LOGS: &str = "/var/log";
+
+/// The report of `profile`, its workloads named from the kubelet's logs in
+/// [`DEFAULT_KUBELET_LOGS`].
 pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
+    build_with(
+        profile,
+        opts,
+        &workloads(profile, Path::new(DEFAULT_KUBELET_LOGS)),
+    )
+}
+
+/// The workload of every sampled cgroup and task, named from the kubelet's
+/// log directories under `kubelet_logs` (read at most once, and only when
+/// some cgroup lies in a pod).
+pub fn workloads(profile: &Profile, kubelet_logs: &Path) -> SampledWorkloads {
+    let mut names = Workloads::new(kubelet_logs);
+    let cgroups: BTreeMap<u64, Workload> = profile
+        .cgroups
+        .iter()
+        .map(|(&id, path)| (id, names.of(path)))
+        .collect();
+    // Each task's samples per cgroup, to take the cgroup it ran in most.
+    let mut per_task: BTreeMap<u32, BTreeMap<u64, u64>> = BTreeMap::new();
+    for s in profile.programs.iter().flat_map(|p| p.stacks.iter()) {
+        *per_task
+            .entry(s.pid)
+            .or_default()
+            .entry(s.cgroup)
+            .or_default() += s.samples;
+    }
+    let mut tasks = BTreeMap::new();
+    for (pid, counts) in per_task {
+        let most = counts
+            .iter()
+            .filter(|(id, _)| cgroups.contains_key(id))
+            .max_by_key(|&(&id, &n)| (n, std::cmp::Reverse(id)))
+            .and_then(|(id, _)| cgroups.get(id).cloned());
+        let w = most.or_else(|| profile.task_cgroups.get(&pid).map(|path| names.of(path)));
+        if let Some(w) = w {
+            tasks.insert(pid, w);
+        }
+    }
+    SampledWorkloads { cgroups, tasks }
+}
+
+/// The report of `profile`, its payers' workloads taken from `workloads`.
+pub fn build_with(profile: &Profile, opts: &ReportOptions, workloads: &SampledWorkloads) -> Report {
     Report {
         capture: Capture {
             requested_event: profile.requested_event.clone(),
@@ -37,7 +91,7 @@ pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
         totals: totals(profile, opts),
         programs: listed(profile, opts.limit)
             .into_iter()
-            .map(|p| program(profile, p, opts.line_limit))
+            .map(|p| program(profile, p, opts.line_limit, workloads))
             .collect(),
     }
 }
@@ -118,7 +172,13 @@ fn figured<T>(
         .collect()
 }
 
-fn payers(profile: &Profile, all: Vec<Payer>, whole: u64, limit: usize) -> Payers {
+fn payers(
+    profile: &Profile,
+    all: Vec<Payer>,
+    whole: u64,
+    limit: usize,
+    workload: impl Fn(u64) -> Option<Workload>,
+) -> Payers {
     let shown = if limit > 0 && all.len() > limit {
         limit
     } else {
@@ -129,14 +189,24 @@ fn payers(profile: &Profile, all: Vec<Payer>, whole: u64, limit: usize) -> Payer
         samples: rest,
         cpu_percent: profile.cpu_percent(rest),
     });
+    let workloads = all
+        .iter()
+        .filter_map(|r| Some((r.id, workload(r.id)?)))
+        .collect();
     Payers {
         all: figured(profile, all, whole, |r| r.samples),
         shown,
         other,
+        workloads,
     }
 }
 
-fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramReport {
+fn program(
+    profile: &Profile,
+    p: &ProgramProfile,
+    line_limit: usize,
+    workloads: &SampledWorkloads,
+) -> ProgramReport {
     let ProgramView {
         hotspots,
         kernel,
@@ -179,8 +249,23 @@ fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramR
             rows: figured(profile, groups, p.kernel_samples, |g| g.samples),
             other: other(profile, groups_omitted, p.kernel_samples),
         },
-        tasks: payers(profile, who::tasks(profile, p), inclusive, line_limit),
-        cgroups: payers(profile, who::cgroups(profile, p), inclusive, line_limit),
+        tasks: payers(
+            profile,
+            who::tasks(profile, p),
+            inclusive,
+            line_limit,
+            |pid| {
+                let pid = u32::try_from(pid).ok()?;
+                workloads.tasks.get(&pid).cloned()
+            },
+        ),
+        cgroups: payers(
+            profile,
+            who::cgroups(profile, p),
+            inclusive,
+            line_limit,
+            |id| workloads.cgroups.get(&id).cloned(),
+        ),
         hints: hints::for_program(profile, p),
         interrupt_samples: p.interrupt_samples,
         interrupt_cpu_percent: profile.cpu_percent(p.interrupt_samples),
@@ -363,6 +448,76 @@ mod tests {
         let all = build(&prof, &opts(0, 0));
         assert_eq!(all.programs[0].tasks.shown_rows().len(), 5);
         assert_eq!(all.programs[0].tasks.other, None);
+    }
+
+    #[test]
+    fn workloads_of_cgroups_and_tasks_named_from_the_kubelet_logs() {
+        let uid = "0123abcd-0000-4000-8000-000000000001";
+        let cid = "c1".repeat(32);
+        let logs = std::env::temp_dir().join(format!("brr-report-kubelet-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&logs);
+        std::fs::create_dir_all(logs.join(format!("pods/payments_checkout-x2k4p_{uid}"))).unwrap();
+        std::fs::create_dir_all(logs.join("containers")).unwrap();
+        std::fs::write(
+            logs.join(format!(
+                "containers/checkout-x2k4p_payments_server-{cid}.log"
+            )),
+            "",
+        )
+        .unwrap();
+        let pod = format!(
+            "/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{cid}.scope",
+            uid.replace('-', "_")
+        );
+        let mut prof = profile();
+        // pid 7 ran in the pod 5 samples and in a service once; pid 207
+        // carried no cgroup ID (cgroup v1): its /proc path names it.
+        let pids: Vec<u32> = prof.programs[0].stacks.iter().map(|s| s.pid).collect();
+        let first7 = pids.iter().position(|&p| p == 7).unwrap();
+        for s in prof.programs[0].stacks.iter_mut().filter(|s| s.pid == 7) {
+            s.cgroup = 5;
+        }
+        prof.programs[0].stacks[first7].cgroup = 6;
+        prof.programs[0].stacks[first7].samples = 1;
+        prof.cgroups.insert(5, pod.clone());
+        prof.cgroups.insert(6, "/system.slice/x.service".into());
+        prof.task_cgroups.insert(207, format!("/docker/{cid}"));
+        let w = workloads(&prof, &logs);
+        std::fs::remove_dir_all(&logs).unwrap();
+        let c5 = &w.cgroups[&5];
+        assert_eq!(c5.path, pod);
+        let c = c5.container.as_ref().unwrap();
+        assert_eq!(
+            (c.id.as_str(), c.name.as_deref()),
+            (cid.as_str(), Some("server"))
+        );
+        let p = c5.pod.as_ref().unwrap();
+        assert_eq!(
+            (p.uid.as_str(), p.namespace.as_deref(), p.name.as_deref()),
+            (uid, Some("payments"), Some("checkout-x2k4p"))
+        );
+        assert_eq!(w.cgroups[&6].service.as_deref(), Some("x.service"));
+        assert_eq!(w.tasks[&7], *c5, "the cgroup it ran in most");
+        let docker = w.tasks[&207].container.as_ref().unwrap();
+        assert_eq!(
+            (docker.runtime.as_str(), docker.name.as_deref()),
+            ("docker", None)
+        );
+        // Tasks whose cgroup is unknown have none.
+        assert!(!w.tasks.contains_key(&116));
+        assert_eq!(w.of_sample(7, 6), Some(&w.cgroups[&6]));
+        assert_eq!(w.of_sample(7, 0), Some(c5));
+        assert_eq!(
+            w.of_sample(207, 99),
+            w.tasks.get(&207),
+            "a gone cgroup: the task's"
+        );
+        // The report's payers carry them.
+        let r = build_with(&prof, &opts(0, 0), &w);
+        let p98 = &r.programs[0];
+        assert_eq!(p98.tasks.workload(7), Some(c5));
+        assert_eq!(p98.cgroups.workload(5), Some(c5));
+        assert_eq!(p98.tasks.workload(116), None);
     }
 
     fn lock_stack(samples: u64) -> Stack {

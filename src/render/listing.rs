@@ -4,7 +4,8 @@ use super::json::{self, obj, Json};
 use super::{csv, dash, dash_join, table, Format};
 use crate::activity::ActivityRow;
 use crate::model::{
-    AttachPoint, BtfObject, Holder, Keepers, Link, LinkFields, Map, MapFields, ProgFields, Program,
+    AttachPoint, BtfObject, Container, Holder, Keepers, Link, LinkFields, Map, MapFields, Pod,
+    ProgFields, Program,
 };
 
 /// What `brr prog` prints in `format`, so that the collector reads only
@@ -172,8 +173,33 @@ fn maps_mem_with(p: &Program, num: impl Fn(u64) -> String) -> String {
     }
 }
 
+/// A container as JSON: `{"runtime", "id", "name"}` (`name` null where the
+/// kubelet's logs do not name it), or null.
+pub fn container_json(c: Option<&Container>) -> Json {
+    c.map_or(Json::Null, |c| {
+        obj([
+            ("runtime", c.runtime.as_str().into()),
+            ("id", c.id.as_str().into()),
+            ("name", c.name.as_deref().map_or(Json::Null, Json::from)),
+        ])
+    })
+}
+
+/// A pod as JSON: `{"uid", "namespace", "name", "qos"}`, or null.
+pub fn pod_json(p: Option<&Pod>) -> Json {
+    p.map_or(Json::Null, |p| {
+        let opt = |s: Option<&str>| s.map_or(Json::Null, Json::from);
+        obj([
+            ("uid", p.uid.as_str().into()),
+            ("namespace", opt(p.namespace.as_deref())),
+            ("name", opt(p.name.as_deref())),
+            ("qos", opt(p.qos.map(|q| q.as_str()))),
+        ])
+    })
+}
+
 /// `owners` and `held_by` for JSON (`csv`: owners as `comm(pid)` strings,
-/// one cell).
+/// one cell). A JSON owner names its container and pod (null outside one).
 fn keeper_fields(k: Option<&Keepers>, csv: bool) -> [(&'static str, Json); 2] {
     let owners = k.map(|k| {
         Json::Arr(
@@ -181,10 +207,18 @@ fn keeper_fields(k: Option<&Keepers>, csv: bool) -> [(&'static str, Json); 2] {
                 .iter()
                 .map(|o| {
                     if csv {
-                        Json::Str(format!("{}({})", o.comm, o.pid))
-                    } else {
-                        obj([("pid", o.pid.into()), ("comm", o.comm.as_str().into())])
+                        return Json::Str(format!("{}({})", o.comm, o.pid));
                     }
+                    let w = k.workloads.get(&o.pid);
+                    obj([
+                        ("pid", o.pid.into()),
+                        ("comm", o.comm.as_str().into()),
+                        (
+                            "container",
+                            container_json(w.and_then(|w| w.container.as_ref())),
+                        ),
+                        ("pod", pod_json(w.and_then(|w| w.pod.as_ref()))),
+                    ])
                 })
                 .collect(),
         )
@@ -1116,13 +1150,44 @@ mod tests {
     }
 
     #[test]
+    fn json_owners_name_their_container_and_pod() {
+        let mut p = full_program();
+        let path = format!(
+            "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice/crio-{}.scope",
+            "0123abcd_0000_4000_8000_000000000001",
+            "c1".repeat(32)
+        );
+        let mut w = crate::kernel::cgroups::workload(&path);
+        if let Some(pod) = w.pod.as_mut() {
+            pod.namespace = Some("kube-system".into());
+            pod.name = Some("agent-x7k2p".into());
+        }
+        if let Some(k) = p.keepers.as_mut() {
+            k.workloads.insert(40, w);
+        }
+        let j = programs(&[p], Format::Json { pretty: false }, false, true);
+        let want = format!(
+            r#""owners":[{{"pid":40,"comm":"bash","container":{{"runtime":"cri-o","id":"{}","name":null}},"pod":{{"uid":"0123abcd-0000-4000-8000-000000000001","namespace":"kube-system","name":"agent-x7k2p","qos":"BestEffort"}}}}]"#,
+            "c1".repeat(32)
+        );
+        assert!(j.contains(&want), "{j}");
+        // CSV and text keep `comm(pid)`.
+        let c = programs(&[full_program()], Format::Csv, false, true);
+        assert!(c.contains("bash(40)"), "{c}");
+    }
+
+    #[test]
     fn owners_and_how_objects_stay_loaded() {
         use crate::model::Owner;
         let o = |pid, comm: &str| Owner {
             pid,
             comm: comm.into(),
         };
-        let k = |owners, held_by| Keepers { owners, held_by };
+        let k = |owners, held_by| Keepers {
+            owners,
+            held_by,
+            workloads: Default::default(),
+        };
         assert_eq!(owners_cell(None, true), "-");
         assert_eq!(owners_cell(Some(&k(vec![], None)), true), "(pinned)");
         assert_eq!(
@@ -1162,7 +1227,7 @@ mod tests {
             false,
             true,
         );
-        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash"}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch"},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a"}]}],"metadata":{}}"#), "{j}");
+        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash","container":null,"pod":null}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch"},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a"}]}],"metadata":{}}"#), "{j}");
         let c = programs(std::slice::from_ref(&p), Format::Csv, false, true);
         assert!(c
             .lines()
@@ -1195,6 +1260,7 @@ mod tests {
                 comm: "bash".into(),
             }],
             held_by: None,
+            workloads: Default::default(),
         });
         p.attached = vec![AttachPoint {
             link_id: 9,
@@ -1337,6 +1403,7 @@ mod tests {
                 comm: "systemd".into(),
             }],
             held_by: Some(Holder::Prog(3)),
+            workloads: Default::default(),
         });
         let m = Map {
             id: 3,

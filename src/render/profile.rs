@@ -5,10 +5,12 @@
 use std::collections::HashMap;
 
 use super::json::{self, Json};
+use super::listing::{container_json, pod_json};
 use super::{csv, dash, dump, num, table, Format};
 use crate::inspect::source::{basename, DumpContext};
-use crate::model::profile::{Hint, Hotspot, InterruptHotspot, KernelHotspot};
+use crate::model::profile::{Hint, Hotspot, InterruptHotspot, KernelHotspot, Payer};
 use crate::model::report::{Figured, Other, Payers, ProgramReport, Report};
+use crate::model::{Container, Pod};
 
 /// How to present a profile (what it lists is the report's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,7 +324,8 @@ fn program_table(progs: &[ProgramReport], view: &View) -> String {
 }
 
 /// The `TRIGGERED BY` table (and the cgroup table when the kernel reports
-/// cgroups) of one program, cut by `--line-limit` with an Other row.
+/// cgroups, with the container and pod of each) of one program, cut by
+/// `--line-limit` with an Other row.
 fn payer_sections(p: &ProgramReport, line_limit: usize, out: &mut Vec<String>) {
     if p.tasks.is_empty() {
         return;
@@ -334,57 +337,106 @@ fn payer_sections(p: &ProgramReport, line_limit: usize, out: &mut Vec<String>) {
     ));
     out.push(payer_table(
         &p.tasks,
-        ["PID", "TRIGGERED BY"],
+        &["PID", "TRIGGERED BY"],
         "tasks",
         line_limit,
+        |r| vec![r.id.to_string(), r.name.clone()],
     ));
     if !p.cgroups.is_empty() {
         out.push(format!("Cgroups, program {} ({}):", p.id, p.display_name()));
+        let cgroups = &p.cgroups;
         out.push(payer_table(
-            &p.cgroups,
-            ["CGROUP_ID", "CGROUP"],
+            cgroups,
+            &["CGROUP_ID", "CONTAINER", "POD", "CGROUP"],
             "cgroups",
             line_limit,
+            |r| {
+                let w = cgroups.workload(r.id);
+                vec![
+                    r.id.to_string(),
+                    container_cell(w.and_then(|w| w.container.as_ref())),
+                    pod_cell(w.and_then(|w| w.pod.as_ref())),
+                    r.name.clone(),
+                ]
+            },
         ));
     }
 }
 
-fn payer_table(payers: &Payers, columns: [&str; 2], what: &str, limit: usize) -> String {
-    let mut cells: Vec<Vec<String>> = payers
+/// A container as a text cell: its name, else the first 12 digits of its
+/// ID (the short form `docker ps` and `crictl ps` print), `-` outside one.
+pub fn container_cell(c: Option<&Container>) -> String {
+    match c {
+        None => "-".into(),
+        Some(c) => match &c.name {
+            Some(name) => name.clone(),
+            None => c.id.chars().take(12).collect(),
+        },
+    }
+}
+
+/// A pod as a text cell: `namespace/name`, else its UID, `-` outside one.
+pub fn pod_cell(p: Option<&Pod>) -> String {
+    match p {
+        None => "-".into(),
+        Some(p) => match (&p.namespace, &p.name) {
+            (Some(ns), Some(name)) => format!("{ns}/{name}"),
+            _ => p.uid.clone(),
+        },
+    }
+}
+
+/// One payer table: SAMPLES and CPU%, then `columns` filled by `cells`;
+/// the Other row says what `--line-limit` left out in the last column.
+fn payer_table(
+    payers: &Payers,
+    columns: &[&str],
+    what: &str,
+    limit: usize,
+    cells: impl Fn(&Figured<Payer>) -> Vec<String>,
+) -> String {
+    let mut rows: Vec<Vec<String>> = payers
         .shown_rows()
         .iter()
         .map(|r| {
-            vec![
-                r.samples.to_string(),
-                num::percent4(r.cpu_percent),
-                r.id.to_string(),
-                r.name.clone(),
-            ]
+            let mut row = vec![r.samples.to_string(), num::percent4(r.cpu_percent)];
+            row.extend(cells(r));
+            row
         })
         .collect();
     if let Some(rest) = payers.other {
-        cells.push(vec![
-            rest.samples.to_string(),
-            num::percent4(rest.cpu_percent),
-            "-".into(),
-            format!("Other {what} not shown (--line-limit={limit})"),
-        ]);
+        let mut row = vec![rest.samples.to_string(), num::percent4(rest.cpu_percent)];
+        row.extend(columns.iter().map(|_| "-".to_string()));
+        if let Some(last) = row.last_mut() {
+            *last = format!("Other {what} not shown (--line-limit={limit})");
+        }
+        rows.push(row);
     }
-    let headers = ["SAMPLES", "CPU%", columns[0], columns[1]];
-    table::render(&headers, &cells)
+    let mut headers = vec!["SAMPLES", "CPU%"];
+    headers.extend(columns);
+    table::render(&headers, &rows)
 }
 
+/// Payers as JSON; each names its container and pod (null where it ran
+/// outside one or its cgroup is unknown).
 fn payers_json(payers: &Payers, id: &'static str, name: &'static str) -> Json {
     Json::Arr(
         payers
             .all
             .iter()
             .map(|r| {
+                let w = payers.workload(r.id);
                 to_obj(vec![
                     (id, r.id.into()),
                     (name, r.name.as_str().into()),
                     ("samples", r.samples.into()),
                     ("cpu_percent", r.cpu_percent.into()),
+                    // New, additive: where the payer ran.
+                    (
+                        "container",
+                        container_json(w.and_then(|w| w.container.as_ref())),
+                    ),
+                    ("pod", pod_json(w.and_then(|w| w.pod.as_ref()))),
                 ])
             })
             .collect(),
@@ -1196,6 +1248,103 @@ bpf_source,full_name";
         assert_eq!(out, expected);
     }
 
+    /// Program 98's first stack ran in a pod's container; its other
+    /// samples carried no cgroup the profile could name.
+    fn in_a_pod() -> (Profile, crate::model::report::SampledWorkloads) {
+        let mut p = profile();
+        let path = format!(
+            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{}.slice/cri-containerd-{}.scope",
+            "0123abcd_0000_4000_8000_000000000001",
+            "c1".repeat(32)
+        );
+        p.programs[0].stacks[0].cgroup = 5;
+        p.cgroups.insert(5, path.clone());
+        let mut w = crate::kernel::cgroups::workload(&path);
+        if let Some(c) = w.container.as_mut() {
+            c.name = Some("server".into());
+        }
+        if let Some(pod) = w.pod.as_mut() {
+            pod.namespace = Some("payments".into());
+            pod.name = Some("checkout-x2k4p".into());
+        }
+        let pid = p.programs[0].stacks[0].pid;
+        let mut sampled = crate::model::report::SampledWorkloads::default();
+        sampled.cgroups.insert(5, w.clone());
+        sampled.tasks.insert(pid, w);
+        (p, sampled)
+    }
+
+    #[test]
+    fn cgroup_table_and_json_name_containers_and_pods() {
+        let (p, sampled) = in_a_pod();
+        let case = view(Format::Text);
+        let report = crate::profile::report::build_with(&p, &case.opts, &sampled);
+        let out = render(&report, &case.view, None);
+        let table: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("Cgroups, program 98"))
+            .skip(2)
+            .take(3)
+            .collect();
+        let path = &p.cgroups[&5];
+        assert_eq!(
+            table[0].trim_end(),
+            "SAMPLES  CPU%    CGROUP_ID  CONTAINER  POD                      CGROUP"
+        );
+        assert!(
+            table[1]
+                .starts_with("     17  1.7000          0  -          -                        ?"),
+            "{out}"
+        );
+        assert_eq!(
+            table[2].trim_end(),
+            format!("      2  0.2000          5  server     payments/checkout-x2k4p  {path}")
+        );
+        let json = render(
+            &report,
+            &View {
+                format: Format::Json { pretty: false },
+                ..case.view
+            },
+            None,
+        );
+        let container = format!(
+            r#""container":{{"runtime":"containerd","id":"{}","name":"server"}},"pod":{{"uid":"0123abcd-0000-4000-8000-000000000001","namespace":"payments","name":"checkout-x2k4p","qos":"Burstable"}}"#,
+            "c1".repeat(32)
+        );
+        // The cgroup and the task that ran in it name both; the rest null.
+        assert_eq!(json.matches(&container).count(), 2, "{json}");
+        assert!(
+            json.contains(
+                r#""id":0,"path":"?","samples":17,"cpu_percent":1.7,"container":null,"pod":null}"#
+            ),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn cells_fall_back_to_ids() {
+        let (_, sampled) = in_a_pod();
+        let mut w = sampled.cgroups[&5].clone();
+        assert_eq!(container_cell(w.container.as_ref()), "server");
+        assert_eq!(pod_cell(w.pod.as_ref()), "payments/checkout-x2k4p");
+        if let Some(c) = w.container.as_mut() {
+            c.name = None;
+        }
+        if let Some(p) = w.pod.as_mut() {
+            p.name = None;
+        }
+        assert_eq!(container_cell(w.container.as_ref()), "c1".repeat(6));
+        assert_eq!(
+            pod_cell(w.pod.as_ref()),
+            "0123abcd-0000-4000-8000-000000000001"
+        );
+        assert_eq!(
+            (container_cell(None), pod_cell(None)),
+            ("-".into(), "-".into())
+        );
+    }
+
     #[test]
     fn text_wide_extended_ip_detail() {
         let p = profile();
@@ -1334,7 +1483,7 @@ No BPF JIT samples captured."
         ));
         // Who pays: every task (not cut by --line-limit); no cgroup IDs here.
         assert!(out.contains(
-            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1}],"cgroups":[],"hints":[],"full_name":"sys_exit","interrupt_samples":0,"interrupt_cpu_percent":0.0,"interrupts":[],"loaded_after_seconds":null,"unloaded_after_seconds":null,"loaded_cpu_percent":null,"loaded_inclusive_cpu_percent":null}"#
+            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9,"container":null,"pod":null},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5,"container":null,"pod":null},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1,"container":null,"pod":null}],"cgroups":[],"hints":[],"full_name":"sys_exit","interrupt_samples":0,"interrupt_cpu_percent":0.0,"interrupts":[],"loaded_after_seconds":null,"unloaded_after_seconds":null,"loaded_cpu_percent":null,"loaded_inclusive_cpu_percent":null}"#
         ));
         assert!(out.ends_with(
             r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[],"interrupt_samples":0,"program_ids":[],"pid":null}}"#

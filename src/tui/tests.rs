@@ -412,6 +412,7 @@ fn filter_matches_full_names_owner_comms_and_ids() {
             comm: "execsnoop".into(),
         }],
         held_by: None,
+        workloads: Default::default(),
     });
     rs[3].prog.attached = vec![AttachPoint {
         link_id: 9,
@@ -725,6 +726,7 @@ fn done(img: &ProgramImage) -> ProfileDone {
                 shown: tasks.len(),
                 all: tasks,
                 other: None,
+                workloads: [(4242, in_pod())].into(),
             },
             ..Default::default()
         }],
@@ -736,6 +738,22 @@ fn done(img: &ProgramImage) -> ProfileDone {
         profile: Arc::new(profile),
         native: Vec::new(),
     }
+}
+
+/// nginx's place: container `web` of pod `shop/api-0`.
+fn in_pod() -> crate::model::Workload {
+    let mut w = crate::kernel::cgroups::workload(&format!(
+        "/kubepods/pod0123abcd-0000-4000-8000-000000000001/{}",
+        "c1".repeat(32)
+    ));
+    if let Some(c) = w.container.as_mut() {
+        c.name = Some("web".into());
+    }
+    if let Some(p) = w.pod.as_mut() {
+        p.namespace = Some("shop".into());
+        p.name = Some("api-0".into());
+    }
+    w
 }
 
 /// A profile whose program shows one hint at the hot line.
@@ -908,6 +926,10 @@ fn f_saves_the_last_profile_and_t_shows_who_pays() {
         assert_eq!(find(&l, "% ") + 1, cpu_end, "{frame}");
     }
     assert!(!frame.contains(" 1 samples"), "{frame}");
+    // The pod and container columns, where a task ran in one.
+    let nginx = line("nginx");
+    assert_eq!(find(&nginx, "shop/api-0"), find(&head, "POD"), "{frame}");
+    assert_eq!(find(&nginx, "web"), find(&head, "CONTAINER"), "{frame}");
     app.on_key(key(KeyCode::Esc));
     assert_eq!(d(&app).overlay, Overlay::None);
 }

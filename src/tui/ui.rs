@@ -484,8 +484,10 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
             overlay(f, t, inner, "Code markers", ("MARKER", "MEANING"), &rows);
         }
         Overlay::WhoPays => {
-            let payers = d.last_program().map_or(&[][..], |p| &p.tasks.all[..]);
-            let (head, rows) = who_pays_rows(payers);
+            let (head, rows) = d
+                .last_program()
+                .map(|p| who_pays_rows(&p.tasks.all, |id| p.tasks.workload(id)))
+                .unwrap_or_else(|| who_pays_rows(&[], |_| None));
             overlay(f, t, inner, "Triggered by", ("PID", &head), &rows);
         }
         Overlay::Hints => overlay(
@@ -501,13 +503,31 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
 }
 
 /// The who-pays table: the heading of its second column and one row per
-/// task, in aligned columns (comm, samples, CPU%).
-fn who_pays_rows(payers: &[Figured<Payer>]) -> (String, Vec<(String, String)>) {
+/// task, in aligned columns (comm, samples, CPU%, and the pod and
+/// container it ran in when any task ran in one).
+fn who_pays_rows<'a>(
+    payers: &[Figured<Payer>],
+    workload: impl Fn(u64) -> Option<&'a crate::model::Workload>,
+) -> (String, Vec<(String, String)>) {
+    use crate::render::profile::{container_cell, pod_cell};
     let counts: Vec<String> = payers.iter().map(|x| commas(x.samples)).collect();
     let cpus: Vec<String> = payers
         .iter()
         .map(|x| format!("{}%", crate::render::num::percent4(x.cpu_percent)))
         .collect();
+    let places: Vec<(String, String)> = payers
+        .iter()
+        .map(|x| {
+            let w = workload(x.id);
+            let pod = w.and_then(|w| w.pod.as_ref());
+            let container = w.and_then(|w| w.container.as_ref());
+            (
+                pod.map_or_else(|| "-".into(), |p| pod_cell(Some(p))),
+                container.map_or_else(|| "-".into(), |c| container_cell(Some(c))),
+            )
+        })
+        .collect();
+    let placed = places.iter().any(|(p, c)| p != "-" || c != "-");
     let width = |col: &[String], head: &str| {
         col.iter()
             .map(|c| c.chars().count())
@@ -522,17 +542,24 @@ fn who_pays_rows(payers: &[Figured<Payer>]) -> (String, Vec<(String, String)>) {
     let cw = width(&counts, "");
     let sw = (cw + " samples".len()).max("SAMPLES".len());
     let pw = width(&cpus, "CPU%");
-    let head = format!("{:<nw$}  {:<sw$}  {:>pw$}", "COMM", "SAMPLES", "CPU%");
+    let pods: Vec<String> = places.iter().map(|(p, _)| p.clone()).collect();
+    let podw = width(&pods, "POD");
+    let mut head = format!("{:<nw$}  {:<sw$}  {:>pw$}", "COMM", "SAMPLES", "CPU%");
+    if placed {
+        head.push_str(&format!("  {:<podw$}  CONTAINER", "POD"));
+    }
     let rows = payers
         .iter()
         .zip(counts.iter().zip(&cpus))
-        .map(|(x, (n, cpu))| {
+        .zip(&places)
+        .map(|((x, (n, cpu)), (pod, container))| {
             let word = if x.samples == 1 { "sample" } else { "samples" };
             let samples = format!("{n:>cw$} {word}");
-            (
-                x.id.to_string(),
-                format!("{:<nw$}  {samples:<sw$}  {cpu:>pw$}", x.name),
-            )
+            let mut row = format!("{:<nw$}  {samples:<sw$}  {cpu:>pw$}", x.name);
+            if placed {
+                row.push_str(&format!("  {pod:<podw$}  {container}"));
+            }
+            (x.id.to_string(), row)
         })
         .collect();
     (head, rows)

@@ -206,7 +206,8 @@ impl Worker {
                     limit: 0,
                     line_limit: job.line_limit,
                 };
-                let report = profile::report::build(&prof, &opts);
+                let workloads = session::workloads(&prof);
+                let report = profile::report::build_with(&prof, &opts, &workloads);
                 ProfileDone {
                     input: session::drilldown_input(&report, job.id),
                     native: unmapped_native(&prof, &report, job.id),
