@@ -10,5 +10,6 @@ pub mod link_target;
 pub mod names;
 pub mod objects;
 pub mod owners;
+pub mod perf_attach;
 pub mod prog_extra;
 pub mod stats;

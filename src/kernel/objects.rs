@@ -376,6 +376,7 @@ pub fn btfs() -> Result<Vec<BtfObject>> {
             name: if name.is_empty() { "-".into() } else { name },
             size: info.btf_size,
             pinned_paths: Vec::new(),
+            users: None,
         })
     })
 }

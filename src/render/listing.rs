@@ -143,7 +143,7 @@ fn holder_text(h: Holder) -> String {
 }
 
 /// A program's attach points for a text cell: `attach_type:target` per
-/// link.
+/// link or perf event fd.
 pub fn attach_cell(points: &[AttachPoint]) -> String {
     let cells: Vec<String> = points
         .iter()
@@ -151,7 +151,11 @@ pub fn attach_cell(points: &[AttachPoint]) -> String {
             (Some(t), Some(x)) => format!("{t}:{x}"),
             (Some(t), None) => t.clone(),
             (None, Some(x)) => x.clone(),
-            (None, None) => format!("link {}", a.link_id),
+            (None, None) => match (a.link_id, a.perf_event) {
+                (Some(id), _) => format!("link {id}"),
+                (None, Some(e)) => format!("perf event fd {} of pid {}", e.fd, e.pid),
+                (None, None) => "-".into(),
+            },
         })
         .collect();
     dash_join(&cells, ",")
@@ -207,10 +211,14 @@ fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
         points
             .iter()
             .map(|a| {
+                let perf = a
+                    .perf_event
+                    .map(|e| obj([("pid", e.pid.into()), ("fd", e.fd.into())]));
                 obj([
                     ("link_id", a.link_id.into()),
                     ("attach_type", a.attach_type.clone().into()),
                     ("target", a.target.clone().into()),
+                    ("perf_event", perf.unwrap_or(Json::Null)),
                 ])
             })
             .collect(),
@@ -1041,6 +1049,7 @@ mod tests {
             name: "vmlinux".into(),
             size: 5515646,
             pinned_paths: vec![],
+            users: None,
         };
         assert_eq!(
             btfs(std::slice::from_ref(&b), Format::Text),
@@ -1155,14 +1164,22 @@ mod tests {
         p.keepers = Some(k(vec![o(40, "bash")], Some(Holder::Link(9))));
         p.attached = vec![
             AttachPoint {
-                link_id: 9,
+                link_id: Some(9),
                 attach_type: None,
                 target: Some("sched_switch".into()),
+                perf_event: None,
             },
             AttachPoint {
-                link_id: 10,
+                link_id: Some(10),
                 attach_type: Some("cgroup_inet_ingress".into()),
                 target: Some("/a".into()),
+                perf_event: None,
+            },
+            AttachPoint {
+                link_id: None,
+                attach_type: Some("kprobe".into()),
+                target: Some("do_sys_openat2+0x10".into()),
+                perf_event: Some(crate::model::PerfEventFd { pid: 40, fd: 7 }),
             },
         ];
         p.maps_memlock_bytes = Some(8192);
@@ -1173,7 +1190,7 @@ mod tests {
             false,
             true,
         );
-        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash"}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch"},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a"}]}],"metadata":{}}"#), "{j}");
+        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash"}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch","perf_event":null},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a","perf_event":null},{"link_id":null,"attach_type":"kprobe","target":"do_sys_openat2+0x10","perf_event":{"pid":40,"fd":7}}]}],"metadata":{}}"#), "{j}");
         let c = programs(std::slice::from_ref(&p), Format::Csv, false, true);
         assert!(c
             .lines()
@@ -1184,10 +1201,10 @@ mod tests {
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",8192,1,bash(40),link 9,sched_switch;cgroup_inet_ingress:/a"));
+            .ends_with(",8192,1,bash(40),link 9,sched_switch;cgroup_inet_ingress:/a;kprobe:do_sys_openat2+0x10"));
         let t = programs(&[p], Format::Text, false, true);
         assert!(
-            t.contains("  bash(40)  sched_switch,cgroup_inet_ingress:/a  -        8192 (1 shared)"),
+            t.contains("  bash(40)  sched_switch,cgroup_inet_ingress:/a,kprobe:do_sys_openat2+0x10  -        8192 (1 shared)"),
             "{t}"
         );
     }
@@ -1208,9 +1225,10 @@ mod tests {
             held_by: None,
         });
         p.attached = vec![AttachPoint {
-            link_id: 9,
+            link_id: Some(9),
             attach_type: None,
             target: Some("sched_switch".into()),
+            perf_event: None,
         }];
         p
     }

@@ -354,6 +354,7 @@ mod tests {
                 progs: [(7, vec![owner(12, "loader"), owner(300, "a\"b\\c")])].into(),
                 maps: Default::default(),
                 links: [(3, vec![owner(1, "systemd")])].into(),
+                perf_attached: Default::default(),
             }),
         }
     }
