@@ -462,6 +462,14 @@ fn activity_counts_exact_runs_inside_the_window() {
     assert_eq!(md["include_all"], true);
     let measured = md["measured_duration"].as_f64().unwrap();
     assert!((2.0..2.5).contains(&measured), "measured {measured}");
+    // The rates the text table shows, over the measured window.
+    assert_eq!(
+        item["execs_per_sec"],
+        (f64::from(RUNS) / measured).round_ties_even() as u64
+    );
+    let cpu = item["cpu_percent"].as_f64().unwrap();
+    let want = item["run_time_ns_delta"].as_f64().unwrap() / (measured * 1e9) * 100.0;
+    assert!((cpu - want).abs() < 1e-9, "cpu_percent {cpu}, want {want}");
 
     // Text: EXECS/s is the delta over the measured window (not the requested
     // one), so it lies between RUNS/2.5 and RUNS/2.
@@ -492,7 +500,7 @@ fn activity_counts_exact_runs_inside_the_window() {
         .lines()
         .next()
         .unwrap()
-        .ends_with(",pinned_paths,measured_duration,full_name,recursion_misses_delta"));
+        .ends_with(",pinned_paths,measured_duration,full_name,recursion_misses_delta,cpu_percent,execs_per_sec"));
     let row = csv_row(
         &csv.lines()
             .map(|l| l.splitn(4, ',').nth(3).unwrap_or(""))

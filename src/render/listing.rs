@@ -163,10 +163,16 @@ pub fn attach_cell(points: &[AttachPoint]) -> String {
 
 /// The MAPS_MEM cell: bytes, and how many of the maps other programs use.
 pub fn maps_mem_cell(p: &Program) -> String {
+    maps_mem_cell_in(p, &|n| n.to_string())
+}
+
+/// [`maps_mem_cell`] with the bytes written by `num`, the view's number
+/// style (`,`-grouped in `top`, like its MEMLOCK beside it).
+pub fn maps_mem_cell_in(p: &Program, num: &dyn Fn(u64) -> String) -> String {
     match (p.maps_memlock_bytes, p.shared_maps) {
         (None, _) => "-".into(),
-        (Some(b), None | Some(0)) => b.to_string(),
-        (Some(b), Some(n)) => format!("{b} ({n} shared)"),
+        (Some(b), None | Some(0)) => num(b),
+        (Some(b), Some(n)) => format!("{} ({n} shared)", num(b)),
     }
 }
 
@@ -751,7 +757,7 @@ pub fn activity_table(
                 c.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
                 c.push(attach_cell(&p.attached));
                 c.push(p.memlock_bytes.map_or_else(|| "-".into(), &num));
-                c.push(maps_mem_cell(p));
+                c.push(maps_mem_cell_in(p, &num));
             }
             c
         })
@@ -852,6 +858,17 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (y, m, d)
 }
 
+/// A rate over the window as JSON and CSV carry it: a window that measured
+/// nothing (cut short at once) has none, which is written as 0 rather than
+/// as a NaN that JSON cannot hold.
+fn rate(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
 fn activity_document(
     rows: &[ActivityRow],
     run: ActivityRun,
@@ -881,6 +898,11 @@ fn activity_document(
                 ("pinned_paths", strings(&p.pinned_paths)),
                 ("full_name", p.display_name().into()),
                 ("recursion_misses_delta", r.recursion_misses_delta.into()),
+                ("cpu_percent", rate(r.cpu_pct(run.measured)).into()),
+                (
+                    "execs_per_sec",
+                    (rate(r.execs_per_sec(run.measured)) as u64).into(),
+                ),
             ])
         })
         .collect();
@@ -938,7 +960,12 @@ fn activity_document(
         "pinned_paths",
         "measured_duration",
     ];
-    csv_keys.extend(["full_name", "recursion_misses_delta"]);
+    csv_keys.extend([
+        "full_name",
+        "recursion_misses_delta",
+        "cpu_percent",
+        "execs_per_sec",
+    ]);
     // A stream's rows are the one-shot columns with the window appended.
     if run.window.is_some() {
         csv_keys.extend(["window_start", "window_end"]);
@@ -1091,12 +1118,19 @@ mod tests {
         let c = activity(&rows, run, Format::Csv, false, false);
         assert_eq!(
             c.lines().nth(1).unwrap(),
-            "2.0,3,false,689,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,3939893,486420680,123,35101434,2807731032,79,,2.0,count_ingress,0"
+            "2.0,3,false,689,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,3939893,486420680,123,35101434,2807731032,79,,2.0,count_ingress,0,24.321034,1969946"
         );
         let j = activity(&rows, run, Format::Json { pretty: false }, false, false);
         assert!(j.ends_with(
-            r#""metadata":{"duration":2.0,"limit":3,"include_all":false,"measured_duration":2.0}}"#
-        ));
+            r#""full_name":"count_ingress","recursion_misses_delta":0,"cpu_percent":24.321034,"execs_per_sec":1969946}],"metadata":{"duration":2.0,"limit":3,"include_all":false,"measured_duration":2.0}}"#
+        ), "{j}");
+        // A window that measured nothing has no rate, and JSON no NaN.
+        let none = ActivityRun {
+            measured: 0.0,
+            ..run
+        };
+        let j = activity(&rows, none, Format::Json { pretty: false }, false, false);
+        assert!(j.contains(r#""cpu_percent":0.0,"execs_per_sec":0}"#), "{j}");
         assert_eq!(
             activity(&[], run, Format::Text, false, false),
             "No active eBPF program runtime deltas observed."
@@ -1106,6 +1140,35 @@ mod tests {
                 .lines()
                 .count(),
             1
+        );
+    }
+
+    /// One number style per view: `activity` plain (as the original), `top`
+    /// (TUI and textmode) `,`-grouped in every integer column, MAPS_MEM too.
+    #[test]
+    fn each_view_groups_its_numbers_one_way() {
+        let mut p = prog(689);
+        p.memlock_bytes = Some(4096);
+        p.maps_memlock_bytes = Some(426_880);
+        p.shared_maps = Some(1);
+        let rows = [ActivityRow {
+            prog: p,
+            run_count_delta: 2_579_372,
+            run_time_ns_delta: 1000,
+            recursion_misses_delta: 1234,
+        }];
+        let cells = |num: &dyn Fn(u64) -> String| {
+            let (h, c) = activity_table(&rows, 2.0, false, true, num);
+            let at = |name: &str| c[0][h.iter().position(|x| *x == name).unwrap()].clone();
+            [at("EXECS/s"), at("MISSES"), at("MEMLOCK"), at("MAPS_MEM")]
+        };
+        assert_eq!(
+            cells(&|n| n.to_string()),
+            ["1289686", "1234", "4096", "426880 (1 shared)"]
+        );
+        assert_eq!(
+            cells(&crate::render::num::commas),
+            ["1,289,686", "1,234", "4,096", "426,880 (1 shared)"]
         );
     }
 
@@ -1529,13 +1592,13 @@ mod tests {
             )
         );
         assert!(header.ends_with(
-            ",measured_duration,full_name,recursion_misses_delta,window_start,window_end"
+            ",measured_duration,full_name,recursion_misses_delta,cpu_percent,execs_per_sec,window_start,window_end"
         ));
-        assert!(first
-            .lines()
-            .nth(1)
-            .unwrap()
-            .ends_with(",1.2449,count_ingress,0,100.0,101.2449"));
+        let row = first.lines().nth(1).unwrap();
+        assert!(
+            row.ends_with(",1.2449,count_ingress,0,8.032773716764399e-05,8,100.0,101.2449"),
+            "{row}"
+        );
         let later = activity_window(&rows, run, Format::Csv, false, false, false);
         assert_eq!(later.lines().count(), 1);
         assert_eq!(Some(later.as_str()), first.split_once('\n').map(|x| x.1));
