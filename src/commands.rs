@@ -96,7 +96,14 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                 devdir: devdir.clone(),
                 context,
             });
-            dump::dump(&image, cli.format, dev.as_ref(), native.as_ref())
+            // --jited text and CSV list only the native code.
+            let names = (native.is_none() || matches!(cli.format, Format::Json { .. }))
+                .then(|| session::call_names(&image));
+            let calls = dump::Calls {
+                names: names.as_ref(),
+                kptr_restrict: lines::kptr_restrict(),
+            };
+            dump::dump(&image, cli.format, dev.as_ref(), native.as_ref(), &calls)
         }
         Command::DumpCompare { prog_id } => {
             let c = session::compare_with_bpftool(*prog_id)?;

@@ -4,6 +4,7 @@ use super::json::{self, obj, Json};
 use super::listing::program_base_json;
 use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
+use crate::inspect::disasm::{self, CallNames};
 use crate::inspect::insn::{self, Slot};
 use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
 use crate::inspect::source::{basename, DumpContext};
@@ -16,33 +17,83 @@ pub struct DumpDevmode<'a> {
     pub context: &'a DumpContext,
 }
 
-fn rows(image: &ProgramImage) -> Vec<(Slot, Option<&LineRecord>)> {
+/// What the translated instructions' text needs from outside the image:
+/// the kernel symbols their calls go to, and `kernel.kptr_restrict` to say
+/// why they cannot be named when the kernel hid their targets.
+#[derive(Debug, Clone, Default)]
+pub struct Calls<'a> {
+    pub names: Option<&'a CallNames>,
+    pub kptr_restrict: Option<u32>,
+}
+
+/// One translated slot with the line record that covers it and its text
+/// (`None` for the upper half of an `ld_imm64`).
+struct Row<'a> {
+    slot: Slot,
+    rec: Option<&'a LineRecord>,
+    insn: Option<String>,
+}
+
+fn rows<'a>(image: &'a ProgramImage, calls: &Calls<'_>) -> Vec<Row<'a>> {
     let slots = insn::slots(&image.xlated);
     let rec = insn::match_lines(slots.len(), &image.lines);
+    let none = CallNames::default();
+    let texts = disasm::listing(&slots, calls.names.unwrap_or(&none));
     slots
         .into_iter()
         .zip(rec)
-        .map(|(s, r)| (s, r.map(|i| &image.lines[i])))
+        .zip(texts)
+        .map(|((slot, r), insn)| Row {
+            slot,
+            rec: r.and_then(|i| image.lines.get(i)),
+            insn,
+        })
         .collect()
 }
 
-/// Each translated slot with the line record that covers it.
-type Rows<'a> = [(Slot, Option<&'a LineRecord>)];
+type Rows<'a> = [Row<'a>];
+
+/// The warnings a translated listing carries: helper calls whose targets
+/// the kernel hid (every one reads IMM 0).
+fn warnings(image: &ProgramImage, calls: &Calls<'_>) -> Vec<String> {
+    if !disasm::call_targets_hidden(&insn::slots(&image.xlated)) {
+        return Vec::new();
+    }
+    let why = match calls.kptr_restrict {
+        Some(2) => "kernel addresses are hidden by kernel.kptr_restrict=2, even from root".into(),
+        Some(n) => format!(
+            "kernel addresses are hidden from brr, which lacks CAP_SYSLOG (kernel.kptr_restrict={n})"
+        ),
+        None => "kernel addresses are hidden from brr".into(),
+    };
+    vec![format!(
+        "every helper call reads IMM 0 and cannot be named: {why}"
+    )]
+}
 
 /// `dump`; with `native` (`--jited`) text and CSV list the native
 /// instructions instead of the translated ones, and JSON appends them.
+/// Translated instructions are named with `calls`.
 pub fn dump(
     image: &ProgramImage,
     format: Format,
     dev: Option<&DumpDevmode<'_>>,
     native: Option<&NativeImage>,
+    calls: &Calls<'_>,
 ) -> String {
     match (format, native) {
         (Format::Text, Some(n)) => native_text(image, n, dev),
-        (Format::Text, None) => dump_text(image, &rows(image), dev),
-        (Format::Json { pretty }, n) => dump_json(image, &rows(image), dev, n, pretty),
+        (Format::Text, None) => dump_text(image, &rows(image, calls), dev, &warnings(image, calls)),
+        (Format::Json { pretty }, n) => dump_json(
+            image,
+            &rows(image, calls),
+            dev,
+            n,
+            pretty,
+            warnings(image, calls),
+        ),
         (Format::Csv, Some(n)) => native_csv(image, n),
-        (Format::Csv, None) => dump_csv(image, &rows(image)),
+        (Format::Csv, None) => dump_csv(image, &rows(image, calls)),
     }
 }
 
@@ -55,7 +106,12 @@ fn header(image: &ProgramImage) -> String {
     )
 }
 
-fn dump_text(image: &ProgramImage, rows: &Rows<'_>, dev: Option<&DumpDevmode<'_>>) -> String {
+fn dump_text(
+    image: &ProgramImage,
+    rows: &Rows<'_>,
+    dev: Option<&DumpDevmode<'_>>,
+    warnings: &[String],
+) -> String {
     let mut out = header(image);
     out.push('\n');
     if rows.is_empty() {
@@ -63,27 +119,40 @@ fn dump_text(image: &ProgramImage, rows: &Rows<'_>, dev: Option<&DumpDevmode<'_>
     } else {
         let cells: Vec<Vec<String>> = rows
             .iter()
-            .map(|(s, r)| {
-                vec![
-                    format!("0x{:04x}", s.offset),
-                    s.raw_hex(),
-                    format!("0x{:02x}", s.opcode),
-                    s.dst.to_string(),
-                    s.src.to_string(),
-                    s.off.to_string(),
-                    s.imm.to_string(),
-                    dash(r.and_then(|r| r.file.clone())),
-                    dash(r.and_then(|r| r.line)),
-                    dash(r.and_then(|r| r.source.clone())),
-                ]
-            })
+            .map(
+                |Row {
+                     slot: s,
+                     rec: r,
+                     insn,
+                 }| {
+                    vec![
+                        format!("0x{:04x}", s.offset),
+                        s.raw_hex(),
+                        format!("0x{:02x}", s.opcode),
+                        s.dst.to_string(),
+                        s.src.to_string(),
+                        s.off.to_string(),
+                        s.imm.to_string(),
+                        dash(r.and_then(|r| r.file.clone())),
+                        dash(r.and_then(|r| r.line)),
+                        dash(r.and_then(|r| r.source.clone())),
+                        dash(insn.clone()),
+                    ]
+                },
+            )
             .collect();
         out.push_str(&table::render(
             &[
                 "OFF", "RAW", "OP", "DST", "SRC", "INSN_OFF", "IMM", "FILE", "LINE", "SOURCE",
+                "INSN",
             ],
             &cells,
         ));
+    }
+    for w in warnings {
+        out.push_str("\nWarning: ");
+        out.push_str(w);
+        out.push('.');
     }
     if let Some(dev) = dev {
         out.push('\n');
@@ -98,25 +167,33 @@ fn dump_json(
     dev: Option<&DumpDevmode<'_>>,
     native: Option<&NativeImage>,
     pretty: bool,
+    warnings: Vec<String>,
 ) -> String {
     let p = &image.program;
     let items = rows
         .iter()
-        .map(|(s, r)| {
-            obj([
-                ("offset", s.offset.into()),
-                ("raw", s.raw_hex().into()),
-                ("opcode", s.opcode.into()),
-                ("dst_reg", s.dst.into()),
-                ("src_reg", s.src.into()),
-                ("off", s.off.into()),
-                ("imm", s.imm.into()),
-                ("file", r.and_then(|r| r.file.clone()).into()),
-                ("line", r.and_then(|r| r.line).into()),
-                ("column", r.and_then(|r| r.column).into()),
-                ("source", r.and_then(|r| r.source.clone()).into()),
-            ])
-        })
+        .map(
+            |Row {
+                 slot: s,
+                 rec: r,
+                 insn,
+             }| {
+                obj([
+                    ("offset", s.offset.into()),
+                    ("raw", s.raw_hex().into()),
+                    ("opcode", s.opcode.into()),
+                    ("dst_reg", s.dst.into()),
+                    ("src_reg", s.src.into()),
+                    ("off", s.off.into()),
+                    ("imm", s.imm.into()),
+                    ("file", r.and_then(|r| r.file.clone()).into()),
+                    ("line", r.and_then(|r| r.line).into()),
+                    ("column", r.and_then(|r| r.column).into()),
+                    ("source", r.and_then(|r| r.source.clone()).into()),
+                    ("insn", insn.clone().into()),
+                ])
+            },
+        )
         .collect();
     let ranges = image
         .jit_ranges
@@ -138,6 +215,8 @@ fn dump_json(
     if let Some(dev) = dev {
         meta.push(("source_context".to_string(), context_json(dev)));
     }
+    let warnings = warnings.into_iter().map(Json::Str).collect();
+    meta.push(("warnings".to_string(), Json::Arr(warnings)));
     let mut doc = json::document("program_dump", items, Json::Obj(meta));
     if let (Some(n), Json::Obj(keys)) = (native, &mut doc) {
         keys.push(("jited_functions".to_string(), native_json(image, n)));
@@ -315,27 +394,34 @@ fn dump_csv(image: &ProgramImage, rows: &Rows<'_>) -> String {
     let ranges = ranges.join(";");
     let cells: Vec<Vec<String>> = rows
         .iter()
-        .map(|(s, r)| {
-            vec![
-                p.id.to_string(),
-                p.prog_type.clone(),
-                p.name.clone(),
-                p.tag.clone(),
-                image.lines.len().to_string(),
-                ranges.clone(),
-                s.offset.to_string(),
-                s.raw_hex(),
-                s.opcode.to_string(),
-                s.dst.to_string(),
-                s.src.to_string(),
-                s.off.to_string(),
-                s.imm.to_string(),
-                csv::opt(r.and_then(|r| r.file.clone())),
-                csv::opt(r.and_then(|r| r.line)),
-                csv::opt(r.and_then(|r| r.column)),
-                csv::opt(r.and_then(|r| r.source.clone())),
-            ]
-        })
+        .map(
+            |Row {
+                 slot: s,
+                 rec: r,
+                 insn,
+             }| {
+                vec![
+                    p.id.to_string(),
+                    p.prog_type.clone(),
+                    p.name.clone(),
+                    p.tag.clone(),
+                    image.lines.len().to_string(),
+                    ranges.clone(),
+                    s.offset.to_string(),
+                    s.raw_hex(),
+                    s.opcode.to_string(),
+                    s.dst.to_string(),
+                    s.src.to_string(),
+                    s.off.to_string(),
+                    s.imm.to_string(),
+                    csv::opt(r.and_then(|r| r.file.clone())),
+                    csv::opt(r.and_then(|r| r.line)),
+                    csv::opt(r.and_then(|r| r.column)),
+                    csv::opt(r.and_then(|r| r.source.clone())),
+                    csv::opt(insn.clone()),
+                ]
+            },
+        )
         .collect();
     csv::render(
         &[
@@ -356,6 +442,7 @@ fn dump_csv(image: &ProgramImage, rows: &Rows<'_>) -> String {
             "line",
             "column",
             "source",
+            "insn",
         ],
         &cells,
     )
@@ -587,4 +674,81 @@ fn compare_csv(c: &Comparison) -> String {
             c.sources.len().to_string(),
         ]],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Program;
+
+    fn image(slots: &[[u8; 8]]) -> ProgramImage {
+        ProgramImage {
+            program: Program {
+                id: 7,
+                prog_type: "kprobe".into(),
+                name: "p".into(),
+                ..Default::default()
+            },
+            xlated: slots.concat(),
+            ..Default::default()
+        }
+    }
+
+    const MOV: [u8; 8] = [0xb7, 0, 0, 0, 0, 0, 0, 0];
+    const HIDDEN_CALL: [u8; 8] = [0x85, 0, 0, 0, 0, 0, 0, 0];
+    const EXIT: [u8; 8] = [0x95, 0, 0, 0, 0, 0, 0, 0];
+
+    #[test]
+    fn every_format_carries_the_instruction_text() {
+        let img = image(&[MOV, [0x85, 0, 0, 0, 1, 0, 0, 0], EXIT]);
+        let calls = Calls::default();
+        let text = dump(&img, Format::Text, None, None, &calls);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].trim_end().ends_with("SOURCE  INSN"), "{text}");
+        assert!(lines[2].trim_end().ends_with("  r0 = 0"), "{text}");
+        assert!(lines[3]
+            .trim_end()
+            .ends_with("  call bpf_map_lookup_elem#1"));
+        assert!(!text.contains("Warning"));
+        let csv = dump(&img, Format::Csv, None, None, &calls);
+        assert!(csv.lines().nth(3).unwrap().ends_with(",,,,,exit"), "{csv}");
+        let json = dump(&img, Format::Json { pretty: false }, None, None, &calls);
+        assert!(json.contains(r#""source":null,"insn":"exit"}"#), "{json}");
+        assert!(
+            json.ends_with(r#""jit_ranges":[],"warnings":[]}}"#),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn hidden_call_targets_are_explained() {
+        let img = image(&[MOV, HIDDEN_CALL, EXIT]);
+        let said = |kptr_restrict| {
+            let calls = Calls {
+                names: None,
+                kptr_restrict,
+            };
+            let text = dump(&img, Format::Text, None, None, &calls);
+            assert!(text.contains("  call ? (address hidden)"), "{text}");
+            let json = dump(&img, Format::Json { pretty: false }, None, None, &calls);
+            let last = text.lines().last().unwrap_or_default().to_string();
+            let w = warnings(&img, &calls);
+            assert!(
+                json.contains(&format!(r#""warnings":["{}"]"#, w[0])),
+                "{json}"
+            );
+            last
+        };
+        assert_eq!(
+            said(Some(2)),
+            "Warning: every helper call reads IMM 0 and cannot be named: kernel addresses are hidden by kernel.kptr_restrict=2, even from root."
+        );
+        assert_eq!(
+            said(Some(1)),
+            "Warning: every helper call reads IMM 0 and cannot be named: kernel addresses are hidden from brr, which lacks CAP_SYSLOG (kernel.kptr_restrict=1)."
+        );
+        assert!(said(None).ends_with("cannot be named: kernel addresses are hidden from brr."));
+        // No call, or calls with their targets: nothing to say.
+        assert!(warnings(&image(&[MOV, EXIT]), &Calls::default()).is_empty());
+    }
 }

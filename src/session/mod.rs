@@ -32,7 +32,7 @@ use std::time::Duration;
 pub use crate::kernel::stats::StatsGuard;
 pub use capture::{capture, Terminations};
 pub use context::{add_maps_memlock, add_prog_keepers, inventory, owners, Inventory, ProgContext};
-pub use image::{disassembly, program_gone, program_image};
+pub use image::{call_names, disassembly, program_gone, program_image};
 pub use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, image_context,
     profile_contexts,
