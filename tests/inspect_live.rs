@@ -288,7 +288,54 @@ fn dump_compare_agrees_with_bpftool() {
     assert_eq!(f[1], "true", "{row}");
     assert_eq!(f[5], "1", "one ld_imm64 second slot: {row}");
     assert_eq!(f[6], sock.prog.lines.len().to_string(), "{row}");
-    assert_eq!(&f[7..], ["0", "0"], "{row}");
+    assert_eq!(&f[7..], ["0", "0", "0"], "{row}");
+}
+
+/// Source lines with backslashes, as in execsnoop's `if (c == '\0')`:
+/// bpftool's JSON writes a backslash as `\n`, which must not fail a
+/// correct mapping.
+#[test]
+fn dump_compare_sees_through_bpftools_backslash_escaping() {
+    if !live() || !bpftool() {
+        return;
+    }
+    let mut b = ProgBuilder::new();
+    b.func("brr_fx_escapes_main", support::btf::Linkage::Global);
+    b.line("/src/brr-fixtures/escapes.c", 10, 5, "    if (c == '\\0')");
+    b.emit(support::insn::mov64_imm(support::insn::R0, 0));
+    b.line(
+        "/src/brr-fixtures/escapes.c",
+        11,
+        9,
+        "        return \"a\\tb\";",
+    );
+    b.emit(support::insn::exit());
+    let p = load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, "brr_fx_escapes", &b).expect("load");
+    let id = p.id.to_string();
+    // What bpftool itself says about the first line.
+    let raw = Command::new("bpftool")
+        .args(["-j", "prog", "dump", "xlated", "id", &id, "linum"])
+        .output()
+        .expect("bpftool");
+    let raw = String::from_utf8_lossy(&raw.stdout).into_owned();
+    let quirk = raw.contains(r"'\n0'");
+    let out = brr(&["dump-compare", &id]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}\n{raw}", stderr(&out));
+    assert!(text.starts_with(&format!("PASS program={id} ")), "{text}");
+    if quirk {
+        assert!(
+            text.contains("\nnote: 2 source lines match only with bpftool's JSON escaping undone"),
+            "{text}"
+        );
+    }
+    let json = brr(&["dump-compare", &id, "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(doc["items"][0]["passed"], true);
+    assert_eq!(
+        doc["items"][0]["bpftool_escape_quirk_rows"],
+        if quirk { 2 } else { 0 }
+    );
 }
 
 #[test]

@@ -591,7 +591,22 @@ fn compare_text(c: &Comparison) -> String {
             value_text(&m.actual)
         ));
     }
+    if let Some(note) = escape_quirk_note(c.escape_quirk_rows) {
+        out.push(note);
+    }
     out.join("\n")
+}
+
+/// Why lines that bpftool's JSON shows differently still count as matches.
+fn escape_quirk_note(rows: usize) -> Option<String> {
+    let (lines, verb) = match rows {
+        0 => return None,
+        1 => ("source line", "matches"),
+        _ => ("source lines", "match"),
+    };
+    Some(format!(
+        "note: {rows} {lines} {verb} only with bpftool's JSON escaping undone (bpftool writes each backslash in source text as \\n)"
+    ))
 }
 
 fn compare_json(c: &Comparison, pretty: bool) -> String {
@@ -634,6 +649,7 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
                     .collect(),
             ),
         ),
+        ("bpftool_escape_quirk_rows", c.escape_quirk_rows.into()),
     ]);
     let meta = obj([
         ("bpftool_available", true.into()),
@@ -644,6 +660,10 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
         (
             "normalization",
             "brr lddw second slots are omitted before comparing bpftool rows".into(),
+        ),
+        (
+            "bpftool_escape_quirk",
+            "bpftool's JSON writes each backslash in source text as \\n; lines that match with brr's text escaped the same way count as matches (bpftool_escape_quirk_rows)".into(),
         ),
     ]);
     json::to_string(&json::document("dump_compare", vec![item], meta), pretty)
@@ -661,6 +681,7 @@ fn compare_csv(c: &Comparison) -> String {
             "source_rows_compared",
             "offset_mismatch_count",
             "source_mismatch_count",
+            "bpftool_escape_quirk_rows",
         ],
         &[vec![
             c.program_id.to_string(),
@@ -672,6 +693,7 @@ fn compare_csv(c: &Comparison) -> String {
             c.source_rows.to_string(),
             c.offsets.len().to_string(),
             c.sources.len().to_string(),
+            c.escape_quirk_rows.to_string(),
         ]],
     )
 }
