@@ -40,7 +40,7 @@ pub(super) struct RootArgs {
     #[arg(
         long,
         value_name = "BPFFS",
-        help = "bpffs root scanned for pinned paths (default /sys/fs/bpf)."
+        help = "Scan only this bpffs directory for pinned paths (default: every bpffs mount)."
     )]
     pub bpffs: Option<PathBuf>,
     #[arg(

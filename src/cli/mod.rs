@@ -124,6 +124,8 @@ pub struct ProfileArgs {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cli {
+    /// Where pinned paths are looked for: the `--bpffs` directory, or
+    /// [`EVERY_MOUNT`] (empty) for every bpffs mount.
     pub bpffs: PathBuf,
     /// The directory holding the kubelet's `pods/` and `containers/` logs.
     pub kubelet_logs: PathBuf,
@@ -131,6 +133,10 @@ pub struct Cli {
     pub extended: bool,
     pub cumulative: bool,
     pub command: Command,
+    /// What the caller says on stderr before running the command, one line
+    /// each (without the `brr: warning: ` prefix): a `--bpffs` that is not
+    /// on a bpffs.
+    pub warnings: Vec<String>,
 }
 
 /// What a successful parse asks for.
@@ -144,7 +150,7 @@ pub enum Parsed {
     Print(String),
 }
 
-const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
+pub use crate::session::listings::EVERY_MOUNT;
 const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 
 /// Python `repr()` of a string, for `invalid choice: 'x'` style messages.
@@ -570,9 +576,15 @@ fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
 /// The post-parse rules in their fixed order (values were checked while
 /// parsing); the first failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
+    let warnings: Vec<String> = root
+        .bpffs
+        .as_deref()
+        .and_then(bpffs_warning)
+        .into_iter()
+        .collect();
     let bpffs = root
         .bpffs
-        .unwrap_or_else(|| Path::new(DEFAULT_BPFFS).to_path_buf());
+        .unwrap_or_else(|| Path::new(EVERY_MOUNT).to_path_buf());
     let kubelet_logs = root
         .kubelet_logs
         .clone()
@@ -647,7 +659,34 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         extended,
         cumulative,
         command,
+        warnings,
     }))
+}
+
+/// What to say about a `--bpffs` directory that is not on a bpffs.
+fn bpffs_warning(root: &Path) -> Option<String> {
+    use crate::session::listings::RootKind;
+    let shown = root.to_string_lossy();
+    Some(match crate::session::bpffs_root_kind(root) {
+        RootKind::Bpffs => return None,
+        RootKind::Other { mounts_below } if mounts_below.is_empty() => format!(
+            "--bpffs {shown} is not on a bpffs and no bpffs is mounted below it; no pinned paths are shown"
+        ),
+        RootKind::Other { mounts_below } => {
+            let list: Vec<String> = mounts_below
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            format!(
+                "--bpffs {shown} is not on a bpffs; pinned paths are read from the bpffs mounts below it: {}",
+                list.join(", ")
+            )
+        }
+        RootKind::Unreadable(e) => format!(
+            "--bpffs {shown}: {}; no pinned paths are shown",
+            e.text()
+        ),
+    })
 }
 
 /// The capture's own rules ([`profile::Request::validate`]) in the command

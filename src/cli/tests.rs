@@ -39,7 +39,21 @@ fn globals_before_or_after() {
     assert!(cli("-x btf").extended);
     assert_eq!(cli("--bpffs /tmp/x prog").bpffs, Path::new("/tmp/x"));
     assert_eq!(cli("--bpf=/y prog").bpffs, Path::new("/y"));
-    assert_eq!(cli("prog").bpffs, Path::new("/sys/fs/bpf"));
+    // Without --bpffs: every bpffs mount, and nothing to warn about.
+    assert_eq!(cli("prog").bpffs, Path::new(EVERY_MOUNT));
+    assert!(cli("prog").warnings.is_empty());
+    // A directory that is not on a bpffs is warned about, whatever the
+    // command (the warning is printed before it runs).
+    let w = cli("--bpffs /nonexistent/brr-bpffs map").warnings;
+    assert_eq!(
+        w,
+        ["--bpffs /nonexistent/brr-bpffs: No such file or directory; no pinned paths are shown"]
+    );
+    let w = cli("--bpffs /proc prog").warnings;
+    assert_eq!(
+        w,
+        ["--bpffs /proc is not on a bpffs and no bpffs is mounted below it; no pinned paths are shown"]
+    );
     assert_eq!(cli("prog").kubelet_logs, Path::new("/var/log"));
     let c = cli("--kubelet-logs /k --json exporter");
     assert_eq!(

@@ -7,6 +7,7 @@ pub mod fdinfo;
 pub mod kallsyms;
 pub mod lines;
 pub mod link_target;
+pub mod mountinfo;
 pub mod names;
 pub mod objects;
 pub mod owners;

@@ -156,6 +156,14 @@ pub fn links_each(
     })
 }
 
+pub use crate::kernel::bpffs::{RootKind, EVERY_MOUNT};
+
+/// What a `--bpffs` directory is: a bpffs, or another file system of which
+/// only the bpffs mounts below are scanned.
+pub fn bpffs_root_kind(root: &Path) -> RootKind {
+    bpffs::root_kind(root)
+}
+
 pub fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {
     let pins = bpffs::scan(root);
     for p in progs {
