@@ -8,7 +8,7 @@ use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
 use crate::inspect::native;
 use crate::kernel::kallsyms::Kallsyms;
-use crate::kernel::{lines, objects};
+use crate::kernel::lines;
 use crate::profile::{self, events};
 use crate::render::json::Json;
 use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
@@ -34,7 +34,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             let links = session::links(fields, &cli.bpffs)?;
             listing::links(&links, cli.format, cli.extended)
         }
-        Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
+        Command::Btf => listing::btfs(&session::btfs(cli.extended)?, cli.format, cli.extended),
         Command::PerfEvents { frequency } => {
             perf_events::render(&events::listing(*frequency)?, cli.format)
         }

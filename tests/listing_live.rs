@@ -363,6 +363,27 @@ fn map_link_btf_list_fixtures() {
         csv_row(&ok_stdout(&["btf", "--csv"]), btf_id).join(","),
         format!("{btf_id},-,{},", b["size"])
     );
+    // -x: the programs and maps that use each BTF object.
+    let x = item_with_id(&json(&["btf", "-x", "--json"]), btf_id);
+    assert_eq!(x["prog_ids"], serde_json::json!([fx.prog.id]), "{x}");
+    assert_eq!(x["map_ids"], serde_json::json!([]), "{x}");
+    let text = ok_stdout(&["-x", "btf"]);
+    assert_eq!(
+        text.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["ID", "NAME", "SIZE", "PROGS", "MAPS"]
+    );
+    assert_eq!(
+        text_row(&text, btf_id)[3..],
+        [fx.prog.id.to_string(), "-".to_string()]
+    );
+    assert_eq!(
+        csv_row(&ok_stdout(&["btf", "--csv", "-x"]), btf_id).join(","),
+        format!("{btf_id},-,{},,{},", b["size"], fx.prog.id)
+    );
 }
 
 #[test]

@@ -570,6 +570,12 @@ pub(super) struct MapLinkArgs {
 pub(super) struct BtfArgs {
     #[command(flatten)]
     pub out: OutputFlags,
+    #[arg(
+        short = 'x',
+        long,
+        help = "Add the PROGS and MAPS columns: the programs and maps that use each BTF object."
+    )]
+    pub extended: bool,
 }
 
 #[derive(Args, Debug)]

@@ -385,6 +385,9 @@ fn clap_outcome(
     let err = match e.kind() {
         ErrorKind::UnknownArgument => {
             let token = arg.unwrap_or_default();
+            if let Some(e) = unsupported_after(&prog, &token) {
+                return Err(e);
+            }
             match ambiguous(&level, &token) {
                 Some(longs) => usage(
                     &prog,
@@ -573,6 +576,54 @@ fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
     Ok(())
 }
 
+/// The commands that take `-x/--extended` and `-c/--cumulative`, before or
+/// after their name (bare `brr` is `top`).
+const TAKE_EXTENDED: [&str; 7] = ["prog", "map", "link", "btf", "activity", "profile", "top"];
+const TAKE_CUMULATIVE: [&str; 2] = ["activity", "top"];
+
+/// The one message for `-x` or `-c` given to a command that has no such
+/// columns, wherever it was given.
+fn unsupported_flag(flag: &str, sub: &str) -> BrrError {
+    let (label, takers): (&str, &[&str]) = if flag == "x" {
+        ("-x/--extended", &TAKE_EXTENDED)
+    } else {
+        ("-c/--cumulative", &TAKE_CUMULATIVE)
+    };
+    let list = match takers {
+        [one, two] => format!("{one} and {two}"),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [] => String::new(),
+    };
+    usage(
+        "brr",
+        &format!("{label} is not supported by {sub} (only by {list})"),
+    )
+}
+
+/// Root-level `-x`/`-c` before a command that does not take them.
+fn extended_cumulative_rules(sub: &str, extended: bool, cumulative: bool) -> Result<(), BrrError> {
+    if extended && !TAKE_EXTENDED.contains(&sub) {
+        return Err(unsupported_flag("x", sub));
+    }
+    if cumulative && !TAKE_CUMULATIVE.contains(&sub) {
+        return Err(unsupported_flag("c", sub));
+    }
+    Ok(())
+}
+
+/// `-x`/`-c` after a command that does not take them, as clap reports it
+/// (an unknown argument at that command's level), in the same words as
+/// before it.
+fn unsupported_after(prog: &str, token: &str) -> Option<BrrError> {
+    let sub = prog.strip_prefix("brr ")?;
+    let flag = match token.split('=').next().unwrap_or(token) {
+        "-x" | "--extended" => "x",
+        "-c" | "--cumulative" => "c",
+        _ => return None,
+    };
+    Some(unsupported_flag(flag, sub))
+}
+
 /// The post-parse rules in their fixed order (values were checked while
 /// parsing); the first failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
@@ -605,6 +656,7 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         }
         Some(sub) => {
             let sub_name = sub_name(&sub);
+            extended_cumulative_rules(sub_name, root.extended, root.cumulative)?;
             let prog = format!("brr {sub_name}");
             let given = Given {
                 root_top: root.top,
@@ -845,6 +897,7 @@ fn sub_command(prog: &str, sub: Sub, g: Given) -> Result<Result<Command, String>
         }
         Sub::Btf(a) => {
             merge_out(&a.out);
+            *extended |= a.extended;
             Command::Btf
         }
         Sub::PerfEvents(a) => {

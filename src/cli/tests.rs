@@ -37,6 +37,7 @@ fn globals_before_or_after() {
     );
     assert!(cli("-x prog").extended);
     assert!(cli("-x btf").extended);
+    assert!(cli("btf -x").extended);
     assert_eq!(cli("--bpffs /tmp/x prog").bpffs, Path::new("/tmp/x"));
     assert_eq!(cli("--bpf=/y prog").bpffs, Path::new("/y"));
     // Without --bpffs: every bpffs mount, and nothing to warn about.
@@ -227,10 +228,6 @@ fn post_parse_validation() {
 #[test]
 fn unknown_things() {
     assert_eq!(
-        err_line("prog -c"),
-        "brr: error: unrecognized arguments: -c"
-    );
-    assert_eq!(
         err_line("prog --bpffs /x"),
         "brr: error: unrecognized arguments: --bpffs"
     );
@@ -368,7 +365,6 @@ fn dump_grammar() {
         err_line("profile --program-id 4294967296"),
         "brr profile: error: argument --program-id: must be at most 4294967295"
     );
-    assert!(cli("-x dump 5").extended);
     assert_eq!(
         err_line("--program-id 5 dump 632"),
         "brr: error: top options may only be used with bare 'brr' or the 'top' command"
@@ -836,4 +832,57 @@ fn tui_form_and_cli_agree() {
 
 fn run_args(joined: &str) -> Result<Parsed, BrrError> {
     parse(&[OsString::from(joined)])
+}
+
+/// `-x` and `-c` are taken before or after the commands that have such
+/// columns, and refused in both places, in the same words, by the others.
+#[test]
+fn extended_and_cumulative_in_either_place_or_neither() {
+    let takes_x = ["prog", "map", "link", "btf", "activity", "profile", "top"];
+    for sub in takes_x {
+        assert!(cli(&format!("-x {sub}")).extended, "{sub}");
+        assert!(cli(&format!("{sub} -x")).extended, "{sub}");
+        assert!(cli(&format!("{sub} --extended")).extended, "{sub}");
+    }
+    for sub in ["activity", "top"] {
+        for args in [
+            format!("-c {sub}"),
+            format!("{sub} -c"),
+            format!("{sub} -xc"),
+        ] {
+            let c = cli(&args);
+            assert!(c.cumulative, "{args}");
+        }
+    }
+    assert!(cli("-xc").cumulative, "bare brr is top");
+    let no_x = "brr: error: -x/--extended is not supported by SUB (only by prog, map, link, btf, activity, profile and top)";
+    let no_c = "brr: error: -c/--cumulative is not supported by SUB (only by activity and top)";
+    for (sub, args) in [
+        ("perf-events", "perf-events"),
+        ("dump", "dump 5"),
+        ("dump-compare", "dump-compare 5"),
+        ("exporter", "exporter"),
+        ("doctor", "doctor"),
+        ("completions", "completions bash"),
+        ("man", "man"),
+    ] {
+        let want = no_x.replace("SUB", sub);
+        assert_eq!(err_line(&format!("-x {args}")), want, "{args}");
+        assert_eq!(err_line(&format!("{args} -x")), want, "{args}");
+        assert_eq!(err_line(&format!("{args} --extended")), want, "{args}");
+        let want = no_c.replace("SUB", sub);
+        assert_eq!(err_line(&format!("-c {args}")), want, "{args}");
+        assert_eq!(err_line(&format!("{args} --cumulative")), want, "{args}");
+    }
+    for sub in ["prog", "map", "link", "btf", "profile"] {
+        let want = no_c.replace("SUB", sub);
+        assert_eq!(err_line(&format!("-c {sub}")), want, "{sub}");
+        assert_eq!(err_line(&format!("{sub} -c")), want, "{sub}");
+        assert_eq!(err_line(&format!("{sub} -xc")), want, "{sub}");
+    }
+    // Other unknown arguments keep argparse's words.
+    assert_eq!(
+        err_line("dump 5 --ext"),
+        "brr: error: unrecognized arguments: --ext"
+    );
 }

@@ -647,30 +647,56 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
     )
 }
 
-pub fn btfs(list: &[BtfObject], format: Format) -> String {
+/// `brr btf`; `extended` adds the programs and maps that use each object
+/// (PROGS and MAPS, JSON/CSV `prog_ids` and `map_ids`).
+pub fn btfs(list: &[BtfObject], format: Format, extended: bool) -> String {
+    let ids = |v: &[u32]| -> String {
+        let cells: Vec<String> = v.iter().map(u32::to_string).collect();
+        dash_join(&cells, ",")
+    };
+    let users = |b: &BtfObject| b.users.clone().unwrap_or_default();
     let text_rows = list
         .iter()
-        .map(|b| vec![b.id.to_string(), b.name.clone(), b.size.to_string()])
+        .map(|b| {
+            let mut row = vec![b.id.to_string(), b.name.clone(), b.size.to_string()];
+            if extended {
+                let u = users(b);
+                row.extend([ids(&u.prog_ids), ids(&u.map_ids)]);
+            }
+            row
+        })
         .collect();
     let items = list
         .iter()
         .map(|b| {
-            obj([
+            let mut item = vec![
                 ("id", b.id.into()),
                 ("name", b.name.as_str().into()),
                 ("size", b.size.into()),
                 ("pinned_paths", strings(&b.pinned_paths)),
-            ])
+            ];
+            if extended {
+                let u = users(b);
+                item.push(("prog_ids", u.prog_ids.as_slice().into()));
+                item.push(("map_ids", u.map_ids.as_slice().into()));
+            }
+            fields_json(item)
         })
         .collect();
+    let mut headers = vec!["ID", "NAME", "SIZE"];
+    let mut keys = vec!["id", "name", "size", "pinned_paths"];
+    if extended {
+        headers.extend(["PROGS", "MAPS"]);
+        keys.extend(["prog_ids", "map_ids"]);
+    }
     emit(
         format,
         "btfs",
         "No BTF objects found.",
-        (vec!["ID", "NAME", "SIZE"], text_rows),
+        (headers, text_rows),
         items,
         obj([]),
-        &["id", "name", "size", "pinned_paths"],
+        &keys,
     )
 }
 
@@ -1079,16 +1105,40 @@ mod tests {
             users: None,
         };
         assert_eq!(
-            btfs(std::slice::from_ref(&b), Format::Text),
+            btfs(std::slice::from_ref(&b), Format::Text, false),
             "ID  NAME     SIZE   \n 1  vmlinux  5515646"
         );
         assert_eq!(
-            btfs(&[b], Format::Csv),
+            btfs(std::slice::from_ref(&b), Format::Csv, false),
             "id,name,size,pinned_paths\n1,vmlinux,5515646,"
+        );
+        // -x: who uses each object.
+        let used = BtfObject {
+            id: 40,
+            name: "-".into(),
+            size: 272,
+            users: Some(crate::model::BtfUsers {
+                prog_ids: vec![7, 9],
+                map_ids: vec![3],
+            }),
+            ..Default::default()
+        };
+        let both = [b, used];
+        assert_eq!(
+            btfs(&both, Format::Text, true),
+            "ID  NAME     SIZE     PROGS  MAPS\n 1  vmlinux  5515646  -      -   \n40  -            272  7,9    3   "
+        );
+        assert_eq!(
+            btfs(&both, Format::Csv, true),
+            "id,name,size,pinned_paths,prog_ids,map_ids\n1,vmlinux,5515646,,,\n40,-,272,,7;9,3"
+        );
+        assert_eq!(
+            btfs(&both[1..], Format::Json { pretty: false }, true),
+            r#"{"kind":"btfs","items":[{"id":40,"name":"-","size":272,"pinned_paths":[],"prog_ids":[7,9],"map_ids":[3]}],"metadata":{}}"#
         );
         assert_eq!(links(&[], Format::Text, false), "No eBPF links found.");
         assert_eq!(maps(&[], Format::Text, false), "No eBPF maps found.");
-        assert_eq!(btfs(&[], Format::Text), "No BTF objects found.");
+        assert_eq!(btfs(&[], Format::Text, true), "No BTF objects found.");
     }
 
     #[test]

@@ -38,8 +38,8 @@ pub use inspect::{
     profile_contexts,
 };
 pub use listings::{
-    attach_link_pins, attach_map_pins, attach_prog_pins, bpffs_root_kind, links, links_each, maps,
-    maps_each, programs, programs_each,
+    attach_link_pins, attach_map_pins, attach_prog_pins, bpffs_root_kind, btfs, links, links_each,
+    maps, maps_each, programs, programs_each,
 };
 pub use window::{
     activity, activity_stream, activity_with, measure, Measurement, StreamWindow, Window, BRIEF,
