@@ -641,6 +641,7 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         .clone()
         .unwrap_or_else(|| Path::new(DEFAULT_KUBELET_LOGS).to_path_buf());
     let root_top_given = root.top.any();
+    let frequency = frequency_given(&root.top, root.command.as_ref());
     let mut extended = root.extended;
     let mut cumulative = root.cumulative;
     let mut out = root.out.clone();
@@ -696,6 +697,9 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     capture_rules(&command)?;
     if let Command::Top(t) = &command {
         textmode_profile_rules(t)?;
+    }
+    if let Some(hz) = frequency {
+        frequency_rule(hz, profile::events::max_sample_rate())?;
     }
     let format = if out.json {
         Format::Json { pretty: out.pretty }
@@ -766,6 +770,32 @@ fn capture_rules(command: &Command) -> Result<(), BrrError> {
         return Err(usage("brr", "--kernel-ip-detail requires --kernel-samples"));
     }
     Ok(())
+}
+
+/// The `-F` given on the command line (not the default), for the commands
+/// that sample: bare `brr`, `top`, `profile` and `perf-events`.
+fn frequency_given(root_top: &TopArgs, sub: Option<&Sub>) -> Option<u64> {
+    match sub {
+        None => root_top.capture.frequency,
+        Some(Sub::Top(a)) => a.top.capture.frequency.or(root_top.capture.frequency),
+        Some(Sub::Profile(a)) => a.capture.frequency,
+        Some(Sub::PerfEvents(a)) => a.frequency,
+        Some(_) => None,
+    }
+}
+
+/// `-F` above `kernel.perf_event_max_sample_rate` (`max`, as read now) is
+/// refused before anything runs: the kernel would refuse every event.
+fn frequency_rule(hz: u64, max: Option<i64>) -> Result<(), BrrError> {
+    match max.and_then(|m| u64::try_from(m).ok()) {
+        Some(m) if m > 0 && hz > m => Err(usage(
+            "brr",
+            &format!(
+                "argument -F/--frequency: {hz} Hz is above kernel.perf_event_max_sample_rate ({m}); use -F {m} or lower, or raise that sysctl"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Options that only a `--textmode --profile-top` capture uses.

@@ -886,3 +886,44 @@ fn extended_and_cumulative_in_either_place_or_neither() {
         "brr: error: unrecognized arguments: --ext"
     );
 }
+
+/// `-F` above `kernel.perf_event_max_sample_rate` is a usage error naming
+/// the sysctl and its value, for every command that samples; the default
+/// frequency is left to the capture, which says the same at run time.
+#[test]
+fn frequency_above_the_kernels_maximum_is_a_usage_error() {
+    assert!(frequency_rule(100_000, Some(100_000)).is_ok());
+    assert!(frequency_rule(5, None).is_ok());
+    assert!(frequency_rule(5, Some(0)).is_ok());
+    assert!(frequency_rule(5, Some(-1)).is_ok());
+    match frequency_rule(100_001, Some(100_000)) {
+        Err(BrrError::Usage(line)) => assert_eq!(
+            line,
+            "brr: error: argument -F/--frequency: 100001 Hz is above kernel.perf_event_max_sample_rate (100000); use -F 100000 or lower, or raise that sysctl"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // This host's own limit, through the parser.
+    let Some(max) = profile::events::max_sample_rate().filter(|&m| m > 0 && m < 1_000_000) else {
+        return;
+    };
+    let above = max + 1;
+    for args in [
+        format!("profile -F {above}"),
+        format!("-F {above}"),
+        format!("top -F {above}"),
+        format!("-F {above} top --textmode"),
+        format!("perf-events -F {above}"),
+        format!("perf-events --frequency={above}"),
+    ] {
+        assert_eq!(
+            err_line(&args),
+            format!("brr: error: argument -F/--frequency: {above} Hz is above kernel.perf_event_max_sample_rate ({max}); use -F {max} or lower, or raise that sysctl"),
+            "{args}"
+        );
+    }
+    assert!(matches!(
+        run(&format!("profile -F {max}")),
+        Ok(Parsed::Run(_))
+    ));
+}
