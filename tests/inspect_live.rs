@@ -57,7 +57,7 @@ fn bpftool() -> bool {
         if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
             panic!("{REQUIRE_LIVE_ENV}=1 but bpftool is not installed");
         }
-        eprintln!("skipping bpftool check: bpftool not installed");
+        skip("bpftool check: bpftool not installed");
     }
     ok
 }

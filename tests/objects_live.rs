@@ -553,13 +553,13 @@ fn cgroup_link_targets_the_cgroup_path() {
         return;
     }
     let Some(root) = brr::kernel::cgroups::cgroup2_mount().map(|m| m.mount_point) else {
-        eprintln!("skipping cgroup link: no cgroup2 mount");
+        support::skip("cgroup link: no cgroup2 mount");
         return;
     };
     let name = format!("brr-objects-{}", std::process::id());
     let dir = root.join(&name);
     if let Err(e) = std::fs::create_dir(&dir) {
-        eprintln!("skipping cgroup link: mkdir {}: {e}", dir.display());
+        support::skip(format!("cgroup link: mkdir {}: {e}", dir.display()));
         return;
     }
     let got = (|| {
@@ -622,7 +622,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     let (xdp, netns, tcx, netfilter, ino) = match got {
         Ok(v) => v,
         Err(e) if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() != Ok("1") => {
-            eprintln!("skipping xdp/netns links: {e}");
+            support::skip(format!("xdp/netns links: {e}"));
             return;
         }
         Err(e) => panic!("{e}"),
@@ -711,7 +711,7 @@ fn skip_or_fail(what: &str, e: impl std::fmt::Display) {
     if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
         panic!("{what}: {e}");
     }
-    eprintln!("skipping {what}: {e}");
+    support::skip(format!("{what}: {e}"));
 }
 
 #[test]

@@ -895,6 +895,32 @@ fn rate(v: f64) -> f64 {
     }
 }
 
+/// `activity --csv` columns: the original's, then the ones added after
+/// them.
+const ACTIVITY_CSV: &[&str] = &[
+    "duration",
+    "limit",
+    "include_all",
+    "id",
+    "type",
+    "name",
+    "tag",
+    "xlated_size_bytes",
+    "jited_size_bytes",
+    "run_count_delta",
+    "run_time_ns_delta",
+    "avg_run_time_ns",
+    "run_count_total",
+    "run_time_ns_total",
+    "cumulative_avg_run_time_ns",
+    "pinned_paths",
+    "measured_duration",
+    "full_name",
+    "recursion_misses_delta",
+    "cpu_percent",
+    "execs_per_sec",
+];
+
 fn activity_document(
     rows: &[ActivityRow],
     run: ActivityRun,
@@ -967,31 +993,7 @@ fn activity_document(
     } else {
         items
     };
-    let mut csv_keys = vec![
-        "duration",
-        "limit",
-        "include_all",
-        "id",
-        "type",
-        "name",
-        "tag",
-        "xlated_size_bytes",
-        "jited_size_bytes",
-        "run_count_delta",
-        "run_time_ns_delta",
-        "avg_run_time_ns",
-        "run_count_total",
-        "run_time_ns_total",
-        "cumulative_avg_run_time_ns",
-        "pinned_paths",
-        "measured_duration",
-    ];
-    csv_keys.extend([
-        "full_name",
-        "recursion_misses_delta",
-        "cpu_percent",
-        "execs_per_sec",
-    ]);
+    let mut csv_keys = ACTIVITY_CSV.to_vec();
     // A stream's rows are the one-shot columns with the window appended.
     if run.window.is_some() {
         csv_keys.extend(["window_start", "window_end"]);
