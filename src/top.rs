@@ -229,7 +229,11 @@ mod tests {
         assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
         assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
         assert_eq!(c.profile.program_id, None);
-        assert_eq!(c.bpffs, PathBuf::from("/sys/fs/bpf"));
+        assert_eq!(
+            c.bpffs,
+            PathBuf::from(cli::EVERY_MOUNT),
+            "every bpffs mount"
+        );
 
         let c = config(
             "-x -c --bpffs /tmp/b top -d 2.5 --light --program-id 7 --inspect-mode mixed \

@@ -102,7 +102,15 @@ fn export_flags_usage_errors() {
 
 #[test]
 fn usage_errors_exit_2_with_exact_lines() {
+    let no_x = "brr: error: -x/--extended is not supported by dump (only by prog, map, link, btf, activity, profile and top)";
+    let no_c = "brr: error: -c/--cumulative is not supported by prog (only by activity and top)";
     let cases: &[(&[&str], &str)] = &[
+        // -x and -c: the same words before and after the command.
+        (&["-x", "dump", "5"], no_x),
+        (&["dump", "5", "-x"], no_x),
+        (&["-c", "prog"], no_c),
+        (&["prog", "-c"], no_c),
+        (&["prog", "--cumulative"], no_c),
         (
             &["activity", "-d", "0"],
             "brr activity: error: argument -d/--duration: must be greater than 0",

@@ -44,9 +44,9 @@ pub(crate) fn config() -> Config {
             pages: None,
             drain_ms: None,
             program_id: None,
-            bpffs: "/sys/fs/bpf".into(),
+            bpffs: "".into(),
         },
-        bpffs: "/sys/fs/bpf".into(),
+        bpffs: "".into(),
     }
 }
 
