@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 use crate::cli::{Cli, TopOptions};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
-use crate::inspect::helper_syms;
-use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines;
 use crate::model::activity::ActivityRow;
@@ -48,16 +46,17 @@ fn profile_program(
     line_limit: usize,
 ) -> Result<Profiled> {
     let req = profile::Request {
-        program_id: Some(id as u64),
+        program_ids: vec![id],
         ..profile_request(t, bpffs)
     };
     let profile = session::capture(&req)?;
-    let folded = crate::export::write(&profile, &t.exports)?;
+    let workloads = session::workloads(&profile);
+    let folded = crate::export::write_with(&profile, &t.exports, &workloads)?;
     let opts = ReportOptions {
         limit: 0,
         line_limit,
     };
-    let report = profile::report::build(&profile, &opts);
+    let report = profile::report::build_with(&profile, &opts, &workloads);
     Ok(Profiled {
         input: session::drilldown_input(&report, id),
         folded,
@@ -159,7 +158,6 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         if t.fail_on_loss && profile.as_ref().is_some_and(|p| p.incomplete) {
             code = 1;
         }
-        let slots = insn::slots(&image.xlated);
         let opts = Options {
             mixed: t.mixed,
             exact_ips: t.kernel_ip_detail,
@@ -169,8 +167,8 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
             } else {
                 Vec::new()
             },
-            call_names: if t.mixed {
-                helper_syms::for_program(&slots, &image.jit_ranges)
+            call_names: if t.mixed || image.lines.is_empty() {
+                session::call_names(&image)
             } else {
                 Default::default()
             },
@@ -228,7 +226,7 @@ mod tests {
         assert_eq!((c.program_id, c.line_limit, c.devmode), (None, 0, None));
         assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
         assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
-        assert_eq!(c.profile.program_id, None);
+        assert!(c.profile.program_ids.is_empty());
         assert_eq!(
             c.bpffs,
             PathBuf::from(cli::EVERY_MOUNT),

@@ -36,6 +36,9 @@ pub struct DrillProfile {
     pub kernel_ips: Vec<KernelRow>,
     /// Function groups.
     pub kernel_functions: Vec<KernelRow>,
+    /// Samples of interrupts that arrived while the program ran: not in
+    /// `inclusive_samples`, shown on a row of their own.
+    pub interrupt_samples: u64,
 }
 
 /// A finished capture as the drilldown sees it.

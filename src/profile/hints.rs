@@ -93,11 +93,11 @@ fn is_output(f: &Frame) -> bool {
 }
 
 /// The BPF line holding most of the samples that `pick` selects, and
-/// their total.
+/// their total. Interrupts that arrived while a line ran are not its work.
 fn evidence(p: &ProgramProfile, pick: impl Fn(&Stack) -> bool) -> (u64, Option<&Stack>) {
     let mut by_line: Vec<(&Stack, u64)> = Vec::new();
     let mut total = 0;
-    for s in p.stacks.iter().filter(|s| pick(s)) {
+    for s in p.stacks.iter().filter(|s| s.interrupt.is_none() && pick(s)) {
         total += s.samples;
         match by_line
             .iter_mut()
@@ -179,15 +179,6 @@ fn output_cost(p: &ProgramProfile) -> Option<Hint> {
         fix: "filter and aggregate in the kernel (count in a map, emit only what user space needs), send fewer and smaller records, and batch (bpf_ringbuf_reserve/submit with BPF_RB_NO_WAKEUP, wake the reader every N records)",
         ..hint(p, at, "output_cost")
     })
-}
-
-/// The hints of every program in the profile.
-pub fn for_profile(profile: &Profile) -> Vec<Hint> {
-    profile
-        .programs
-        .iter()
-        .flat_map(|p| for_program(profile, p))
-        .collect()
 }
 
 /// The hints of one program: from its stacks, then those read from the
@@ -412,6 +403,6 @@ mod tests {
     #[test]
     fn the_fixture_profile_has_no_hints() {
         let p = crate::profile::aggregate::tests::profile();
-        assert!(for_profile(&p).is_empty());
+        assert!(p.programs.iter().all(|q| for_program(&p, q).is_empty()));
     }
 }

@@ -1,12 +1,14 @@
 //! One program as the drilldown and `dump` show it: its image (read once
 //! per drilldown), bpftool's disassembly and the helper names beside it,
-//! and whether the program is still loaded.
+//! its decoded native code, and whether the program is still loaded.
 
 use std::sync::Arc;
 
 use crate::error::{BrrError, Result};
 use crate::inspect::disasm::CallNames;
+use crate::inspect::native::{self, Arch, NativeImage};
 use crate::inspect::{helper_syms, insn};
+use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::{lines, objects};
 use crate::model::ProgramImage;
 
@@ -31,6 +33,14 @@ pub fn disassembly(image: &ProgramImage) -> (Vec<String>, CallNames) {
 /// ([`crate::inspect::disasm::call_targets_hidden`]).
 pub fn call_names(image: &ProgramImage) -> CallNames {
     helper_syms::for_program(&insn::slots(&image.xlated), &image.jit_ranges)
+}
+
+/// The decoded native code of program `id`, for naming the instructions
+/// a profile sampled; None when it cannot be read (the program is gone,
+/// addresses are hidden) or this host's code is not decoded.
+pub fn native_code(id: u32) -> Option<NativeImage> {
+    let image = lines::jited_image_by_id(u64::from(id), false).ok()?;
+    native::build(&image, Arch::host(), lines::kptr_restrict(), Kallsyms::load).ok()
 }
 
 /// Whether program `id` has been unloaded. Any other failure to open it

@@ -7,8 +7,11 @@ use super::{Drill, Meta, Overlay, Running};
 use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::profile;
-use crate::tui::app::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::worker::{Cmd, Msg, ProfileDone, ProfileJob};
+
+/// The status while mixed mode waits for its disassembly.
+const RENDERING: &str = "Rendering mixed view...";
 
 impl Drill {
     pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
@@ -16,9 +19,12 @@ impl Drill {
         match msg {
             Msg::Loaded { seq, result } if seq == self.load_seq => match result {
                 Ok(img) => {
+                    // Without line info the instructions show in source
+                    // mode too, so their helper calls need names now.
+                    let names_now = img.lines.is_empty();
                     self.image = Some(img);
                     self.rebuild(true);
-                    if self.mode == Mode::Mixed {
+                    if self.mode == Mode::Mixed || names_now {
                         return self.request_disasm();
                     }
                 }
@@ -31,9 +37,13 @@ impl Drill {
             } if Some(seq) == self.disasm_seq => {
                 self.disasm_seq = None;
                 self.disasm = Some((bpftool, call_names));
-                self.message = None;
+                if self.message.as_deref() == Some(RENDERING) {
+                    self.message = None;
+                }
                 if self.mode == Mode::Mixed {
                     self.rebuild(true);
+                } else if self.image.as_ref().is_some_and(|i| i.lines.is_empty()) {
+                    self.rebuild(false);
                 }
             }
             Msg::Vanished { id } if id == self.id => self.vanished = true,
@@ -79,6 +89,7 @@ impl Drill {
                         .map_or(0, |p| p.inclusive_samples),
                 });
                 self.profile = Some(done.input);
+                self.native = done.native;
                 self.last = Some((done.profile, done.report));
                 self.message = None;
                 self.rebuild(true);
@@ -142,7 +153,9 @@ impl Drill {
         if self.disasm.is_some() {
             return Vec::new();
         }
-        self.message = Some("Rendering mixed view...".into());
+        if self.mode == Mode::Mixed {
+            self.message = Some(RENDERING.into());
+        }
         let seq = self.next_seq();
         self.disasm_seq = Some(seq);
         vec![Effect::Cmd(Cmd::Disasm { id: self.id, seq })]
@@ -174,7 +187,7 @@ impl Drill {
             // kernel rows under their BPF lines (the flag only pre-sets
             // the `P` form's checkbox).
             kernel_samples: true,
-            program_id: Some(self.id as u64),
+            program_ids: vec![self.id],
             // The worker fills in its own root.
             bpffs: std::path::PathBuf::new(),
             ..self.config.profile.clone()
