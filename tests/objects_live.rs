@@ -334,7 +334,7 @@ fn objects_nobody_holds_say_how_they_stay_loaded() {
     );
     assert_eq!(
         j["attached"],
-        serde_json::json!([{"link_id": link_id, "attach_type": null, "target": "sched_switch"}])
+        serde_json::json!([{"link_id": link_id, "attach_type": null, "target": "sched_switch", "perf_event": null}])
     );
     let m = item(&["--bpffs", &root, "map", "-x", "--json"], map_id);
     assert_eq!(
