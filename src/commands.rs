@@ -8,7 +8,7 @@ use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
 use crate::inspect::native;
 use crate::kernel::kallsyms::Kallsyms;
-use crate::kernel::{lines, objects};
+use crate::kernel::lines;
 use crate::profile::{self, events};
 use crate::render::json::Json;
 use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
@@ -35,7 +35,7 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
             let links = session::links(fields, &cli.bpffs)?;
             listing::links(&links, cli.format, cli.extended)
         }
-        Command::Btf => listing::btfs(&objects::btfs()?, cli.format),
+        Command::Btf => listing::btfs(&session::btfs(cli.extended)?, cli.format, cli.extended),
         Command::PerfEvents { frequency } => {
             perf_events::render(&events::listing(*frequency)?, cli.format)
         }
@@ -97,7 +97,14 @@ pub fn run(cli: &Cli) -> Result<(String, i32)> {
                 devdir: devdir.clone(),
                 context,
             });
-            dump::dump(&image, cli.format, dev.as_ref(), native.as_ref())
+            // --jited text and CSV list only the native code.
+            let names = (native.is_none() || matches!(cli.format, Format::Json { .. }))
+                .then(|| session::call_names(&image));
+            let calls = dump::Calls {
+                names: names.as_ref(),
+                kptr_restrict: lines::kptr_restrict(),
+            };
+            dump::dump(&image, cli.format, dev.as_ref(), native.as_ref(), &calls)
         }
         Command::DumpCompare { prog_id } => {
             let c = session::compare_with_bpftool(*prog_id)?;

@@ -60,6 +60,9 @@ fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Finished> {
         cli::Parsed::Print(text) => return Ok(Finished::Text(text, 0)),
         cli::Parsed::Run(c) => c,
     };
+    for w in &c.warnings {
+        let _ = writeln!(std::io::stderr(), "brr: warning: {w}");
+    }
     let mut stdout = std::io::stdout();
     if let Some(streamed) = commands::stream(&c, &mut stdout) {
         return streamed.map(Finished::Streamed);

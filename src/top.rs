@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 use crate::cli::{Cli, TopOptions};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
-use crate::inspect::helper_syms;
-use crate::inspect::insn;
 use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines;
 use crate::model::activity::ActivityRow;
@@ -160,7 +158,6 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         if t.fail_on_loss && profile.as_ref().is_some_and(|p| p.incomplete) {
             code = 1;
         }
-        let slots = insn::slots(&image.xlated);
         let opts = Options {
             mixed: t.mixed,
             exact_ips: t.kernel_ip_detail,
@@ -171,7 +168,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
                 Vec::new()
             },
             call_names: if t.mixed || image.lines.is_empty() {
-                helper_syms::for_program(&slots, &image.jit_ranges)
+                session::call_names(&image)
             } else {
                 Default::default()
             },
@@ -230,7 +227,11 @@ mod tests {
         assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
         assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
         assert!(c.profile.program_ids.is_empty());
-        assert_eq!(c.bpffs, PathBuf::from("/sys/fs/bpf"));
+        assert_eq!(
+            c.bpffs,
+            PathBuf::from(cli::EVERY_MOUNT),
+            "every bpffs mount"
+        );
 
         let c = config(
             "-x -c --bpffs /tmp/b top -d 2.5 --light --program-id 7 --inspect-mode mixed \

@@ -8,6 +8,8 @@
 // Test tooling: helpers outside #[test] functions fail the test by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::process::Command;
 
 use brr::inspect::native::{self, Arch};
@@ -196,7 +198,7 @@ fn llvm() -> bool {
         if std::env::var("BRR_REQUIRE_LIVE").as_deref() == Ok("1") {
             panic!("BRR_REQUIRE_LIVE=1 but llvm-mc/llvm-objdump are not installed");
         }
-        eprintln!("skipping: llvm-mc/llvm-objdump not installed");
+        support::skip("llvm-mc/llvm-objdump not installed");
     }
     ok
 }

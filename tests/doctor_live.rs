@@ -237,6 +237,53 @@ fn hidden_jit_addresses_fail_profile_up_front() {
     }
 }
 
+/// `dump` under `kernel.kptr_restrict=2`: the kernel zeroes every helper
+/// call's target, and brr says why instead of listing calls to 0.
+#[test]
+fn dump_says_when_kernel_addresses_are_hidden() {
+    if !live() {
+        return;
+    }
+    let _l = lock();
+    let fx = HelperFixture::load().expect("load helper fixture");
+    let id = fx.prog.id.to_string();
+    let (text, json) = {
+        let _k = SysctlGuard::set("/proc/sys/kernel/kptr_restrict", "2")
+            .expect("set kernel.kptr_restrict=2");
+        (brr(&["dump", &id]), brr(&["dump", &id, "--json"]))
+    };
+    let warning = "every helper call reads IMM 0 and cannot be named: kernel addresses are hidden by kernel.kptr_restrict=2, even from root";
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let out = String::from_utf8(text.stdout).expect("utf-8");
+    assert!(
+        out.trim_end().ends_with(&format!("Warning: {warning}.")),
+        "{out}"
+    );
+    let calls: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("(address hidden)"))
+        .collect();
+    assert_eq!(calls.len(), fx.helper_calls, "{out}");
+    let doc: Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(doc["metadata"]["warnings"], serde_json::json!([warning]));
+    let hidden = doc["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|i| i["opcode"] == 0x85)
+        .inspect(|i| assert_eq!(i["imm"], 0, "{i}"))
+        .count();
+    assert_eq!(hidden, fx.helper_calls);
+    // Restored: the calls are named again, without a warning.
+    let kptr = std::fs::read_to_string("/proc/sys/kernel/kptr_restrict").expect("kptr_restrict");
+    if kptr.trim() != "2" {
+        let o = brr(&["dump", &id]);
+        let out = String::from_utf8(o.stdout).expect("utf-8");
+        assert!(!out.contains("Warning:"), "{out}");
+        assert!(out.contains("call bpf_ktime_get_ns#"), "{out}");
+    }
+}
+
 #[test]
 fn interpreted_program_fails_profile_up_front() {
     if !live() {

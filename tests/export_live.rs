@@ -68,7 +68,7 @@ fn go_available() -> bool {
         if std::env::var("BRR_REQUIRE_LIVE").as_deref() == Ok("1") {
             panic!("BRR_REQUIRE_LIVE=1 but `go` (Debian golang-go) is missing for go tool pprof");
         }
-        eprintln!("skipping the go tool pprof check: go is not installed");
+        skip("the go tool pprof check: go is not installed");
     }
     ok
 }

@@ -141,7 +141,7 @@ fn require(tool: &str) -> bool {
         std::env::var_os(support::REQUIRE_LIVE_ENV).is_none(),
         "{tool} is not installed (Debian package prometheus)"
     );
-    eprintln!("skipping: {tool} is not installed");
+    support::skip(format!("{tool} is not installed"));
     false
 }
 

@@ -57,7 +57,7 @@ fn bpftool() -> bool {
         if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
             panic!("{REQUIRE_LIVE_ENV}=1 but bpftool is not installed");
         }
-        eprintln!("skipping bpftool check: bpftool not installed");
+        skip("bpftool check: bpftool not installed");
     }
     ok
 }
@@ -127,16 +127,67 @@ fn dump_shows_the_encoded_line_of_every_instruction() {
         .next()
         .unwrap()
         .starts_with("OFF     RAW               OP"));
-    for (row, exp) in lines.zip(&expected) {
+    for ((row, exp), item) in lines.zip(&expected).zip(items) {
         let exp = exp.as_ref().unwrap();
         assert!(row.contains(&exp.file), "{row}");
         if !exp.text.is_empty() {
-            assert!(row.trim_end().ends_with(exp.text.trim_end()), "{row}");
+            assert!(row.contains(exp.text.trim_end()), "{row}");
         }
+        // The INSN column, after the original's columns, is JSON's `insn`
+        // (`-` for the upper half of an ld_imm64).
+        let insn = item["insn"].as_str().unwrap_or("-");
+        assert!(row.trim_end().ends_with(insn), "{row} / {insn}");
     }
     // CSV: one row per slot.
     let csv = stdout(&brr(&["dump", &id, "--csv"]));
     assert_eq!(csv.lines().count(), items.len() + 1);
+}
+
+/// The INSN column speaks the kernel's notation: every instruction reads
+/// as bpftool disassembles it, helper calls and subprograms named.
+#[test]
+fn dump_instructions_read_as_bpftool_prints_them() {
+    if !live() || !bpftool() {
+        return;
+    }
+    let sock = SocketFilterFixture::load().expect("socket filter fixture");
+    let sub = SubprogFixture::load().expect("subprogram fixture");
+    let helper = HelperFixture::load().expect("helper fixture");
+    for id in [sock.prog.id, sub.prog.id, helper.prog.id] {
+        let id = id.to_string();
+        let out = brr(&["dump", &id, "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let ours: Vec<String> = doc["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .filter_map(|i| i["insn"].as_str().map(str::to_string))
+            .collect();
+        let tool = Command::new("bpftool")
+            .args(["-j", "prog", "dump", "xlated", "id", &id])
+            .output()
+            .expect("bpftool");
+        let tool: serde_json::Value = serde_json::from_slice(&tool.stdout).expect("bpftool json");
+        // bpftool writes `(85) call ...`: the opcode, then the text.
+        let theirs: Vec<String> = tool
+            .as_array()
+            .expect("bpftool list")
+            .iter()
+            .map(|e| {
+                let d = e["disasm"].as_str().expect("disasm");
+                d.split_once(") ").map_or(d, |(_, t)| t).to_string()
+            })
+            .collect();
+        assert_eq!(ours, theirs, "program {id}");
+        assert_eq!(doc["metadata"]["warnings"], serde_json::json!([]));
+    }
+    let text = stdout(&brr(&["dump", &helper.prog.id.to_string()]));
+    assert!(text.lines().nth(1).unwrap().trim_end().ends_with("INSN"));
+    assert!(text.contains("  call bpf_ktime_get_ns#"), "{text}");
+    let csv = stdout(&brr(&["dump", &helper.prog.id.to_string(), "--csv"]));
+    assert!(csv.lines().next().unwrap().ends_with(",source,insn"));
+    assert!(csv.lines().nth(1).unwrap().ends_with(",r6 = 0"), "{csv}");
 }
 
 #[test]
@@ -237,7 +288,54 @@ fn dump_compare_agrees_with_bpftool() {
     assert_eq!(f[1], "true", "{row}");
     assert_eq!(f[5], "1", "one ld_imm64 second slot: {row}");
     assert_eq!(f[6], sock.prog.lines.len().to_string(), "{row}");
-    assert_eq!(&f[7..], ["0", "0"], "{row}");
+    assert_eq!(&f[7..], ["0", "0", "0"], "{row}");
+}
+
+/// Source lines with backslashes, as in execsnoop's `if (c == '\0')`:
+/// bpftool's JSON writes a backslash as `\n`, which must not fail a
+/// correct mapping.
+#[test]
+fn dump_compare_sees_through_bpftools_backslash_escaping() {
+    if !live() || !bpftool() {
+        return;
+    }
+    let mut b = ProgBuilder::new();
+    b.func("brr_fx_escapes_main", support::btf::Linkage::Global);
+    b.line("/src/brr-fixtures/escapes.c", 10, 5, "    if (c == '\\0')");
+    b.emit(support::insn::mov64_imm(support::insn::R0, 0));
+    b.line(
+        "/src/brr-fixtures/escapes.c",
+        11,
+        9,
+        "        return \"a\\tb\";",
+    );
+    b.emit(support::insn::exit());
+    let p = load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, "brr_fx_escapes", &b).expect("load");
+    let id = p.id.to_string();
+    // What bpftool itself says about the first line.
+    let raw = Command::new("bpftool")
+        .args(["-j", "prog", "dump", "xlated", "id", &id, "linum"])
+        .output()
+        .expect("bpftool");
+    let raw = String::from_utf8_lossy(&raw.stdout).into_owned();
+    let quirk = raw.contains(r"'\n0'");
+    let out = brr(&["dump-compare", &id]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}\n{raw}", stderr(&out));
+    assert!(text.starts_with(&format!("PASS program={id} ")), "{text}");
+    if quirk {
+        assert!(
+            text.contains("\nnote: 2 source lines match only with bpftool's JSON escaping undone"),
+            "{text}"
+        );
+    }
+    let json = brr(&["dump-compare", &id, "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(doc["items"][0]["passed"], true);
+    assert_eq!(
+        doc["items"][0]["bpftool_escape_quirk_rows"],
+        if quirk { 2 } else { 0 }
+    );
 }
 
 #[test]

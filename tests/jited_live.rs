@@ -42,7 +42,7 @@ fn objdump_available() -> bool {
         if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
             panic!("{REQUIRE_LIVE_ENV}=1 but objdump (binutils) is not installed");
         }
-        eprintln!("skipping: objdump not installed");
+        skip("objdump not installed");
     }
     ok
 }

@@ -363,6 +363,27 @@ fn map_link_btf_list_fixtures() {
         csv_row(&ok_stdout(&["btf", "--csv"]), btf_id).join(","),
         format!("{btf_id},-,{},", b["size"])
     );
+    // -x: the programs and maps that use each BTF object.
+    let x = item_with_id(&json(&["btf", "-x", "--json"]), btf_id);
+    assert_eq!(x["prog_ids"], serde_json::json!([fx.prog.id]), "{x}");
+    assert_eq!(x["map_ids"], serde_json::json!([]), "{x}");
+    let text = ok_stdout(&["-x", "btf"]);
+    assert_eq!(
+        text.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["ID", "NAME", "SIZE", "PROGS", "MAPS"]
+    );
+    assert_eq!(
+        text_row(&text, btf_id)[3..],
+        [fx.prog.id.to_string(), "-".to_string()]
+    );
+    assert_eq!(
+        csv_row(&ok_stdout(&["btf", "--csv", "-x"]), btf_id).join(","),
+        format!("{btf_id},-,{},,{},", b["size"], fx.prog.id)
+    );
 }
 
 #[test]
@@ -410,11 +431,88 @@ fn pinned_paths_are_typed_correctly() {
     let csv = ok_stdout(&["--bpffs", &root, "--csv", "prog"]);
     assert_eq!(csv_row(&csv, fx.prog.id)[10], want.join(";"));
 
-    // A bpffs root that does not exist simply has no pins.
-    let none = json(&["--bpffs", "/nonexistent/brr", "map", "--json"]);
+    // A bpffs root that does not exist has no pins, and brr says so.
+    let o = brr(&["--bpffs", "/nonexistent/brr", "map", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "brr: warning: --bpffs /nonexistent/brr: No such file or directory; no pinned paths are shown\n"
+    );
+    let none: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         item_with_id(&none, fx.map.id)["pinned_paths"],
         serde_json::json!([])
+    );
+}
+
+/// A second bpffs instance, mounted for the test's life on an empty
+/// directory and unmounted (lazily, so an open file cannot keep it) on drop.
+struct ExtraBpffs {
+    dir: std::path::PathBuf,
+}
+
+impl ExtraBpffs {
+    fn mount() -> std::io::Result<ExtraBpffs> {
+        let dir = std::env::temp_dir().join(format!("brr-extra-bpffs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let mounted =
+            rustix::mount::mount("bpf", &dir, "bpf", rustix::mount::MountFlags::empty(), None);
+        if let Err(e) = mounted {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(e.into());
+        }
+        Ok(ExtraBpffs { dir })
+    }
+}
+
+impl Drop for ExtraBpffs {
+    fn drop(&mut self) {
+        let _ = rustix::mount::unmount(&self.dir, rustix::mount::UnmountFlags::DETACH);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Without --bpffs every bpffs mount is scanned, as bpftool does; a
+/// --bpffs on another file system (`/`) is not walked, only the bpffs
+/// mounts below it, with a warning.
+#[test]
+fn pins_are_found_on_every_bpffs_mount() {
+    if !support::live() {
+        return;
+    }
+    let fx = PinnedFixture::load().expect("load pinned fixture");
+    let extra = ExtraBpffs::mount().expect("mount a second bpffs");
+    let pin = extra.dir.join("map_elsewhere");
+    support::sys::obj_pin(fx.map.fd(), pin.to_str().unwrap()).expect("pin on the second bpffs");
+    let by_default = json(&["map", "--json"]);
+    let everywhere = brr(&["--bpffs", "/", "map", "--json"]);
+    let _ = std::fs::remove_file(&pin);
+    let extra_dir = extra.dir.to_str().unwrap().to_string();
+    drop(extra);
+
+    let mut want = vec![
+        fx.map_a.to_str().unwrap().to_string(),
+        pin.to_str().unwrap().to_string(),
+    ];
+    want.sort();
+    assert_eq!(
+        item_with_id(&by_default, fx.map.id)["pinned_paths"],
+        serde_json::json!(want)
+    );
+    assert_eq!(everywhere.status.code(), Some(0));
+    let warning = String::from_utf8_lossy(&everywhere.stderr).into_owned();
+    assert!(
+        warning.starts_with(
+            "brr: warning: --bpffs / is not on a bpffs; pinned paths are read from the bpffs mounts below it: "
+        ) && warning.contains("/sys/fs/bpf")
+            && warning.contains(&extra_dir)
+            && warning.lines().count() == 1,
+        "{warning}"
+    );
+    let doc: Value = serde_json::from_slice(&everywhere.stdout).unwrap();
+    assert_eq!(
+        item_with_id(&doc, fx.map.id)["pinned_paths"],
+        serde_json::json!(want)
     );
 }
 
@@ -462,6 +560,14 @@ fn activity_counts_exact_runs_inside_the_window() {
     assert_eq!(md["include_all"], true);
     let measured = md["measured_duration"].as_f64().unwrap();
     assert!((2.0..2.5).contains(&measured), "measured {measured}");
+    // The rates the text table shows, over the measured window.
+    assert_eq!(
+        item["execs_per_sec"],
+        (f64::from(RUNS) / measured).round_ties_even() as u64
+    );
+    let cpu = item["cpu_percent"].as_f64().unwrap();
+    let want = item["run_time_ns_delta"].as_f64().unwrap() / (measured * 1e9) * 100.0;
+    assert!((cpu - want).abs() < 1e-9, "cpu_percent {cpu}, want {want}");
 
     // Text: EXECS/s is the delta over the measured window (not the requested
     // one), so it lies between RUNS/2.5 and RUNS/2.
@@ -492,7 +598,7 @@ fn activity_counts_exact_runs_inside_the_window() {
         .lines()
         .next()
         .unwrap()
-        .ends_with(",pinned_paths,measured_duration,full_name,recursion_misses_delta"));
+        .ends_with(",pinned_paths,measured_duration,full_name,recursion_misses_delta,cpu_percent,execs_per_sec"));
     let row = csv_row(
         &csv.lines()
             .map(|l| l.splitn(4, ',').nth(3).unwrap_or(""))

@@ -334,7 +334,7 @@ fn objects_nobody_holds_say_how_they_stay_loaded() {
     );
     assert_eq!(
         j["attached"],
-        serde_json::json!([{"link_id": link_id, "attach_type": null, "target": "sched_switch"}])
+        serde_json::json!([{"link_id": link_id, "attach_type": null, "target": "sched_switch", "perf_event": null}])
     );
     let m = item(&["--bpffs", &root, "map", "-x", "--json"], map_id);
     assert_eq!(
@@ -549,13 +549,13 @@ fn cgroup_link_targets_the_cgroup_path() {
         return;
     }
     let Some(root) = brr::kernel::cgroups::cgroup2_mount().map(|m| m.mount_point) else {
-        eprintln!("skipping cgroup link: no cgroup2 mount");
+        support::skip("cgroup link: no cgroup2 mount");
         return;
     };
     let name = format!("brr-objects-{}", std::process::id());
     let dir = root.join(&name);
     if let Err(e) = std::fs::create_dir(&dir) {
-        eprintln!("skipping cgroup link: mkdir {}: {e}", dir.display());
+        support::skip(format!("cgroup link: mkdir {}: {e}", dir.display()));
         return;
     }
     let got = (|| {
@@ -618,7 +618,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     let (xdp, netns, tcx, netfilter, ino) = match got {
         Ok(v) => v,
         Err(e) if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() != Ok("1") => {
-            eprintln!("skipping xdp/netns links: {e}");
+            support::skip(format!("xdp/netns links: {e}"));
             return;
         }
         Err(e) => panic!("{e}"),
@@ -707,7 +707,7 @@ fn skip_or_fail(what: &str, e: impl std::fmt::Display) {
     if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
         panic!("{what}: {e}");
     }
-    eprintln!("skipping {what}: {e}");
+    support::skip(format!("{what}: {e}"));
 }
 
 #[test]
@@ -882,4 +882,124 @@ owner scan {scan:?} ({} programs held by some process)",
         extras / n.max(1),
         o.progs.len()
     );
+}
+
+/// `PERF_EVENT_IOC_SET_BPF`: `_IOW('$', 8, __u32)`.
+const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
+
+/// Attach `prog` to the perf event `ev` the way bpftrace, BCC and libbpf
+/// without perf-event links do: no link is made.
+fn set_bpf(ev: &OwnedFd, prog: BorrowedFd<'_>) -> std::io::Result<()> {
+    // SAFETY: both fds are live; the ioctl takes the program fd by value.
+    let rc = unsafe { libc::ioctl(ev.as_raw_fd(), PERF_EVENT_IOC_SET_BPF, prog.as_raw_fd()) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn tracepoint_id(category: &str, name: &str) -> Option<u64> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(|d| format!("{d}/events/{category}/{name}/id"))
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| t.trim().parse().ok())
+}
+
+/// bpftrace-style attachments through perf event fds (no link) are named
+/// from the owner scan's BPF_TASK_FD_QUERY: a tracepoint held by a child
+/// that is then the program's only holder, and a uprobe held by the test.
+#[test]
+fn perf_event_fd_attachments_are_named_without_a_link() {
+    if !support::live() {
+        return;
+    }
+    let Some(tp_id) = tracepoint_id("sched", "sched_switch") else {
+        return skip_or_fail("perf event fd attachment", "no tracefs sched_switch id");
+    };
+    let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+    let tp_prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_sbpf_tp", 0);
+    set_bpf(&ev, tp_prog.fd()).expect("PERF_EVENT_IOC_SET_BPF tracepoint");
+    let tp_id_prog = tp_prog.id;
+    // The event now holds the program; a child holding a dup of the event
+    // is all that keeps it loaded, as a bpftrace process does.
+    let mut child = child_holding(&[ev.as_fd()]);
+    wait_exec(&child);
+    let child_pid = child.id();
+    let child_fd = std::fs::read_dir(format!("/proc/{child_pid}/fd"))
+        .expect("child fds")
+        .flatten()
+        .find(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:[perf_event]")
+        })
+        .and_then(|e| e.file_name().to_str()?.parse::<u64>().ok())
+        .expect("the child holds the perf event");
+    drop(tp_prog);
+    drop(ev);
+
+    // A uprobe on a private copy of /bin/true, held by this process.
+    let uprobe_pmu = std::fs::read_to_string("/sys/bus/event_source/devices/uprobe/type")
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    let path = std::env::temp_dir().join(format!("brr-setbpf-uprobe-{}", std::process::id()));
+    std::fs::copy("/bin/true", &path).expect("copy /bin/true");
+    let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let uprobe = uprobe_pmu.map(|pmu| {
+        let ev = perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
+        let prog = returning(PROG_TYPE_KPROBE, "brr_fx_sbpf_up", 0);
+        set_bpf(&ev, prog.fd())?;
+        Ok::<_, std::io::Error>((ev, prog))
+    });
+
+    let text = brr(&["prog", "-x"]);
+    let json = item(&["prog", "-x", "--json"], tp_id_prog);
+    let activity = brr(&["activity", "-x", "--all", "-d", "0.2"]);
+    let up_checks = uprobe.as_ref().map(|u| {
+        u.as_ref().map(|(ev, prog)| {
+            (
+                ev.as_raw_fd(),
+                prog.id,
+                item(&["prog", "-x", "--json"], prog.id),
+            )
+        })
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&path);
+
+    let line = row(&text, tp_id_prog);
+    assert!(line.contains("tracepoint:sched_switch"), "{line}");
+    assert!(line.contains(&format!("sleep({child_pid})")), "{line}");
+    assert!(
+        row(&activity, tp_id_prog).contains("tracepoint:sched_switch"),
+        "{activity}"
+    );
+    assert_eq!(
+        json["attached"],
+        serde_json::json!([{
+            "link_id": null,
+            "attach_type": "tracepoint",
+            "target": "sched_switch",
+            "perf_event": {"pid": child_pid, "fd": child_fd},
+        }]),
+        "{json}"
+    );
+    assert_eq!(json["owners"][0]["pid"], child_pid, "{json}");
+    match up_checks {
+        None => skip_or_fail("perf event fd uprobe", "no uprobe PMU"),
+        Some(Err(e)) => skip_or_fail("perf event fd uprobe", e),
+        Some(Ok((fd, id, j))) => {
+            assert_eq!(
+                j["attached"],
+                serde_json::json!([{
+                    "link_id": null,
+                    "attach_type": "uprobe",
+                    "target": format!("{}+0x40", path.display()),
+                    "perf_event": {"pid": std::process::id(), "fd": fd},
+                }]),
+                "{j}"
+            );
+            assert!(row(&text, id).contains(&format!("uprobe:{}+0x40", path.display())));
+        }
+    }
 }

@@ -301,7 +301,11 @@ fn short_lived_tasks_keep_their_names() {
         pid
     });
     if !bpftool {
-        eprintln!("bpftool not installed: only the prctl-renamed task is checked");
+        assert!(
+            std::env::var(REQUIRE_LIVE_ENV).as_deref() != Ok("1"),
+            "{REQUIRE_LIVE_ENV}=1 but bpftool is not installed"
+        );
+        skip("the exec'd task's comm: bpftool is not installed (only the prctl-renamed task is checked)");
     }
     // Both are gone from /proc now: names read at the end would be `?`.
     assert!(!Path::new(&format!("/proc/{child}")).exists());
@@ -349,9 +353,10 @@ fn program_unloaded_during_the_capture_says_when() {
     let doc: Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
     let p = program(&doc, id).expect("unloaded program still reported");
     let unloaded = p["unloaded_after_seconds"].as_f64().expect("unload time");
-    // The capture started before the ready line reached the test.
+    // The capture started before the ready line reached the test; JSON
+    // rounds the time to the millisecond, which may put it just before.
     assert!(
-        unloaded >= before && unloaded <= after + 1.0,
+        unloaded >= before - 0.0005 && unloaded <= after + 1.0,
         "unloaded after {unloaded} s; dropped between {before} and {after} s after ready"
     );
     assert!(p["loaded_after_seconds"].is_null(), "{p}");

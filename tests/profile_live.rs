@@ -484,12 +484,22 @@ fn argument_errors() {
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
     {
+        // A usage error, before anything is opened, for every command
+        // that samples.
         let f = (max + 1).to_string();
-        let o = brr(&["profile", "-F", &f, "-d", "0.1"]);
-        assert_eq!(o.status.code(), Some(3));
-        assert_eq!(
-            stderr(&o),
-            format!("brr: requested perf sample frequency {f} Hz exceeds current kernel.perf_event_max_sample_rate {max} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate\n")
-        );
+        for args in [
+            vec!["profile", "-F", &f, "-d", "0.1"],
+            vec!["perf-events", "-F", &f],
+            vec!["top", "--textmode", "-F", &f],
+        ] {
+            let o = brr(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            assert_eq!(
+                stderr(&o),
+                format!("brr: error: argument -F/--frequency: {f} Hz is above kernel.perf_event_max_sample_rate ({max}); use -F {max} or lower, or raise that sysctl\n"),
+                "{args:?}"
+            );
+            assert!(o.stdout.is_empty());
+        }
     }
 }

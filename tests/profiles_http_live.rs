@@ -141,7 +141,7 @@ fn go_available() -> bool {
             std::env::var_os(support::REQUIRE_LIVE_ENV).is_none(),
             "`go` (Debian golang-go) is missing for go tool pprof"
         );
-        eprintln!("skipping: go is not installed");
+        support::skip("the go tool pprof check: go is not installed");
     }
     ok
 }

@@ -45,7 +45,7 @@ impl Tmux {
             if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
                 panic!("tmux is required for the TUI live tests");
             }
-            eprintln!("skipping live TUI test: tmux not installed");
+            support::skip("tmux not installed");
             return None;
         }
         let socket = format!("brr-tui-test-{}-{cols}x{rows}", std::process::id());

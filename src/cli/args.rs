@@ -40,7 +40,7 @@ pub(super) struct RootArgs {
     #[arg(
         long,
         value_name = "BPFFS",
-        help = "bpffs root scanned for pinned paths (default /sys/fs/bpf)."
+        help = "Scan only this bpffs directory for pinned paths (default: every bpffs mount)."
     )]
     pub bpffs: Option<PathBuf>,
     #[arg(
@@ -570,6 +570,12 @@ pub(super) struct MapLinkArgs {
 pub(super) struct BtfArgs {
     #[command(flatten)]
     pub out: OutputFlags,
+    #[arg(
+        short = 'x',
+        long,
+        help = "Add the PROGS and MAPS columns: the programs and maps that use each BTF object."
+    )]
+    pub extended: bool,
 }
 
 #[derive(Args, Debug)]

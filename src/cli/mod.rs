@@ -127,6 +127,8 @@ pub struct ProfileArgs {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cli {
+    /// Where pinned paths are looked for: the `--bpffs` directory, or
+    /// [`EVERY_MOUNT`] (empty) for every bpffs mount.
     pub bpffs: PathBuf,
     /// The directory holding the kubelet's `pods/` and `containers/` logs.
     pub kubelet_logs: PathBuf,
@@ -134,6 +136,10 @@ pub struct Cli {
     pub extended: bool,
     pub cumulative: bool,
     pub command: Command,
+    /// What the caller says on stderr before running the command, one line
+    /// each (without the `brr: warning: ` prefix): a `--bpffs` that is not
+    /// on a bpffs.
+    pub warnings: Vec<String>,
 }
 
 /// What a successful parse asks for.
@@ -147,7 +153,7 @@ pub enum Parsed {
     Print(String),
 }
 
-const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
+pub use crate::session::listings::EVERY_MOUNT;
 const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 
 /// The whole grammar as a clap command (also used for completions and man).
@@ -353,6 +359,9 @@ fn clap_outcome(
     let err = match e.kind() {
         ErrorKind::UnknownArgument => {
             let token = arg.unwrap_or_default();
+            if let Some(e) = unsupported_after(&prog, &token) {
+                return Err(e);
+            }
             match ambiguous(&level, &token) {
                 Some(longs) => usage(
                     &prog,
@@ -543,17 +552,72 @@ fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
     Ok(())
 }
 
+/// The commands that take `-x/--extended` and `-c/--cumulative`, before or
+/// after their name (bare `brr` is `top`).
+const TAKE_EXTENDED: [&str; 7] = ["prog", "map", "link", "btf", "activity", "profile", "top"];
+const TAKE_CUMULATIVE: [&str; 2] = ["activity", "top"];
+
+/// The one message for `-x` or `-c` given to a command that has no such
+/// columns, wherever it was given.
+fn unsupported_flag(flag: &str, sub: &str) -> BrrError {
+    let (label, takers): (&str, &[&str]) = if flag == "x" {
+        ("-x/--extended", &TAKE_EXTENDED)
+    } else {
+        ("-c/--cumulative", &TAKE_CUMULATIVE)
+    };
+    let list = match takers {
+        [one, two] => format!("{one} and {two}"),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [] => String::new(),
+    };
+    usage(
+        "brr",
+        &format!("{label} is not supported by {sub} (only by {list})"),
+    )
+}
+
+/// Root-level `-x`/`-c` before a command that does not take them.
+fn extended_cumulative_rules(sub: &str, extended: bool, cumulative: bool) -> Result<(), BrrError> {
+    if extended && !TAKE_EXTENDED.contains(&sub) {
+        return Err(unsupported_flag("x", sub));
+    }
+    if cumulative && !TAKE_CUMULATIVE.contains(&sub) {
+        return Err(unsupported_flag("c", sub));
+    }
+    Ok(())
+}
+
+/// `-x`/`-c` after a command that does not take them, as clap reports it
+/// (an unknown argument at that command's level), in the same words as
+/// before it.
+fn unsupported_after(prog: &str, token: &str) -> Option<BrrError> {
+    let sub = prog.strip_prefix("brr ")?;
+    let flag = match token.split('=').next().unwrap_or(token) {
+        "-x" | "--extended" => "x",
+        "-c" | "--cumulative" => "c",
+        _ => return None,
+    };
+    Some(unsupported_flag(flag, sub))
+}
+
 /// The post-parse rules in their fixed order (values were checked while
 /// parsing); the first failure wins.
 fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
+    let warnings: Vec<String> = root
+        .bpffs
+        .as_deref()
+        .and_then(bpffs_warning)
+        .into_iter()
+        .collect();
     let bpffs = root
         .bpffs
-        .unwrap_or_else(|| Path::new(DEFAULT_BPFFS).to_path_buf());
+        .unwrap_or_else(|| Path::new(EVERY_MOUNT).to_path_buf());
     let kubelet_logs = root
         .kubelet_logs
         .clone()
         .unwrap_or_else(|| Path::new(DEFAULT_KUBELET_LOGS).to_path_buf());
     let root_top_given = root.top.any();
+    let frequency = frequency_given(&root.top, root.command.as_ref());
     let mut extended = root.extended;
     let mut cumulative = root.cumulative;
     let mut out = root.out.clone();
@@ -569,6 +633,7 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         }
         Some(sub) => {
             let sub_name = sub_name(&sub);
+            extended_cumulative_rules(sub_name, root.extended, root.cumulative)?;
             let prog = format!("brr {sub_name}");
             let given = Given {
                 root_top: root.top,
@@ -609,6 +674,9 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
     if let Command::Top(t) = &command {
         textmode_profile_rules(t)?;
     }
+    if let Some(hz) = frequency {
+        frequency_rule(hz, profile::events::max_sample_rate())?;
+    }
     let format = if out.json {
         Format::Json { pretty: out.pretty }
     } else if out.csv {
@@ -623,7 +691,34 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         extended,
         cumulative,
         command,
+        warnings,
     }))
+}
+
+/// What to say about a `--bpffs` directory that is not on a bpffs.
+fn bpffs_warning(root: &Path) -> Option<String> {
+    use crate::session::listings::RootKind;
+    let shown = root.to_string_lossy();
+    Some(match crate::session::bpffs_root_kind(root) {
+        RootKind::Bpffs => return None,
+        RootKind::Other { mounts_below } if mounts_below.is_empty() => format!(
+            "--bpffs {shown} is not on a bpffs and no bpffs is mounted below it; no pinned paths are shown"
+        ),
+        RootKind::Other { mounts_below } => {
+            let list: Vec<String> = mounts_below
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            format!(
+                "--bpffs {shown} is not on a bpffs; pinned paths are read from the bpffs mounts below it: {}",
+                list.join(", ")
+            )
+        }
+        RootKind::Unreadable(e) => format!(
+            "--bpffs {shown}: {}; no pinned paths are shown",
+            e.text()
+        ),
+    })
 }
 
 /// The capture's own rules ([`profile::Request::validate`]) in the command
@@ -651,6 +746,32 @@ fn capture_rules(command: &Command) -> Result<(), BrrError> {
         return Err(usage("brr", "--kernel-ip-detail requires --kernel-samples"));
     }
     Ok(())
+}
+
+/// The `-F` given on the command line (not the default), for the commands
+/// that sample: bare `brr`, `top`, `profile` and `perf-events`.
+fn frequency_given(root_top: &TopArgs, sub: Option<&Sub>) -> Option<u64> {
+    match sub {
+        None => root_top.capture.frequency,
+        Some(Sub::Top(a)) => a.top.capture.frequency.or(root_top.capture.frequency),
+        Some(Sub::Profile(a)) => a.capture.frequency,
+        Some(Sub::PerfEvents(a)) => a.frequency,
+        Some(_) => None,
+    }
+}
+
+/// `-F` above `kernel.perf_event_max_sample_rate` (`max`, as read now) is
+/// refused before anything runs: the kernel would refuse every event.
+fn frequency_rule(hz: u64, max: Option<i64>) -> Result<(), BrrError> {
+    match max.and_then(|m| u64::try_from(m).ok()) {
+        Some(m) if m > 0 && hz > m => Err(usage(
+            "brr",
+            &format!(
+                "argument -F/--frequency: {hz} Hz is above kernel.perf_event_max_sample_rate ({m}); use -F {m} or lower, or raise that sysctl"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Options that only a `--textmode --profile-top` capture uses.
@@ -804,6 +925,7 @@ fn sub_command(prog: &str, sub: Sub, g: Given) -> Result<Result<Command, String>
         }
         Sub::Btf(a) => {
             merge_out(&a.out);
+            *extended |= a.extended;
             Command::Btf
         }
         Sub::PerfEvents(a) => {

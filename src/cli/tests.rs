@@ -37,9 +37,24 @@ fn globals_before_or_after() {
     );
     assert!(cli("-x prog").extended);
     assert!(cli("-x btf").extended);
+    assert!(cli("btf -x").extended);
     assert_eq!(cli("--bpffs /tmp/x prog").bpffs, Path::new("/tmp/x"));
     assert_eq!(cli("--bpf=/y prog").bpffs, Path::new("/y"));
-    assert_eq!(cli("prog").bpffs, Path::new("/sys/fs/bpf"));
+    // Without --bpffs: every bpffs mount, and nothing to warn about.
+    assert_eq!(cli("prog").bpffs, Path::new(EVERY_MOUNT));
+    assert!(cli("prog").warnings.is_empty());
+    // A directory that is not on a bpffs is warned about, whatever the
+    // command (the warning is printed before it runs).
+    let w = cli("--bpffs /nonexistent/brr-bpffs map").warnings;
+    assert_eq!(
+        w,
+        ["--bpffs /nonexistent/brr-bpffs: No such file or directory; no pinned paths are shown"]
+    );
+    let w = cli("--bpffs /proc prog").warnings;
+    assert_eq!(
+        w,
+        ["--bpffs /proc is not on a bpffs and no bpffs is mounted below it; no pinned paths are shown"]
+    );
     assert_eq!(cli("prog").kubelet_logs, Path::new("/var/log"));
     let c = cli("--kubelet-logs /k --json exporter");
     assert_eq!(
@@ -246,10 +261,6 @@ fn post_parse_validation() {
 #[test]
 fn unknown_things() {
     assert_eq!(
-        err_line("prog -c"),
-        "brr: error: unrecognized arguments: -c"
-    );
-    assert_eq!(
         err_line("prog --bpffs /x"),
         "brr: error: unrecognized arguments: --bpffs"
     );
@@ -387,7 +398,6 @@ fn dump_grammar() {
         err_line("profile --program-id 4294967296"),
         "brr profile: error: argument --program-id: must be at most 4294967295"
     );
-    assert!(cli("-x dump 5").extended);
     assert_eq!(
         err_line("--program-id 5 dump 632"),
         "brr: error: top options may only be used with bare 'brr' or the 'top' command"
@@ -863,4 +873,98 @@ fn tui_form_and_cli_agree() {
 
 fn run_args(joined: &str) -> Result<Parsed, BrrError> {
     parse(&[OsString::from(joined)])
+}
+
+/// `-x` and `-c` are taken before or after the commands that have such
+/// columns, and refused in both places, in the same words, by the others.
+#[test]
+fn extended_and_cumulative_in_either_place_or_neither() {
+    let takes_x = ["prog", "map", "link", "btf", "activity", "profile", "top"];
+    for sub in takes_x {
+        assert!(cli(&format!("-x {sub}")).extended, "{sub}");
+        assert!(cli(&format!("{sub} -x")).extended, "{sub}");
+        assert!(cli(&format!("{sub} --extended")).extended, "{sub}");
+    }
+    for sub in ["activity", "top"] {
+        for args in [
+            format!("-c {sub}"),
+            format!("{sub} -c"),
+            format!("{sub} -xc"),
+        ] {
+            let c = cli(&args);
+            assert!(c.cumulative, "{args}");
+        }
+    }
+    assert!(cli("-xc").cumulative, "bare brr is top");
+    let no_x = "brr: error: -x/--extended is not supported by SUB (only by prog, map, link, btf, activity, profile and top)";
+    let no_c = "brr: error: -c/--cumulative is not supported by SUB (only by activity and top)";
+    for (sub, args) in [
+        ("perf-events", "perf-events"),
+        ("dump", "dump 5"),
+        ("dump-compare", "dump-compare 5"),
+        ("exporter", "exporter"),
+        ("doctor", "doctor"),
+        ("completions", "completions bash"),
+        ("man", "man"),
+    ] {
+        let want = no_x.replace("SUB", sub);
+        assert_eq!(err_line(&format!("-x {args}")), want, "{args}");
+        assert_eq!(err_line(&format!("{args} -x")), want, "{args}");
+        assert_eq!(err_line(&format!("{args} --extended")), want, "{args}");
+        let want = no_c.replace("SUB", sub);
+        assert_eq!(err_line(&format!("-c {args}")), want, "{args}");
+        assert_eq!(err_line(&format!("{args} --cumulative")), want, "{args}");
+    }
+    for sub in ["prog", "map", "link", "btf", "profile"] {
+        let want = no_c.replace("SUB", sub);
+        assert_eq!(err_line(&format!("-c {sub}")), want, "{sub}");
+        assert_eq!(err_line(&format!("{sub} -c")), want, "{sub}");
+        assert_eq!(err_line(&format!("{sub} -xc")), want, "{sub}");
+    }
+    // Other unknown arguments keep argparse's words.
+    assert_eq!(
+        err_line("dump 5 --ext"),
+        "brr: error: unrecognized arguments: --ext"
+    );
+}
+
+/// `-F` above `kernel.perf_event_max_sample_rate` is a usage error naming
+/// the sysctl and its value, for every command that samples; the default
+/// frequency is left to the capture, which says the same at run time.
+#[test]
+fn frequency_above_the_kernels_maximum_is_a_usage_error() {
+    assert!(frequency_rule(100_000, Some(100_000)).is_ok());
+    assert!(frequency_rule(5, None).is_ok());
+    assert!(frequency_rule(5, Some(0)).is_ok());
+    assert!(frequency_rule(5, Some(-1)).is_ok());
+    match frequency_rule(100_001, Some(100_000)) {
+        Err(BrrError::Usage(line)) => assert_eq!(
+            line,
+            "brr: error: argument -F/--frequency: 100001 Hz is above kernel.perf_event_max_sample_rate (100000); use -F 100000 or lower, or raise that sysctl"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // This host's own limit, through the parser.
+    let Some(max) = profile::events::max_sample_rate().filter(|&m| m > 0 && m < 1_000_000) else {
+        return;
+    };
+    let above = max + 1;
+    for args in [
+        format!("profile -F {above}"),
+        format!("-F {above}"),
+        format!("top -F {above}"),
+        format!("-F {above} top --textmode"),
+        format!("perf-events -F {above}"),
+        format!("perf-events --frequency={above}"),
+    ] {
+        assert_eq!(
+            err_line(&args),
+            format!("brr: error: argument -F/--frequency: {above} Hz is above kernel.perf_event_max_sample_rate ({max}); use -F {max} or lower, or raise that sysctl"),
+            "{args}"
+        );
+    }
+    assert!(matches!(
+        run(&format!("profile -F {max}")),
+        Ok(Parsed::Run(_))
+    ));
 }

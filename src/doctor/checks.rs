@@ -531,20 +531,11 @@ fn mount_checks(f: &Facts) -> Vec<Check> {
         )];
     };
     let bpf = mounts::points(all, "bpf");
-    let bpffs = if bpf.contains(&"/sys/fs/bpf") {
+    // Every bpffs mount is scanned for pins, wherever it is.
+    let bpffs = if !bpf.is_empty() {
         ok(
             "bpffs",
             format!("mounted at {}: pinned paths are shown", bpf.join(", ")),
-        )
-    } else if let Some(first) = bpf.first() {
-        row(
-            "bpffs",
-            Status::Limited,
-            format!(
-                "mounted at {}, not at /sys/fs/bpf: pinned paths are shown only with --bpffs",
-                bpf.join(", ")
-            ),
-            Some(&format!("pass --bpffs {first}")),
         )
     } else {
         row(

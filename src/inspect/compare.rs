@@ -2,6 +2,12 @@
 //! (`bpftool prog dump xlated id N linum`, text and JSON). bpftool prints an `ld_imm64` as one row, so brr's second
 //! halves are left out before comparing; source text is compared without
 //! surrounding whitespace (bpftool strips indentation).
+//!
+//! bpftool's JSON writer escapes a backslash as `\n` (its `jsonw_puts`
+//! maps `'\\'` to the newline escape), so a source line holding `'\0'`
+//! comes back as `'<newline>0'`. A line that matches once brr's text is
+//! written the same way is a match, counted apart so the report can say
+//! so: a bpftool quirk never turns into a false FAIL.
 
 use super::insn::{self, Slot};
 use crate::model::image::LineRecord;
@@ -48,6 +54,9 @@ pub struct Comparison {
     pub source_rows: usize,
     pub offsets: Vec<OffsetMismatch>,
     pub sources: Vec<SourceMismatch>,
+    /// Source lines that match only with bpftool's backslash escaping
+    /// applied to brr's text.
+    pub escape_quirk_rows: usize,
 }
 
 impl Comparison {
@@ -64,13 +73,42 @@ fn blank(v: &Option<Value>) -> bool {
     }
 }
 
-fn same(field: &str, expected: &Option<Value>, actual: &Option<Value>) -> bool {
-    if field != "source" {
-        return expected == actual;
-    }
-    match (expected, actual) {
-        (Some(Value::Text(a)), Some(Value::Text(b))) => a.trim() == b.trim(),
-        _ => blank(expected) && blank(actual),
+/// How two values compare: equal, equal only once brr's text is escaped
+/// as bpftool's JSON writer escapes it, or different.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Match {
+    Same,
+    SameAsBpftoolEscapes,
+    Differs,
+}
+
+/// `text` as bpftool's JSON comes back after decoding: every backslash
+/// turned into a newline.
+fn as_bpftool_escapes(text: &str) -> String {
+    text.replace('\\', "\n")
+}
+
+fn same(field: &str, expected: &Option<Value>, actual: &Option<Value>) -> Match {
+    let plain = if field != "source" {
+        expected == actual
+    } else {
+        match (expected, actual) {
+            (Some(Value::Text(theirs)), Some(Value::Text(ours))) => {
+                if theirs.trim() == ours.trim() {
+                    true
+                } else if ours.contains('\\') && theirs.trim() == as_bpftool_escapes(ours).trim() {
+                    return Match::SameAsBpftoolEscapes;
+                } else {
+                    false
+                }
+            }
+            _ => blank(expected) && blank(actual),
+        }
+    };
+    if plain {
+        Match::Same
+    } else {
+        Match::Differs
     }
 }
 
@@ -97,6 +135,7 @@ pub fn compare(
     }
     let mut sources = Vec::new();
     let mut source_rows = 0;
+    let mut escape_quirk_rows = 0;
     for (p, t) in tool.iter().enumerate().take(visible.len()) {
         let theirs = [
             ("file", t.file.clone().map(Value::Text)),
@@ -116,13 +155,18 @@ pub fn compare(
             r.and_then(|r| r.source.clone()).map(Value::Text),
         ];
         for ((field, expected), actual) in theirs.into_iter().zip(ours) {
-            if expected.is_some() && !same(field, &expected, &actual) {
-                sources.push(SourceMismatch {
+            if expected.is_none() {
+                continue;
+            }
+            match same(field, &expected, &actual) {
+                Match::Same => {}
+                Match::SameAsBpftoolEscapes => escape_quirk_rows += 1,
+                Match::Differs => sources.push(SourceMismatch {
                     index: t.index,
                     field,
                     expected,
                     actual,
-                });
+                }),
             }
         }
     }
@@ -135,6 +179,7 @@ pub fn compare(
         source_rows,
         offsets,
         sources,
+        escape_quirk_rows,
     }
 }
 
@@ -199,6 +244,41 @@ mod tests {
             ),
             (4, 3, 3, 1, 3)
         );
+    }
+
+    /// execsnoop's `if (c == '\0')` as bpftool's JSON returns it: the
+    /// backslash written as `\n`, so decoded as a newline.
+    #[test]
+    fn bpftools_backslash_escaping_is_not_a_mismatch() {
+        let slots = img(&[0xb7, 0xb7, 0xb7, 0x95]);
+        let lines = [
+            rec(0, 10, 5, "    if (c == '\\0')"),
+            rec(1, 11, 9, "        return \"a\\tb\";"),
+            rec(2, 12, 1, "#define X \\"),
+            rec(3, 13, 1, "a\\b"),
+        ];
+        let decoded = |raw: &str| -> String { serde_json::from_str(raw).unwrap() };
+        let tool = [
+            row(0, 10, &decoded(r#""if (c == '\n0')""#)),
+            row(1, 11, &decoded(r#""return \"a\ntb\";""#)),
+            // A trailing backslash becomes trailing whitespace.
+            row(2, 12, &decoded(r##""#define X \n""##)),
+            // A real difference stays one, escaped or not.
+            row(3, 13, "a\nc"),
+        ];
+        assert_eq!(tool[0].source.as_deref(), Some("if (c == '\n0')"));
+        let c = compare(7, &slots, &lines, &tool);
+        assert_eq!(c.escape_quirk_rows, 3, "{c:?}");
+        assert_eq!(c.sources.len(), 1, "{c:?}");
+        assert_eq!(c.sources[0].index, 3);
+        assert!(!c.passed());
+        let c = compare(7, &slots[..3], &lines[..3], &tool[..3]);
+        assert!(c.passed(), "{c:?}");
+        assert_eq!(c.escape_quirk_rows, 3);
+        // Text without a backslash is never matched through the quirk.
+        let plain = [rec(0, 1, 1, "a b")];
+        let c = compare(7, &slots[..1], &plain, &[row(0, 1, "a\nb")]);
+        assert_eq!((c.escape_quirk_rows, c.sources.len()), (0, 1));
     }
 
     #[test]

@@ -362,6 +362,10 @@ fn atomic(s: &Slot) -> String {
 
 fn call(s: &Slot, names: &CallNames) -> String {
     match s.src {
+        // The kernel zeroes helper-call targets for readers that may not
+        // see kernel addresses; 0 itself is `__bpf_call_base`, never a
+        // helper.
+        0 if s.imm == 0 => "call ? (address hidden)".to_string(),
         1 => match names.subprogs.get(&s.imm) {
             Some(sym) => format!("call pc{:+}#{sym}", s.off),
             None => format!("call pc{:+}", s.off),
@@ -479,6 +483,31 @@ fn invalid(code: u8) -> String {
     format!("invalid opcode 0x{code:02x}")
 }
 
+/// The text of every slot of an image, in kernel notation; `None` for the
+/// upper half of an `ld_imm64`, which the lower half's text covers.
+pub fn listing(slots: &[Slot], names: &CallNames) -> Vec<Option<String>> {
+    let second = super::insn::second_halves(slots);
+    slots
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let upper = second.get(i).copied().unwrap_or(false);
+            (!upper).then(|| text(s, slots.get(i + 1), names))
+        })
+        .collect()
+}
+
+/// Whether the image's helper calls had their targets zeroed because the
+/// reader may not see kernel addresses (`kernel.kptr_restrict`, or no
+/// CAP_SYSLOG): the kernel writes 0 in every helper call's `imm` then.
+pub fn call_targets_hidden(slots: &[Slot]) -> bool {
+    let second = super::insn::second_halves(slots);
+    slots
+        .iter()
+        .zip(second)
+        .any(|(s, upper)| !upper && s.opcode == 0x85 && s.src == 0 && s.imm == 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,6 +561,32 @@ mod tests {
         assert_eq!(t(ins(0xff, 0, 0, 0, 0)), "invalid opcode 0xff");
     }
 
+    /// One text per slot; the upper half of an ld_imm64 has none.
+    #[test]
+    fn listing_covers_every_slot() {
+        let slots = [
+            ins(0x18, 1, 0, 0, 7),
+            ins(0, 0, 0, 0, 1),
+            ins(0x61, 1, 2, 0, 0),
+            ins(0x85, 0, 0, 0, 1),
+            ins(0x05, 0, 0, 3, 0),
+            ins(0x95, 0, 0, 0, 0),
+        ];
+        let got = listing(&slots, &CallNames::default());
+        assert_eq!(
+            got,
+            [
+                Some("r1 = 0x100000007".to_string()),
+                None,
+                Some("r1 = *(u32 *)(r2 +0)".to_string()),
+                Some("call bpf_map_lookup_elem#1".to_string()),
+                Some("goto pc+3".to_string()),
+                Some("exit".to_string()),
+            ]
+        );
+        assert!(listing(&[], &CallNames::default()).is_empty());
+    }
+
     #[test]
     fn calls_and_maps() {
         assert_eq!(t(ins(0x85, 0, 0, 0, 1)), "call bpf_map_lookup_elem#1");
@@ -559,6 +614,14 @@ mod tests {
         let hi = ins(0, 0, 0, 0, 0x12);
         assert_eq!(text(&c, Some(&hi), &names), "r3 = 0x12ffffffff");
         assert_eq!(helper_name(211).as_deref(), Some("bpf_cgrp_storage_delete"));
+        // Targets the kernel hid from this reader.
+        let hidden = ins(0x85, 0, 0, 0, 0);
+        assert_eq!(text(&hidden, None, &names), "call ? (address hidden)");
+        assert!(call_targets_hidden(&[ins(0xb7, 1, 0, 0, 0), hidden]));
+        assert!(!call_targets_hidden(&[call, ins(0x85, 0, 1, 0, 0)]));
+        // An ld_imm64 whose upper half looks like a call with imm 0.
+        let upper = ins(0x85, 0, 0, 0, 0);
+        assert!(!call_targets_hidden(&[ins(0x18, 1, 0, 0, 5), upper]));
         // The resolver first; the helper ID table only when it knows nothing.
         assert_eq!(
             helper_call_name(1, |_| Some("__htab_map_lookup_elem")).as_deref(),

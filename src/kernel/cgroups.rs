@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use crate::kernel::mountinfo;
 use crate::model::container::{Container, Pod, Qos, Runtime, Workload};
 
 /// Where cgroup2 is mounted, from one `/proc/self/mountinfo` line.
@@ -30,26 +31,16 @@ pub struct Cgroup2Mount {
     pub root: String,
 }
 
-/// The cgroup2 mount in `/proc/self/mountinfo` text; a mount of the whole
-/// hierarchy (root `/`) is preferred over a subtree's.
-///
-/// Each line is `ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] -
-/// FSTYPE SOURCE SUPER_OPTIONS`; the optional fields (`shared:N`,
-/// `master:N`, ...) vary in number, so the file system type is the field
-/// after the lone `-`. ROOT and MOUNT_POINT escape space, tab, newline and
-/// backslash as octal (`\040`).
+/// The cgroup2 mount in `/proc/self/mountinfo` text ([`mountinfo`]); a
+/// mount of the whole hierarchy (root `/`) is preferred over a subtree's.
 pub fn parse_mountinfo(text: &str) -> Option<Cgroup2Mount> {
-    let mut found = text.lines().filter_map(|line| {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let sep = fields.iter().skip(6).position(|f| *f == "-")? + 6;
-        if *fields.get(sep + 1)? != "cgroup2" {
-            return None;
-        }
-        Some(Cgroup2Mount {
-            mount_point: PathBuf::from(unescape_octal(fields.get(4)?)),
-            root: unescape_octal(fields.get(3)?),
-        })
-    });
+    let mut found = mountinfo::parse(text)
+        .into_iter()
+        .filter(|m| m.fstype == "cgroup2")
+        .map(|m| Cgroup2Mount {
+            mount_point: m.point,
+            root: m.root,
+        });
     let first = found.next()?;
     if first.root == "/" {
         return Some(first);
@@ -58,27 +49,9 @@ pub fn parse_mountinfo(text: &str) -> Option<Cgroup2Mount> {
 }
 
 /// `\NNN` octal escapes decoded; anything else is kept as written.
+#[cfg(test)]
 fn unescape_octal(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while let Some(&c) = b.get(i) {
-        let oct = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (c, oct) {
-            (b'\\', Some(d)) => {
-                let v = d.iter().fold(0u32, |a, &c| a * 8 + u32::from(c - b'0'));
-                out.push(u8::try_from(v).unwrap_or(b'?'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    mountinfo::unescape_lossy(s)
 }
 
 /// This system's cgroup2 mount, if one is mounted.

@@ -3,13 +3,14 @@
 //! Objects come and go while we walk: an ID returned by GET_NEXT_ID may be gone
 //! by the time we open it. That is normal and the object is skipped.
 
+use std::collections::BTreeMap;
 use std::os::fd::{AsFd, OwnedFd};
 
 use crate::error::{BrrError, Result};
 use crate::kernel::link_target::{self, LinkTarget, NoNames, SystemNames};
 use crate::kernel::prog_extra::ExtraReader;
 use crate::kernel::{fdinfo, names};
-use crate::model::{BtfObject, Link, LinkFields, Map, MapFields, ProgFields, Program};
+use crate::model::{BtfObject, BtfUsers, Link, LinkFields, Map, MapFields, ProgFields, Program};
 use crate::sys::bpf::{self, ObjKind};
 use crate::sys::link_info::{self, FetchedLinkInfo};
 use crate::sys::Errno;
@@ -376,8 +377,39 @@ pub fn btfs() -> Result<Vec<BtfObject>> {
             name: if name.is_empty() { "-".into() } else { name },
             size: info.btf_size,
             pinned_paths: Vec::new(),
+            users: None,
         })
     })
+}
+
+/// BTF object id -> the programs and maps whose BTF it is (their info's
+/// `btf_id`), each list in ID order: one info call per program and map.
+pub fn btf_users() -> Result<BTreeMap<u32, BtfUsers>> {
+    let mut out: BTreeMap<u32, BtfUsers> = BTreeMap::new();
+    walk_kind(
+        ObjKind::Prog,
+        |_, fd| bpf::prog_info_listing(fd, false),
+        |l| {
+            if l.info.btf_id != 0 {
+                out.entry(l.info.btf_id)
+                    .or_default()
+                    .prog_ids
+                    .push(l.info.id);
+            }
+            Ok(())
+        },
+    )?;
+    walk_kind(
+        ObjKind::Map,
+        |_, fd| bpf::map_info(fd),
+        |i| {
+            if i.btf_id != 0 {
+                out.entry(i.btf_id).or_default().map_ids.push(i.id);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(out)
 }
 
 /// Open a program the user named by ID. IDs past u32 cannot exist.

@@ -6,6 +6,12 @@
 //! readlinkat per fd, and an fdinfo read only for the few fds whose link
 //! target names a BPF object. Processes and fds vanish during the walk; such
 //! entries are skipped.
+//!
+//! The same walk finds programs attached through perf event fds (bpftrace,
+//! BCC, libbpf without perf-event links): each `anon_inode:[perf_event]` fd
+//! is asked with `BPF_TASK_FD_QUERY` which program is attached through it
+//! and where, as `bpftool perf` does. Such a program has no link, so this
+//! is the only way to name its attach point.
 
 use std::collections::BTreeMap;
 use std::ffi::CStr;
@@ -16,7 +22,9 @@ use std::path::Path;
 use rustix::fs::{openat, readlinkat_raw, Mode, OFlags, RawDir, CWD};
 
 use crate::kernel::fdinfo;
+use crate::kernel::perf_attach::{self, TaskFdQuery};
 pub use crate::model::Owner;
+use crate::model::{AttachPoint, PerfEventFd};
 use crate::sys::Errno;
 
 /// The object kinds whose holders are listed.
@@ -51,12 +59,19 @@ pub fn classify_target(target: &[u8]) -> Option<HeldKind> {
     }
 }
 
-/// Per kind, object id -> its holders sorted by pid, each pid once.
+/// The link target of a perf event fd.
+const PERF_EVENT_TARGET: &[u8] = b"anon_inode:[perf_event]";
+
+/// Per kind, object id -> its holders sorted by pid, each pid once; and
+/// program id -> where it is attached through perf event fds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Owners {
     pub progs: BTreeMap<u32, Vec<Owner>>,
     pub maps: BTreeMap<u32, Vec<Owner>>,
     pub links: BTreeMap<u32, Vec<Owner>>,
+    /// Each attach point once (the lowest pid and fd holding it), sorted
+    /// by attach type and target.
+    pub perf_attached: BTreeMap<u32, Vec<AttachPoint>>,
 }
 
 impl Owners {
@@ -72,7 +87,19 @@ impl Owners {
     pub fn of(&self, kind: HeldKind, id: u32) -> &[Owner] {
         self.table(kind).get(&id).map(Vec::as_slice).unwrap_or(&[])
     }
+
+    /// Where program `id` is attached through perf event fds.
+    pub fn perf_attached(&self, id: u32) -> &[AttachPoint] {
+        self.perf_attached
+            .get(&id)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
 }
+
+/// One perf event fd a program is attached through: (program id, attach
+/// type, target, the fd and its holder).
+type PerfSighting = (u32, String, String, PerfEventFd);
 
 /// Collects (kind, id, pid) sightings; a process holding many fds on one
 /// object is one owner.
@@ -80,11 +107,22 @@ impl Owners {
 pub struct Aggregator {
     seen: Vec<(HeldKind, u32, u32)>,
     comms: BTreeMap<u32, String>,
+    perf: Vec<PerfSighting>,
 }
 
 impl Aggregator {
     pub fn add(&mut self, kind: HeldKind, id: u32, pid: u32) {
         self.seen.push((kind, id, pid));
+    }
+
+    /// Process `pid`'s perf event fd `fd`, through which the kernel says
+    /// `q.prog_id` is attached. The process holds the program through it,
+    /// so it is one of the program's owners too.
+    pub fn add_perf(&mut self, pid: u32, fd: u32, q: &TaskFdQuery) {
+        let (attach_type, target) = perf_attach::describe(q);
+        self.add(HeldKind::Prog, q.prog_id, pid);
+        self.perf
+            .push((q.prog_id, attach_type, target, PerfEventFd { pid, fd }));
     }
 
     pub fn set_comm(&mut self, pid: u32, comm: String) {
@@ -103,6 +141,22 @@ impl Aggregator {
                 HeldKind::Link => &mut out.links,
             };
             table.entry(id).or_default().push(Owner { pid, comm });
+        }
+        // One attach point per place: the same event may be held by a
+        // loader and its children, or through dup'ed fds.
+        self.perf.sort_unstable();
+        self.perf
+            .dedup_by(|b, a| (a.0, &a.1, &a.2) == (b.0, &b.1, &b.2));
+        for (prog, attach_type, target, fd) in self.perf {
+            out.perf_attached
+                .entry(prog)
+                .or_default()
+                .push(AttachPoint {
+                    link_id: None,
+                    attach_type: Some(attach_type),
+                    target: Some(target),
+                    perf_event: Some(fd),
+                });
         }
         out
     }
@@ -146,23 +200,36 @@ fn read_at<'b>(dir: impl AsFd, path: &CStr, buf: &'b mut [u8]) -> Option<&'b [u8
     Some(&buf[..len])
 }
 
-/// Reused buffers of one scan.
-struct Scratch {
+/// Which program is attached through fd `fd` of process `pid`, if any;
+/// the name buffer is reused across calls.
+pub type PerfQuery<'q> = dyn FnMut(u32, u32) -> Option<TaskFdQuery> + 'q;
+
+/// Reused buffers of one scan, and how perf event fds are asked.
+struct Scratch<'q> {
     dents: Vec<MaybeUninit<u8>>,
     fd_dents: Vec<MaybeUninit<u8>>,
     link: [u8; 64],
     text: Vec<u8>,
     path: Vec<u8>,
+    query: &'q mut PerfQuery<'q>,
 }
 
 /// Scan every process under `/proc`, leaving out brr's own pid.
 pub fn scan() -> Owners {
-    scan_root(Path::new("/proc"), std::process::id())
+    // A uprobe's path can be as long as PATH_MAX.
+    let mut name = vec![0u8; 4096];
+    let mut query = |pid, fd| perf_attach::query(pid, fd, &mut name);
+    scan_root_with(Path::new("/proc"), std::process::id(), &mut query)
 }
 
 /// Scan a procfs-shaped tree under `root` (tests point it at a fake one),
-/// leaving out `skip_pid`.
+/// leaving out `skip_pid`; perf event fds are not asked about.
 pub fn scan_root(root: &Path, skip_pid: u32) -> Owners {
+    scan_root_with(root, skip_pid, &mut |_, _| None)
+}
+
+/// [`scan_root`], asking `query` about every perf event fd.
+pub fn scan_root_with<'q>(root: &Path, skip_pid: u32, query: &'q mut PerfQuery<'q>) -> Owners {
     let mut agg = Aggregator::default();
     let Ok(proc_fd) = openat(
         CWD,
@@ -178,6 +245,7 @@ pub fn scan_root(root: &Path, skip_pid: u32) -> Owners {
         link: [0; 64],
         text: vec![0; 4096],
         path: Vec::with_capacity(32),
+        query,
     };
     let mut pids = Vec::new();
     {
@@ -210,7 +278,7 @@ fn num_path<'b>(buf: &'b mut Vec<u8>, prefix: &[u8], n: u32, suffix: &[u8]) -> &
     CStr::from_bytes_with_nul(buf).unwrap_or(c"")
 }
 
-fn scan_pid(proc_fd: &OwnedFd, pid: u32, s: &mut Scratch, agg: &mut Aggregator) {
+fn scan_pid(proc_fd: &OwnedFd, pid: u32, s: &mut Scratch<'_>, agg: &mut Aggregator) {
     // Paths below are relative to /proc (not to /proc/PID) so that a process
     // costs one directory open, not two.
     let Some(fd_dir) = open_dir(proc_fd, num_path(&mut s.path, b"", pid, b"/fd")) else {
@@ -226,7 +294,15 @@ fn scan_pid(proc_fd: &OwnedFd, pid: u32, s: &mut Scratch, agg: &mut Aggregator) 
         let Ok(n) = readlinkat_raw(&fd_dir, name, &mut s.link[..]) else {
             continue;
         };
-        let Some(kind) = classify_target(&s.link[..n.min(s.link.len())]) else {
+        let target = &s.link[..n.min(s.link.len())];
+        if target == PERF_EVENT_TARGET {
+            if let Some(q) = (s.query)(pid, fd_num) {
+                agg.add_perf(pid, fd_num, &q);
+                found = true;
+            }
+            continue;
+        }
+        let Some(kind) = classify_target(target) else {
             continue;
         };
         let mut info_path = [0u8; 32];
@@ -437,6 +513,86 @@ mod tests {
             scan_root(Path::new("/nonexistent-brr"), 0),
             Owners::default()
         );
+    }
+
+    /// Perf event fds are asked about; the answers become attach points
+    /// (each place once, the lowest pid and fd) and their holders owners.
+    #[test]
+    fn perf_event_fds_name_attach_points() {
+        let root = std::env::temp_dir().join(format!("brr-owners-perf-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (pid, comm, fds) in [
+            (30u32, "bpftrace", &[3u32, 4, 5][..]),
+            (31, "child", &[7][..]),
+            (32, "perf", &[3][..]),
+        ] {
+            let p = root.join(pid.to_string());
+            std::fs::create_dir_all(p.join("fd")).unwrap();
+            std::fs::create_dir_all(p.join("fdinfo")).unwrap();
+            std::fs::write(p.join("comm"), format!("{comm}\n")).unwrap();
+            for fd in fds {
+                symlink("anon_inode:[perf_event]", p.join("fd").join(fd.to_string())).unwrap();
+            }
+        }
+        let mut asked = Vec::new();
+        let mut query = |pid: u32, fd: u32| {
+            asked.push((pid, fd));
+            let (prog_id, fd_type, name, probe_offset) = match (pid, fd) {
+                (30, 3) => (50, 1, "sys_enter_openat", 0),
+                (30, 4) => (51, 2, "do_sys_openat2", 0x10),
+                (30, 5) => (52, 4, "/usr/bin/bash", 0x4a2f0),
+                // The child inherited the loader's tracepoint event.
+                (31, 7) => (50, 1, "sys_enter_openat", 0),
+                // `perf record`'s own events carry no program.
+                _ => return None,
+            };
+            Some(TaskFdQuery {
+                prog_id,
+                fd_type,
+                name: name.as_bytes().to_vec(),
+                probe_offset,
+                probe_addr: 0,
+            })
+        };
+        let o = scan_root_with(&root, 0, &mut query);
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(asked.len(), 5);
+        let cells = |id: u32| -> Vec<(String, String, PerfEventFd)> {
+            o.perf_attached(id)
+                .iter()
+                .map(|a| {
+                    assert_eq!(a.link_id, None);
+                    (
+                        a.attach_type.clone().unwrap(),
+                        a.target.clone().unwrap(),
+                        a.perf_event.unwrap(),
+                    )
+                })
+                .collect()
+        };
+        let fd = |pid, fd| PerfEventFd { pid, fd };
+        assert_eq!(
+            cells(50),
+            [("tracepoint".into(), "sys_enter_openat".into(), fd(30, 3))]
+        );
+        assert_eq!(
+            cells(51),
+            [("kprobe".into(), "do_sys_openat2+0x10".into(), fd(30, 4))]
+        );
+        assert_eq!(
+            cells(52),
+            [("uprobe".into(), "/usr/bin/bash+0x4a2f0".into(), fd(30, 5))]
+        );
+        let holders: Vec<_> = o
+            .of(HeldKind::Prog, 50)
+            .iter()
+            .map(|w| (w.pid, w.comm.as_str()))
+            .collect();
+        assert_eq!(holders, [(30, "bpftrace"), (31, "child")]);
+        assert!(o.of(HeldKind::Prog, 0).is_empty() && o.perf_attached(0).is_empty());
+        assert!(scan_root(Path::new("/nonexistent-brr"), 0)
+            .perf_attached
+            .is_empty());
     }
 
     /// One process's programs from a procfs-shaped tree.

@@ -13,6 +13,6 @@ pub use activity::ActivityRow;
 pub use container::{Container, Pod, Qos, Runtime, Workload};
 pub use image::{FuncRecord, JitRange, LineRecord, ProgramImage};
 pub use objects::{
-    AttachPoint, BtfObject, Holder, Keepers, Link, LinkFields, Map, MapFields, Owner, ProgFields,
-    Program,
+    AttachPoint, BtfObject, BtfUsers, Holder, Keepers, Link, LinkFields, Map, MapFields, Owner,
+    PerfEventFd, ProgFields, Program,
 };

@@ -27,12 +27,26 @@ pub struct Keepers {
     pub workloads: std::collections::BTreeMap<u32, super::container::Workload>,
 }
 
-/// Where a program is attached through one of its links.
+/// Where a program is attached: through one of its links, or through a
+/// perf event fd a process holds (`PERF_EVENT_IOC_SET_BPF`, as bpftrace,
+/// BCC and libbpf on kernels without perf-event links attach tracepoints,
+/// kprobes and uprobes), which has no link.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AttachPoint {
-    pub link_id: u32,
+    /// The link, when it is attached through one.
+    pub link_id: Option<u32>,
     pub attach_type: Option<String>,
     pub target: Option<String>,
+    /// The perf event fd, when it is attached through one.
+    pub perf_event: Option<PerfEventFd>,
+}
+
+/// A perf event fd that a program is attached through, and the process
+/// holding it (the first by pid, when several hold it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PerfEventFd {
+    pub pid: u32,
+    pub fd: u32,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -116,6 +130,16 @@ pub struct BtfObject {
     pub name: String,
     pub size: u32,
     pub pinned_paths: Vec<String>,
+    /// The programs and maps whose BTF it is, by ID; `None` when they
+    /// were not looked up (without `-x`).
+    pub users: Option<BtfUsers>,
+}
+
+/// The programs and maps that use one BTF object (their `btf_id`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BtfUsers {
+    pub prog_ids: Vec<u32>,
+    pub map_ids: Vec<u32>,
 }
 
 /// Which of a program's costlier fields a view prints, so that the

@@ -4,6 +4,7 @@ use super::json::{self, obj, Json};
 use super::listing::program_base_json;
 use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
+use crate::inspect::disasm::{self, CallNames};
 use crate::inspect::insn::{self, Slot};
 use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
 use crate::inspect::source::{basename, DumpContext};
@@ -16,33 +17,83 @@ pub struct DumpDevmode<'a> {
     pub context: &'a DumpContext,
 }
 
-fn rows(image: &ProgramImage) -> Vec<(Slot, Option<&LineRecord>)> {
+/// What the translated instructions' text needs from outside the image:
+/// the kernel symbols their calls go to, and `kernel.kptr_restrict` to say
+/// why they cannot be named when the kernel hid their targets.
+#[derive(Debug, Clone, Default)]
+pub struct Calls<'a> {
+    pub names: Option<&'a CallNames>,
+    pub kptr_restrict: Option<u32>,
+}
+
+/// One translated slot with the line record that covers it and its text
+/// (`None` for the upper half of an `ld_imm64`).
+struct Row<'a> {
+    slot: Slot,
+    rec: Option<&'a LineRecord>,
+    insn: Option<String>,
+}
+
+fn rows<'a>(image: &'a ProgramImage, calls: &Calls<'_>) -> Vec<Row<'a>> {
     let slots = insn::slots(&image.xlated);
     let rec = insn::match_lines(slots.len(), &image.lines);
+    let none = CallNames::default();
+    let texts = disasm::listing(&slots, calls.names.unwrap_or(&none));
     slots
         .into_iter()
         .zip(rec)
-        .map(|(s, r)| (s, r.map(|i| &image.lines[i])))
+        .zip(texts)
+        .map(|((slot, r), insn)| Row {
+            slot,
+            rec: r.and_then(|i| image.lines.get(i)),
+            insn,
+        })
         .collect()
 }
 
-/// Each translated slot with the line record that covers it.
-type Rows<'a> = [(Slot, Option<&'a LineRecord>)];
+type Rows<'a> = [Row<'a>];
+
+/// The warnings a translated listing carries: helper calls whose targets
+/// the kernel hid (every one reads IMM 0).
+fn warnings(image: &ProgramImage, calls: &Calls<'_>) -> Vec<String> {
+    if !disasm::call_targets_hidden(&insn::slots(&image.xlated)) {
+        return Vec::new();
+    }
+    let why = match calls.kptr_restrict {
+        Some(2) => "kernel addresses are hidden by kernel.kptr_restrict=2, even from root".into(),
+        Some(n) => format!(
+            "kernel addresses are hidden from brr, which lacks CAP_SYSLOG (kernel.kptr_restrict={n})"
+        ),
+        None => "kernel addresses are hidden from brr".into(),
+    };
+    vec![format!(
+        "every helper call reads IMM 0 and cannot be named: {why}"
+    )]
+}
 
 /// `dump`; with `native` (`--jited`) text and CSV list the native
 /// instructions instead of the translated ones, and JSON appends them.
+/// Translated instructions are named with `calls`.
 pub fn dump(
     image: &ProgramImage,
     format: Format,
     dev: Option<&DumpDevmode<'_>>,
     native: Option<&NativeImage>,
+    calls: &Calls<'_>,
 ) -> String {
     match (format, native) {
         (Format::Text, Some(n)) => native_text(image, n, dev),
-        (Format::Text, None) => dump_text(image, &rows(image), dev),
-        (Format::Json { pretty }, n) => dump_json(image, &rows(image), dev, n, pretty),
+        (Format::Text, None) => dump_text(image, &rows(image, calls), dev, &warnings(image, calls)),
+        (Format::Json { pretty }, n) => dump_json(
+            image,
+            &rows(image, calls),
+            dev,
+            n,
+            pretty,
+            warnings(image, calls),
+        ),
         (Format::Csv, Some(n)) => native_csv(image, n),
-        (Format::Csv, None) => dump_csv(image, &rows(image)),
+        (Format::Csv, None) => dump_csv(image, &rows(image, calls)),
     }
 }
 
@@ -55,7 +106,12 @@ fn header(image: &ProgramImage) -> String {
     )
 }
 
-fn dump_text(image: &ProgramImage, rows: &Rows<'_>, dev: Option<&DumpDevmode<'_>>) -> String {
+fn dump_text(
+    image: &ProgramImage,
+    rows: &Rows<'_>,
+    dev: Option<&DumpDevmode<'_>>,
+    warnings: &[String],
+) -> String {
     let mut out = header(image);
     out.push('\n');
     if rows.is_empty() {
@@ -63,27 +119,40 @@ fn dump_text(image: &ProgramImage, rows: &Rows<'_>, dev: Option<&DumpDevmode<'_>
     } else {
         let cells: Vec<Vec<String>> = rows
             .iter()
-            .map(|(s, r)| {
-                vec![
-                    format!("0x{:04x}", s.offset),
-                    s.raw_hex(),
-                    format!("0x{:02x}", s.opcode),
-                    s.dst.to_string(),
-                    s.src.to_string(),
-                    s.off.to_string(),
-                    s.imm.to_string(),
-                    dash(r.and_then(|r| r.file.clone())),
-                    dash(r.and_then(|r| r.line)),
-                    dash(r.and_then(|r| r.source.clone())),
-                ]
-            })
+            .map(
+                |Row {
+                     slot: s,
+                     rec: r,
+                     insn,
+                 }| {
+                    vec![
+                        format!("0x{:04x}", s.offset),
+                        s.raw_hex(),
+                        format!("0x{:02x}", s.opcode),
+                        s.dst.to_string(),
+                        s.src.to_string(),
+                        s.off.to_string(),
+                        s.imm.to_string(),
+                        dash(r.and_then(|r| r.file.clone())),
+                        dash(r.and_then(|r| r.line)),
+                        dash(r.and_then(|r| r.source.clone())),
+                        dash(insn.clone()),
+                    ]
+                },
+            )
             .collect();
         out.push_str(&table::render(
             &[
                 "OFF", "RAW", "OP", "DST", "SRC", "INSN_OFF", "IMM", "FILE", "LINE", "SOURCE",
+                "INSN",
             ],
             &cells,
         ));
+    }
+    for w in warnings {
+        out.push_str("\nWarning: ");
+        out.push_str(w);
+        out.push('.');
     }
     if let Some(dev) = dev {
         out.push('\n');
@@ -98,11 +167,12 @@ fn dump_json(
     dev: Option<&DumpDevmode<'_>>,
     native: Option<&NativeImage>,
     pretty: bool,
+    warnings: Vec<String>,
 ) -> String {
     let p = &image.program;
     let items = rows
         .iter()
-        .map(|(s, r)| json::fields(slot_fields(s, *r)))
+        .map(|row| json::fields(slot_fields(row)))
         .collect();
     let ranges = image
         .jit_ranges
@@ -124,6 +194,8 @@ fn dump_json(
     if let Some(dev) = dev {
         meta.push(("source_context".to_string(), context_json(dev)));
     }
+    let warnings = warnings.into_iter().map(Json::Str).collect();
+    meta.push(("warnings".to_string(), Json::Arr(warnings)));
     let mut doc = json::document("program_dump", items, Json::Obj(meta));
     if let (Some(n), Json::Obj(keys)) = (native, &mut doc) {
         keys.push(("jited_functions".to_string(), native_json(image, n)));
@@ -132,8 +204,9 @@ fn dump_json(
 }
 
 /// A translated slot's JSON item (and CSV cells), with the line record
-/// that covers it.
-fn slot_fields(s: &Slot, r: Option<&LineRecord>) -> Vec<(&'static str, Json)> {
+/// that covers it and its text last.
+fn slot_fields(row: &Row<'_>) -> Vec<(&'static str, Json)> {
+    let (s, r) = (&row.slot, row.rec);
     vec![
         ("offset", s.offset.into()),
         ("raw", s.raw_hex().into()),
@@ -146,6 +219,7 @@ fn slot_fields(s: &Slot, r: Option<&LineRecord>) -> Vec<(&'static str, Json)> {
         ("line", r.and_then(|r| r.line).into()),
         ("column", r.and_then(|r| r.column).into()),
         ("source", r.and_then(|r| r.source.clone()).into()),
+        ("insn", row.insn.clone().into()),
     ]
 }
 
@@ -315,7 +389,7 @@ fn dump_csv(image: &ProgramImage, rows: &Rows<'_>) -> String {
         .map(|r| format!("{}:0x{:x}-0x{:x}", r.func_index, r.start, r.end()))
         .collect();
     let ranges = ranges.join(";");
-    let row = |s: &Slot, r: Option<&LineRecord>| {
+    let row = |r: &Row<'_>| {
         let mut row = vec![
             ("program_id", p.id.into()),
             ("program_type", p.prog_type.as_str().into()),
@@ -324,11 +398,15 @@ fn dump_csv(image: &ProgramImage, rows: &Rows<'_>) -> String {
             ("line_info_count", image.lines.len().into()),
             ("jit_ranges", ranges.as_str().into()),
         ];
-        row.extend(slot_fields(s, r));
+        row.extend(slot_fields(r));
         row
     };
-    let placeholder = row(&Slot::from_bytes(0, [0; 8]), None);
-    csv::from_fields(&placeholder, rows.iter().map(|(s, r)| row(s, *r)))
+    let placeholder = row(&Row {
+        slot: Slot::from_bytes(0, [0; 8]),
+        rec: None,
+        insn: None,
+    });
+    csv::from_fields(&placeholder, rows.iter().map(row))
 }
 
 fn context_text(ctx: &DumpContext) -> String {
@@ -474,7 +552,22 @@ fn compare_text(c: &Comparison) -> String {
             value_text(&m.actual)
         ));
     }
+    if let Some(note) = escape_quirk_note(c.escape_quirk_rows) {
+        out.push(note);
+    }
     out.join("\n")
+}
+
+/// Why lines that bpftool's JSON shows differently still count as matches.
+fn escape_quirk_note(rows: usize) -> Option<String> {
+    let (lines, verb) = match rows {
+        0 => return None,
+        1 => ("source line", "matches"),
+        _ => ("source lines", "match"),
+    };
+    Some(format!(
+        "note: {rows} {lines} {verb} only with bpftool's JSON escaping undone (bpftool writes each backslash in source text as \\n)"
+    ))
 }
 
 /// The comparison's figures, first in its JSON item and its CSV row.
@@ -524,6 +617,7 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
                     .collect(),
             ),
         ),
+        ("bpftool_escape_quirk_rows", c.escape_quirk_rows.into()),
     ]);
     let item = json::fields(item);
     let meta = obj([
@@ -536,17 +630,100 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
             "normalization",
             "brr lddw second slots are omitted before comparing bpftool rows".into(),
         ),
+        (
+            "bpftool_escape_quirk",
+            "bpftool's JSON writes each backslash in source text as \\n; lines that match with brr's text escaped the same way count as matches (bpftool_escape_quirk_rows)".into(),
+        ),
     ]);
     json::to_string(&json::document("dump_compare", vec![item], meta), pretty)
 }
 
-/// The comparison's figures, then how many mismatches of each kind its
-/// JSON item lists.
+/// The comparison's figures, how many mismatches of each kind its JSON
+/// item lists, and how many lines matched only with bpftool's escaping
+/// undone.
 fn compare_csv(c: &Comparison) -> String {
     let mut row = compare_fields(c);
     row.extend([
         ("offset_mismatch_count", c.offsets.len().into()),
         ("source_mismatch_count", c.sources.len().into()),
+        ("bpftool_escape_quirk_rows", c.escape_quirk_rows.into()),
     ]);
     csv::from_fields(&row, std::iter::once(row.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Program;
+
+    fn image(slots: &[[u8; 8]]) -> ProgramImage {
+        ProgramImage {
+            program: Program {
+                id: 7,
+                prog_type: "kprobe".into(),
+                name: "p".into(),
+                ..Default::default()
+            },
+            xlated: slots.concat(),
+            ..Default::default()
+        }
+    }
+
+    const MOV: [u8; 8] = [0xb7, 0, 0, 0, 0, 0, 0, 0];
+    const HIDDEN_CALL: [u8; 8] = [0x85, 0, 0, 0, 0, 0, 0, 0];
+    const EXIT: [u8; 8] = [0x95, 0, 0, 0, 0, 0, 0, 0];
+
+    #[test]
+    fn every_format_carries_the_instruction_text() {
+        let img = image(&[MOV, [0x85, 0, 0, 0, 1, 0, 0, 0], EXIT]);
+        let calls = Calls::default();
+        let text = dump(&img, Format::Text, None, None, &calls);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].trim_end().ends_with("SOURCE  INSN"), "{text}");
+        assert!(lines[2].trim_end().ends_with("  r0 = 0"), "{text}");
+        assert!(lines[3]
+            .trim_end()
+            .ends_with("  call bpf_map_lookup_elem#1"));
+        assert!(!text.contains("Warning"));
+        let csv = dump(&img, Format::Csv, None, None, &calls);
+        assert!(csv.lines().nth(3).unwrap().ends_with(",,,,,exit"), "{csv}");
+        let json = dump(&img, Format::Json { pretty: false }, None, None, &calls);
+        assert!(json.contains(r#""source":null,"insn":"exit"}"#), "{json}");
+        assert!(
+            json.ends_with(r#""jit_ranges":[],"warnings":[]}}"#),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn hidden_call_targets_are_explained() {
+        let img = image(&[MOV, HIDDEN_CALL, EXIT]);
+        let said = |kptr_restrict| {
+            let calls = Calls {
+                names: None,
+                kptr_restrict,
+            };
+            let text = dump(&img, Format::Text, None, None, &calls);
+            assert!(text.contains("  call ? (address hidden)"), "{text}");
+            let json = dump(&img, Format::Json { pretty: false }, None, None, &calls);
+            let last = text.lines().last().unwrap_or_default().to_string();
+            let w = warnings(&img, &calls);
+            assert!(
+                json.contains(&format!(r#""warnings":["{}"]"#, w[0])),
+                "{json}"
+            );
+            last
+        };
+        assert_eq!(
+            said(Some(2)),
+            "Warning: every helper call reads IMM 0 and cannot be named: kernel addresses are hidden by kernel.kptr_restrict=2, even from root."
+        );
+        assert_eq!(
+            said(Some(1)),
+            "Warning: every helper call reads IMM 0 and cannot be named: kernel addresses are hidden from brr, which lacks CAP_SYSLOG (kernel.kptr_restrict=1)."
+        );
+        assert!(said(None).ends_with("cannot be named: kernel addresses are hidden from brr."));
+        // No call, or calls with their targets: nothing to say.
+        assert!(warnings(&image(&[MOV, EXIT]), &Calls::default()).is_empty());
+    }
 }

@@ -144,7 +144,7 @@ fn holder_text(h: Holder) -> String {
 }
 
 /// A program's attach points for a text cell: `attach_type:target` per
-/// link.
+/// link or perf event fd.
 pub fn attach_cell(points: &[AttachPoint]) -> String {
     let cells: Vec<String> = points
         .iter()
@@ -152,7 +152,11 @@ pub fn attach_cell(points: &[AttachPoint]) -> String {
             (Some(t), Some(x)) => format!("{t}:{x}"),
             (Some(t), None) => t.clone(),
             (None, Some(x)) => x.clone(),
-            (None, None) => format!("link {}", a.link_id),
+            (None, None) => match (a.link_id, a.perf_event) {
+                (Some(id), _) => format!("link {id}"),
+                (None, Some(e)) => format!("perf event fd {} of pid {}", e.fd, e.pid),
+                (None, None) => "-".into(),
+            },
         })
         .collect();
     dash_join(&cells, ",")
@@ -247,10 +251,14 @@ fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
         points
             .iter()
             .map(|a| {
+                let perf = a
+                    .perf_event
+                    .map(|e| obj([("pid", e.pid.into()), ("fd", e.fd.into())]));
                 obj([
                     ("link_id", a.link_id.into()),
                     ("attach_type", a.attach_type.clone().into()),
                     ("target", a.target.clone().into()),
+                    ("perf_event", perf.unwrap_or(Json::Null)),
                 ])
             })
             .collect(),
@@ -628,30 +636,58 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
     )
 }
 
-pub fn btfs(list: &[BtfObject], format: Format) -> String {
+/// `brr btf`; `extended` adds the programs and maps that use each object
+/// (PROGS and MAPS, JSON/CSV `prog_ids` and `map_ids`).
+pub fn btfs(list: &[BtfObject], format: Format, extended: bool) -> String {
+    let ids = |v: &[u32]| -> String {
+        let cells: Vec<String> = v.iter().map(u32::to_string).collect();
+        dash_join(&cells, ",")
+    };
     let text_rows = list
         .iter()
-        .map(|b| vec![b.id.to_string(), b.name.clone(), b.size.to_string()])
+        .map(|b| {
+            let mut row = vec![b.id.to_string(), b.name.clone(), b.size.to_string()];
+            if extended {
+                let u = b.users.clone().unwrap_or_default();
+                row.extend([ids(&u.prog_ids), ids(&u.map_ids)]);
+            }
+            row
+        })
         .collect();
-    let items = list.iter().map(|b| json::fields(btf_items(b))).collect();
+    let items = list
+        .iter()
+        .map(|b| json::fields(btf_items(b, extended)))
+        .collect();
+    let mut headers = vec!["ID", "NAME", "SIZE"];
+    if extended {
+        headers.extend(["PROGS", "MAPS"]);
+    }
     emit(
         format,
         "btfs",
         "No BTF objects found.",
-        (vec!["ID", "NAME", "SIZE"], text_rows),
+        (headers, text_rows),
         items,
         obj([]),
-        &csv::keys(&btf_items(&BtfObject::default())),
+        &csv::keys(&btf_items(&BtfObject::default(), extended)),
     )
 }
 
-fn btf_items(b: &BtfObject) -> Vec<(&'static str, Json)> {
-    vec![
+/// A BTF object's JSON item (and CSV cells); `extended` appends the
+/// programs and maps that use it.
+fn btf_items(b: &BtfObject, extended: bool) -> Vec<(&'static str, Json)> {
+    let mut item = vec![
         ("id", b.id.into()),
         ("name", b.name.as_str().into()),
         ("size", b.size.into()),
         ("pinned_paths", strings(&b.pinned_paths)),
-    ]
+    ];
+    if extended {
+        let u = b.users.clone().unwrap_or_default();
+        item.push(("prog_ids", u.prog_ids.as_slice().into()));
+        item.push(("map_ids", u.map_ids.as_slice().into()));
+    }
+    item
 }
 
 /// The parameters of an activity run, repeated in JSON metadata and CSV rows.
@@ -872,8 +908,9 @@ pub fn activity_window(
     }
 }
 
-/// A row's JSON item: the original's keys, then the ones added after them.
-fn activity_items(r: &ActivityRow) -> Vec<(&'static str, Json)> {
+/// A row's JSON item: the original's keys, then the ones added after them;
+/// the rates are over `measured` seconds.
+fn activity_items(r: &ActivityRow, measured: f64) -> Vec<(&'static str, Json)> {
     let p = &r.prog;
     let mut item = Vec::from(program_identity(p));
     item.extend([
@@ -886,6 +923,11 @@ fn activity_items(r: &ActivityRow) -> Vec<(&'static str, Json)> {
         ("pinned_paths", strings(&p.pinned_paths)),
         ("full_name", p.display_name().into()),
         ("recursion_misses_delta", r.recursion_misses_delta.into()),
+        ("cpu_percent", rate(r.cpu_pct(measured)).into()),
+        (
+            "execs_per_sec",
+            (rate(r.execs_per_sec(measured)) as u64).into(),
+        ),
     ]);
     item
 }
@@ -920,6 +962,17 @@ fn activity_csv_items(
     row
 }
 
+/// A rate over the window as JSON and CSV carry it: a window that measured
+/// nothing (cut short at once) has none, which is written as 0 rather than
+/// as a NaN that JSON cannot hold.
+fn rate(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
 fn activity_document(
     rows: &[ActivityRow],
     run: ActivityRun,
@@ -933,7 +986,7 @@ fn activity_document(
     // CSV repeats the run parameters on every row.
     let csv = format == Format::Csv;
     let row_items = |r: &ActivityRow| {
-        let item = activity_items(r);
+        let item = activity_items(r, run.measured);
         if csv {
             activity_csv_items(&run, item)
         } else {
@@ -957,7 +1010,10 @@ fn activity_document(
         run_time_ns_delta: 0,
         recursion_misses_delta: 0,
     };
-    let csv_keys = csv::keys(&activity_csv_items(&run, activity_items(&placeholder)));
+    let csv_keys = csv::keys(&activity_csv_items(
+        &run,
+        activity_items(&placeholder, run.measured),
+    ));
     emit(
         format,
         "program_activity",
@@ -1064,18 +1120,43 @@ mod tests {
             name: "vmlinux".into(),
             size: 5515646,
             pinned_paths: vec![],
+            users: None,
         };
         assert_eq!(
-            btfs(std::slice::from_ref(&b), Format::Text),
+            btfs(std::slice::from_ref(&b), Format::Text, false),
             "ID  NAME     SIZE   \n 1  vmlinux  5515646"
         );
         assert_eq!(
-            btfs(&[b], Format::Csv),
+            btfs(std::slice::from_ref(&b), Format::Csv, false),
             "id,name,size,pinned_paths\n1,vmlinux,5515646,"
+        );
+        // -x: who uses each object.
+        let used = BtfObject {
+            id: 40,
+            name: "-".into(),
+            size: 272,
+            users: Some(crate::model::BtfUsers {
+                prog_ids: vec![7, 9],
+                map_ids: vec![3],
+            }),
+            ..Default::default()
+        };
+        let both = [b, used];
+        assert_eq!(
+            btfs(&both, Format::Text, true),
+            "ID  NAME     SIZE     PROGS  MAPS\n 1  vmlinux  5515646  -      -   \n40  -            272  7,9    3   "
+        );
+        assert_eq!(
+            btfs(&both, Format::Csv, true),
+            "id,name,size,pinned_paths,prog_ids,map_ids\n1,vmlinux,5515646,,,\n40,-,272,,7;9,3"
+        );
+        assert_eq!(
+            btfs(&both[1..], Format::Json { pretty: false }, true),
+            r#"{"kind":"btfs","items":[{"id":40,"name":"-","size":272,"pinned_paths":[],"prog_ids":[7,9],"map_ids":[3]}],"metadata":{}}"#
         );
         assert_eq!(links(&[], Format::Text, false), "No eBPF links found.");
         assert_eq!(maps(&[], Format::Text, false), "No eBPF maps found.");
-        assert_eq!(btfs(&[], Format::Text), "No BTF objects found.");
+        assert_eq!(btfs(&[], Format::Text, true), "No BTF objects found.");
     }
 
     #[test]
@@ -1105,12 +1186,19 @@ mod tests {
         let c = activity(&rows, run, Format::Csv, false, false);
         assert_eq!(
             c.lines().nth(1).unwrap(),
-            "2.0,3,false,689,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,3939893,486420680,123,35101434,2807731032,79,,2.0,count_ingress,0"
+            "2.0,3,false,689,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,3939893,486420680,123,35101434,2807731032,79,,2.0,count_ingress,0,24.321034,1969946"
         );
         let j = activity(&rows, run, Format::Json { pretty: false }, false, false);
         assert!(j.ends_with(
-            r#""metadata":{"duration":2.0,"limit":3,"include_all":false,"measured_duration":2.0}}"#
-        ));
+            r#""full_name":"count_ingress","recursion_misses_delta":0,"cpu_percent":24.321034,"execs_per_sec":1969946}],"metadata":{"duration":2.0,"limit":3,"include_all":false,"measured_duration":2.0}}"#
+        ), "{j}");
+        // A window that measured nothing has no rate, and JSON no NaN.
+        let none = ActivityRun {
+            measured: 0.0,
+            ..run
+        };
+        let j = activity(&rows, none, Format::Json { pretty: false }, false, false);
+        assert!(j.contains(r#""cpu_percent":0.0,"execs_per_sec":0}"#), "{j}");
         assert_eq!(
             activity(&[], run, Format::Text, false, false),
             "No active eBPF program runtime deltas observed."
@@ -1120,6 +1208,35 @@ mod tests {
                 .lines()
                 .count(),
             1
+        );
+    }
+
+    /// One number style per view: `activity` plain (as the original), `top`
+    /// (TUI and textmode) `,`-grouped in every integer column, MAPS_MEM too.
+    #[test]
+    fn each_view_groups_its_numbers_one_way() {
+        let mut p = prog(689);
+        p.memlock_bytes = Some(4096);
+        p.maps_memlock_bytes = Some(426_880);
+        p.shared_maps = Some(1);
+        let rows = [ActivityRow {
+            prog: p,
+            run_count_delta: 2_579_372,
+            run_time_ns_delta: 1000,
+            recursion_misses_delta: 1234,
+        }];
+        let cells = |num: &dyn Fn(u64) -> String| {
+            let (h, c) = activity_table(&rows, 2.0, false, true, num);
+            let at = |name: &str| c[0][h.iter().position(|x| x.header() == name).unwrap()].clone();
+            [at("EXECS/s"), at("MISSES"), at("MEMLOCK"), at("MAPS_MEM")]
+        };
+        assert_eq!(
+            cells(&|n| n.to_string()),
+            ["1289686", "1234", "4096", "426880 (1 shared)"]
+        );
+        assert_eq!(
+            cells(&crate::render::num::commas),
+            ["1,289,686", "1,234", "4,096", "426,880 (1 shared)"]
         );
     }
 
@@ -1209,14 +1326,22 @@ mod tests {
         p.keepers = Some(k(vec![o(40, "bash")], Some(Holder::Link(9))));
         p.attached = vec![
             AttachPoint {
-                link_id: 9,
+                link_id: Some(9),
                 attach_type: None,
                 target: Some("sched_switch".into()),
+                perf_event: None,
             },
             AttachPoint {
-                link_id: 10,
+                link_id: Some(10),
                 attach_type: Some("cgroup_inet_ingress".into()),
                 target: Some("/a".into()),
+                perf_event: None,
+            },
+            AttachPoint {
+                link_id: None,
+                attach_type: Some("kprobe".into()),
+                target: Some("do_sys_openat2+0x10".into()),
+                perf_event: Some(crate::model::PerfEventFd { pid: 40, fd: 7 }),
             },
         ];
         p.maps_memlock_bytes = Some(8192);
@@ -1227,7 +1352,7 @@ mod tests {
             false,
             true,
         );
-        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash","container":null,"pod":null}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch"},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a"}]}],"metadata":{}}"#), "{j}");
+        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash","container":null,"pod":null}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch","perf_event":null},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a","perf_event":null},{"link_id":null,"attach_type":"kprobe","target":"do_sys_openat2+0x10","perf_event":{"pid":40,"fd":7}}]}],"metadata":{}}"#), "{j}");
         let c = programs(std::slice::from_ref(&p), Format::Csv, false, true);
         assert!(c
             .lines()
@@ -1238,10 +1363,10 @@ mod tests {
             .lines()
             .nth(1)
             .unwrap()
-            .ends_with(",8192,1,bash(40),link 9,sched_switch;cgroup_inet_ingress:/a"));
+            .ends_with(",8192,1,bash(40),link 9,sched_switch;cgroup_inet_ingress:/a;kprobe:do_sys_openat2+0x10"));
         let t = programs(&[p], Format::Text, false, true);
         assert!(
-            t.contains("  bash(40)  sched_switch,cgroup_inet_ingress:/a  -        8192 (1 shared)"),
+            t.contains("  bash(40)  sched_switch,cgroup_inet_ingress:/a,kprobe:do_sys_openat2+0x10  -        8192 (1 shared)"),
             "{t}"
         );
     }
@@ -1263,9 +1388,10 @@ mod tests {
             workloads: Default::default(),
         });
         p.attached = vec![AttachPoint {
-            link_id: 9,
+            link_id: Some(9),
             attach_type: None,
             target: Some("sched_switch".into()),
+            perf_event: None,
         }];
         p
     }
@@ -1554,13 +1680,13 @@ mod tests {
             )
         );
         assert!(header.ends_with(
-            ",measured_duration,full_name,recursion_misses_delta,window_start,window_end"
+            ",measured_duration,full_name,recursion_misses_delta,cpu_percent,execs_per_sec,window_start,window_end"
         ));
-        assert!(first
-            .lines()
-            .nth(1)
-            .unwrap()
-            .ends_with(",1.2449,count_ingress,0,100.0,101.2449"));
+        let row = first.lines().nth(1).unwrap();
+        assert!(
+            row.ends_with(",1.2449,count_ingress,0,8.032773716764399e-05,8,100.0,101.2449"),
+            "{row}"
+        );
         let later = activity_window(&rows, run, Format::Csv, false, false, false);
         assert_eq!(later.lines().count(), 1);
         assert_eq!(Some(later.as_str()), first.split_once('\n').map(|x| x.1));

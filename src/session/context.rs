@@ -454,7 +454,9 @@ pub(super) fn add_map_memlock(
 }
 
 /// Owners (with their workloads), the link that holds each program, and
-/// the programs' attach points through their links.
+/// the programs' attach points: through their links, then through perf
+/// event fds (the owner scan's); a perf event that a perf-event link also
+/// holds is shown once, as the link.
 pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &OwnerScan) {
     let mut by_prog: HashMap<u32, Vec<&Link>> = HashMap::new();
     for l in links {
@@ -465,11 +467,19 @@ pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &OwnerSca
         p.attached = own
             .iter()
             .map(|l| AttachPoint {
-                link_id: l.id,
+                link_id: Some(l.id),
                 attach_type: l.attach_type.clone(),
                 target: l.target.clone(),
+                perf_event: None,
             })
             .collect();
+        let through_links = p.attached.len();
+        for a in owners.perf_attached(p.id) {
+            let same = |l: &AttachPoint| (&l.attach_type, &l.target) == (&a.attach_type, &a.target);
+            if !p.attached[..through_links].iter().any(same) {
+                p.attached.push(a.clone());
+            }
+        }
         let held_by = own.first().map(|l| Holder::Link(l.id));
         p.keepers = Some(owners.keepers(HeldKind::Prog, p.id, held_by));
     }
@@ -798,5 +808,66 @@ mod tests {
         );
         assert!(c.covers(&Covered::default()) && c.covers(&c.clone()));
         assert!(!Covered::default().covers(&c));
+    }
+
+    #[test]
+    fn perf_event_attachments_follow_links_and_are_not_repeated() {
+        let query = |prog_id, name: &str| crate::kernel::perf_attach::TaskFdQuery {
+            prog_id,
+            fd_type: 1,
+            name: name.as_bytes().to_vec(),
+            ..Default::default()
+        };
+        let mut agg = owners::Aggregator::default();
+        // Program 5's perf-event link holds the event its loader holds too.
+        agg.add_perf(42, 3, &query(5, "sched_switch"));
+        agg.add_perf(42, 4, &query(5, "sys_enter_openat"));
+        agg.add_perf(43, 9, &query(6, "sched_switch"));
+        let owners = OwnerScan::from(agg.finish());
+        let link = Link {
+            id: 70,
+            prog_id: 5,
+            attach_type: Some("tracepoint".into()),
+            target: Some("sched_switch".into()),
+            ..Default::default()
+        };
+        let mut progs = vec![
+            Program {
+                id: 5,
+                ..Default::default()
+            },
+            Program {
+                id: 6,
+                ..Default::default()
+            },
+        ];
+        add_prog_keepers(&mut progs, &[link], &owners);
+        let shown = |p: &Program| -> Vec<(Option<u32>, Option<String>)> {
+            p.attached
+                .iter()
+                .map(|a| (a.link_id, a.target.clone()))
+                .collect()
+        };
+        assert_eq!(
+            shown(&progs[0]),
+            [
+                (Some(70), Some("sched_switch".into())),
+                (None, Some("sys_enter_openat".into()))
+            ]
+        );
+        assert_eq!(shown(&progs[1]), [(None, Some("sched_switch".into()))]);
+        let holder = progs[1].keepers.clone().unwrap().owners;
+        assert_eq!(holder[0].pid, 43, "the perf fd's holder owns the program");
+        assert_eq!(
+            progs[1].attached[0].perf_event,
+            Some(crate::model::PerfEventFd { pid: 43, fd: 9 })
+        );
+        // The context the TUI and `activity -x` read carries them.
+        let mut rows = vec![Program {
+            id: 6,
+            ..Default::default()
+        }];
+        ProgContext::from_programs(progs).apply(&mut rows);
+        assert_eq!(shown(&rows[0]), [(None, Some("sched_switch".into()))]);
     }
 }

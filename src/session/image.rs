@@ -1,6 +1,6 @@
-//! One program as the drilldown shows it: its image (read once per
-//! drilldown), bpftool's disassembly and the helper names beside it, its
-//! decoded native code, and whether the program is still loaded.
+//! One program as the drilldown and `dump` show it: its image (read once
+//! per drilldown), bpftool's disassembly and the helper names beside it,
+//! its decoded native code, and whether the program is still loaded.
 
 use std::sync::Arc;
 
@@ -23,8 +23,16 @@ pub fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
 /// and subprograms the instructions call.
 pub fn disassembly(image: &ProgramImage) -> (Vec<String>, CallNames) {
     let bpftool = crate::bpftool::disasm(u64::from(image.program.id));
-    let names = helper_syms::for_program(&insn::slots(&image.xlated), &image.jit_ranges);
-    (bpftool, names)
+    (bpftool, call_names(image))
+}
+
+/// The kernel symbols that the image's helper calls and subprogram calls
+/// go to, from kallsyms, for [`crate::inspect::disasm::text`] to name them
+/// (`call bpf_map_lookup_elem#...`). Empty when kernel addresses are hidden
+/// from brr; the helper calls then read `imm` 0
+/// ([`crate::inspect::disasm::call_targets_hidden`]).
+pub fn call_names(image: &ProgramImage) -> CallNames {
+    helper_syms::for_program(&insn::slots(&image.xlated), &image.jit_ranges)
 }
 
 /// The decoded native code of program `id`, for naming the instructions

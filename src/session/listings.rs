@@ -8,7 +8,7 @@ use super::context::{add_map_memlock, add_prog_keepers, owners, HeldKind, SCAN_N
 use crate::error::Result;
 use crate::kernel::objects::{self, LinkReader, MapReader, ProgramReader};
 use crate::kernel::{bpffs, stats::StatsGuard};
-use crate::model::{Holder, Link, LinkFields, Map, MapFields, ProgFields, Program};
+use crate::model::{BtfObject, Holder, Link, LinkFields, Map, MapFields, ProgFields, Program};
 
 /// Programs as `brr prog` lists them, in ID order, with `fields`; with
 /// `stats`, statistics are on while they are read, so the run counters are
@@ -149,6 +149,27 @@ pub fn links_each(
         }
         each(l)
     })
+}
+
+/// The BTF objects as `brr btf` lists them; with `users`, the programs and
+/// maps that use each (a pass over every program and map).
+pub fn btfs(users: bool) -> Result<Vec<BtfObject>> {
+    let mut list = objects::btfs()?;
+    if users {
+        let mut by_btf = objects::btf_users()?;
+        for b in &mut list {
+            b.users = Some(by_btf.remove(&b.id).unwrap_or_default());
+        }
+    }
+    Ok(list)
+}
+
+pub use crate::kernel::bpffs::{RootKind, EVERY_MOUNT};
+
+/// What a `--bpffs` directory is: a bpffs, or another file system of which
+/// only the bpffs mounts below are scanned.
+pub fn bpffs_root_kind(root: &Path) -> RootKind {
+    bpffs::root_kind(root)
 }
 
 pub fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {

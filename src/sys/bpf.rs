@@ -18,6 +18,7 @@ const BPF_PROG_GET_FD_BY_ID: u32 = 13;
 const BPF_MAP_GET_FD_BY_ID: u32 = 14;
 const BPF_OBJ_GET_INFO_BY_FD: u32 = 15;
 const BPF_BTF_GET_FD_BY_ID: u32 = 19;
+const BPF_TASK_FD_QUERY: u32 = 20;
 const BPF_BTF_GET_NEXT_ID: u32 = 23;
 const BPF_LINK_GET_FD_BY_ID: u32 = 30;
 const BPF_LINK_GET_NEXT_ID: u32 = 31;
@@ -105,6 +106,22 @@ struct EnableStatsAttr {
     kind: u32,
 }
 
+/// `bpf_attr.task_fd_query`.
+#[repr(C)]
+#[derive(Default)]
+struct TaskFdQueryAttr {
+    pid: u32,
+    fd: u32,
+    flags: u32,
+    buf_len: u32,
+    buf: u64,
+    prog_id: u32,
+    fd_type: u32,
+    probe_offset: u64,
+    probe_addr: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<TaskFdQueryAttr>() == 48);
 const _: () = assert!(std::mem::size_of::<NextIdAttr>() == 16);
 const _: () = assert!(std::mem::size_of::<FdByIdAttr>() == 12);
 const _: () = assert!(std::mem::size_of::<InfoAttr>() == 16);
@@ -212,6 +229,51 @@ pub fn map_lookup_u32(fd: impl AsFd, key: u32) -> Result<Option<u32>, Errno> {
         Err(Errno(libc::ENOENT)) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// What `BPF_TASK_FD_QUERY` says about a process's fd that a program is
+/// attached through (a perf event fd, or a raw tracepoint's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskFdQuery {
+    pub prog_id: u32,
+    /// `enum bpf_task_fd_type`: raw_tracepoint 0, tracepoint 1, kprobe 2,
+    /// kretprobe 3, uprobe 4, uretprobe 5.
+    pub fd_type: u32,
+    /// The tracepoint name, the kprobe's function or the uprobe's path
+    /// (empty for a kprobe placed by address).
+    pub name: Vec<u8>,
+    pub probe_offset: u64,
+    pub probe_addr: u64,
+}
+
+/// Ask which program is attached through fd `fd` of process `pid`, reusing
+/// `buf` for the name. ENOENT: no program is attached through it (or the
+/// process or fd is gone). A name longer than `buf` is cut to it.
+pub fn task_fd_query(pid: u32, fd: u32, buf: &mut [u8]) -> Result<TaskFdQuery, Errno> {
+    let mut attr = TaskFdQueryAttr {
+        pid,
+        fd,
+        buf_len: u32::try_from(buf.len()).unwrap_or(u32::MAX),
+        buf: buf.as_mut_ptr() as u64,
+        ..Default::default()
+    };
+    // ENOSPC: the name did not fit; the kernel still filled the rest, with
+    // the cut name NUL-terminated in `buf`.
+    match bpf(BPF_TASK_FD_QUERY, &mut attr) {
+        Ok(_) | Err(Errno(libc::ENOSPC)) => {}
+        Err(e) => return Err(e),
+    }
+    let shown = buf
+        .get(..buf.len().min(attr.buf_len as usize))
+        .unwrap_or(&[]);
+    let end = shown.iter().position(|&b| b == 0).unwrap_or(shown.len());
+    Ok(TaskFdQuery {
+        prog_id: attr.prog_id,
+        fd_type: attr.fd_type,
+        name: shown[..end].to_vec(),
+        probe_offset: attr.probe_offset,
+        probe_addr: attr.probe_addr,
+    })
 }
 
 /// Turn on run-time statistics for as long as the returned fd stays open.

@@ -47,9 +47,9 @@ pub(crate) fn config() -> Config {
             drain_ms: None,
             program_ids: Vec::new(),
             pid: None,
-            bpffs: "/sys/fs/bpf".into(),
+            bpffs: "".into(),
         },
-        bpffs: "/sys/fs/bpf".into(),
+        bpffs: "".into(),
     }
 }
 
@@ -415,9 +415,10 @@ fn filter_matches_full_names_owner_comms_and_ids() {
         workloads: Default::default(),
     });
     rs[3].prog.attached = vec![AttachPoint {
-        link_id: 9,
+        link_id: Some(9),
         attach_type: Some("trace_fentry".into()),
         target: Some("blk_mq_start_request".into()),
+        perf_event: None,
     }];
     app.on_msg(Msg::Window {
         rows: rs,

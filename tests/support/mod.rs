@@ -32,8 +32,8 @@ use insn::Insn;
 pub const REQUIRE_LIVE_ENV: &str = "BRR_REQUIRE_LIVE";
 
 /// Whether live BPF tests can run here. When they cannot: panics if
-/// `BRR_REQUIRE_LIVE=1`, otherwise prints `skipping live test: <reason>` to
-/// stderr and returns false. Tests use `if !support::live() { return; }`.
+/// `BRR_REQUIRE_LIVE=1`, otherwise reports the test as skipped ([`skip`])
+/// and returns false. Tests use `if !support::live() { return; }`.
 pub fn live() -> bool {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
     match PROBE.get_or_init(probe_live) {
@@ -42,9 +42,69 @@ pub fn live() -> bool {
             if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
                 panic!("{REQUIRE_LIVE_ENV}=1 but BPF is not usable: {reason}");
             }
-            eprintln!("skipping live test: {reason}");
+            skip(format!("live test: {reason}"));
             false
         }
+    }
+}
+
+/// The tests of this binary that skipped (all or part of) their work, with
+/// why.
+static SKIPPED: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Say that the running test could not do (part of) its work here, and why.
+///
+/// libtest has no outcome for a test that decides at run time that it
+/// cannot run: such a test passes, its stderr is shown only with
+/// `--nocapture`, and the summary line counts it as passed. So besides the
+/// line on stderr now, every skip of this test binary is listed once more
+/// when the binary exits, right after libtest's summary line, written to
+/// the real stderr (which libtest does not capture).
+pub fn skip(reason: impl std::fmt::Display) {
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("(unnamed test)")
+        .to_string();
+    eprintln!("skipping {test}: {reason}");
+    SKIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((test, reason.to_string()));
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain extern "C" function with no arguments.
+        unsafe { libc::atexit(report_skips) };
+    });
+}
+
+/// At exit: the skipped tests, after libtest's summary line.
+extern "C" fn report_skips() {
+    // Every test has finished; a lock still held would be a test thread
+    // cut off by a failing run's exit, and then the list is left out.
+    let Ok(list) = SKIPPED.try_lock() else {
+        return;
+    };
+    if list.is_empty() {
+        return;
+    }
+    let n = list.len();
+    let mut text = format!(
+        "{n} of the tests above passed without doing all their work here (libtest counts them as passed; {REQUIRE_LIVE_ENV}=1 makes each a failure):\n"
+    );
+    for (test, reason) in list.iter() {
+        text.push_str(&format!("    skipped {test}: {reason}\n"));
+    }
+    text.push('\n');
+    // Straight to fd 2: std's handles may already be torn down at exit.
+    let bytes = text.as_bytes();
+    let mut done = 0;
+    while done < bytes.len() {
+        // SAFETY: writes from a live buffer of the given length.
+        let n = unsafe { libc::write(2, bytes[done..].as_ptr().cast(), bytes.len() - done) };
+        if n <= 0 {
+            break;
+        }
+        done += n as usize;
     }
 }
 
