@@ -271,7 +271,10 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         limit: a.limit,
         line_limit: a.line_limit,
     };
-    let built = profile::report::build(&profile, &opts);
+    let mut built = profile::report::build(&profile, &opts);
+    if a.annotate {
+        session::image::annotate(&mut built, &profile);
+    }
     let view = report::View {
         wide: a.wide,
         extended: cli.extended,

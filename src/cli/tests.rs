@@ -445,7 +445,7 @@ fn top_grammar() {
     );
     assert_eq!(
         err_line("top --inspect-mode x"),
-        "brr top: error: argument --inspect-mode: invalid choice: 'x' (choose from 'source', 'mixed')"
+        "brr top: error: argument --inspect-mode: invalid choice: 'x' (choose from 'source', 'mixed', 'native')"
     );
     assert_eq!(
         err_line("top --perf-buffer-pages 3"),

@@ -8,7 +8,7 @@ use super::json::{self, Json};
 use super::{csv, dash, dump, num, table, Format};
 use crate::inspect::source::{basename, DumpContext};
 use crate::model::profile::{Hint, Hotspot, KernelHotspot};
-use crate::model::report::{Figured, Other, Payers, ProgramReport, Report};
+use crate::model::report::{Annotation, Figured, NativeRow, Other, Payers, ProgramReport, Report};
 
 /// How to present a profile (what it lists is the report's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,10 @@ fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
             sections.push(format!("Breakdown of program {} ({}):", p.id, p.name));
             sections.push(direct_table(p, view, line_limit));
         }
+        if let Some(a) = p.native.as_ref().filter(|a| !a.all.is_empty()) {
+            sections.push(instructions_heading(p, a));
+            sections.push(instructions_table(a, view.wide, line_limit));
+        }
         let (rows, omitted) = if view.kernel_ip_detail {
             (p.kernel_ips.rows.len(), p.kernel_ips.other.samples)
         } else {
@@ -129,6 +133,82 @@ fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
         sections.push(hints_text(&found));
     }
     sections.join("\n\n")
+}
+
+/// The title of a program's `INSTRUCTIONS` table, and why its
+/// instructions have no text when the JIT code could not be read.
+fn instructions_heading(p: &ProgramReport, a: &Annotation) -> String {
+    let mut out = format!("Instructions of program {} ({}):", p.id, p.name);
+    if let Some(why) = &a.unavailable {
+        out.push_str(&format!("\nNo instruction text: {why}"));
+    }
+    out
+}
+
+/// `file:line` of a native row (`-` without a line record).
+fn file_line(r: &NativeRow, wide: bool) -> String {
+    match (&r.file, r.line) {
+        (Some(f), Some(l)) => format!("{}:{l}", file_cell(Some(f), wide)),
+        (Some(f), None) => file_cell(Some(f), wide),
+        (None, _) => "-".into(),
+    }
+}
+
+/// The instruction with the part of the JIT it belongs to, unless it is
+/// the program's own code.
+fn instruction_cell(r: &NativeRow) -> String {
+    let asm = r.asm.clone().unwrap_or_else(|| "-".into());
+    match r.role {
+        "body" => asm,
+        role => format!("{asm} [{role}]"),
+    }
+}
+
+/// The `INSTRUCTIONS` table: a program's hottest native instructions, cut
+/// by `--line-limit` with an Other row. `%THIS` is of its direct samples.
+pub fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) -> String {
+    let headers = [
+        "SAMPLES",
+        "%THIS",
+        "FUNCTION",
+        "OFFSET",
+        "INSTRUCTION",
+        "FILE:LINE",
+    ];
+    let align = [
+        (true, true),
+        (true, true),
+        (false, false),
+        (true, true),
+        (false, false),
+        (false, false),
+    ];
+    let mut rows: Vec<Vec<String>> = a
+        .shown_rows()
+        .iter()
+        .map(|r| {
+            vec![
+                r.samples.to_string(),
+                format!("{:.2}", r.sample_percent),
+                dash(r.function.as_deref()),
+                r.offset.map_or_else(|| "-".into(), |o| format!("+{o:#x}")),
+                instruction_cell(r),
+                file_line(r, wide),
+            ]
+        })
+        .collect();
+    if let Some(o) = a.other {
+        let direct: u64 = a.all.iter().map(|r| r.samples).sum();
+        rows.push(vec![
+            o.samples.to_string(),
+            format!("{:.2}", crate::model::profile::share(o.samples, direct)),
+            "-".into(),
+            "-".into(),
+            format!("Other native instructions not shown (--line-limit={line_limit})"),
+            "-".into(),
+        ]);
+    }
+    table::aligned(&headers, &align, &rows)
 }
 
 /// A hint's threshold with its unit, as the text output and the TUI say it.
@@ -664,7 +744,23 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     }
     // New, additive: last so the original's keys keep their places.
     f.push(("full_name", p.display_name().into()));
+    if let Some(a) = &p.native {
+        f.push(("native", Json::Arr(a.all.iter().map(native_json).collect())));
+    }
     to_obj(f)
+}
+
+/// One sampled native instruction (`--annotate`): every one is listed.
+fn native_json(r: &Figured<NativeRow>) -> Json {
+    to_obj(vec![
+        ("function", opt_str(&r.function)),
+        ("offset", r.offset.into()),
+        ("asm", opt_str(&r.asm)),
+        ("file", opt_str(&r.file)),
+        ("line", r.line.into()),
+        ("samples", r.samples.into()),
+        ("percent", r.sample_percent.into()),
+    ])
 }
 
 fn to_json(report: &Report, ctx: Option<&SourceContexts>) -> Json {
@@ -789,20 +885,49 @@ const HOTSPOT_CELLS: usize = 2 + DIRECT_CELLS + KERNEL_CELLS;
 /// New program columns, after every column of the original.
 const TAIL_CELLS: usize = 1;
 
+/// Columns appended with `--annotate`, after every other column: the
+/// native instruction of a `native` row.
+pub const CSV_NATIVE_COLUMNS: &[&str] = &["native_function", "native_offset", "native_asm"];
+
+/// The direct-hotspot cells of a `native` row: the instruction's address
+/// as its `jited_address`, the line record its samples went to.
+fn native_csv_cells(r: &Figured<NativeRow>) -> Vec<String> {
+    vec![
+        r.samples.to_string(),
+        num::float(r.sample_percent),
+        num::float(r.cpu_percent),
+        r.ip.to_string(),
+        String::new(),
+        csv::opt(r.file.clone()),
+        csv::opt(r.line),
+        String::new(),
+        csv::opt(r.source.clone()),
+    ]
+}
+
 fn to_csv(report: &Report) -> String {
     let meta = cells(&metadata(report));
     let blank = |n: usize| vec![String::new(); n];
+    // Only an annotated report has the native columns, so that the
+    // original's CSV stays as it was.
+    let annotated = report.programs.iter().any(|p| p.native.is_some());
+    let extra = if annotated {
+        CSV_NATIVE_COLUMNS.len()
+    } else {
+        0
+    };
     let mut rows: Vec<Vec<String>> = Vec::new();
     if report.programs.is_empty() {
         // Keep the telemetry even when no program was sampled.
         let mut r = meta.clone();
-        r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS + TAIL_CELLS));
+        r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS + TAIL_CELLS + extra));
         rows.push(r);
     }
     for p in &report.programs {
         let first = rows.len();
         let prog = csv_program(&meta, p);
-        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() {
+        let native = p.native.as_ref().map_or(&[][..], |a| &a.all[..]);
+        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() && native.is_empty() {
             let mut r = prog.clone();
             r.extend(blank(HOTSPOT_CELLS));
             rows.push(r);
@@ -826,12 +951,35 @@ fn to_csv(report: &Report) -> String {
             r.extend(rest);
             rows.push(r);
         }
+        let natives = rows.len();
+        for (i, n) in native.iter().enumerate() {
+            let mut r = prog.clone();
+            r.push("native".into());
+            r.push((i + 1).to_string());
+            r.extend(native_csv_cells(n));
+            r.extend(blank(KERNEL_CELLS));
+            rows.push(r);
+        }
         for r in rows.iter_mut().skip(first) {
             r.push(p.display_name().to_string());
         }
+        for r in rows.iter_mut().take(natives).skip(first) {
+            r.extend(blank(extra));
+        }
+        for (r, n) in rows.iter_mut().skip(natives).zip(native) {
+            r.extend([
+                csv::opt(n.function.clone()),
+                csv::opt(n.offset),
+                csv::opt(n.asm.clone()),
+            ]);
+        }
     }
-    debug_assert!(rows.iter().all(|r| r.len() == CSV_HEADER.len()));
-    csv::render(CSV_HEADER, &rows)
+    let mut header = CSV_HEADER.to_vec();
+    if annotated {
+        header.extend(CSV_NATIVE_COLUMNS);
+    }
+    debug_assert!(rows.iter().all(|r| r.len() == header.len()));
+    csv::render(&header, &rows)
 }
 
 /// The metadata and program cells every row of a program starts with:
@@ -1145,6 +1293,129 @@ No BPF JIT samples captured."
         for r in &rows {
             assert_eq!(r.split(',').count(), CSV_HEADER.len(), "{r}");
         }
+    }
+
+    fn annotated_view(format: Format) -> String {
+        let (_, r) = crate::profile::report::tests::annotated(2);
+        render(&r, &view(format).view, None)
+    }
+
+    #[test]
+    fn text_instructions_table() {
+        let out = annotated_view(Format::Text);
+        let expected = [
+            "Instructions of program 98 (sys_exit):",
+            "",
+            "SAMPLES  %THIS  FUNCTION  OFFSET  INSTRUCTION                                           FILE:LINE  ",
+            "      3  30.00  main_fn    +0x20  call bpf_map_lookup_elem                              x.bpf.c:107",
+            "      2  20.00  main_fn    +0x10  mov eax, 0x1                                          x.bpf.c:77 ",
+            "      5  50.00  -              -  Other native instructions not shown (--line-limit=2)  -          ",
+            "",
+            "Kernel/helper samples for program 98 (sys_exit):",
+        ]
+        .join("\n");
+        assert!(out.contains(&expected), "{out}");
+        // After the line breakdown; program 7 has no sampled instruction
+        // and so no table, even though its code was not read.
+        assert!(out.contains("--line-limit=2)\n\nInstructions of program 98"));
+        assert!(!out.contains("Instructions of program 7"));
+        // Roles and missing text, full paths with -w.
+        let (_, r) = crate::profile::report::tests::annotated(0);
+        let a = r.programs[0].native.as_ref().unwrap();
+        assert_eq!(
+            instructions_table(a, true, 0),
+            [
+                "SAMPLES  %THIS  FUNCTION  OFFSET  INSTRUCTION                     FILE:LINE             ",
+                "      3  30.00  main_fn    +0x20  call bpf_map_lookup_elem        /src/dir/x.bpf.c:107  ",
+                "      2  20.00  main_fn    +0x10  mov eax, 0x1                    /src/dir/x.bpf.c:77   ",
+                "      2  20.00  main_fn    +0x24  add rax, 0x1                    /src/dir/x.bpf.c:107  ",
+                "      1  10.00  main_fn     +0x2  push rbp [prologue]             -                     ",
+                "      1  10.00  main_fn    +0x30  leave [epilogue]                /src/dir/maps.bpf.h:16",
+                "      1  10.00  main_fn    +0x31  jmp __x86_return_thunk [thunk]  /src/dir/maps.bpf.h:16",
+            ]
+            .join("\n")
+        );
+        let mut a = a.clone();
+        a.unavailable = Some("the kernel withholds it".into());
+        a.all[0].row.asm = None;
+        let p = &r.programs[0];
+        assert_eq!(
+            instructions_heading(p, &a),
+            "Instructions of program 98 (sys_exit):\nNo instruction text: the kernel withholds it"
+        );
+        assert!(instructions_table(&a, false, 0).contains("  +0x20  -  "));
+    }
+
+    #[test]
+    fn json_native_lists_every_instruction_last() {
+        let out = annotated_view(Format::Json { pretty: false });
+        assert!(out.contains(
+            r#""full_name":"sys_exit","native":[{"function":"main_fn","offset":32,"asm":"call bpf_map_lookup_elem","file":"/src/dir/x.bpf.c","line":107,"samples":3,"percent":30.0},{"function":"main_fn","offset":16,"asm":"mov eax, 0x1","file":"/src/dir/x.bpf.c","line":77,"samples":2,"percent":20.0},"#
+        ), "{out}");
+        assert!(out.contains(
+            r#"{"function":"main_fn","offset":2,"asm":"push rbp","file":null,"line":null,"samples":1,"percent":10.0},"#
+        ));
+        // Every sampled instruction despite --line-limit=2, and the
+        // program's hints know of the JIT code only with --annotate.
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let native = doc["items"][0]["native"].as_array().unwrap();
+        assert_eq!(native.len(), 6);
+        let sum: u64 = native.iter().map(|n| n["samples"].as_u64().unwrap()).sum();
+        assert_eq!(sum, doc["items"][0]["samples"].as_u64().unwrap());
+        assert_eq!(doc["items"][1]["native"], serde_json::json!([]));
+        // Without --annotate the document has no native key.
+        let plain = render_n(&profile(), &view(Format::Json { pretty: false }));
+        assert!(!plain.contains("\"native\""));
+    }
+
+    /// The fields of a CSV line (quoted fields may hold commas).
+    fn csv_fields(line: &str) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut quoted = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    out.last_mut().unwrap().push('"');
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => out.push(String::new()),
+                (c, _) => out.last_mut().unwrap().push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn csv_native_rows_and_columns_only_when_annotated() {
+        let out = annotated_view(Format::Csv);
+        let mut lines = out.lines();
+        let header = lines.next().unwrap();
+        assert!(header.ends_with(",full_name,native_function,native_offset,native_asm"));
+        let width = CSV_HEADER.len() + CSV_NATIVE_COLUMNS.len();
+        let rows: Vec<&str> = lines.collect();
+        // 98: 2 bpf + 2 kernel + 6 native rows; 7: 1 bpf row.
+        assert_eq!(rows.len(), 11);
+        for r in &rows {
+            assert_eq!(csv_fields(r).len(), width, "{r}");
+        }
+        let tail = |r: &str| csv_fields(r)[38..].join(",");
+        assert_eq!(
+            tail(rows[4]),
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,native,1,3,30.0,0.3,32,,/src/dir/x.bpf.c,107,,\t\tif (c),,,,,,,,,,,,sys_exit,main_fn,32,call bpf_map_lookup_elem"
+        );
+        assert!(tail(rows[0]).starts_with("98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,"));
+        assert!(rows[0].ends_with(",sys_exit,,,"), "{}", rows[0]);
+        assert!(
+            rows[9].ends_with(",sys_exit,main_fn,49,jmp __x86_return_thunk"),
+            "{}",
+            rows[9]
+        );
+        assert!(rows[10].ends_with(",small,,,"), "{}", rows[10]);
+        // Without --annotate the CSV is the original's.
+        let plain = render_n(&profile(), &view(Format::Csv));
+        assert_eq!(plain.lines().next(), Some(CSV_HEADER.join(",").as_str()));
     }
 
     /// A BTF name longer than the kernel's 15-byte `name`.

@@ -1,14 +1,22 @@
 //! One program as the drilldown shows it: its image (read once per
-//! drilldown), bpftool's disassembly and the helper names beside it, and
-//! whether the program is still loaded.
+//! drilldown), bpftool's disassembly and the helper names beside it, its
+//! decoded native code, and whether the program is still loaded; and the
+//! JIT code `--annotate` reads for the programs a report lists.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::error::{BrrError, Result};
 use crate::inspect::disasm::CallNames;
+use crate::inspect::native::{self, NativeImage, Symbols};
 use crate::inspect::{helper_syms, insn};
+use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::{lines, objects};
+use crate::model::image::JitCode;
+use crate::model::profile::Profile;
+use crate::model::report::Report;
 use crate::model::ProgramImage;
+use crate::profile::report::NativeCode;
 
 /// The image of program `id`: its translated and JITed instructions with
 /// their source lines, shared by whoever shows it.
@@ -16,13 +24,20 @@ pub fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
     lines::image_by_id(u64::from(id)).map(Arc::new)
 }
 
-/// What mixed mode shows beside an image: bpftool's disassembly lines
-/// (none when bpftool is missing or fails) and the names of the helpers
-/// and subprograms the instructions call.
-pub fn disassembly(image: &ProgramImage) -> (Vec<String>, CallNames) {
-    let bpftool = crate::bpftool::disasm(u64::from(image.program.id));
-    let names = helper_syms::for_program(&insn::slots(&image.xlated), &image.jit_ranges);
-    (bpftool, names)
+/// What the mixed and native views show beside an image: the names of
+/// the helpers and subprograms its translated instructions call, and its
+/// native code decoded (or why there is none, in the drilldown's words).
+/// The kernel symbol table is read once for both.
+pub fn disassembly(
+    image: &ProgramImage,
+) -> (CallNames, std::result::Result<Arc<NativeImage>, String>) {
+    let ksyms = Kallsyms::load();
+    let names = helper_syms::from_kallsyms(&ksyms, &insn::slots(&image.xlated), &image.jit_ranges);
+    let native = lines::jited_image_by_id(u64::from(image.program.id), false)
+        .and_then(|jited| decode(&jited, &Symbols::new(move || ksyms), &|_, _| true))
+        .map(Arc::new)
+        .map_err(|e| e.message());
+    (names, native)
 }
 
 /// Whether program `id` has been unloaded. Any other failure to open it
@@ -32,4 +47,48 @@ pub fn program_gone(id: u32) -> bool {
         objects::open_program(u64::from(id)),
         Err(BrrError::NoProgram(_))
     )
+}
+
+/// The decoded native code of program `id` (every function, calls named
+/// from the kernel symbol table), for the drilldown's native view.
+pub fn native_image(id: u32) -> Result<NativeImage> {
+    let jited = lines::jited_image_by_id(u64::from(id), false)?;
+    decode(&jited, &Symbols::new(Kallsyms::load), &|_, _| true)
+}
+
+fn decode(
+    image: &ProgramImage,
+    symbols: &Symbols<impl FnOnce() -> Kallsyms>,
+    wanted: &dyn Fn(usize, u32) -> bool,
+) -> Result<NativeImage> {
+    // The sysctl only words the reason the kernel withheld the code.
+    let kptr = matches!(image.jited, JitCode::Withheld)
+        .then(lines::kptr_restrict)
+        .flatten();
+    native::build_with(image, native::Arch::host(), kptr, symbols, wanted)
+}
+
+/// `--annotate`: read and decode the JIT code of every listed program
+/// that has direct samples (once each, the kernel symbol table at most
+/// once and only when a sampled call or jump leaves its program), and add
+/// each one's sampled instructions to the report.
+pub fn annotate(report: &mut Report, profile: &Profile) {
+    let symbols = Symbols::new(Kallsyms::load);
+    let mut code: HashMap<u32, NativeCode> = HashMap::new();
+    for p in report.programs.iter().filter(|p| p.samples > 0) {
+        let sampled: HashSet<(usize, u32)> = profile
+            .program(p.id)
+            .map(|raw| {
+                raw.native
+                    .iter()
+                    .filter_map(|n| Some((n.func_index?, u32::try_from(n.offset?).ok()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let decoded = lines::jited_image_by_id(u64::from(p.id), false)
+            .and_then(|img| decode(&img, &symbols, &|f, off| sampled.contains(&(f, off))))
+            .map_err(|e| e.message());
+        code.insert(p.id, decoded);
+    }
+    crate::profile::report::annotate(report, profile, &code);
 }

@@ -18,7 +18,7 @@ impl Drill {
                 Ok(img) => {
                     self.image = Some(img);
                     self.rebuild(true);
-                    if self.mode == Mode::Mixed {
+                    if self.mode != Mode::Source {
                         return self.request_disasm();
                     }
                 }
@@ -26,13 +26,13 @@ impl Drill {
             },
             Msg::Disasm {
                 seq,
-                bpftool,
                 call_names,
+                native,
             } if Some(seq) == self.disasm_seq => {
                 self.disasm_seq = None;
-                self.disasm = Some((bpftool, call_names));
-                self.message = None;
-                if self.mode == Mode::Mixed {
+                self.disasm = Some((call_names, native));
+                self.message = self.native_unavailable();
+                if self.mode != Mode::Source {
                     self.rebuild(true);
                 }
             }
@@ -138,11 +138,19 @@ impl Drill {
         }
     }
 
+    /// In the native view without native code: why, for the status line.
+    pub(super) fn native_unavailable(&self) -> Option<String> {
+        match (&self.disasm, self.mode) {
+            (Some((_, Err(why))), Mode::Native) => Some(format!("no native code to show: {why}")),
+            _ => None,
+        }
+    }
+
     pub(super) fn request_disasm(&mut self) -> Vec<Effect> {
         if self.disasm.is_some() {
             return Vec::new();
         }
-        self.message = Some("Rendering mixed view...".into());
+        self.message = Some(format!("Rendering {} view...", self.mode.name()));
         let seq = self.next_seq();
         self.disasm_seq = Some(seq);
         vec![Effect::Cmd(Cmd::Disasm { id: self.id, seq })]
