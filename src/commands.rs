@@ -273,7 +273,8 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
     };
     let mut built = profile::report::build(&profile, &opts);
     if a.annotate {
-        session::image::annotate(&mut built, &profile);
+        // Text prints only the --line-limit rows of each table.
+        session::image::annotate(&mut built, &profile, cli.format != Format::Text);
     }
     let view = report::View {
         wide: a.wide,

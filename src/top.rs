@@ -65,7 +65,7 @@ fn profile_program(
     let mut report = profile::report::build(&profile, &opts);
     // The native view places samples by instruction.
     if t.annotate || t.native {
-        session::image::annotate(&mut report, &profile);
+        session::image::annotate(&mut report, &profile, false);
     }
     let program = report.program(id);
     Ok(Profiled {

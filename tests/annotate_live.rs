@@ -431,3 +431,91 @@ fn an_empty_program_gets_the_jit_overhead_hint() {
         .iter()
         .all(|h| h["kind"] != "jit_overhead"));
 }
+
+/// brr's own CPU time (task-clock, ms) for one run of `args`, measured by
+/// `perf stat`, and its stdout.
+fn task_clock(bin: &str, args: &[&str]) -> (f64, String) {
+    let o = Command::new("perf")
+        .args(["stat", "-x", ",", "-e", "task-clock", "--", bin])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("perf stat");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ms = stderr(&o)
+        .lines()
+        .find(|l| l.contains("task-clock"))
+        .and_then(|l| l.split(',').next()?.parse::<f64>().ok())
+        .expect("task-clock figure");
+    (ms, stdout(&o))
+}
+
+/// Whether a sampled instruction's text names a destination outside its
+/// program (so the kernel symbol table was read to print it).
+fn names_a_symbol(doc: &str) -> bool {
+    let doc: Value = serde_json::from_str(doc).unwrap();
+    doc["items"][0]["native"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["asm"].as_str())
+        .any(|a| {
+            (a.starts_with("call ") || a.starts_with("jmp "))
+                && !a.contains(" +0x")
+                && !a.contains(" 0x")
+        })
+}
+
+/// The CPU `--annotate` adds to a profile, for the README: interleaved
+/// 5 s profiles of the hot fixture (the program `fixture hot` drives) with
+/// and without it. `cargo test --release --test annotate_live --
+/// --ignored --nocapture annotate_cost` (`BRR_BENCH_BIN` picks the brr
+/// binary, e.g. a release build).
+#[test]
+#[ignore]
+fn annotate_cost() {
+    if !live() || !perf_available() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fx = HotFixture::load().expect("load the hot fixture");
+    let id = fx.prog.id.to_string();
+    let bin = std::env::var("BRR_BENCH_BIN").unwrap_or(env!("CARGO_BIN_EXE_brr").into());
+    let load = LoadDriver::start(fx.prog.fd(), 1, HOT_REPEAT).expect("load");
+    std::thread::sleep(Duration::from_millis(300));
+    let profile = ["profile", "--program-id", &id];
+    let variants: [&[&str]; 4] = [&[], &["--annotate"], &["--json"], &["--json", "--annotate"]];
+    let runs = 9;
+    let mut cpu: [Vec<f64>; 4] = Default::default();
+    let mut named = 0;
+    for _ in 0..runs {
+        for (v, extra) in variants.iter().enumerate() {
+            let (ms, out) = task_clock(&bin, &[&profile[..], extra].concat());
+            cpu[v].push(ms);
+            if v == 3 {
+                named += usize::from(names_a_symbol(&out));
+            }
+        }
+    }
+    load.stop().expect("load threads");
+    let (kallsyms, _) = task_clock("cat", &["/proc/kallsyms"]);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let m = cpu.each_mut().map(median);
+    eprintln!("{runs} interleaved 5 s profiles of program {id} (task-clock, median):");
+    for (v, extra) in variants.iter().enumerate() {
+        let name = format!("profile {}", extra.join(" "));
+        let base = m[v - v % 2];
+        eprintln!(
+            "{name:26} {:8.2} ms {:+7.2} ms {:+6.1} %  {:.2?}",
+            m[v],
+            m[v] - base,
+            (m[v] / base - 1.0) * 100.0,
+            cpu[v]
+        );
+    }
+    eprintln!("  {named} of {runs} --json --annotate runs named a call or jump target (read /proc/kallsyms)");
+    eprintln!("cat /proc/kallsyms  {kallsyms:8.2} ms");
+}

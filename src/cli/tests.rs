@@ -427,21 +427,6 @@ fn top_grammar() {
         err_line("--collapse-samples"),
         "brr: error: --collapse-samples requires --textmode and --profile-top"
     );
-    // --annotate lists instructions under a printed profile; the TUI's
-    // profiles always carry them.
-    assert_eq!(
-        err_line("--annotate"),
-        "brr: error: --annotate requires --textmode and --profile-top"
-    );
-    assert_eq!(
-        err_line("top --textmode --annotate"),
-        "brr: error: --annotate requires --textmode and --profile-top"
-    );
-    let t = top("top --textmode --profile-top --annotate --inspect-mode native");
-    assert!(t.annotate && t.native && !t.mixed);
-    assert!(!top("top --inspect-mode mixed").native);
-    assert!(profile("profile --annotate").annotate);
-    assert!(!profile("profile").annotate);
     assert_eq!(
         err_line("top --textmode --kernel-ip-detail"),
         "brr: error: --kernel-ip-detail requires --kernel-samples"
@@ -473,6 +458,26 @@ fn top_grammar() {
     assert!(
         matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))
     );
+}
+
+/// `--annotate` lists instructions under a printed profile (the TUI's
+/// profiles always carry them); `--inspect-mode native` picks the native
+/// view.
+#[test]
+fn annotate_and_native_view_grammar() {
+    assert_eq!(
+        err_line("--annotate"),
+        "brr: error: --annotate requires --textmode and --profile-top"
+    );
+    assert_eq!(
+        err_line("top --textmode --annotate"),
+        "brr: error: --annotate requires --textmode and --profile-top"
+    );
+    let t = top("top --textmode --profile-top --annotate --inspect-mode native");
+    assert!(t.annotate && t.native && !t.mixed);
+    assert!(!top("top --inspect-mode mixed").native);
+    assert!(profile("profile --annotate").annotate);
+    assert!(!profile("profile").annotate);
 }
 
 fn profile(s: &str) -> ProfileArgs {

@@ -128,7 +128,8 @@ pub struct NativeRow {
     /// Bytes from the function's start (`offset` in `dump --jited`).
     pub offset: Option<u64>,
     /// The instruction as `dump --jited` shows it; None when the JIT code
-    /// could not be read or no instruction starts there.
+    /// could not be read or no instruction starts there, and for the rows
+    /// a text report leaves out (under `Other`), whose text is not made.
     pub asm: Option<String>,
     /// The line record covering it (the greatest JIT address at or below).
     pub file: Option<String>,

@@ -274,7 +274,9 @@ fn native_rows(raw: &ProgramProfile, image: Option<&NativeImage>) -> Vec<NativeR
                 line: at.and_then(|h| h.line),
                 source: at.and_then(|h| h.source.clone()),
                 role: insn.as_ref().map_or(Role::Body, |(_, r)| *r).name(),
-                asm: insn.map(|(a, _)| a),
+                // Text left out by the decoder (a row a text report does
+                // not print) is no text.
+                asm: insn.map(|(a, _)| a).filter(|a| !a.is_empty()),
             }
         })
         .collect()

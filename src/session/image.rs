@@ -70,17 +70,26 @@ fn decode(
 
 /// `--annotate`: read and decode the JIT code of every listed program
 /// that has direct samples (once each, the kernel symbol table at most
-/// once and only when a sampled call or jump leaves its program), and add
-/// each one's sampled instructions to the report.
-pub fn annotate(report: &mut Report, profile: &Profile) {
+/// once and only when a printed call or jump leaves its program), and add
+/// each one's sampled instructions to the report. With `every` each
+/// sampled instruction gets its text (JSON and CSV list them all), else
+/// only those the `--line-limit` view shows; formatting is most of the
+/// cost of decoding.
+pub fn annotate(report: &mut Report, profile: &Profile, every: bool) {
     let symbols = Symbols::new(Kallsyms::load);
+    let limit = match report.totals.line_limit {
+        n if n > 0 && !every => n,
+        _ => usize::MAX,
+    };
     let mut code: HashMap<u32, NativeCode> = HashMap::new();
     for p in report.programs.iter().filter(|p| p.samples > 0) {
+        // The engine's order is the report's: most samples first.
         let sampled: HashSet<(usize, u32)> = profile
             .program(p.id)
             .map(|raw| {
                 raw.native
                     .iter()
+                    .take(limit)
                     .filter_map(|n| Some((n.func_index?, u32::try_from(n.offset?).ok()?)))
                     .collect()
             })

@@ -206,7 +206,7 @@ impl Worker {
                 };
                 let mut report = profile::report::build(&prof, &opts);
                 // The native view places samples by instruction.
-                session::image::annotate(&mut report, &prof);
+                session::image::annotate(&mut report, &prof, false);
                 ProfileDone {
                     input: session::drilldown_input(&report, job.id),
                     report: Arc::new(report),

@@ -44,8 +44,18 @@ impl Arch {
 
     /// Decode one function's code.
     pub fn decode(self, code: &[u8]) -> Vec<Decoded> {
+        self.decode_some(code, &|_| true)
+    }
+
+    /// Decode one function's code, with the text of the instructions
+    /// `wanted` picks by offset and of those that say where the function
+    /// starts and returns (its first instructions, calls, jumps, returns
+    /// and what restores the caller's state); the others' text may be
+    /// left empty. Formatting is most of the decoding cost.
+    pub fn decode_some(self, code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
         match self {
-            Arch::X86_64 => x86::decode(code),
+            Arch::X86_64 => x86::decode_some(code, wanted),
+            // A fixed-width decoder that formats as it decodes.
             Arch::Aarch64 => arm64::decode(code),
         }
     }
@@ -220,7 +230,8 @@ impl<F: FnOnce() -> Kallsyms> Symbols<F> {
 /// [`build`] for the instructions `wanted` picks (by function index and
 /// offset): only their calls and jumps that leave the program make
 /// `symbols` read the symbol table; the others name a destination only
-/// when the table has been read anyway, else show its address.
+/// when the table has been read anyway, else show its address, and may
+/// have no text unless [`roles`] needs it.
 pub fn build_with(
     image: &ProgramImage,
     arch: Option<Arch>,
@@ -238,7 +249,10 @@ pub fn build_with(
         return Err(unavailable(image, kptr_restrict));
     };
     let parts = split(image, code);
-    let decoded: Vec<Vec<Decoded>> = parts.iter().map(|p| arch.decode(p.code)).collect();
+    let decoded: Vec<Vec<Decoded>> = parts
+        .iter()
+        .map(|p| arch.decode_some(p.code, &|off| wanted(p.index, off)))
+        .collect();
     let leaves = parts.iter().zip(&decoded).any(|(p, d)| {
         d.iter().any(|i| {
             wanted(p.index, i.offset) && i.dest.is_some_and(|t| p.absolute(t, &parts).is_some())
