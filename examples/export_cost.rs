@@ -88,6 +88,7 @@ fn profile(samples: u64) -> Profile {
                 "    value = lookup(&map_{p}, &key); /* line {line} */"
             )),
             kernel,
+            interrupt: None,
         };
         if let Some(prog) = programs.get_mut(p) {
             if stack.kernel.is_empty() {

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! fixture hold --progs N --maps M
-//! fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper]
+//! fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper|sock|sysenter]
 //! fixture churn --seconds S --count N
 //! fixture showcase
 //! ```
@@ -20,10 +20,12 @@ const USAGE: &str = "usage:
   fixture hold --progs N --maps M
       load N minimal programs and M array maps, print `ready`, hold them
       until stdin reaches EOF
-  fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper]
+  fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper|sock|sysenter]
       load the fixture, print `prog_id=<id>`, drive it with
       BPF_PROG_TEST_RUN on T threads for S seconds (default 10, 1), then
-      print `runs=<total>`
+      print `runs=<total>`; `sysenter` attaches the hot loop to the
+      sys_enter raw tracepoint for this process and drives it with system
+      calls instead (interrupts land on it as on a production host)
   fixture churn --seconds S --count N
       load and drop batches of N minimal programs and N maps for S seconds
   fixture showcase
@@ -117,9 +119,26 @@ fn hot(args: &[String]) -> Result<(), String> {
             let fx = support::HelperFixture::load().map_err(err)?;
             run(fx.prog.id, fx.prog.fd(), support::HelperFixture::REPEAT)?
         }
+        "sock" => {
+            // A few instructions per run: the cost of measuring each run
+            // (BPF_ENABLE_STATS) is then a large part of its run time.
+            let fx = support::SocketFilterFixture::load().map_err(err)?;
+            run(fx.prog.id, fx.prog.fd(), 100_000)?
+        }
+        "sysenter" => {
+            let fx = support::SyscallHotFixture::load(std::process::id()).map_err(err)?;
+            println!("prog_id={}", fx.prog.id);
+            let calls: Vec<_> = (0..threads.max(1))
+                .map(|_| support::SyscallHotFixture::spawn_syscalls(Duration::from_secs(seconds)))
+                .collect();
+            calls
+                .into_iter()
+                .map(|h| h.join().map_err(|_| "syscall thread panicked".to_string()))
+                .sum::<Result<u64, String>>()?
+        }
         other => {
             return Err(format!(
-                "--kind: expected hot|subprog|helper, got {other:?}"
+                "--kind: expected hot|subprog|helper|sock|sysenter, got {other:?}"
             ))
         }
     };

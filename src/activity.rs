@@ -11,19 +11,30 @@ pub use crate::model::activity::ActivityRow;
 /// delta (both descending) then ID; idle programs kept only with `all`;
 /// `limit` 0 keeps every row.
 pub fn compute(base: &[Program], current: &[Program], all: bool, limit: usize) -> Vec<ActivityRow> {
-    let before: HashMap<u32, &Program> = base.iter().map(|p| (p.id, p)).collect();
-    let mut rows: Vec<ActivityRow> = current
+    compute_owned(base, current.to_vec(), all, limit)
+}
+
+/// [`compute`] taking `current` over: the rows own its programs, so that
+/// a window of thousands of programs is not copied once more.
+pub fn compute_owned(
+    base: &[Program],
+    current: Vec<Program>,
+    all: bool,
+    limit: usize,
+) -> Vec<ActivityRow> {
+    let before: HashMap<u32, (u64, u64, u64)> = base
         .iter()
+        .map(|b| (b.id, (b.run_count, b.run_time_ns, b.recursion_misses)))
+        .collect();
+    let mut rows: Vec<ActivityRow> = current
+        .into_iter()
         .map(|p| {
-            let (c0, t0, m0) = before
-                .get(&p.id)
-                .map(|b| (b.run_count, b.run_time_ns, b.recursion_misses))
-                .unwrap_or((0, 0, 0));
+            let (c0, t0, m0) = before.get(&p.id).copied().unwrap_or((0, 0, 0));
             ActivityRow {
-                prog: p.clone(),
                 run_count_delta: p.run_count.saturating_sub(c0),
                 run_time_ns_delta: p.run_time_ns.saturating_sub(t0),
                 recursion_misses_delta: p.recursion_misses.saturating_sub(m0),
+                prog: p,
             }
         })
         .filter(|r| all || r.run_count_delta > 0 || r.run_time_ns_delta > 0)

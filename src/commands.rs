@@ -18,6 +18,7 @@ use crate::session;
 /// Run a parsed command; returns stdout text (without the final newline)
 /// and the exit status.
 pub fn run(cli: &Cli) -> Result<(String, i32)> {
+    session::set_kubelet_logs(&cli.kubelet_logs);
     let out = match &cli.command {
         Command::Prog { stats } => {
             let fields = listing::program_fields(cli.format, cli.extended);
@@ -129,6 +130,7 @@ pub enum Streamed {
 /// --interval`, and `prog`, `map`, `link` in JSON or CSV); None for every
 /// other command, which [`run`] handles.
 pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
+    session::set_kubelet_logs(&cli.kubelet_logs);
     let listing = match &cli.command {
         _ if cli.format == Format::Text => None,
         Command::Prog { .. } => Some(ListingKind::Programs),
@@ -147,10 +149,16 @@ pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
             count,
             ..
         } => Some(activity_stream(cli, *interval, *count, *limit, *all, out)),
-        Command::Exporter { listen, stats } => Some(
+        Command::Exporter {
+            listen,
+            stats,
+            profiles,
+        } => Some(
             crate::serve::run(crate::serve::ExporterConfig {
                 listen: *listen,
                 stats: *stats,
+                profiles: *profiles,
+                bpffs: cli.bpffs.clone(),
             })
             .map(|()| Streamed::Done(0)),
         ),
@@ -258,7 +266,9 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
 /// the partial profile is printed as usual; a second one exits with 130.
 fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
     let profile = session::capture(&a.request)?;
-    let folded = crate::export::write(&profile, &a.exports)?;
+    // Containers and pods named once, for the report and the pprof labels.
+    let workloads = session::workloads(&profile);
+    let folded = crate::export::write_with(&profile, &a.exports, &workloads)?;
     let code = if a.fail_on_loss && profile.telemetry.incomplete {
         1
     } else {
@@ -271,7 +281,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         limit: a.limit,
         line_limit: a.line_limit,
     };
-    let mut built = profile::report::build(&profile, &opts);
+    let mut built = profile::report::build_with(&profile, &opts, &workloads);
     if a.annotate {
         // Text prints only the --line-limit rows of each table.
         session::image::annotate(&mut built, &profile, cli.format != Format::Text);

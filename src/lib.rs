@@ -35,9 +35,9 @@
 //!    ask `session` rather than read the kernel themselves; nothing below
 //!    the front ends imports them.
 //!
-//! Two leaf modules serve any layer: [`values`] (number parsers shared by
-//! the command line and the TUI's input fields) and [`trace`] (readiness
-//! lines for tests and scripts).
+//! Three leaf modules serve any layer: [`values`] (number parsers shared by
+//! the command line and the TUI's input fields), [`utc`] (Unix times as
+//! ISO 8601 dates) and [`trace`] (readiness lines for tests and scripts).
 
 pub mod activity;
 pub mod bpftool;
@@ -61,4 +61,5 @@ pub mod sys;
 pub mod top;
 pub mod trace;
 pub mod tui;
+pub mod utc;
 pub mod values;

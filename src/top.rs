@@ -53,16 +53,17 @@ fn profile_program(
     line_limit: usize,
 ) -> Result<Profiled> {
     let req = profile::Request {
-        program_id: Some(id as u64),
+        program_ids: vec![id],
         ..profile_request(t, bpffs)
     };
     let profile = session::capture(&req)?;
-    let folded = crate::export::write(&profile, &t.exports)?;
+    let workloads = session::workloads(&profile);
+    let folded = crate::export::write_with(&profile, &t.exports, &workloads)?;
     let opts = ReportOptions {
         limit: 0,
         line_limit,
     };
-    let mut report = profile::report::build(&profile, &opts);
+    let mut report = profile::report::build_with(&profile, &opts, &workloads);
     // The native view places samples by instruction.
     if t.annotate || t.native {
         session::image::annotate(&mut report, &profile, false);
@@ -117,7 +118,9 @@ fn inspect_section(
         mixed: t.mixed,
         exact_ips: t.kernel_ip_detail,
         source_limit: t.source_limit,
-        call_names: if t.mixed {
+        // A program without line info lists its instructions in source
+        // mode too.
+        call_names: if t.mixed || image.lines.is_empty() {
             helper_syms::for_program(&slots, &image.jit_ranges)
         } else {
             Default::default()
@@ -259,7 +262,7 @@ mod tests {
         assert_eq!((c.program_id, c.line_limit, c.devmode), (None, 0, None));
         assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
         assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
-        assert_eq!(c.profile.program_id, None);
+        assert!(c.profile.program_ids.is_empty());
         assert_eq!(c.bpffs, PathBuf::from("/sys/fs/bpf"));
 
         let c = config(

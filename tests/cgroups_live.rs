@@ -4,8 +4,10 @@
 //! real process moved into each; brr must name the process's cgroup from
 //! `/proc/PID/cgroup` and from the cgroup ID (the directory's inode), both
 //! relative to the cgroup2 mount, and recognise its container and pod, with
-//! the names from kubelet-like log directories in a temporary directory.
-//! Everything made is removed afterwards, also when a test fails.
+//! the names from kubelet-like log directories in a temporary directory;
+//! then that the profile (JSON, text, pprof), `prog -x --json` and the
+//! exporter name them. Everything made is removed afterwards, also when a
+//! test fails.
 
 // Test tooling: helpers outside #[test] functions fail the test by panicking,
 // as the tests themselves do (clippy.toml only exempts #[test] code).
@@ -13,6 +15,9 @@
 // The runner process is forked and signalled with libc, which is unsafe.
 #![allow(unsafe_code)]
 
+#[path = "support/pprof.rs"]
+#[allow(dead_code)] // not every helper is used here
+mod pprof;
 mod support;
 #[path = "support/traced.rs"]
 #[allow(dead_code)] // not every helper is used here
@@ -423,4 +428,321 @@ fn profile_cgroup_paths_are_relative_to_the_cgroup2_mount() {
     let failed = tree.cleanup();
     assert!(failed.is_empty(), "{failed:?}");
     assert!(!leaf.exists());
+}
+
+/// Expected JSON of a workload's container.
+fn container_value(c: Option<&Container>) -> Value {
+    c.map_or(
+        Value::Null,
+        |c| serde_json::json!({"runtime": c.runtime.as_str(), "id": c.id, "name": c.name}),
+    )
+}
+
+/// Expected JSON of a workload's pod.
+fn pod_value(p: Option<&Pod>) -> Value {
+    p.map_or(Value::Null, |p| {
+        serde_json::json!({
+            "uid": p.uid,
+            "namespace": p.namespace,
+            "name": p.name,
+            "qos": p.qos.map(|q| q.as_str()),
+        })
+    })
+}
+
+/// The pprof labels a sample of a task in `w` must carry.
+fn pprof_labels(w: &Workload) -> std::collections::BTreeMap<String, String> {
+    let c = w.container.as_ref();
+    let p = w.pod.as_ref();
+    [
+        ("container", c.and_then(|c| c.name.clone())),
+        ("container_id", c.map(|c| c.id.clone())),
+        ("pod", p.and_then(|p| p.name.clone())),
+        ("namespace", p.and_then(|p| p.namespace.clone())),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k.to_string(), v?)))
+    .collect()
+}
+
+fn brr(args: &[&str]) -> std::process::Output {
+    let o = Command::new(env!("CARGO_BIN_EXE_brr"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run brr");
+    assert!(
+        o.status.success(),
+        "brr {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// A runner: a process driving the fixture from its cgroup.
+struct Runner {
+    pid: u32,
+    /// Its cgroup's ID.
+    cgroup: u64,
+    /// Its workload, with the path brr reports.
+    want: Workload,
+}
+
+/// The text cells brr prints for a container and a pod.
+fn cells(w: &Workload) -> (String, String) {
+    let container = w.container.as_ref().map_or_else(
+        || "-".to_string(),
+        |c| {
+            c.name
+                .clone()
+                .unwrap_or_else(|| c.id.chars().take(12).collect())
+        },
+    );
+    let pod = w.pod.as_ref().map_or_else(
+        || "-".to_string(),
+        |p| match (&p.namespace, &p.name) {
+            (Some(ns), Some(n)) => format!("{ns}/{n}"),
+            _ => p.uid.clone(),
+        },
+    );
+    (container, pod)
+}
+
+/// Profile JSON and pprof from one capture: each runner's cgroup and task
+/// name its container and pod, and its samples carry the labels.
+fn check_profile_json_and_pprof(logs: &str, out: &Path, prog_id: u32, runners: &[Runner]) {
+    let pb = out.join("p.pb.gz");
+    let id = prog_id.to_string();
+    let o = brr(&[
+        "--kubelet-logs",
+        logs,
+        "profile",
+        "--json",
+        "-d",
+        "2",
+        "--program-id",
+        &id,
+        "--line-limit",
+        "0",
+        "--pprof",
+        pb.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let p = &doc["items"][0];
+    assert_eq!(p["id"].as_u64(), Some(u64::from(prog_id)));
+    let row = |key: &str, id_key: &str, id: u64| -> Value {
+        p[key]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r[id_key].as_u64() == Some(id)))
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} {id} in {}", p[key]))
+    };
+    for r in runners {
+        let c = container_value(r.want.container.as_ref());
+        let pod = pod_value(r.want.pod.as_ref());
+        let cg = row("cgroups", "id", r.cgroup);
+        assert_eq!(cg["path"].as_str(), Some(r.want.path.as_str()));
+        assert_eq!((&cg["container"], &cg["pod"]), (&c, &pod), "{cg}");
+        let task = row("tasks", "pid", u64::from(r.pid));
+        assert_eq!((&task["container"], &task["pod"]), (&c, &pod), "{task}");
+    }
+    let profile = pprof::decode(&std::fs::read(&pb).expect("pprof file"));
+    for r in runners {
+        let samples: Vec<&pprof::Sample> = profile
+            .samples
+            .iter()
+            .filter(|s| s.nums.get("pid") == Some(&i64::from(r.pid)))
+            .collect();
+        assert!(!samples.is_empty(), "samples of {}", r.pid);
+        for s in samples {
+            let mut got = s.labels.clone();
+            got.remove("comm");
+            got.remove("prog_tag");
+            assert_eq!(got, pprof_labels(&r.want), "{}", r.want.path);
+        }
+    }
+}
+
+/// The text cgroup table: CONTAINER and POD beside each cgroup.
+fn check_profile_text(logs: &str, prog_id: u32, runners: &[Runner]) {
+    let id = prog_id.to_string();
+    let o = brr(&[
+        "--kubelet-logs",
+        logs,
+        "profile",
+        "-d",
+        "2",
+        "--program-id",
+        &id,
+        "--line-limit",
+        "0",
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("CGROUP_ID  CONTAINER"), "{text}");
+    for r in runners {
+        let row = text
+            .lines()
+            .find(|l| l.trim_end().ends_with(&r.want.path))
+            .unwrap_or_else(|| panic!("a row for {}:\n{text}", r.want.path));
+        let (container, pod) = cells(&r.want);
+        let got: Vec<&str> = row.split_whitespace().skip(2).collect();
+        let cgroup = r.cgroup.to_string();
+        assert_eq!(
+            got,
+            [cgroup.as_str(), &container, &pod, &r.want.path],
+            "{row}"
+        );
+    }
+}
+
+/// `prog -x --json` and the exporter's owner series: each runner holds
+/// the program and is named with its container and pod.
+fn check_owners(logs: &str, prog_id: u32, runners: &[Runner]) {
+    let o = brr(&["--kubelet-logs", logs, "prog", "-x", "--json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let item = doc["items"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|p| p["id"].as_u64() == Some(u64::from(prog_id)))
+        })
+        .expect("the fixture listed");
+    let owners = item["owners"].as_array().expect("owners");
+    for r in runners {
+        let o = owners
+            .iter()
+            .find(|o| o["pid"].as_u64() == Some(u64::from(r.pid)))
+            .unwrap_or_else(|| panic!("owner {} in {owners:?}", r.pid));
+        assert_eq!(
+            o["container"],
+            container_value(r.want.container.as_ref()),
+            "{o}"
+        );
+        assert_eq!(o["pod"], pod_value(r.want.pod.as_ref()), "{o}");
+    }
+    let body = scrape_exporter(&[
+        "--kubelet-logs",
+        logs,
+        "exporter",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    for r in runners {
+        let head = format!("brr_prog_owner{{id=\"{prog_id}\",pid=\"{}\",", r.pid);
+        let line = body
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .unwrap_or_else(|| panic!("owner series of {}", r.pid));
+        let labels = pprof_labels(&r.want);
+        for key in ["container", "container_id", "pod", "namespace"] {
+            let v = labels.get(key).map_or("", String::as_str);
+            assert!(line.contains(&format!(",{key}=\"{v}\"")), "{key}: {line}");
+        }
+    }
+}
+
+/// One process per runtime's path shape (Kubernetes with the systemd and
+/// the cgroupfs driver, CRI-O, Docker, Podman) runs a fixture program from
+/// its cgroup and holds its fd: the profile's JSON, text table and pprof
+/// labels, `prog -x --json` and the exporter's owner series all name its
+/// container and pod, with the names from kubelet-like logs.
+#[test]
+fn containers_and_pods_in_profiles_listings_and_the_exporter() {
+    let Some(mount) = mount() else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = Scratch(std::env::temp_dir().join(format!("brr-e2e-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&scratch.0);
+    let logs = scratch.0.join("log");
+    kubelet_logs(
+        &logs,
+        &[
+            (
+                "payments",
+                "checkout-7d9f8b6c5-x2k4p",
+                &uid(1),
+                "server",
+                &cid(1),
+            ),
+            ("kube-system", "agent-x7k2p", &uid(2), "agent", &cid(2)),
+            ("batch", "worker-0", &uid(3), "worker", &cid(3)),
+        ],
+    );
+    let all = shapes();
+    let mut tree = Tree::new(mount);
+    let fx = HotFixture::load().expect("load hot fixture");
+    // containerd (systemd driver), CRI-O, containerd (cgroupfs driver),
+    // Docker, Podman: each runner runs until the tree kills it and holds
+    // the fixture's fd.
+    let mut runners = Vec::new();
+    for i in [0, 1, 3, 5, 7] {
+        let rel = all[i].path.clone();
+        let leaf = tree.make(&rel);
+        let pid = fork_runner_in(&leaf.join("cgroup.procs"), fx.prog.fd(), u64::MAX);
+        tree.forked.push(pid);
+        runners.push(Runner {
+            pid: pid as u32,
+            cgroup: std::fs::metadata(&leaf).unwrap().ino(),
+            want: Workload {
+                path: tree.path(&rel),
+                ..all[i].clone()
+            },
+        });
+    }
+    for r in &runners {
+        let moved = support::wait_until(Duration::from_secs(5), || {
+            cgroups::task_paths([r.pid], Path::new("/proc")).get(&r.pid) == Some(&r.want.path)
+        });
+        assert!(moved, "runner {} in {}", r.pid, r.want.path);
+    }
+    let logs = logs.to_str().unwrap();
+    check_profile_json_and_pprof(logs, &scratch.0, fx.prog.id, &runners);
+    check_profile_text(logs, fx.prog.id, &runners);
+    check_owners(logs, fx.prog.id, &runners);
+
+    let made = tree.made.clone();
+    let failed = tree.cleanup();
+    assert!(failed.is_empty(), "{failed:?}");
+    for dir in made {
+        assert!(!dir.exists(), "{} removed", dir.display());
+    }
+}
+
+/// A child killed and reaped when dropped, however the test ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `brr ARGS` (an exporter on a free port), scrape it once, stop it.
+fn scrape_exporter(args: &[&str]) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_brr"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run brr exporter"),
+    );
+    let mut err = BufReader::new(child.0.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    err.read_line(&mut line).expect("read stderr");
+    let addr = line
+        .trim()
+        .strip_prefix("brr exporter: serving http://")
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+    let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+    s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").expect("send");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    drop(child);
+    out
 }

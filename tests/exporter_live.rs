@@ -202,20 +202,29 @@ fn scrape_has_the_fixture_and_passes_promtool() {
         info.contains(&format!("full_name=\"{}\"", SocketFilterFixture::FUNC_NAME)),
         "{info}"
     );
+    // No holder names on the info series: one owner series per holder.
+    assert!(!info.contains("owners="), "{info}");
     // The child and this test process hold the program; the exporter
     // leaves itself out.
-    let owners = label(info, "owners").unwrap_or_else(|| panic!("no owners label: {info}"));
-    let held: Vec<&str> = owners.split(',').collect();
-    assert!(
-        held.contains(&format!("sleep({})", holder.id()).as_str()),
-        "{info}"
-    );
-    assert!(
-        held.iter()
-            .any(|o| o.ends_with(&format!("({})", std::process::id()))),
-        "{info}"
-    );
-    assert!(!owners.contains(&format!("({})", exp.pid())), "{info}");
+    let owner_series: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with(&format!("brr_prog_owner{{id=\"{id}\",")))
+        .collect();
+    let pids: Vec<&str> = owner_series
+        .iter()
+        .filter_map(|l| label(l, "pid"))
+        .collect();
+    let holder_pid = holder.id().to_string();
+    let me = std::process::id().to_string();
+    assert!(pids.contains(&holder_pid.as_str()), "{owner_series:?}");
+    assert!(pids.contains(&me.as_str()), "{owner_series:?}");
+    assert!(!pids.contains(&exp.pid().to_string().as_str()));
+    let sleeper = owner_series
+        .iter()
+        .find(|l| label(l, "pid") == Some(holder_pid.as_str()))
+        .unwrap();
+    assert_eq!(label(sleeper, "comm"), Some("sleep"), "{sleeper}");
+    assert!(sleeper.ends_with("\"} 1"), "{sleeper}");
     let _ = holder.kill();
     let _ = holder.wait();
     assert_eq!(
@@ -310,7 +319,41 @@ fn routes_and_malformed_requests() {
     for (raw, want) in cases {
         assert_eq!(request(exp.addr, raw).0, want);
     }
+    let put = raw_response(exp.addr, b"PUT /metrics HTTP/1.1\r\n\r\n");
+    assert!(put.contains("\r\nAllow: GET, HEAD\r\n"), "{put}");
+    // HEAD: the status and headers of GET, and no body.
+    for path in ["/", "/nope", "/debug/pprof/profile"] {
+        let get = raw_response(exp.addr, format!("GET {path} HTTP/1.1\r\n\r\n").as_bytes());
+        let head = raw_response(exp.addr, format!("HEAD {path} HTTP/1.1\r\n\r\n").as_bytes());
+        let (get_head, body) = get.split_once("\r\n\r\n").unwrap();
+        assert!(!body.is_empty());
+        assert_eq!(head, format!("{get_head}\r\n\r\n"), "HEAD {path}");
+    }
+    // A scrape's length varies from one scrape to the next; the rest not.
+    let head = raw_response(exp.addr, b"HEAD /metrics HTTP/1.1\r\n\r\n");
+    let (lines, body) = head.split_once("\r\n\r\n").unwrap();
+    assert_eq!(body, "", "no body");
+    let lines: Vec<&str> = lines.split("\r\n").collect();
+    assert_eq!(lines[0], "HTTP/1.1 200 OK");
+    assert!(lines.contains(&"Content-Type: text/plain; version=0.0.4; charset=utf-8"));
+    let length: usize = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .and_then(|n| n.parse().ok())
+        .expect("Content-Length");
+    // A whole scrape's worth (this host's own programs come and go).
+    assert!(length > 500, "HEAD says {length} bytes");
     assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
+
+/// The whole response to one raw request, as text.
+fn raw_response(addr: SocketAddr, raw: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(raw).expect("send");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read response");
+    out
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -497,5 +540,178 @@ fn a_real_prometheus_sees_exactly_the_runs_made() {
     let _ = prom.wait();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(seen, Some(f64::from(RUNS)), "prometheus saw {seen:?}");
+    assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
+
+/// The distinct series matching `selector` that `prometheus` on `port`
+/// stored between Unix times `start` and `end`.
+fn series(port: u16, selector: &str, start: f64, end: f64) -> Vec<serde_json::Value> {
+    let encoded: String = selector
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let raw = format!(
+        "GET /api/v1/series?match%5B%5D={encoded}&start={start:.3}&end={end:.3} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"
+    );
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let out = raw_response(addr, raw.as_bytes());
+    let body = out.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let v: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("series answer {body:?}: {e}"));
+    assert_eq!(v["status"], "success", "{v}");
+    v["data"].as_array().cloned().unwrap_or_default()
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// A real Prometheus scraping every second while programs load, gain and
+/// lose holders and unload stores exactly one `brr_prog_info` series per
+/// program ID over the program's life; the holders come and go as their
+/// own `brr_prog_owner` series.
+#[test]
+fn a_real_prometheus_sees_one_info_series_per_program_over_its_life() {
+    if !support::live() || !require("prometheus") {
+        return;
+    }
+    let exp = Exporter::start(&[]);
+    let dir = std::env::temp_dir().join(format!("brr-prom-ids-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: brr\n    static_configs:\n      - targets: ['{}']\n",
+            exp.addr
+        ),
+    )
+    .expect("config");
+    let port = free_port();
+    let mut prom = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run prometheus");
+    let up = support::wait_until(Duration::from_secs(60), || {
+        query(port, "up{job=\"brr\"}") == Some(1.0)
+    });
+    let start = unix_now();
+    let mut ids = Vec::new();
+    let mut holders = Vec::new();
+    if up {
+        // Loaded under the exporter: its first scrape already has its
+        // holder (this process), ...
+        let fx = SocketFilterFixture::load().expect("load fixture");
+        ids.push(fx.prog.id);
+        std::thread::sleep(Duration::from_millis(2500));
+        // ... then a second holder comes for longer than the owner scan's
+        // 10 s refresh and goes, ...
+        let mut holder = child_holding(fx.prog.fd());
+        holders.push(holder.id());
+        std::thread::sleep(Duration::from_secs(11));
+        let _ = holder.kill();
+        let _ = holder.wait();
+        std::thread::sleep(Duration::from_millis(2500));
+        // ... and it unloads.
+        drop(fx);
+        // Programs that live about two and one scrape intervals.
+        for ms in [2000, 1200] {
+            let brief = SocketFilterFixture::load().expect("load fixture");
+            ids.push(brief.prog.id);
+            std::thread::sleep(Duration::from_millis(ms));
+            drop(brief);
+        }
+        std::thread::sleep(Duration::from_secs(3));
+    }
+    let end = unix_now();
+    let info: Vec<usize> = ids
+        .iter()
+        .map(|id| series(port, &format!("brr_prog_info{{id=\"{id}\"}}"), start, end).len())
+        .collect();
+    let me = std::process::id();
+    let owners: Vec<(usize, usize)> = ids
+        .iter()
+        .zip(holders.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(id, holder)| {
+            let mine = series(
+                port,
+                &format!("brr_prog_owner{{id=\"{id}\",pid=\"{me}\"}}"),
+                start,
+                end,
+            );
+            let theirs = holder.map_or(0, |h| {
+                series(
+                    port,
+                    &format!("brr_prog_owner{{id=\"{id}\",pid=\"{h}\"}}"),
+                    start,
+                    end,
+                )
+                .len()
+            });
+            (mine.len(), theirs)
+        })
+        .collect();
+    let _ = prom.kill();
+    let _ = prom.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(up, "prometheus never scraped the exporter");
+    assert_eq!(
+        info,
+        vec![1; ids.len()],
+        "brr_prog_info series per id {ids:?}"
+    );
+    // (this process, the second holder): one series each for the program
+    // that lived long enough; a brief one loaded within 2 s of the last
+    // forced owner scan may be served before a scan sees its holder.
+    assert_eq!(owners[0], (1, 1), "owner series of {}", ids[0]);
+    assert!(
+        owners.iter().all(|&(mine, _)| mine <= 1),
+        "owner series per id {ids:?}: {owners:?}"
+    );
+    assert_eq!(exp.stop(libc::SIGTERM), Some(0));
+}
+
+/// A program loaded under a running exporter is first served with its
+/// holders: an object never scanned for forces an owner scan, although
+/// the last one is younger than the 10 s refresh (but older than the 2 s
+/// that bound how often that can happen).
+#[test]
+fn a_new_program_is_first_served_with_its_holders() {
+    if !support::live() {
+        return;
+    }
+    let exp = Exporter::start(&[]);
+    // The exporter scanned when it started; wait out the 2 s gap.
+    std::thread::sleep(Duration::from_millis(2200));
+    let fx = SocketFilterFixture::load().expect("load fixture");
+    let body = scrape(exp.addr);
+    let id = fx.prog.id;
+    assert!(body.contains(&format!("brr_prog_info{{id=\"{id}\",")));
+    let me = format!(
+        "brr_prog_owner{{id=\"{id}\",pid=\"{}\",",
+        std::process::id()
+    );
+    assert!(
+        body.lines().any(|l| l.starts_with(&me)),
+        "first served without its holder:\n{}",
+        body.lines()
+            .filter(|l| l.contains(&format!("id=\"{id}\"")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert_eq!(exp.stop(libc::SIGTERM), Some(0));
 }

@@ -67,14 +67,33 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
-/// The product code of a file: without comments, and without everything
-/// from the first test module on.
+/// The product code of a file: without comments and without the items
+/// under `#[cfg(test)]` (a test module, or a test-only import or function
+/// anywhere in the file: the code after it is product code again).
 fn product(text: &str) -> String {
-    let mut text = code(text);
-    if let Some(i) = text.find("#[cfg(test)]") {
-        text.truncate(i);
+    let code = code(text);
+    let mut out = Vec::new();
+    let mut lines = code.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != "#[cfg(test)]" {
+            out.push(line);
+            continue;
+        }
+        // Skip the item: further attributes, then one line ending in `;`
+        // or the lines up to the brace that closes its body.
+        let mut depth = 0i64;
+        for item in lines.by_ref() {
+            let t = item.trim();
+            if depth == 0 && t.starts_with("#[") {
+                continue;
+            }
+            depth += item.matches('{').count() as i64 - item.matches('}').count() as i64;
+            if depth <= 0 && (t.ends_with(';') || t.ends_with('}')) {
+                break;
+            }
+        }
     }
-    text
+    out.join("\n")
 }
 
 fn is_test_file(rel: &str) -> bool {
@@ -189,10 +208,9 @@ fn modules_import_only_from_below() {
     assert!(broken.is_empty(), "layering broken: {broken:?}");
 }
 
-#[test]
-fn no_import_cycle_between_modules() {
-    let g = graph();
-    // Depth-first search; a grey node reached again closes a cycle.
+/// A cycle in `g` as the path that closes it, if there is one (depth-first
+/// search; a grey node reached again closes a cycle).
+fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     fn visit(
         n: &str,
         g: &BTreeMap<String, BTreeSet<String>>,
@@ -223,13 +241,139 @@ fn no_import_cycle_between_modules() {
     let mut state = BTreeMap::new();
     for n in g.keys() {
         let mut path = Vec::new();
-        if let Some(cycle) = visit(n, &g, &mut state, &mut path) {
-            panic!("import cycle: {}", cycle.join(" -> "));
+        if let Some(cycle) = visit(n, g, &mut state, &mut path) {
+            return Some(cycle);
         }
+    }
+    None
+}
+
+#[test]
+fn no_import_cycle_between_modules() {
+    let g = graph();
+    if let Some(cycle) = find_cycle(&g) {
+        panic!("import cycle: {}", cycle.join(" -> "));
     }
     // The check can fail: the graph must have real edges to look at.
     assert!(g.get("commands").is_some_and(|d| d.contains("session")));
     assert!(g.get("serve").is_some_and(|d| d.contains("session")));
+}
+
+/// The first path segment of each path that follows `prefix` in `code`
+/// (one path, or each entry of a `{...}` group).
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(i) = code[at..].find(prefix) {
+        let start = at + i;
+        at = start + prefix.len();
+        if code[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| ident(c) || c == ':')
+        {
+            continue;
+        }
+        let rest = &code[at..];
+        if rest.starts_with("super::") {
+            continue; // a longer `super::super::` path
+        }
+        let entries: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => top_level_entries(group),
+            None => vec![rest],
+        };
+        for e in entries {
+            let name: String = e.trim_start().chars().take_while(|&c| ident(c)).collect();
+            if !name.is_empty() {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+/// The comma-separated entries of a `{...}` group (`group` starts after
+/// its `{`), nested groups kept inside their entry.
+fn top_level_entries(group: &str) -> Vec<&str> {
+    let mut entries = Vec::new();
+    let (mut depth, mut from) = (0usize, 0usize);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                entries.push(&group[from..i]);
+                from = i + 1;
+            }
+            _ => continue,
+        }
+    }
+    let end = group[from..].find('}').map_or(group.len(), |i| from + i);
+    entries.push(&group[from..end]);
+    entries
+}
+
+/// The TUI's submodules (`tui/app/`, `tui/drill/`, `tui/ui.rs`, ...) -> the
+/// sibling submodules their product code names. The root `tui/mod.rs`
+/// declares them all and is left out, as are test files.
+fn tui_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut found: Vec<(String, usize, String)> = Vec::new();
+    for (top, rel, text) in files() {
+        let parts: Vec<&str> = rel.split('/').collect();
+        if top != "tui" || parts.len() < 2 || rel == "tui/mod.rs" || is_test_file(&rel) {
+            continue;
+        }
+        let name = parts[1].trim_end_matches(".rs").to_string();
+        // `tui/x.rs` and `tui/x/mod.rs` reach a sibling through `super::`;
+        // `tui/x/y.rs` through `super::super::`.
+        let nested = parts.len() == 3 && parts[2] != "mod.rs";
+        found.push((name, usize::from(nested), product(&text)));
+    }
+    let modules: BTreeSet<String> = found.iter().map(|(n, _, _)| n.clone()).collect();
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, nested, code) in found {
+        let sup = "super::".repeat(nested + 1);
+        let mut deps = names_after(&code, "crate::tui::");
+        deps.extend(names_after(&code, &sup));
+        let entry = g.entry(name.clone()).or_default();
+        for d in deps {
+            if d != name && modules.contains(&d) {
+                entry.insert(d);
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn no_import_cycle_inside_the_tui() {
+    // The live table opens the drilldown; the drilldown does not reach
+    // back into the table's state (both return `effect::Effect`).
+    let g = tui_graph();
+    if let Some(cycle) = find_cycle(&g) {
+        panic!("import cycle inside src/tui/: {}", cycle.join(" -> "));
+    }
+    let deps = |m: &str| g.get(m).cloned().unwrap_or_default();
+    assert!(!deps("drill").contains("app"), "drill imports app");
+    // The check can fail: it sees the real edges, through `super::` and
+    // `crate::tui::` paths alike.
+    assert!(deps("app").contains("drill"), "{g:?}");
+    assert!(deps("drill").contains("effect"), "{g:?}");
+    assert!(deps("ui").contains("app"), "{g:?}");
+    let looped: BTreeMap<String, BTreeSet<String>> = [("a", "b"), ("b", "a")]
+        .iter()
+        .map(|(m, d)| (m.to_string(), BTreeSet::from([d.to_string()])))
+        .collect();
+    assert!(find_cycle(&looped).is_some());
+    assert_eq!(
+        names_after(
+            "use super::{drill::{A, B}, effect::Effect};\nsuper::super::x::y",
+            "super::"
+        ),
+        ["drill", "effect"]
+    );
 }
 
 /// The profile analysis modules that only `profile::report` (and the

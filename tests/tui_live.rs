@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use support::insn::*;
 use support::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -286,4 +287,134 @@ fn without_a_terminal_it_says_so() {
         "brr: the interactive top view needs a terminal; use 'brr top --textmode' for plain output\n"
     );
     assert!(o.stdout.is_empty());
+}
+
+/// A program loaded without BTF or line info, as bpftrace loads them: a
+/// loop that calls a helper and does some arithmetic of its own.
+fn load_without_line_info() -> LoadedProg {
+    let mut b = ProgBuilder::new();
+    b.emit(mov64_imm(R6, 0));
+    b.emit(mov64_imm(R7, 0));
+    let top = b.pc();
+    b.emit(call_helper(BPF_FUNC_KTIME_GET_NS));
+    b.emit(alu64_reg(BPF_ADD, R6, R0));
+    b.emit(alu64_imm(BPF_MUL, R6, 3));
+    b.emit(alu64_imm(BPF_XOR, R6, 0x55));
+    b.emit(alu64_imm(BPF_ADD, R7, 1));
+    let back = b.pc();
+    b.emit(jmp_imm(BPF_JLT, R7, 256, (top as i16) - (back as i16) - 1));
+    b.emit(mov64_imm(R0, 0));
+    b.emit(exit());
+    load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, NOLINES, &b)
+        .expect("load a program without line info")
+}
+
+const NOLINES: &str = "brr_tui_nolines";
+
+/// The %THIS cell and the code of each table row on the screen (the
+/// columns are 6 and 7 cells wide, two spaces apart).
+fn drill_rows(screen: &str) -> Vec<(String, String)> {
+    screen
+        .lines()
+        .skip_while(|l| !l.contains("%THIS  SAMPLES  CODE"))
+        .skip(1)
+        .filter_map(|l| l.strip_prefix('┃'))
+        .map(|l| {
+            let cells: Vec<char> = l.trim_end_matches('┃').chars().collect();
+            let cell = |from: usize, to: usize| -> String {
+                let to = to.min(cells.len());
+                cells
+                    .get(from.min(to)..to)
+                    .unwrap_or_default()
+                    .iter()
+                    .collect()
+            };
+            (
+                cell(0, 6).trim().to_string(),
+                cell(17, cells.len()).trim().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_program_without_line_info_expands_its_unmapped_samples() {
+    if !support::live() {
+        return;
+    }
+    let _s = serial();
+    let Some(t) = Tmux::start(140, 60) else {
+        return;
+    };
+    let prog = load_without_line_info();
+    let id = prog.id;
+    let load = LoadDriver::start(prog.fd(), 1, 64).expect("drive the program");
+    launch(&t, &format!("top --program-id {id} --profile-duration 3"));
+    // Source mode shows its instructions, helper calls named.
+    t.wait("the instructions with the helper call named", |s| {
+        s.contains(&format!("program {id} {NOLINES}")) && s.contains("; call bpf_ktime_get_ns#")
+    });
+    // Esc while profiling cancels the profile and stays.
+    t.type_text("p");
+    t.wait("the profile's progress", |s| s.contains("; Esc cancels"));
+    t.keys(&["Escape"]);
+    t.wait("the profile cancelled", |s| {
+        s.contains("profile cancelled; Esc again leaves the drilldown")
+            && s.contains(&format!("program {id} {NOLINES}"))
+    });
+    t.type_text("p");
+    let direct = "eBPF samples without BTF/JIT source metadata";
+    let under = "under-eBPF samples without BPF caller source metadata";
+    let s = t.wait("the profile result", |s| {
+        s.contains("CPU: ")
+            && s.contains(&format!("+ {direct}"))
+            && s.contains(&format!("+ {under}"))
+    });
+    for what in [direct, under] {
+        let row = drill_rows(&s)
+            .into_iter()
+            .find(|r| r.1.ends_with(what))
+            .unwrap_or_else(|| panic!("no {what:?} row:\n{s}"));
+        assert!(
+            row.1.starts_with("+ "),
+            "collapsed, expandable: {row:?}\n{s}"
+        );
+        assert!(row.0.parse::<f64>().is_ok_and(|v| v > 0.0), "{row:?}\n{s}");
+    }
+    // E opens both: the program's own instructions by JIT offset, and the
+    // helper and kernel functions it called.
+    // Every sample is on exactly one row: once drawn, the %THIS shown add
+    // up to 100.
+    let total = |s: &str| -> f64 {
+        drill_rows(s)
+            .iter()
+            .filter_map(|r| r.0.parse::<f64>().ok())
+            .sum()
+    };
+    t.type_text("E");
+    let s = t.wait("both rows expanded, every row drawn", |s| {
+        s.contains(&format!("- {direct}"))
+            && s.contains(&format!("- {under}"))
+            && (total(s) - 100.0).abs() < 0.005
+    });
+    let rows = drill_rows(&s);
+    let at = |what: &str| rows.iter().position(|r| r.1.ends_with(what)).unwrap();
+    let (d, u) = (at(direct), at(under));
+    let native = &rows[d + 1..u];
+    assert!(!native.is_empty(), "{s}");
+    for r in native {
+        assert!(
+            r.1.starts_with(&format!("{NOLINES}+0x")) && r.1.contains(": "),
+            "{r:?}\n{s}"
+        );
+    }
+    let called: Vec<&(String, String)> = rows[u + 1..]
+        .iter()
+        .take_while(|r| r.1.starts_with("-> "))
+        .collect();
+    assert!(!called.is_empty(), "{s}");
+    assert!(called.iter().all(|r| !r.0.is_empty()), "{s}");
+    t.type_text("q");
+    t.wait("the shell", |s| s.contains("BRR_EXIT=0"));
+    load.stop().expect("load");
 }

@@ -1,6 +1,8 @@
 //! Fuzz the perf record parser: any bytes, split anywhere (as a wrapped
-//! ring), with every sample layout brr requests. It must not panic or loop,
-//! and every byte must be either parsed or counted as discarded.
+//! ring), with every sample layout brr requests and the side band's (whose
+//! records end with a time trailer: program loads, JIT symbols, task
+//! names). It must not panic or loop, and every byte must be either parsed
+//! or counted as discarded.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,15 +13,16 @@ use brr::profile::records::*;
 /// the original's wider layout with time, CPU and period.
 const DIRECT: u64 = SAMPLE_IP | SAMPLE_TID;
 const WIDE: u64 = DIRECT | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_PERIOD;
-const LAYOUTS: [u64; 8] = [
-    DIRECT,
-    DIRECT | SAMPLE_CALLCHAIN,
-    DIRECT | SAMPLE_BRANCH_STACK,
-    DIRECT | SAMPLE_CGROUP,
-    DIRECT | SAMPLE_CALLCHAIN | SAMPLE_CGROUP,
-    DIRECT | SAMPLE_BRANCH_STACK | SAMPLE_CGROUP,
-    WIDE | SAMPLE_CALLCHAIN,
-    0,
+const LAYOUTS: [Layout; 9] = [
+    Layout::samples(DIRECT),
+    Layout::samples(DIRECT | SAMPLE_CALLCHAIN),
+    Layout::samples(DIRECT | SAMPLE_BRANCH_STACK),
+    Layout::samples(DIRECT | SAMPLE_CGROUP),
+    Layout::samples(DIRECT | SAMPLE_CALLCHAIN | SAMPLE_CGROUP),
+    Layout::samples(DIRECT | SAMPLE_BRANCH_STACK | SAMPLE_CGROUP),
+    Layout::samples(WIDE | SAMPLE_CALLCHAIN),
+    Layout::samples(0),
+    Layout::SIDE_BAND,
 ];
 
 fuzz_target!(|data: &[u8]| {
@@ -32,15 +35,32 @@ fuzz_target!(|data: &[u8]| {
         usize::from(selector) * rest.len() / 255
     };
     let (first, second) = rest.split_at(cut.min(rest.len()));
-    let sample_type = LAYOUTS[usize::from(selector) % LAYOUTS.len()];
+    let layout = LAYOUTS[usize::from(selector) % LAYOUTS.len()];
     let mut stats = ParseStats::default();
     let mut scratch = Vec::new();
     let mut seen = 0u64;
-    walk(first, second, sample_type, &mut scratch, &mut stats, |r| {
-        if let Record::Sample(s) = r {
-            // Touch the variable-length parts too.
+    walk(first, second, layout, &mut scratch, &mut stats, |r| match r {
+        // Touch the variable-length parts too.
+        Record::Sample(s) => {
             seen += s.callchain.addresses().count() as u64;
             seen += s.branches.pairs().count() as u64;
+        }
+        Record::Comm {
+            pid, comm, time, ..
+        } => {
+            seen = seen
+                .wrapping_add(u64::from(pid) + comm.len() as u64)
+                .wrapping_add(time.unwrap_or(0));
+            assert!(!comm.contains(&0), "a name ends at its NUL");
+            assert_eq!(time.is_some(), layout.time_trailer);
+        }
+        Record::Ksymbol { name, .. } => {
+            seen += name.len() as u64;
+            assert!(!name.contains(&0), "a name ends at its NUL");
+        }
+        Record::BpfEvent { id, time, .. } => {
+            seen = seen.wrapping_add(u64::from(id)).wrapping_add(time.unwrap_or(0));
+            assert_eq!(time.is_some(), layout.time_trailer);
         }
     });
     let _ = seen;

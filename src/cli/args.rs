@@ -655,9 +655,17 @@ pub(super) struct ProfileCliArgs {
         long,
         value_name = "PROG_ID",
         value_parser = parsers::object_id,
-        help = "Report only this program."
+        action = clap::ArgAction::Append,
+        help = "Report only this program; repeat it for several."
     )]
-    pub program_id: Option<u32>,
+    pub program_id: Vec<u32>,
+    #[arg(
+        long,
+        value_name = "PID",
+        value_parser = parsers::object_id,
+        help = "Report only the programs process PID holds file descriptors on."
+    )]
+    pub pid: Option<u32>,
     #[command(flatten)]
     pub capture: CaptureArgs<ProfileDialect>,
     #[arg(
@@ -696,6 +704,25 @@ pub(super) struct ExporterArgs {
         help = "Do not enable runtime statistics (saves about 20 ns per program run); run counters are not served."
     )]
     pub no_stats: bool,
+    #[arg(
+        long,
+        help = "Also serve GET /debug/pprof/profile?seconds=N (default 30): a CPU profile of every eBPF program, with the helper and kernel frames under each source line, as gzipped pprof for Parca, Grafana Alloy or go tool pprof. One capture at a time; nothing is sampled between requests."
+    )]
+    pub serve_profiles: bool,
+    #[arg(
+        long,
+        value_name = "HZ",
+        value_parser = parsers::positive,
+        help = "Sampling frequency of served profiles (default 99; requires --serve-profiles)."
+    )]
+    pub profile_hz: Option<u64>,
+    #[arg(
+        long,
+        value_name = "S",
+        value_parser = parsers::positive,
+        help = "Longest profile a request may ask for, in seconds (default 60, at most 3600; requires --serve-profiles)."
+    )]
+    pub max_profile_seconds: Option<u64>,
 }
 
 #[derive(Args, Debug)]

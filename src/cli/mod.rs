@@ -20,6 +20,7 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::error::BrrError;
 pub use crate::export::Targets;
 use crate::profile::{self, Invalid};
+use crate::render::num::py_repr;
 use crate::render::Format;
 use crate::values;
 
@@ -105,6 +106,8 @@ pub enum Command {
     Exporter {
         listen: std::net::SocketAddr,
         stats: bool,
+        /// `--serve-profiles` with its frequency and longest capture.
+        profiles: Option<crate::serve::ProfileServing>,
     },
     /// `brr doctor`.
     Doctor,
@@ -152,35 +155,6 @@ pub enum Parsed {
 
 const DEFAULT_BPFFS: &str = "/sys/fs/bpf";
 const DEFAULT_KUBELET_LOGS: &str = "/var/log";
-
-/// Python `repr()` of a string, for `invalid choice: 'x'` style messages.
-pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
 
 /// The whole grammar as a clap command (also used for completions and man).
 /// The whole grammar. Every level has argparse's "last one wins" for
@@ -486,7 +460,8 @@ impl<D: Dialect> CaptureArgs<D> {
     fn request(
         &self,
         duration: Option<f64>,
-        program_id: Option<u32>,
+        program_ids: Vec<u32>,
+        pid: Option<u32>,
         bpffs: &Path,
     ) -> profile::Request {
         profile::Request {
@@ -499,7 +474,8 @@ impl<D: Dialect> CaptureArgs<D> {
             call_graph: self.call_graph.unwrap_or_default(),
             pages: self.perf_buffer_pages.and_then(|p| p.0),
             drain_ms: self.perf_drain_ms.and_then(|d| d.0),
-            program_id: program_id.map(u64::from),
+            program_ids,
+            pid,
             bpffs: bpffs.to_path_buf(),
         }
     }
@@ -525,7 +501,7 @@ fn top_options(t: TopArgs, bpffs: &Path) -> TopOptions {
         fail_on_loss: c.fail_on_loss,
         exports: targets(&c.exports),
         slow_ns: t.slow_ns.unwrap_or(profile::hints::SLOW_AVG_NS as u64),
-        profile: c.request(t.profile_duration, None, bpffs),
+        profile: c.request(t.profile_duration, Vec::new(), None, bpffs),
     }
 }
 
@@ -759,9 +735,31 @@ fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
             .parse()
             .map_err(|_| BrrError::Failed("the default listen address does not parse".into()))?,
     };
+    let prog = "brr exporter";
+    for (given, flag) in [
+        (a.profile_hz.is_some(), "--profile-hz"),
+        (a.max_profile_seconds.is_some(), "--max-profile-seconds"),
+    ] {
+        if given && !a.serve_profiles {
+            return Err(usage(prog, &format!("{flag} requires --serve-profiles")));
+        }
+    }
+    let limit = crate::serve::profiles::MAX_SECONDS_LIMIT;
+    if a.max_profile_seconds.is_some_and(|s| s > limit) {
+        return Err(usage(
+            prog,
+            &format!("argument --max-profile-seconds: must be at most {limit}"),
+        ));
+    }
+    let defaults = crate::serve::ProfileServing::default();
+    let profiles = a.serve_profiles.then(|| crate::serve::ProfileServing {
+        frequency: a.profile_hz.unwrap_or(defaults.frequency),
+        max_seconds: a.max_profile_seconds.unwrap_or(defaults.max_seconds),
+    });
     Ok(Command::Exporter {
         listen,
         stats: !a.no_stats,
+        profiles,
     })
 }
 
@@ -861,7 +859,7 @@ fn sub_command(prog: &str, sub: Sub, g: Given) -> Result<Result<Command, String>
 fn profile_args(a: ProfileCliArgs, bpffs: &Path) -> ProfileArgs {
     let c = &a.capture;
     ProfileArgs {
-        request: c.request(a.duration, a.program_id, bpffs),
+        request: c.request(a.duration, a.program_id, a.pid, bpffs),
         limit: usize_of(a.limit.unwrap_or(20)),
         line_limit: usize_of(a.line_limit.unwrap_or(10)),
         kernel_ip_detail: c.kernel_ip_detail,

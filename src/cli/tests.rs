@@ -96,6 +96,7 @@ fn exporter_values() {
         Command::Exporter {
             listen: "127.0.0.1:9435".parse().unwrap(),
             stats: true,
+            profiles: None,
         }
     );
     assert_eq!(
@@ -103,8 +104,40 @@ fn exporter_values() {
         Command::Exporter {
             listen: "[::1]:0".parse().unwrap(),
             stats: false,
+            profiles: None,
         }
     );
+    let serving = |frequency, max_seconds| {
+        Some(crate::serve::ProfileServing {
+            frequency,
+            max_seconds,
+        })
+    };
+    let profiles = |args: &str| match cli(args).command {
+        Command::Exporter { profiles, .. } => profiles,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(profiles("exporter --serve-profiles"), serving(99, 60));
+    assert_eq!(
+        profiles("exporter --serve-profiles --profile-hz 49 --max-profile-seconds 120"),
+        serving(49, 120)
+    );
+    for (args, line) in [
+        (
+            "exporter --profile-hz 49",
+            "brr exporter: error: --profile-hz requires --serve-profiles",
+        ),
+        (
+            "exporter --max-profile-seconds 9",
+            "brr exporter: error: --max-profile-seconds requires --serve-profiles",
+        ),
+        (
+            "exporter --serve-profiles --max-profile-seconds 3601",
+            "brr exporter: error: argument --max-profile-seconds: must be at most 3600",
+        ),
+    ] {
+        assert_eq!(err_line(args), line, "{args}");
+    }
     let help = match parse(&["exporter".into(), "--help".into()]) {
         Ok(Parsed::Print(text)) => text,
         other => panic!("{other:?}"),
@@ -501,7 +534,8 @@ fn capture_options_typed_once() {
         call_graph: CallGraph::Lbr,
         pages: Some(8),
         drain_ms: None,
-        program_id: None,
+        program_ids: Vec::new(),
+        pid: None,
         bpffs: "/b".into(),
     };
     let p = profile(&format!("--bpffs /b profile -d 2 {flags}"));
@@ -510,8 +544,22 @@ fn capture_options_typed_once() {
     assert_eq!(t.profile, want);
     let p = profile("profile --program-id 7");
     assert_eq!(
-        (p.request.program_id, p.request.event, p.request.duration),
-        (Some(7), Event::Auto, 5.0)
+        (
+            &p.request.program_ids[..],
+            p.request.event,
+            p.request.duration
+        ),
+        (&[7][..], Event::Auto, 5.0)
+    );
+    // Repeated: every program, in the order given; --pid adds a process's.
+    let p = profile("profile --program-id 7 --program-id 3 --program-id=9 --pid 42");
+    assert_eq!(
+        (&p.request.program_ids[..], p.request.pid),
+        (&[7, 3, 9][..], Some(42))
+    );
+    assert_eq!(
+        err_line("profile --pid 0"),
+        "brr profile: error: argument --pid: must be greater than 0"
     );
     assert_eq!(p.request.call_graph, CallGraph::Fp);
     // Root options and `top`'s merge, the later winning.
@@ -574,13 +622,6 @@ fn value_errors_name_their_level() {
     }
     assert!(err_line("--event bogus top --event cpu-clock")
         .starts_with("brr: error: argument --event: unsupported perf event 'bogus';"));
-}
-
-#[test]
-fn repr_quoting() {
-    assert_eq!(py_repr("xyz"), "'xyz'");
-    assert_eq!(py_repr("it's"), "\"it's\"");
-    assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
 }
 
 #[test]
@@ -782,8 +823,8 @@ mod random_argv {
 /// parsers as the command line: the same texts pass and fail in both.
 #[test]
 fn tui_form_and_cli_agree() {
-    use crate::tui::app::Input;
     use crate::tui::drill::Form;
+    use crate::tui::text::Input;
 
     let form = |i: usize, text: &str| {
         let mut fields = ["5", "997", "auto", "fp", "auto", "auto"].map(Input::new);

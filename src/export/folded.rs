@@ -4,7 +4,9 @@
 //!
 //! Frames: the program (`NAME [prog ID]`), its BPF-to-BPF subprogram when
 //! the line is in one, the BPF line (`file:line text`), then the kernel
-//! frames beneath that line, outermost first.
+//! frames beneath that line, outermost first. A sample taken in an
+//! interrupt that arrived while the program ran is not the line's: it sits
+//! under the program as `[interrupt] ENTRY`, then the interrupt's frames.
 
 use std::collections::BTreeMap;
 
@@ -60,10 +62,21 @@ pub fn kernel_frame(f: &Frame) -> String {
     }
 }
 
+/// The frame an interrupt's stack starts with, under its program.
+pub fn interrupt_frame(entry: &str) -> String {
+    sanitize(&format!("[interrupt] {entry}"))
+}
+
 /// A stack's frames root first, each with whether it is BPF code.
 pub fn frames(p: &ProgramProfile, s: &Stack) -> Vec<(String, bool)> {
     let mut out = Vec::with_capacity(3 + s.kernel.len());
     out.push((program_frame(p), true));
+    if let Some(entry) = &s.interrupt {
+        // The entry frame itself is the first kernel frame.
+        out.push((interrupt_frame(entry), false));
+        out.extend(s.kernel.iter().skip(1).map(|f| (kernel_frame(f), false)));
+        return out;
+    }
     if let Some(sub) = &s.subprogram {
         out.push((sanitize(sub), true));
     }
@@ -72,13 +85,13 @@ pub fn frames(p: &ProgramProfile, s: &Stack) -> Vec<(String, bool)> {
     out
 }
 
-/// The programs an export covers: the selected one with `--program-id`,
-/// else all (exports are not cut by `--limit`).
+/// The programs an export covers: the selected ones with `--program-id`
+/// or `--pid`, else all (exports are not cut by `--limit`).
 pub fn programs(profile: &Profile) -> impl Iterator<Item = &ProgramProfile> {
     profile
         .programs
         .iter()
-        .filter(move |p| profile.program_id.is_none_or(|id| p.id == id))
+        .filter(move |p| profile.selects(p.id))
 }
 
 /// Every unique folded stack with its count, sorted by stack text.
@@ -169,11 +182,41 @@ mod tests {
     #[test]
     fn program_filter_and_subprograms() {
         let mut p = profile();
-        p.program_id = Some(7);
+        p.program_ids = vec![7];
         p.programs[1].stacks[0].subprogram = Some("helper;fn".into());
         assert_eq!(render(&p), "small [prog 7];helper；fn;b.c:3 x； 1\n");
         p.programs.clear();
         assert_eq!(render(&p), "");
+    }
+
+    /// An interrupt's samples sit under the program, not under the line
+    /// it arrived on.
+    #[test]
+    fn interrupts_are_not_under_the_line() {
+        let mut p = profile();
+        p.program_ids = vec![7];
+        let frame = |sym: &str| Frame {
+            ip: 1,
+            symbol: Some(sym.into()),
+            kind: "kernel",
+            ..Default::default()
+        };
+        let mut irq = p.programs[1].stacks[0].clone();
+        irq.samples = 4;
+        irq.interrupt = Some("asm_common_interrupt".into());
+        irq.kernel = [
+            "asm_common_interrupt",
+            "common_interrupt",
+            "handle_softirqs",
+        ]
+        .map(frame)
+        .to_vec();
+        p.programs[1].stacks.push(irq);
+        assert_eq!(
+            render(&p),
+            "small [prog 7];[interrupt] asm_common_interrupt;common_interrupt;handle_softirqs 4\n\
+small [prog 7];b.c:3 x； 1\n"
+        );
     }
 
     #[test]

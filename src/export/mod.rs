@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{BrrError, Result};
 use crate::model::profile::Profile;
+use crate::model::report::SampledWorkloads;
 
 /// Where to write a capture's profile files (`--folded`, `--flamegraph`,
 /// `--pprof`).
@@ -58,8 +59,19 @@ fn write_file(
 }
 
 /// Write every requested file; returns the folded text when it goes to
-/// stdout.
+/// stdout. The pprof file has no container or pod labels (see
+/// [`write_with`]).
 pub fn write(profile: &Profile, targets: &Targets) -> Result<Option<String>> {
+    write_with(profile, targets, &SampledWorkloads::default())
+}
+
+/// [`write`], the pprof samples labelled with the containers and pods in
+/// `workloads`.
+pub fn write_with(
+    profile: &Profile,
+    targets: &Targets,
+    workloads: &SampledWorkloads,
+) -> Result<Option<String>> {
     let mut stdout = None;
     if let Some(path) = &targets.folded {
         let text = folded::render(profile);
@@ -76,7 +88,7 @@ pub fn write(profile: &Profile, targets: &Targets) -> Result<Option<String>> {
         })?;
     }
     if let Some(path) = &targets.pprof {
-        let ctx = pprof::Context::now(profile);
+        let ctx = pprof::Context::now(profile).with_workloads(workloads.clone());
         write_file(path, "pprof profile", |w| pprof::write(profile, &ctx, w))?;
     }
     Ok(stdout)

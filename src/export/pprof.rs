@@ -3,10 +3,13 @@
 //!
 //! A Function per program (its main BTF function), per subprogram and per
 //! kernel symbol; a Location per BPF line record (whose Line carries the BTF
-//! line and column) and per kernel IP. Each [`Stack`] becomes one Sample,
+//! line and column) and per kernel IP. An interrupt that arrived while a
+//! program ran is a `[interrupt] ENTRY` location under the program itself,
+//! not under the line it arrived on. Each [`Stack`] becomes one Sample,
 //! leaf first, valued `samples/count` and `cpu/nanoseconds` (one sample
 //! stands for 1e9 / F ns of CPU) and labelled `prog_id`, `prog_tag`, `pid`
-//! and `comm`.
+//! and `comm`, and where the task ran in a container or pod `container`
+//! (its name), `container_id`, `pod` and `namespace`.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -17,7 +20,9 @@ use prost::Message;
 
 use super::folded;
 use super::pprof_proto as pb;
+use crate::model::container::Workload;
 use crate::model::profile::{Frame, Profile, ProgramProfile, Stack};
+use crate::model::report::SampledWorkloads;
 
 /// The string table and the Function and Location tables, deduplicated.
 #[derive(Default)]
@@ -43,6 +48,11 @@ enum LocKey {
         prog: u32,
     },
     Kernel {
+        ip: u64,
+    },
+    /// An interrupt's entry point, under program `prog`.
+    Interrupt {
+        prog: u32,
         ip: u64,
     },
 }
@@ -106,8 +116,40 @@ impl Tables {
         self.function(name, &format!("bpf_prog_{}_{}", p.tag, p.name), file)
     }
 
+    /// Location ids of an interrupt's stack, leaf first: its frames, its
+    /// entry, the program.
+    fn interrupt_stack(&mut self, p: &ProgramProfile, s: &Stack, entry: &str) -> Vec<u64> {
+        let mut ids: Vec<u64> = s
+            .kernel
+            .iter()
+            .skip(1)
+            .rev()
+            .map(|f| self.kernel(f))
+            .collect();
+        let name = folded::interrupt_frame(entry);
+        let function = self.function(&name, entry, "");
+        let ip = s.kernel.first().map_or(0, |f| f.ip);
+        let line = pb::PbLine {
+            function_id: function,
+            line: 0,
+            column: 0,
+        };
+        ids.push(self.location(LocKey::Interrupt { prog: p.id, ip }, ip, line));
+        let function = self.program_function(p, "");
+        let line = pb::PbLine {
+            function_id: function,
+            line: 0,
+            column: 0,
+        };
+        ids.push(self.location(LocKey::Program { prog: p.id }, 0, line));
+        ids
+    }
+
     /// Location ids of one stack, leaf first.
     fn stack(&mut self, p: &ProgramProfile, s: &Stack) -> Vec<u64> {
+        if let Some(entry) = &s.interrupt {
+            return self.interrupt_stack(p, s, entry);
+        }
         let mut ids: Vec<u64> = s.kernel.iter().rev().map(|f| self.kernel(f)).collect();
         let file = s.file.as_deref().unwrap_or("");
         let function = match &s.subprogram {
@@ -165,6 +207,8 @@ impl Tables {
 pub struct Context {
     /// When the capture started, ns since the Unix epoch.
     pub start_unix_ns: i64,
+    /// Where each sampled task ran (container, pod), for the labels.
+    pub workloads: SampledWorkloads,
 }
 
 impl Context {
@@ -177,6 +221,35 @@ impl Context {
             .as_nanos() as f64;
         Context {
             start_unix_ns: (now - profile.seconds() * 1e9).max(0.0) as i64,
+            workloads: SampledWorkloads::default(),
+        }
+    }
+
+    /// The same, with the samples' containers and pods from `workloads`.
+    pub fn with_workloads(self, workloads: SampledWorkloads) -> Context {
+        Context { workloads, ..self }
+    }
+}
+
+/// The `container`, `container_id`, `pod` and `namespace` labels of a
+/// sample whose task ran in `w`; names the host does not know are left
+/// out.
+fn workload_labels(t: &mut Tables, w: &Workload, out: &mut Vec<pb::PbLabel>) {
+    let c = w.container.as_ref();
+    let p = w.pod.as_ref();
+    let pairs = [
+        ("container", c.and_then(|c| c.name.as_deref())),
+        ("container_id", c.map(|c| c.id.as_str())),
+        ("pod", p.and_then(|p| p.name.as_deref())),
+        ("namespace", p.and_then(|p| p.namespace.as_deref())),
+    ];
+    for (key, value) in pairs {
+        if let Some(v) = value {
+            out.push(pb::PbLabel {
+                key: t.string(key),
+                str: t.string(v),
+                ..Default::default()
+            });
         }
     }
 }
@@ -239,6 +312,9 @@ fn build(profile: &Profile, ctx: &Context) -> pb::PbProfile {
                     str: t.string(comm),
                     ..Default::default()
                 });
+            }
+            if let Some(w) = ctx.workloads.of_sample(s.pid, s.cgroup) {
+                workload_labels(&mut t, w, &mut label);
             }
             let n = i64::try_from(s.samples).unwrap_or(i64::MAX);
             samples.push(pb::PbSample {
@@ -366,6 +442,106 @@ mod tests {
                 .collect::<std::collections::BTreeSet<_>>()
                 .len()
         );
+    }
+
+    #[test]
+    fn interrupts_sit_under_the_program_not_the_line() {
+        let mut p = profile();
+        let frame = |ip: u64, sym: &str| Frame {
+            ip,
+            symbol: Some(sym.into()),
+            kind: "kernel",
+            ..Default::default()
+        };
+        let mut irq = p.programs[1].stacks[0].clone();
+        irq.samples = 13;
+        irq.interrupt = Some("asm_sysvec_apic_timer_interrupt".into());
+        irq.kernel = vec![
+            frame(0xffffffff81001000, "asm_sysvec_apic_timer_interrupt"),
+            frame(0xffffffff81002000, "rcu_core"),
+        ];
+        p.programs[1].stacks.push(irq);
+        let pr = roundtrip(&p, &Context::default());
+        let x = pr.sample.iter().find(|x| x.value[0] == 13).unwrap();
+        let names: Vec<&str> = x
+            .location_id
+            .iter()
+            .map(|&id| {
+                let f = pr.location[(id - 1) as usize].line[0].function_id;
+                s(&pr, pr.function[(f - 1) as usize].name)
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "rcu_core",
+                "[interrupt] asm_sysvec_apic_timer_interrupt",
+                "small"
+            ]
+        );
+        // Every sample, interrupts included, is in the profile.
+        let total: i64 = pr.sample.iter().map(|x| x.value[0]).sum();
+        let all: u64 = p
+            .programs
+            .iter()
+            .flat_map(|q| q.stacks.iter().map(|s| s.samples))
+            .sum();
+        assert_eq!(total as u64, all);
+    }
+
+    #[test]
+    fn samples_in_a_pod_carry_its_container_and_pod() {
+        let p = profile();
+        let cid = "c1".repeat(32);
+        let mut w = crate::kernel::cgroups::workload(&format!(
+            "/kubepods/burstable/pod0123abcd-0000-4000-8000-000000000001/{cid}"
+        ));
+        if let Some(c) = w.container.as_mut() {
+            c.name = Some("server".into());
+        }
+        if let Some(pod) = w.pod.as_mut() {
+            pod.namespace = Some("payments".into());
+            pod.name = Some("checkout-x2k4p".into());
+        }
+        let mut unnamed = w.clone();
+        unnamed.container = unnamed
+            .container
+            .map(|c| crate::model::Container { name: None, ..c });
+        unnamed.pod = None;
+        let mut workloads = SampledWorkloads::default();
+        workloads.tasks.insert(207, w);
+        workloads.tasks.insert(7, unnamed);
+        let ctx = Context::default().with_workloads(workloads);
+        let pr = roundtrip(&p, &ctx);
+        let labels = |pid: i64| -> Vec<(String, String)> {
+            let x = pr
+                .sample
+                .iter()
+                .find(|x| {
+                    x.label
+                        .iter()
+                        .any(|l| s(&pr, l.key) == "pid" && l.num == pid)
+                })
+                .unwrap();
+            x.label
+                .iter()
+                .filter(|l| l.num == 0 && s(&pr, l.key) != "prog_tag")
+                .map(|l| (s(&pr, l.key).to_string(), s(&pr, l.str).to_string()))
+                .collect()
+        };
+        let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            labels(207),
+            vec![
+                kv("container", "server"),
+                kv("container_id", &cid),
+                kv("pod", "checkout-x2k4p"),
+                kv("namespace", "payments"),
+            ]
+        );
+        // Names the host does not know are left out; the ID stays.
+        assert_eq!(labels(7), vec![kv("container_id", &cid)]);
+        assert!(labels(116).is_empty());
     }
 
     #[test]

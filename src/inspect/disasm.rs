@@ -227,7 +227,8 @@ const HELPERS: &[&str] = &[
     "cgrp_storage_delete",
 ];
 
-/// `bpf_<name>` for a helper ID, if known.
+/// `bpf_<name>` for a helper ID, if known: the names of the kernel's
+/// `enum bpf_func_id` (UAPI values, which never change once released).
 pub fn helper_name(id: i32) -> Option<String> {
     usize::try_from(id)
         .ok()
@@ -248,8 +249,25 @@ pub struct CallNames {
     pub subprogs: HashMap<i32, String>,
 }
 
+/// What a helper call (`call` with source 0 and immediate `imm`) calls:
+/// the kernel function `resolve` names at its target (in a translated
+/// image the immediate is the target's offset from `__bpf_call_base`; a
+/// kallsyms lookup such as [`CallNames::resolve`] names it), else the
+/// helper whose `enum bpf_func_id` value the immediate is (an image the
+/// verifier has not rewritten). None when neither knows it: the caller
+/// then shows the bare immediate.
+pub fn helper_call_name<'a>(
+    imm: i32,
+    resolve: impl FnOnce(i32) -> Option<&'a str>,
+) -> Option<String> {
+    resolve(imm)
+        .map(str::to_string)
+        .or_else(|| helper_name(imm))
+}
+
 impl CallNames {
-    fn resolve(&self, imm: i32) -> Option<&str> {
+    /// The kernel symbol at a helper call's target, when kallsyms named it.
+    pub fn resolve(&self, imm: i32) -> Option<&str> {
         let addr = self.base?.wrapping_add(imm as i64 as u64);
         self.names.get(&addr).map(String::as_str)
     }
@@ -349,12 +367,9 @@ fn call(s: &Slot, names: &CallNames) -> String {
             None => format!("call pc{:+}", s.off),
         },
         2 => format!("call kfunc#{}", s.imm),
-        _ => match names.resolve(s.imm) {
-            Some(sym) => format!("call {sym}#{}", s.imm),
-            None => match helper_name(s.imm) {
-                Some(h) => format!("call {h}#{}", s.imm),
-                None => format!("call #{}", s.imm),
-            },
+        _ => match helper_call_name(s.imm, |imm| names.resolve(imm)) {
+            Some(name) => format!("call {name}#{}", s.imm),
+            None => format!("call #{}", s.imm),
         },
     }
 }
@@ -544,6 +559,20 @@ mod tests {
         let hi = ins(0, 0, 0, 0, 0x12);
         assert_eq!(text(&c, Some(&hi), &names), "r3 = 0x12ffffffff");
         assert_eq!(helper_name(211).as_deref(), Some("bpf_cgrp_storage_delete"));
+        // The resolver first; the helper ID table only when it knows nothing.
+        assert_eq!(
+            helper_call_name(1, |_| Some("__htab_map_lookup_elem")).as_deref(),
+            Some("__htab_map_lookup_elem")
+        );
+        assert_eq!(
+            helper_call_name(1, |_| None).as_deref(),
+            Some("bpf_map_lookup_elem")
+        );
+        assert_eq!(helper_call_name(330_864, |_| None), None);
+        assert_eq!(
+            helper_call_name(0x10, |imm| names.resolve(imm)).as_deref(),
+            Some("bpf_get_current_uid_gid")
+        );
         assert_eq!(helper_name(0), None);
         assert_eq!(helper_name(-1), None);
     }

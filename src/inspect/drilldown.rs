@@ -21,6 +21,7 @@ use super::profile::{DrillProfile, KernelRow, ProfileInput};
 use super::source::{self, Mapped, Placed, SourceTree};
 use crate::error::BrrError;
 use crate::model::image::{JitRange, LineRecord};
+use crate::model::profile::NativeSamples;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -138,7 +139,10 @@ pub enum RowKind {
     Native { func: usize, offset: u32 },
     /// The start of a JITed function in the native view.
     Function { func: usize },
-    /// A helper/kernel function (or exact IP) called from the parent line.
+    /// A helper/kernel function (or exact IP) called from the parent line,
+    /// or, under the summary row of samples without source metadata, one
+    /// of the program's own native instructions or a helper/kernel
+    /// function called from a place no line record covers.
     Child,
     /// A `--devmode` line from the local source file.
     Context,
@@ -220,6 +224,51 @@ pub struct Options {
     pub native: Option<Arc<NativeImage>>,
 }
 
+/// One native instruction that took direct samples (the profile's count
+/// per JIT address), as a drilldown row: for a program without line info
+/// (every bpftrace program) the only place its own time shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeRow {
+    pub ip: u64,
+    pub samples: u64,
+    /// CODE text: `  function+0xoff: instruction`, the instruction when
+    /// the JIT code was decoded.
+    pub text: String,
+}
+
+/// The rows of one program's native samples, most samples first as given;
+/// `code` is the program's decoded JIT code, when it could be read.
+pub fn native_rows(samples: &[NativeSamples], code: Option<&NativeImage>) -> Vec<NativeRow> {
+    samples
+        .iter()
+        .filter(|n| n.samples > 0)
+        .map(|n| {
+            let func = n.func_index.and_then(|i| code?.functions.get(i));
+            let name = func.map(|f| f.name.as_str()).or(n.function.as_deref());
+            let asm = func.zip(n.offset).and_then(|(f, off)| {
+                let i = f
+                    .insns
+                    .binary_search_by_key(&off, |i| u64::from(i.offset))
+                    .ok()?;
+                Some(f.insns[i].asm.as_str())
+            });
+            let at = match (name, n.offset) {
+                (Some(name), Some(off)) => format!("{name}+{off:#x}"),
+                (None, Some(off)) => format!("+{off:#x}"),
+                (_, None) => format!("{:#x}", n.ip),
+            };
+            NativeRow {
+                ip: n.ip,
+                samples: n.samples,
+                text: match asm {
+                    Some(a) => format!("  {at}: {a}"),
+                    None => format!("  {at}"),
+                },
+            }
+        })
+        .collect()
+}
+
 /// `--devmode` input: the tree and whether DIR was left to default.
 pub struct Devmode<'a> {
     pub tree: &'a mut SourceTree,
@@ -295,6 +344,13 @@ struct KeyFacts {
     blocks: usize,
     backjump: bool,
     file_switch: bool,
+}
+
+fn child_row(text: String, samples: u64) -> Row {
+    let mut r = Row::new(RowKind::Child, text);
+    r.samples = samples;
+    r.leaf = true;
+    r
 }
 
 /// The text of a kernel child row.
@@ -484,10 +540,7 @@ impl<'a> SourceRows<'a> {
 
     fn push_children(&self, rows: &mut Vec<Row>, key: usize) {
         for k in self.children_of.get(&key).into_iter().flatten() {
-            let mut r = Row::new(RowKind::Child, child_text(k, self.exact_ips));
-            r.samples = k.samples;
-            r.leaf = true;
-            rows.push(r);
+            rows.push(child_row(child_text(k, self.exact_ips), k.samples));
         }
     }
 
@@ -712,14 +765,23 @@ impl Unshown {
     }
 }
 
+/// The row of interrupts that arrived while the program ran.
+pub const INTERRUPTS_ROW: &str = "Interrupts while the program ran (not its calls)";
+
+/// Where [`summary_labels`] puts the direct and the under-eBPF samples
+/// without source metadata: the summary rows that list where they went.
+const DIRECT_UNMAPPED: usize = 0;
+const UNDER_UNMAPPED: usize = 4;
+
 /// The summary rows' counts and texts, in display order.
 fn summary_labels(
     d: [u64; 4],
     u: [u64; 4],
     unaccounted: u64,
+    interrupts: u64,
     line_limit: usize,
     source_limit: usize,
-) -> [(u64, String); 9] {
+) -> [(u64, String); 10] {
     [
         (
             d[0],
@@ -757,6 +819,7 @@ fn summary_labels(
             unaccounted,
             "Unaccounted samples (inclusive attribution invariant mismatch)".to_string(),
         ),
+        (interrupts, INTERRUPTS_ROW.to_string()),
     ]
 }
 
@@ -769,18 +832,31 @@ impl Drilldown {
         opts: &Options,
         devmode: Option<Devmode<'_>>,
     ) -> Result<Drilldown, NoDevmodeSource> {
+        Self::build_with_native(prog, profile, &[], opts, devmode)
+    }
+
+    /// [`Drilldown::build`], with the profile's sampled native
+    /// instructions: those no line record covers are listed under the
+    /// summary row of direct samples without source metadata.
+    pub fn build_with_native(
+        prog: ProgramData<'_>,
+        profile: Option<&ProfileInput>,
+        native: &[NativeRow],
+        opts: &Options,
+        devmode: Option<Devmode<'_>>,
+    ) -> Result<Drilldown, NoDevmodeSource> {
         let slots = insn::slots(prog.xlated);
         let mut table = KeyTable::new(prog.lines, &insn::match_lines(slots.len(), prog.lines));
         let prog_profile = profile.and_then(|p| p.program.as_ref());
-        let native = opts.native.as_deref().filter(|_| opts.native_view);
+        let code = opts.native.as_deref().filter(|_| opts.native_view);
         // Every line record the native code falls under needs a key.
-        let rec_key = native.map(|_| table.record_keys(prog.lines));
+        let rec_key = code.map(|_| table.record_keys(prog.lines));
         let (mut rows, placed) = Drilldown::detail_rows(
             &table,
             prog_profile,
             opts,
             &slots,
-            native.zip(rec_key.as_deref()),
+            code.zip(rec_key.as_deref()),
         );
         if let Some(p) = prog_profile {
             match &placed {
@@ -805,7 +881,7 @@ impl Drilldown {
             } else {
                 Mode::Source
             },
-            disasm: native.map_or(Disasm::Internal, |n| Disasm::Native(n.arch)),
+            disasm: code.map_or(Disasm::Internal, |n| Disasm::Native(n.arch)),
             exact_ips: opts.exact_ips,
             keys: table.keys,
             rows,
@@ -817,9 +893,17 @@ impl Drilldown {
         let cut = dd.apply_source_limit(opts.source_limit);
         if let Some(p) = prog_profile {
             let line_limit = profile.map_or(0, |p| p.line_limit);
-            dd.add_summary_rows(p, line_limit, opts.source_limit, cut);
+            // The engine maps an address to the line record at or below
+            // it: only addresses below the first record have none.
+            let first = prog.lines.iter().filter_map(|l| l.jited_addr).min();
+            let native: Vec<&NativeRow> = native
+                .iter()
+                .filter(|r| first.is_none_or(|f| r.ip < f))
+                .collect();
+            dd.add_summary_rows(p, line_limit, opts.source_limit, cut, &native);
             dd.link_children();
-            dd.assign_basis_points(p.inclusive_samples);
+            // Interrupt samples have a row of their own among the leaves.
+            dd.assign_basis_points(p.inclusive_samples + p.interrupt_samples);
         } else {
             dd.link_children();
         }
@@ -1007,6 +1091,7 @@ impl Drilldown {
         line_limit: usize,
         source_limit: usize,
         cut: (u64, u64),
+        native: &[&NativeRow],
     ) {
         let shown_direct: u64 = self
             .rows
@@ -1034,11 +1119,11 @@ impl Drilldown {
                 p.under_bpf_function_samples_omitted_by_limit,
             )
         };
-        let under_null: u64 = list
+        let uncalled: Vec<&KernelRow> = list
             .iter()
             .filter(|k| k.bpf_instruction_offset.is_none())
-            .map(|k| k.samples)
-            .sum();
+            .collect();
+        let under_null: u64 = uncalled.iter().map(|k| k.samples).sum();
         // The native view places every sampled instruction, with or
         // without a line record: what it leaves out has no instruction.
         let by_insn = matches!(self.disasm, Disasm::Native(_));
@@ -1070,26 +1155,52 @@ impl Drilldown {
             direct.buckets(),
             under.buckets(),
             p.unaccounted_samples,
+            p.interrupt_samples,
             line_limit,
             source_limit,
         );
-        for (n, text) in labels {
+        for (i, (n, text)) in labels.into_iter().enumerate() {
+            let children = match i {
+                DIRECT_UNMAPPED => native
+                    .iter()
+                    .map(|r| child_row(r.text.clone(), r.samples))
+                    .collect(),
+                UNDER_UNMAPPED => uncalled
+                    .iter()
+                    .map(|k| child_row(child_text(k, self.exact_ips), k.samples))
+                    .collect(),
+                _ => Vec::new(),
+            };
             if n > 0 {
-                let mut r = Row::new(RowKind::Summary, text);
-                r.samples = n;
-                r.leaf = true;
-                self.rows.push(r);
+                self.push_summary(n, text, children);
             }
         }
     }
 
-    /// Child rows belong to the source row right before their group.
+    /// A summary row of `n` samples, with the child rows that say where
+    /// they went (the row keeps what they do not list). Children that add
+    /// up to more than the row are left out, so no sample counts twice.
+    fn push_summary(&mut self, n: u64, text: String, mut children: Vec<Row>) {
+        let mut listed: u64 = children.iter().map(|c| c.samples).sum();
+        if listed > n {
+            children.clear();
+            listed = 0;
+        }
+        let mut r = Row::new(RowKind::Summary, text);
+        r.samples = n - listed;
+        r.leaf = true;
+        self.rows.push(r);
+        self.rows.append(&mut children);
+    }
+
+    /// Child rows belong to the source (or summary) row right before
+    /// their group.
     fn link_children(&mut self) {
         let mut parent = None;
         for i in 0..self.rows.len() {
             self.rows[i].children.clear();
             match self.rows[i].kind {
-                RowKind::Source { .. } => parent = Some(i),
+                RowKind::Source { .. } | RowKind::Summary => parent = Some(i),
                 RowKind::Child => {
                     self.rows[i].parent = parent;
                     if let Some(p) = parent {

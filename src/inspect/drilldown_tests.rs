@@ -209,6 +209,7 @@ fn profile() -> ProfileInput {
                 kernel(1, "htab_map_hash", "bpf_map", 1, 0x20, L15),
             ],
             native: vec![],
+            interrupt_samples: 0,
         }),
         line_limit: 4,
         warnings: vec![],
@@ -402,6 +403,36 @@ fn profiled_source_view_with_children_and_other_rows() {
     let collapsed = text(&dd, true);
     assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
     insta::assert_snapshot!("profiled_source_collapsed", collapsed);
+}
+
+/// Interrupts that arrived while the program ran get a row of their own,
+/// not a place under a line, and `%THIS` still adds up.
+#[test]
+fn interrupts_have_a_row_of_their_own() {
+    let p = markers_program();
+    let mut prof = profile();
+    if let Some(q) = prof.program.as_mut() {
+        q.interrupt_samples = 5;
+    }
+    let dd = build(&p, Some(&prof), &Options::default());
+    let rows: Vec<&Row> = dd
+        .rows
+        .iter()
+        .filter(|r| r.text == INTERRUPTS_ROW)
+        .collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (&rows[0].kind, rows[0].samples, rows[0].leaf, rows[0].parent),
+        (&RowKind::Summary, 5, true, None)
+    );
+    // 5 of the 40 leaf samples (35 inclusive + 5): 12.50 %.
+    assert_eq!(rows[0].bp, 1250);
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    assert!(out.contains(INTERRUPTS_ROW), "{out}");
+    // Without interrupts, no such row.
+    let dd = build(&p, Some(&profile()), &Options::default());
+    assert!(dd.rows.iter().all(|r| r.text != INTERRUPTS_ROW));
 }
 
 #[test]
@@ -749,4 +780,187 @@ fn child_row_texts() {
     k.row.kind = "unknown";
     k.row.ip = 0xffffffffa0001234;
     assert_eq!(child_text(&k, true), "  -> unknown 0xffffffffa0001234");
+}
+
+/// A kernel row called from where no line record is (a program without
+/// line info).
+fn uncalled(samples: u64, sym: &str, kind: &'static str, ips: usize) -> KernelRow {
+    KernelRow {
+        row: KernelHotspot {
+            samples,
+            ip: 0xffff_0000,
+            symbol: Some(sym.to_string()),
+            kind,
+            bpf_jited_address: Some(0x1010),
+            ..Default::default()
+        },
+        ip_count: ips,
+    }
+}
+
+#[test]
+fn native_rows_name_the_sampled_instructions() {
+    use super::native::{Arch, JitFunction, NativeImage, NativeInsn};
+    use crate::model::profile::NativeSamples;
+    let insn = |offset: u32, asm: &str| NativeInsn {
+        offset,
+        bytes: vec![0x90],
+        asm: asm.into(),
+        target: None,
+        line: None,
+    };
+    let code = NativeImage {
+        arch: Arch::X86_64,
+        functions: vec![JitFunction {
+            name: "no_lines".into(),
+            index: 0,
+            address: Some(0x1000),
+            length: 0x20,
+            insns: vec![
+                insn(0, "push rbp"),
+                insn(0x4, "add rbx, 0x7"),
+                insn(0x8, "imul rbx, 0x3"),
+            ],
+        }],
+    };
+    let s = |samples, ip: u64, function: Option<&str>| NativeSamples {
+        samples,
+        ip,
+        func_index: Some(0),
+        function: function.map(String::from),
+        offset: Some(ip - 0x1000),
+    };
+    let samples = [
+        s(5, 0x1008, None),
+        s(2, 0x1004, None),
+        s(1, 0x1006, Some("main_fn")),
+    ];
+    let rows = native_rows(&samples, Some(&code));
+    let texts: Vec<&str> = rows.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "  no_lines+0x8: imul rbx, 0x3",
+            "  no_lines+0x4: add rbx, 0x7",
+            // An address between decoded instructions keeps its offset.
+            "  no_lines+0x6",
+        ]
+    );
+    assert_eq!((rows[0].ip, rows[0].samples), (0x1008, 5));
+    // Without the code: the BTF name when there is one, else the offset.
+    let bare: Vec<String> = native_rows(&samples, None)
+        .into_iter()
+        .map(|r| r.text)
+        .collect();
+    assert_eq!(bare, ["  +0x8", "  +0x4", "  main_fn+0x6"]);
+}
+
+#[test]
+fn unmapped_summary_rows_expand_into_instructions_and_kernel_functions() {
+    // Without line info: every sample lands on the two summary rows.
+    let p = program(&[(0xb7, 0, None), (0x85, 5, None), (0x95, 0, None)]);
+    let kernel = vec![
+        uncalled(3, "read_tsc", "kernel", 2),
+        uncalled(1, "bpf_ktime_get_ns", "bpf_helper", 1),
+    ];
+    let prof = ProfileInput {
+        program: Some(DrillProfile {
+            samples: 7,
+            kernel_samples: 5,
+            inclusive_samples: 12,
+            inclusive_cpu_percent: 1.2,
+            direct_source_unmapped_samples: 7,
+            under_bpf_caller_source_unmapped_samples: 5,
+            // One under-eBPF sample is in a row the line limit left out.
+            under_bpf_function_samples_omitted_by_limit: 1,
+            under_bpf_hotspot_samples_omitted_by_limit: 1,
+            hotspots: vec![direct(7, None, None)],
+            kernel_functions: kernel.clone(),
+            kernel_ips: kernel,
+            ..Default::default()
+        }),
+        line_limit: 2,
+        ..Default::default()
+    };
+    let native = vec![
+        NativeRow {
+            ip: 0x1008,
+            samples: 4,
+            text: "  p+0x8: imul rbx, 0x3".into(),
+        },
+        NativeRow {
+            ip: 0x1004,
+            samples: 3,
+            text: "  p+0x4: add rbx, 0x7".into(),
+        },
+    ];
+    let opts = Options::default();
+    let with = |native: &[NativeRow]| {
+        Drilldown::build_with_native(data(&p, "marker_prog"), Some(&prof), native, &opts, None)
+            .unwrap()
+    };
+    let dd = with(&native);
+    let parents: Vec<&str> = dd.parents().map(|r| dd.rows[r].text.as_str()).collect();
+    assert_eq!(
+        parents,
+        [
+            "eBPF samples without BTF/JIT source metadata",
+            "under-eBPF samples without BPF caller source metadata"
+        ]
+    );
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    insta::assert_snapshot!(out);
+    // Collapsed, each summary row carries all its samples.
+    let collapsed = text(&dd, true);
+    assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
+    assert!(
+        collapsed.contains(" 7  + eBPF samples without"),
+        "{collapsed}"
+    );
+    assert!(
+        collapsed.contains(" 5  + under-eBPF samples without"),
+        "{collapsed}"
+    );
+
+    // Rows that would count more than the summary row holds are not
+    // listed under it.
+    let mut too_many = native.clone();
+    too_many[0].samples = 40;
+    let dd = with(&too_many);
+    assert_eq!(dd.parents().count(), 1);
+    assert_eq!(this_total(&text(&dd, false)), 10_000);
+}
+
+#[test]
+fn only_addresses_below_every_line_record_are_unmapped_instructions() {
+    let mut p = markers_program();
+    for (i, l) in p.lines.iter_mut().enumerate() {
+        l.jited_addr = Some(0x1010 + 8 * i as u64);
+    }
+    let mut prof = profile();
+    let q = prof.program.as_mut().unwrap();
+    q.direct_source_unmapped_samples = 2;
+    let row = |ip, samples| NativeRow {
+        ip,
+        samples,
+        text: format!("  p+{:#x}", ip - 0x1000),
+    };
+    // The prologue before the first record, and an address under a record.
+    let native = [row(0x1004, 2), row(0x1020, 9)];
+    let dd = Drilldown::build_with_native(
+        data(&p, "marker_prog"),
+        Some(&prof),
+        &native,
+        &Options::default(),
+        None,
+    )
+    .unwrap();
+    let listed: Vec<&str> = dd
+        .rows
+        .iter()
+        .filter(|r| r.text.starts_with("  p+"))
+        .map(|r| r.text.as_str())
+        .collect();
+    assert_eq!(listed, ["  p+0x4"]);
 }

@@ -42,6 +42,9 @@ pub struct DrillProfile {
     /// Every sampled native instruction, when the profile was annotated
     /// (the native view places these, not `hotspots`).
     pub native: Vec<NativeSample>,
+    /// Samples of interrupts that arrived while the program ran: not in
+    /// `inclusive_samples`, shown on a row of their own.
+    pub interrupt_samples: u64,
 }
 
 /// A finished capture as the drilldown sees it.

@@ -17,6 +17,7 @@ use rustix::fs::{openat, readlinkat_raw, Mode, OFlags, RawDir, CWD};
 
 use crate::kernel::fdinfo;
 pub use crate::model::Owner;
+use crate::sys::Errno;
 
 /// The object kinds whose holders are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -249,6 +250,38 @@ fn scan_pid(proc_fd: &OwnedFd, pid: u32, s: &mut Scratch, agg: &mut Aggregator) 
     }
 }
 
+/// The BPF programs process `pid` holds file descriptors on, by id, sorted,
+/// each once: its `fd` links under `root` (`/proc`) that name a program,
+/// and the `prog_id` in each one's fdinfo. Fails with the errno of reading
+/// its fd directory: ENOENT for no such process, EACCES for one brr may not
+/// look into. (Separate from the every-process scan, which skips what it
+/// cannot read.)
+pub fn programs_of_pid(root: &Path, pid: u32) -> Result<Vec<u32>, Errno> {
+    let dir = root.join(pid.to_string());
+    let fds = std::fs::read_dir(dir.join("fd"))
+        .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    let mut ids = Vec::new();
+    for entry in fds.flatten() {
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        if classify_target(target.as_os_str().as_encoded_bytes()) != Some(HeldKind::Prog) {
+            continue;
+        }
+        let info = dir.join("fdinfo").join(entry.file_name());
+        // The fd may be closed between the two reads.
+        let Ok(text) = std::fs::read(info) else {
+            continue;
+        };
+        if let Some(id) = fdinfo::id_in(&text, HeldKind::Prog.id_key()) {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
+}
+
 /// `PID/fdinfo/FD` in a stack buffer (the RawDir iterator borrows the
 /// scratch space, so the shared path buffer is not available here).
 fn fdinfo_path(buf: &mut [u8; 32], pid: u32, fd: u32) -> &CStr {
@@ -404,6 +437,37 @@ mod tests {
             scan_root(Path::new("/nonexistent-brr"), 0),
             Owners::default()
         );
+    }
+
+    /// One process's programs from a procfs-shaped tree.
+    #[test]
+    fn programs_of_one_pid() {
+        let root = std::env::temp_dir().join(format!("brr-pid-progs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let p = root.join("40");
+        std::fs::create_dir_all(p.join("fd")).unwrap();
+        std::fs::create_dir_all(p.join("fdinfo")).unwrap();
+        let other = PROG.replace("prog_id:\t1106", "prog_id:\t7");
+        for (n, target, info) in [
+            (3, "anon_inode:bpf-prog", PROG),
+            (4, "anon_inode:bpf-prog", PROG),
+            (5, "anon_inode:bpf-prog", other.as_str()),
+            (6, "anon_inode:bpf-map", MAP),
+            (7, "/dev/null", PROG),
+        ] {
+            symlink(target, p.join("fd").join(n.to_string())).unwrap();
+            std::fs::write(p.join("fdinfo").join(n.to_string()), info).unwrap();
+        }
+        // Closed between listing and reading its fdinfo.
+        symlink("anon_inode:bpf-prog", p.join("fd/8")).unwrap();
+        std::fs::create_dir_all(root.join("41/fd")).unwrap();
+        let got = programs_of_pid(&root, 40);
+        let none = programs_of_pid(&root, 41);
+        let gone = programs_of_pid(&root, 42);
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(got, Ok(vec![7, 1106]));
+        assert_eq!(none, Ok(vec![]));
+        assert_eq!(gone, Err(Errno(libc::ENOENT)));
     }
 
     /// Cost of a scan of this host's /proc; run with `--ignored --nocapture`.

@@ -22,6 +22,9 @@ pub struct Keepers {
     pub owners: Vec<Owner>,
     /// The first object holding it, for objects no process holds.
     pub held_by: Option<Holder>,
+    /// The owners' workloads (container, pod) by pid, where the owner scan
+    /// found their cgroups.
+    pub workloads: std::collections::BTreeMap<u32, super::container::Workload>,
 }
 
 /// Where a program is attached through one of its links.

@@ -13,6 +13,9 @@ pub struct Counters {
     pub kernel_attributed_samples: u64,
     pub kernel_unattributed_samples: u64,
     pub kernel_symbolized_samples: u64,
+    /// Samples taken in an interrupt or exception that arrived while a
+    /// program ran (not counted in `kernel_attributed_samples`).
+    pub interrupt_samples: u64,
 }
 
 /// Capture telemetry: how the rings were sized and drained, and what perf
@@ -38,6 +41,8 @@ pub struct Telemetry {
     pub time_running_ns: u64,
     pub warnings: Vec<String>,
     pub incomplete: bool,
+    /// Ended before its duration by a cancel (Ctrl-C).
+    pub cancelled: bool,
 }
 
 impl Telemetry {
@@ -169,6 +174,30 @@ pub struct Stack {
     /// Kernel frames under the line, outermost first; empty for a sample
     /// in the program's own instructions.
     pub kernel: Vec<Frame>,
+    /// The interrupt or exception entry (its symbol) when the sample was
+    /// taken in an interrupt that arrived while the line ran: `kernel` then
+    /// holds the interrupt's frames, from that entry down, which the line
+    /// did not call.
+    pub interrupt: Option<String>,
+}
+
+/// Samples taken in interrupts entered through one entry point while one
+/// BPF line ran (the line executing, or calling the kernel code the
+/// interrupt arrived in).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InterruptHotspot {
+    pub samples: u64,
+    /// The entry symbol, e.g. `asm_sysvec_apic_timer_interrupt`.
+    pub entry: String,
+    /// As in [`KernelHotspot`]: the interrupted line.
+    pub bpf_jited_address: Option<u64>,
+    pub bpf_instruction_offset: Option<u64>,
+    pub bpf_file: Option<String>,
+    pub bpf_line: Option<u32>,
+    pub bpf_column: Option<u32>,
+    pub bpf_source: Option<String>,
+    pub bpf_function: Option<String>,
+    pub caller_mapped: bool,
 }
 
 /// A task or cgroup in whose context a program ran, with its samples.
@@ -226,16 +255,39 @@ pub struct ProgramProfile {
     /// Every exact-IP kernel row, in the order each was first seen.
     pub kernel_hotspots: Vec<KernelHotspot>,
     /// Every sample of the program by task and stack; the counts add up to
-    /// its inclusive samples.
+    /// its inclusive samples plus its interrupt samples.
     pub stacks: Vec<Stack>,
     /// Every direct sample by exact JIT address, most samples first (ties
     /// by address); the counts add up to `samples`.
     pub native: Vec<NativeSamples>,
+    /// Samples taken in interrupts that arrived while the program ran:
+    /// neither its own instructions nor calls it made.
+    pub interrupt_samples: u64,
+    /// Those samples by entry point and interrupted line, in the order
+    /// each was first seen.
+    pub interrupts: Vec<InterruptHotspot>,
+    /// Seconds into the capture at which the program was loaded, when it
+    /// was loaded during the capture.
+    pub loaded_after: Option<f64>,
+    /// Seconds into the capture at which it was unloaded, when that
+    /// happened during the capture.
+    pub unloaded_after: Option<f64>,
 }
 
 impl ProgramProfile {
     pub fn inclusive_samples(&self) -> u64 {
         self.samples + self.kernel_samples
+    }
+
+    /// Seconds of a capture of `seconds` during which the program was
+    /// loaded, when it was loaded or unloaded during the capture.
+    pub fn loaded_seconds(&self, seconds: f64) -> Option<f64> {
+        if self.loaded_after.is_none() && self.unloaded_after.is_none() {
+            return None;
+        }
+        let from = self.loaded_after.unwrap_or(0.0);
+        let to = self.unloaded_after.unwrap_or(seconds);
+        Some((to - from).max(0.0))
     }
 }
 
@@ -276,7 +328,10 @@ pub struct Profile {
     pub frequency: u64,
     pub kernel_samples: bool,
     pub call_graph: CallGraph,
-    pub program_id: Option<u32>,
+    /// The programs selected (`--program-id`, `--pid`); empty for all.
+    pub program_ids: Vec<u32>,
+    /// `--pid`: the process whose programs were selected.
+    pub pid: Option<u32>,
     pub counters: Counters,
     pub telemetry: Telemetry,
     /// Programs with samples, by descending inclusive samples then ID.
@@ -308,7 +363,13 @@ impl Profile {
 
     /// `round(samples / (D × F) × 100, 4)`: 100 % is one CPU.
     pub fn cpu_percent(&self, samples: u64) -> f64 {
-        let denom = self.seconds() * self.frequency as f64;
+        self.cpu_percent_over(samples, self.seconds())
+    }
+
+    /// The same over `seconds` instead of the capture (the time a program
+    /// was loaded).
+    pub fn cpu_percent_over(&self, samples: u64, seconds: f64) -> f64 {
+        let denom = seconds * self.frequency as f64;
         if denom <= 0.0 {
             0.0
         } else {
@@ -318,6 +379,12 @@ impl Profile {
 
     pub fn program(&self, id: u32) -> Option<&ProgramProfile> {
         self.programs.iter().find(|p| p.id == id)
+    }
+
+    /// Whether the report covers program `id`: every program, or only
+    /// the selected ones.
+    pub fn selects(&self, id: u32) -> bool {
+        self.program_ids.is_empty() || self.program_ids.contains(&id)
     }
 }
 

@@ -5,9 +5,13 @@
 //! JSON and CSV renderers, `top --textmode` and the TUI only read it, so a
 //! new view needs no analysis code.
 
+use std::collections::BTreeMap;
 use std::ops::Deref;
 
-use super::profile::{Counters, Hint, Hotspot, KernelGroup, KernelHotspot, Payer, Telemetry};
+use super::container::Workload;
+use super::profile::{
+    Counters, Hint, Hotspot, InterruptHotspot, KernelGroup, KernelHotspot, Payer, Telemetry,
+};
 
 /// How the capture was taken, as the metadata reports it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,8 +24,12 @@ pub struct Capture {
     pub kernel_samples: bool,
     /// `fp` or `lbr`.
     pub call_graph: crate::model::profile::CallGraph,
-    /// The selected program (program mode).
+    /// The first selected program (program mode).
     pub program_id: Option<u32>,
+    /// Every selected program (`--program-id`, `--pid`); empty for all.
+    pub program_ids: Vec<u32>,
+    /// `--pid`: the process whose programs were selected.
+    pub pid: Option<u32>,
     pub counters: Counters,
     pub telemetry: Telemetry,
 }
@@ -102,6 +110,9 @@ pub struct Payers {
     pub shown: usize,
     /// The payers that view leaves out, as one row, when it leaves any.
     pub other: Option<Other>,
+    /// The workload (container, pod, unit) of each payer in `all` whose
+    /// cgroup is known, by payer id (pid or cgroup ID).
+    pub workloads: BTreeMap<u64, Workload>,
 }
 
 impl Payers {
@@ -112,6 +123,32 @@ impl Payers {
 
     pub fn is_empty(&self) -> bool {
         self.all.is_empty()
+    }
+
+    /// The workload of the payer with `id`, when its cgroup is known.
+    pub fn workload(&self, id: u64) -> Option<&Workload> {
+        self.workloads.get(&id)
+    }
+}
+
+/// The workload of every cgroup and task a capture sampled, resolved once
+/// when the capture ended (the kubelet's logs read once) for the report's
+/// payers and the profile files' labels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampledWorkloads {
+    /// By cgroup2 ID, for the cgroups whose path was found.
+    pub cgroups: BTreeMap<u64, Workload>,
+    /// By pid: the cgroup its samples carried most often, else (no cgroup
+    /// IDs, cgroup v1) its `/proc/PID/cgroup` path when the capture ended.
+    pub tasks: BTreeMap<u32, Workload>,
+}
+
+impl SampledWorkloads {
+    /// The workload of a sample of task `pid` with cgroup ID `cgroup` (0
+    /// when the kernel gave none): its cgroup's, else its task's.
+    pub fn of_sample(&self, pid: u32, cgroup: u64) -> Option<&Workload> {
+        let by_cgroup = (cgroup != 0).then(|| self.cgroups.get(&cgroup)).flatten();
+        by_cgroup.or_else(|| self.tasks.get(&pid))
     }
 }
 
@@ -206,6 +243,21 @@ pub struct ProgramReport {
     pub hints: Vec<Hint>,
     /// Its sampled native instructions, with `--annotate`.
     pub native: Option<Annotation>,
+    /// Samples of interrupts that arrived while the program ran (not in
+    /// its direct, under-eBPF or inclusive samples), and their percent of
+    /// one CPU (4 decimals).
+    pub interrupt_samples: u64,
+    pub interrupt_cpu_percent: f64,
+    /// Those samples by entry point and interrupted line.
+    pub interrupts: Rows<InterruptHotspot>,
+    /// Seconds into the capture at which the program was loaded or
+    /// unloaded, when that happened during the capture.
+    pub loaded_after: Option<f64>,
+    pub unloaded_after: Option<f64>,
+    /// Percent of one CPU over the time it was loaded (4 decimals), direct
+    /// and inclusive, when it was not loaded for the whole capture.
+    pub loaded_cpu_percent: Option<f64>,
+    pub loaded_inclusive_cpu_percent: Option<f64>,
 }
 
 impl ProgramReport {

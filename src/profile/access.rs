@@ -102,17 +102,29 @@ pub fn unattributable(
     jit_enable: Option<i64>,
     policy: &AddressPolicy,
 ) -> Option<String> {
+    unattributable_among(progs, program_id.as_slice(), jit_enable, policy)
+}
+
+/// [`unattributable`] for a set of selected programs (empty: every one).
+pub fn unattributable_among(
+    progs: &[ProgSight],
+    selected: &[u32],
+    jit_enable: Option<i64>,
+    policy: &AddressPolicy,
+) -> Option<String> {
     let scope: Vec<&ProgSight> = progs
         .iter()
-        .filter(|p| program_id.is_none_or(|id| p.id == id))
+        .filter(|p| selected.is_empty() || selected.contains(&p.id))
         .collect();
     if scope.is_empty() {
         return None;
     }
     if !scope.iter().any(|p| p.jited) {
-        let what = match program_id {
-            Some(id) => format!("eBPF program {id} is not JIT-compiled"),
-            None => "no loaded eBPF program is JIT-compiled".into(),
+        let ids: Vec<String> = scope.iter().map(|p| p.id.to_string()).collect();
+        let what = match (selected, ids.as_slice()) {
+            ([], _) => "no loaded eBPF program is JIT-compiled".into(),
+            (_, [id]) => format!("eBPF program {id} is not JIT-compiled"),
+            _ => format!("eBPF programs {} are not JIT-compiled", ids.join(", ")),
         };
         return Some(format!("{what}: {}", interpreted_cause(jit_enable)));
     }
@@ -204,6 +216,17 @@ mod tests {
         assert!(m.starts_with("eBPF program 2 is not JIT-compiled: net.core.bpf_jit_enable=0"));
         // A program that is gone: the capture reports that itself.
         assert_eq!(unattributable(&fine, Some(9), Some(0), &open), None);
+        let m = unattributable_among(&fine, &[2, 9], Some(0), &open).unwrap_or_default();
+        assert!(m.starts_with("eBPF program 2 is not JIT-compiled"), "{m}");
+        let both = [
+            ProgSight { id: 3, ..fine[1] },
+            ProgSight { id: 4, ..fine[1] },
+        ];
+        let m = unattributable_among(&both, &[3, 4], Some(0), &open).unwrap_or_default();
+        assert!(
+            m.starts_with("eBPF programs 3, 4 are not JIT-compiled"),
+            "{m}"
+        );
         let interpreted = [sight(1, false, false), sight(2, false, false)];
         let m = unattributable(&interpreted, None, Some(0), &open).unwrap_or_default();
         assert!(

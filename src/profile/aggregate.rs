@@ -163,12 +163,17 @@ impl<'a> ProgramView<'a> {
     }
 }
 
-/// The programs a report lists: the selected one in program mode, else the
-/// first `limit`.
+/// The programs a report lists: the selected ones that were sampled in
+/// program mode, else the first `limit`.
 pub fn listed(profile: &Profile, limit: usize) -> Vec<&ProgramProfile> {
-    match profile.program_id {
-        Some(id) => profile.program(id).into_iter().collect(),
-        None => keep(profile.programs.iter().collect(), limit),
+    if profile.program_ids.is_empty() {
+        keep(profile.programs.iter().collect(), limit)
+    } else {
+        profile
+            .programs
+            .iter()
+            .filter(|p| profile.selects(p.id))
+            .collect()
     }
 }
 
@@ -270,8 +275,7 @@ pub mod tests {
                 ),
                 kh(1, 0xffff_ffff_9000_0000, None, 0, None),
             ],
-            stacks: vec![],
-            native: vec![],
+            ..Default::default()
         }
     }
 
@@ -298,7 +302,8 @@ pub mod tests {
             frequency: 1000,
             kernel_samples: true,
             call_graph: crate::model::profile::CallGraph::Fp,
-            program_id: None,
+            program_ids: Vec::new(),
+            pid: None,
             counters: Counters {
                 total_samples: 200,
                 bpf_jit_samples: 11,
@@ -307,6 +312,7 @@ pub mod tests {
                 kernel_attributed_samples: 9,
                 kernel_unattributed_samples: 180,
                 kernel_symbolized_samples: 8,
+                interrupt_samples: 0,
             },
             telemetry: Telemetry {
                 actual_duration: 1.0,

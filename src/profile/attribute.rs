@@ -13,7 +13,7 @@ use super::image::{jit, ProgMeta};
 use super::records::Sample;
 use crate::kernel::kallsyms::Kallsyms;
 use crate::model::profile::{
-    Counters, Frame, Hotspot, KernelHotspot, NativeSamples, ProgramProfile, Stack,
+    Counters, Frame, Hotspot, InterruptHotspot, KernelHotspot, NativeSamples, ProgramProfile, Stack,
 };
 
 /// A small multiplicative hasher for integer keys (the default SipHash is
@@ -89,6 +89,9 @@ struct ProgSlot {
     stacks: IntMap<StackKey, u64>,
     /// Direct samples by exact IP.
     ips: IntMap<u64, u64>,
+    /// Seconds into the capture of a load or unload seen meanwhile.
+    loaded_at: Option<f64>,
+    unloaded_at: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -166,6 +169,8 @@ impl Attributor {
                     kernel_hits: IntMap::default(),
                     stacks: IntMap::default(),
                     ips: IntMap::default(),
+                    loaded_at: None,
+                    unloaded_at: None,
                 });
                 s
             }
@@ -184,6 +189,20 @@ impl Attributor {
             .retain(|r| !new.iter().any(|n| r.start < n.end && n.start < r.end));
         self.ranges.extend(new);
         self.reindex();
+    }
+
+    /// Record that program `id` was loaded `secs` into the capture.
+    pub fn loaded_at(&mut self, id: u32, secs: f64) {
+        if let Some(&s) = self.by_id.get(&id) {
+            self.slots[s].loaded_at = Some(secs);
+        }
+    }
+
+    /// Record that program `id` was unloaded `secs` into the capture.
+    pub fn unloaded_at(&mut self, id: u32, secs: f64) {
+        if let Some(&s) = self.by_id.get(&id) {
+            self.slots[s].unloaded_at = Some(secs);
+        }
     }
 
     /// Stop matching a program (unloaded).
@@ -352,77 +371,18 @@ impl Attributor {
         mut pinned: impl FnMut(u32) -> Vec<String>,
     ) -> (Vec<ProgramProfile>, Counters) {
         let mut counters = self.counters;
+        let entries = classify_chains(&self.chain_list, ksyms);
         let mut out = Vec::new();
-        for sl in self.slots {
-            if sl.direct == 0 && sl.kernel == 0 {
+        for mut sl in self.slots {
+            let split = split_interrupts(&sl, &self.chain_list, &entries);
+            sl.take_interrupts(&split);
+            counters.kernel_attributed_samples -= split.samples;
+            counters.interrupt_samples += split.samples;
+            if sl.direct == 0 && sl.kernel == 0 && split.samples == 0 {
                 continue;
             }
             let m = &sl.meta;
-            let mut rows: Vec<(u64, Hotspot)> = sl
-                .lines
-                .iter()
-                .zip(&m.lines)
-                .filter(|(h, _)| h.count > 0)
-                .map(|(h, l)| {
-                    (
-                        h.seq,
-                        Hotspot {
-                            samples: h.count,
-                            jited_address: l.jited_addr,
-                            instruction_offset: Some(l.insn_off as u64 * 8),
-                            file: l.file.clone(),
-                            line: l.line,
-                            column: l.column,
-                            source: l.source.clone(),
-                            function: m.func_at(jit(l)).and_then(|f| f.func_name.clone()),
-                        },
-                    )
-                })
-                .collect();
-            if sl.unmapped.count > 0 {
-                rows.push((
-                    sl.unmapped.seq,
-                    Hotspot {
-                        samples: sl.unmapped.count,
-                        ..Default::default()
-                    },
-                ));
-            }
-            rows.sort_by_key(|(seq, _)| *seq);
-
-            let mut krows: Vec<(u64, KernelHotspot)> = sl
-                .kernel_hits
-                .iter()
-                .map(|(k, h)| {
-                    let sym = ksyms.resolve(k.ip);
-                    if sym.is_some() {
-                        counters.kernel_symbolized_samples += h.count;
-                    }
-                    let line = (k.line != NO_LINE).then(|| &m.lines[k.line as usize]);
-                    let name = sym.map(|s| s.name).filter(|n| !n.is_empty());
-                    let row = KernelHotspot {
-                        samples: h.count,
-                        ip: k.ip,
-                        symbol: name.map(String::from),
-                        module: sym.and_then(|s| s.module).map(String::from),
-                        symbol_offset: sym.map(|s| k.ip - s.start),
-                        kind: classify(name, sym.and_then(|s| s.module)),
-                        bpf_jited_address: Some(line.map_or(k.raw_caller, jit)),
-                        bpf_instruction_offset: line.map(|l| l.insn_off as u64 * 8),
-                        bpf_file: line.and_then(|l| l.file.clone()),
-                        bpf_line: line.and_then(|l| l.line),
-                        bpf_column: line.and_then(|l| l.column),
-                        bpf_source: line.and_then(|l| l.source.clone()),
-                        bpf_function: m
-                            .func_at(line.map_or(k.raw_caller, jit))
-                            .and_then(|f| f.func_name.clone()),
-                        caller_mapped: line.is_some(),
-                    };
-                    (h.seq, row)
-                })
-                .collect();
-            krows.sort_by_key(|(seq, _)| *seq);
-
+            let krows = kernel_rows(&sl, ksyms, &mut counters);
             out.push(ProgramProfile {
                 id: m.id,
                 prog_type: m.prog_type.clone(),
@@ -437,9 +397,13 @@ impl Attributor {
                 direct_source_unmapped_samples: sl.direct_unmapped,
                 under_bpf_caller_source_mapped_samples: sl.under_mapped,
                 under_bpf_caller_source_unmapped_samples: sl.under_unmapped,
-                hotspots: rows.into_iter().map(|(_, r)| r).collect(),
-                kernel_hotspots: krows.into_iter().map(|(_, r)| r).collect(),
-                stacks: stacks(m, &sl.stacks, &self.chain_list, ksyms),
+                hotspots: direct_rows(&sl),
+                kernel_hotspots: krows,
+                stacks: stacks(m, &sl.stacks, &self.chain_list, &entries, ksyms),
+                interrupt_samples: split.samples,
+                interrupts: interrupt_rows(m, &split),
+                loaded_after: sl.loaded_at,
+                unloaded_after: sl.unloaded_at,
                 native: native(m, &sl.ips),
             });
         }
@@ -448,12 +412,246 @@ impl Attributor {
     }
 }
 
+/// A program's direct rows, in the order each was first seen.
+fn direct_rows(sl: &ProgSlot) -> Vec<Hotspot> {
+    let m = &sl.meta;
+    let mut rows: Vec<(u64, Hotspot)> = sl
+        .lines
+        .iter()
+        .zip(&m.lines)
+        .filter(|(h, _)| h.count > 0)
+        .map(|(h, l)| {
+            (
+                h.seq,
+                Hotspot {
+                    samples: h.count,
+                    jited_address: l.jited_addr,
+                    instruction_offset: Some(l.insn_off as u64 * 8),
+                    file: l.file.clone(),
+                    line: l.line,
+                    column: l.column,
+                    source: l.source.clone(),
+                    function: m.func_at(jit(l)).and_then(|f| f.func_name.clone()),
+                },
+            )
+        })
+        .collect();
+    if sl.unmapped.count > 0 {
+        rows.push((
+            sl.unmapped.seq,
+            Hotspot {
+                samples: sl.unmapped.count,
+                ..Default::default()
+            },
+        ));
+    }
+    rows.sort_by_key(|(seq, _)| *seq);
+    rows.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A program's exact-IP kernel rows, in the order each was first seen;
+/// counts the symbolised samples.
+fn kernel_rows(sl: &ProgSlot, ksyms: &Kallsyms, counters: &mut Counters) -> Vec<KernelHotspot> {
+    let m = &sl.meta;
+    let mut krows: Vec<(u64, KernelHotspot)> = sl
+        .kernel_hits
+        .iter()
+        .filter(|(_, h)| h.count > 0)
+        .map(|(k, h)| {
+            let sym = ksyms.resolve(k.ip);
+            if sym.is_some() {
+                counters.kernel_symbolized_samples += h.count;
+            }
+            let line = (k.line != NO_LINE).then(|| &m.lines[k.line as usize]);
+            let name = sym.map(|s| s.name).filter(|n| !n.is_empty());
+            let row = KernelHotspot {
+                samples: h.count,
+                ip: k.ip,
+                symbol: name.map(String::from),
+                module: sym.and_then(|s| s.module).map(String::from),
+                symbol_offset: sym.map(|s| k.ip - s.start),
+                kind: classify(name, sym.and_then(|s| s.module)),
+                bpf_jited_address: Some(line.map_or(k.raw_caller, jit)),
+                bpf_instruction_offset: line.map(|l| l.insn_off as u64 * 8),
+                bpf_file: line.and_then(|l| l.file.clone()),
+                bpf_line: line.and_then(|l| l.line),
+                bpf_column: line.and_then(|l| l.column),
+                bpf_source: line.and_then(|l| l.source.clone()),
+                bpf_function: m
+                    .func_at(line.map_or(k.raw_caller, jit))
+                    .and_then(|f| f.func_name.clone()),
+                caller_mapped: line.is_some(),
+            };
+            (h.seq, row)
+        })
+        .collect();
+    krows.sort_by_key(|(seq, _)| *seq);
+    krows.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Interrupt and exception entry points: the kernel frame an interrupt
+/// enters through, above which the interrupted code's frames continue.
+/// x86: the IDT entry stubs (`asm_sysvec_*` for system vectors such as the
+/// local timer and IPIs, `asm_common_interrupt` and the per-vector stubs
+/// for device interrupts, `asm_exc_*` for exceptions, the FRED entry);
+/// arm64: the EL1 vector handlers and the switch to the IRQ stack.
+const INTERRUPT_ENTRY_PREFIXES: &[&str] = &[
+    "asm_sysvec_",
+    "asm_exc_",
+    "xen_asm_exc_",
+    "el1h_64_",
+    "el1t_64_",
+];
+const INTERRUPT_ENTRIES: &[&str] = &[
+    "asm_common_interrupt",
+    "asm_spurious_interrupt",
+    "asm_fred_entrypoint_kernel",
+    "irq_entries_start",
+    "spurious_entries_start",
+    "el1_interrupt",
+    "call_on_irq_stack",
+];
+
+/// Whether a kernel symbol is an interrupt or exception entry point.
+pub fn is_interrupt_entry(name: &str) -> bool {
+    INTERRUPT_ENTRIES.contains(&name)
+        || INTERRUPT_ENTRY_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Given the symbols of the kernel frames between a sample and the BPF
+/// frame found above it (leaf first), the position of the interrupt entry
+/// nearest the BPF frame, if any: the sample was then taken in an
+/// interrupt that arrived while that BPF code (or kernel code it called)
+/// ran, and the frames from the leaf to the entry are the interrupt's.
+pub fn interrupt_entry<'a>(names: impl IntoIterator<Item = Option<&'a str>>) -> Option<usize> {
+    names
+        .into_iter()
+        .enumerate()
+        .filter(|(_, n)| n.is_some_and(is_interrupt_entry))
+        .last()
+        .map(|(i, _)| i)
+}
+
+/// Per interned chain: the leaf-first position and symbol of its
+/// interrupt entry, or None for a chain of calls.
+fn classify_chains(chains: &[Box<[u64]>], ksyms: &Kallsyms) -> Vec<Option<(usize, String)>> {
+    chains
+        .iter()
+        .map(|chain| {
+            let names: Vec<Option<&str>> = chain
+                .iter()
+                .enumerate()
+                .map(|(i, &ip)| {
+                    let at = if i > 0 { ip.wrapping_sub(1) } else { ip };
+                    ksyms.resolve(at).map(|s| s.name)
+                })
+                .collect();
+            interrupt_entry(names.iter().copied())
+                .map(|i| (i, names[i].unwrap_or_default().to_string()))
+        })
+        .collect()
+}
+
+/// A slot's under-eBPF samples that were interrupts, not calls.
+#[derive(Default)]
+struct Split {
+    samples: u64,
+    /// Of those, the ones whose interrupted line has a line record.
+    mapped: u64,
+    /// Per exact-IP kernel row, the samples to take out of it.
+    deduct: IntMap<KernelKey, u64>,
+    /// (entry, line record or NO_LINE, raw address) -> samples.
+    by_entry: Vec<((String, u32, u64), u64)>,
+}
+
+fn split_interrupts(
+    sl: &ProgSlot,
+    chains: &[Box<[u64]>],
+    entries: &[Option<(usize, String)>],
+) -> Split {
+    let mut split = Split::default();
+    let mut keys: Vec<(&StackKey, u64)> = sl.stacks.iter().map(|(k, &n)| (k, n)).collect();
+    // The map's order is arbitrary; rows keep a deterministic one.
+    keys.sort_by_key(|(k, n)| {
+        (
+            std::cmp::Reverse(*n),
+            k.line,
+            k.raw,
+            k.chain,
+            k.pid,
+            k.cgroup,
+        )
+    });
+    for (k, n) in keys {
+        let Some(Some((_, entry))) = entries.get(k.chain as usize) else {
+            continue;
+        };
+        let Some(&ip) = chains.get(k.chain as usize).and_then(|c| c.first()) else {
+            continue;
+        };
+        split.samples += n;
+        if k.line != NO_LINE {
+            split.mapped += n;
+        }
+        let hit = KernelKey {
+            ip,
+            line: k.line,
+            raw_caller: k.raw,
+        };
+        *split.deduct.entry(hit).or_insert(0) += n;
+        let key = (entry.clone(), k.line, k.raw);
+        match split.by_entry.iter_mut().find(|(e, _)| *e == key) {
+            Some((_, total)) => *total += n,
+            None => split.by_entry.push((key, n)),
+        }
+    }
+    split
+}
+
+impl ProgSlot {
+    /// Take the interrupt samples out of the under-eBPF counts.
+    fn take_interrupts(&mut self, split: &Split) {
+        self.kernel -= split.samples;
+        self.under_mapped -= split.mapped;
+        self.under_unmapped -= split.samples - split.mapped;
+        for (k, n) in &split.deduct {
+            if let Some(h) = self.kernel_hits.get_mut(k) {
+                h.count -= n;
+            }
+        }
+    }
+}
+
+fn interrupt_rows(m: &ProgMeta, split: &Split) -> Vec<InterruptHotspot> {
+    split
+        .by_entry
+        .iter()
+        .map(|((entry, line, raw), n)| {
+            let rec = (*line != NO_LINE).then(|| &m.lines[*line as usize]);
+            let addr = rec.map_or(*raw, jit);
+            InterruptHotspot {
+                samples: *n,
+                entry: entry.clone(),
+                bpf_jited_address: Some(addr),
+                bpf_instruction_offset: rec.map(|l| l.insn_off as u64 * 8),
+                bpf_file: rec.and_then(|l| l.file.clone()),
+                bpf_line: rec.and_then(|l| l.line),
+                bpf_column: rec.and_then(|l| l.column),
+                bpf_source: rec.and_then(|l| l.source.clone()),
+                bpf_function: m.func_at(addr).and_then(|f| f.func_name.clone()),
+                caller_mapped: rec.is_some(),
+            }
+        })
+        .collect()
+}
+
 /// A slot's stack counts as rows, most samples first (ties by line, address,
 /// task and chain, so the order is deterministic).
 fn stacks(
     m: &ProgMeta,
     counts: &IntMap<StackKey, u64>,
     chains: &[Box<[u64]>],
+    entries: &[Option<(usize, String)>],
     ksyms: &Kallsyms,
 ) -> Vec<Stack> {
     let mut keys: Vec<(&StackKey, u64)> = counts.iter().map(|(k, &n)| (k, n)).collect();
@@ -472,6 +670,13 @@ fn stacks(
             let line = m.lines.get(k.line as usize).filter(|_| k.line != NO_LINE);
             let addr = line.map_or(k.raw, jit);
             let chain = chains.get(k.chain as usize).map_or(&[][..], |c| &c[..]);
+            let entry = entries.get(k.chain as usize).and_then(Option::as_ref);
+            // An interrupt's frames end at its entry; the interrupted frames
+            // above it are the line's, not the interrupt's.
+            let chain = match entry {
+                Some((at, _)) => chain.get(..=*at).unwrap_or(chain),
+                None => chain,
+            };
             Stack {
                 samples: n,
                 pid: k.pid,
@@ -491,6 +696,7 @@ fn stacks(
                     .rev()
                     .map(|(i, &ip)| frame(ip, i > 0, ksyms))
                     .collect(),
+                interrupt: entry.map(|(_, name)| name.clone()),
             }
         })
         .collect()
@@ -924,6 +1130,232 @@ ffffffff81600000 t lookup_nulls_elem_raw
         assert_eq!((k.bpf_line, k.caller_mapped), (None, false));
         assert_eq!((k.symbol.as_deref(), k.kind), (None, "unknown"));
         assert_eq!(progs[0].under_bpf_caller_source_unmapped_samples, 1);
+    }
+
+    /// Kernel callchains recorded on this kernel (see the file's header).
+    const RECORDED: &str = include_str!("testdata/kernel_callchains.txt");
+
+    /// Each recorded chain: what it is (`call` or `interrupt:<entry>`)
+    /// and its frames, leaf first.
+    fn recorded() -> Vec<(&'static str, Vec<&'static str>)> {
+        RECORDED
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| {
+                let (kind, frames) = l.split_once('\t').unwrap();
+                (kind, frames.split(';').collect())
+            })
+            .collect()
+    }
+
+    fn is_bpf_prog(frame: &str) -> bool {
+        let tag = frame.strip_prefix("bpf_prog_").unwrap_or("").as_bytes();
+        tag.len() > 17 && tag[16] == b'_' && tag[..16].iter().all(u8::is_ascii_hexdigit)
+    }
+
+    /// A sample with a recorded chain: every kernel symbol at an address
+    /// of its own (the text for a kallsyms), the first BPF frame at
+    /// program 7's line 11 (a return address after its call).
+    fn replay(frames: &[&str], names: &mut Vec<String>) -> Vec<u8> {
+        let mut chain = vec![0xffff_ffff_ffff_ff80];
+        for (i, f) in frames.iter().enumerate() {
+            if is_bpf_prog(f) && !chain.contains(&0x1055) {
+                chain.push(0x1055);
+                continue;
+            }
+            let n = match names.iter().position(|n| n == f) {
+                Some(n) => n,
+                None => {
+                    names.push(f.to_string());
+                    names.len() - 1
+                }
+            };
+            // The leaf is the sampled IP itself; the others return
+            // addresses just after a call.
+            let base = 0xffff_ffff_8100_0000 + n as u64 * 0x1000;
+            chain.push(base + if i == 0 { 0x8 } else { 0x10 });
+        }
+        build::sample(chain[1], 0, Some(&chain))
+    }
+
+    fn ksyms_of(names: &[String]) -> Kallsyms {
+        let text: String = names
+            .iter()
+            .enumerate()
+            .map(|(n, name)| {
+                format!(
+                    "{:x} T {name}\n",
+                    0xffff_ffff_8100_0000u64 + n as u64 * 0x1000
+                )
+            })
+            .collect();
+        Kallsyms::parse(&text)
+    }
+
+    /// Every recorded chain on its own: a call stays under the line that
+    /// made it; an interrupt is counted apart, with its entry, and its
+    /// frames end at that entry.
+    #[test]
+    fn recorded_callchains_tell_interrupts_from_calls() {
+        let chains = recorded();
+        assert!(chains.len() >= 10, "{} chains", chains.len());
+        for (kind, frames) in &chains {
+            let mut a = Attributor::new(Shape::Callchain);
+            a.register(prog7());
+            let mut names = Vec::new();
+            feed(&mut a, &replay(frames, &mut names));
+            let (progs, c) = a.finish(&ksyms_of(&names), |_| vec![]);
+            let p = &progs[0];
+            let bpf = frames.iter().position(|f| is_bpf_prog(f)).unwrap();
+            let below: Vec<&str> = frames[..bpf].iter().rev().copied().collect();
+            let stack = &p.stacks[0];
+            let got: Vec<&str> = stack
+                .kernel
+                .iter()
+                .filter_map(|f| f.symbol.as_deref())
+                .collect();
+            match kind.strip_prefix("interrupt:") {
+                Some(entry) => {
+                    assert_eq!(
+                        (p.kernel_samples, p.interrupt_samples),
+                        (0, 1),
+                        "{frames:?}"
+                    );
+                    assert_eq!((c.kernel_attributed_samples, c.interrupt_samples), (0, 1));
+                    assert!(p.kernel_hotspots.is_empty(), "{frames:?}");
+                    let row = &p.interrupts[0];
+                    assert_eq!(row.entry, entry);
+                    assert_eq!(
+                        (row.bpf_line, row.bpf_function.as_deref()),
+                        (Some(11), Some("main"))
+                    );
+                    assert_eq!(stack.interrupt.as_deref(), Some(entry));
+                    // The interrupt's frames, from its entry down to the leaf.
+                    let at = below.iter().position(|f| f == &entry).unwrap();
+                    assert_eq!(got, below[at..], "{frames:?}");
+                }
+                None => {
+                    assert_eq!(*kind, "call");
+                    assert_eq!(
+                        (p.kernel_samples, p.interrupt_samples),
+                        (1, 0),
+                        "{frames:?}"
+                    );
+                    assert_eq!((c.kernel_attributed_samples, c.interrupt_samples), (1, 0));
+                    assert!(p.interrupts.is_empty());
+                    assert_eq!(stack.interrupt, None);
+                    assert_eq!(got, below, "{frames:?}");
+                    assert_eq!(p.kernel_hotspots[0].bpf_line, Some(11));
+                }
+            }
+            assert_eq!(p.inclusive_samples() + p.interrupt_samples, 1);
+        }
+    }
+
+    /// All of them in one capture: the counts split, every sample stays in
+    /// some stack, and the kernel rows hold only the calls.
+    #[test]
+    fn recorded_callchains_together() {
+        let chains = recorded();
+        let mut a = Attributor::new(Shape::Callchain);
+        a.register(prog7());
+        let mut names = Vec::new();
+        for (_, frames) in &chains {
+            feed(&mut a, &replay(frames, &mut names));
+        }
+        let (progs, c) = a.finish(&ksyms_of(&names), |_| vec![]);
+        let irq = chains
+            .iter()
+            .filter(|(k, _)| k.starts_with("interrupt:"))
+            .count() as u64;
+        let calls = chains.len() as u64 - irq;
+        assert!(irq >= 5 && calls >= 4, "{irq} interrupts, {calls} calls");
+        let p = &progs[0];
+        assert_eq!((p.kernel_samples, p.interrupt_samples), (calls, irq));
+        assert_eq!(
+            (c.kernel_attributed_samples, c.interrupt_samples),
+            (calls, irq)
+        );
+        assert_eq!(
+            (
+                p.under_bpf_caller_source_mapped_samples,
+                p.under_bpf_caller_source_unmapped_samples
+            ),
+            (calls, 0)
+        );
+        let rows: u64 = p.kernel_hotspots.iter().map(|k| k.samples).sum();
+        assert_eq!(rows, calls);
+        let by_entry: u64 = p.interrupts.iter().map(|r| r.samples).sum();
+        assert_eq!(by_entry, irq);
+        let entries: std::collections::BTreeSet<&str> =
+            p.interrupts.iter().map(|r| r.entry.as_str()).collect();
+        assert_eq!(
+            entries,
+            ["asm_common_interrupt", "asm_sysvec_apic_timer_interrupt"].into()
+        );
+        let stacks: u64 = p.stacks.iter().map(|s| s.samples).sum();
+        assert_eq!(stacks, calls + irq);
+        for k in &p.kernel_hotspots {
+            let sym = k.symbol.as_deref().unwrap_or("");
+            assert!(!is_interrupt_entry(sym), "{sym} among the calls");
+        }
+    }
+
+    #[test]
+    fn entry_points_of_both_architectures() {
+        let at = |names: &[&str]| interrupt_entry(names.iter().map(|n| Some(*n)));
+        for entry in [
+            "asm_sysvec_apic_timer_interrupt",
+            "asm_sysvec_call_function_single",
+            "asm_common_interrupt",
+            "asm_spurious_interrupt",
+            "asm_exc_page_fault",
+            "asm_exc_int3",
+            "asm_fred_entrypoint_kernel",
+            "el1h_64_irq",
+            "el1h_64_sync",
+            "el1_interrupt",
+            "call_on_irq_stack",
+        ] {
+            assert!(is_interrupt_entry(entry), "{entry}");
+        }
+        for other in [
+            "entry_SYSCALL_64_after_hwframe",
+            "asm_load_gs_index",
+            "common_interrupt",
+            "sysvec_apic_timer_interrupt",
+            "handle_softirqs",
+            "el0t_64_sync",
+            "bpf_ktime_get_ns",
+        ] {
+            assert!(!is_interrupt_entry(other), "{other}");
+        }
+        // arm64, as the unwinder reports an IRQ on the IRQ stack: the
+        // entry nearest the interrupted code is the vector's.
+        assert_eq!(
+            at(&[
+                "rcu_core",
+                "handle_softirqs",
+                "__irq_exit_rcu",
+                "call_on_irq_stack",
+                "el1_interrupt",
+                "el1h_64_irq_handler",
+                "el1h_64_irq",
+            ]),
+            Some(6)
+        );
+        // An interrupt arriving inside another one's handler.
+        assert_eq!(
+            at(&[
+                "x",
+                "asm_sysvec_apic_timer_interrupt",
+                "y",
+                "asm_common_interrupt"
+            ]),
+            Some(3)
+        );
+        assert_eq!(at(&["bpf_ktime_get_ns", "ktime_get_mono_fast_ns"]), None);
+        assert_eq!(interrupt_entry([None, Some("read_tsc")]), None);
     }
 
     /// Throughput of parse + attribution (run with `cargo test --release

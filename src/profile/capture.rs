@@ -194,8 +194,10 @@ pub struct CpuRing {
 pub trait ProgSource {
     /// The program with this ID, if it still exists.
     fn by_id(&mut self, id: u32) -> Option<ProgMeta>;
-    /// Every loaded program (after side-band records were lost).
-    fn all(&mut self) -> Vec<ProgMeta>;
+    /// The IDs of every loaded program (after side-band records were
+    /// lost): only those not known yet are then read, so a loss costs one
+    /// system call per program.
+    fn ids(&mut self) -> Vec<u32>;
 }
 
 /// Reported while capturing (after each sweep).
@@ -217,6 +219,10 @@ pub struct LoopOutcome {
     /// When the first sample was seen by a drain.
     pub first_sample: Option<Instant>,
     pub cancelled: bool,
+    /// The last command name the kernel reported for each process during
+    /// the capture (PERF_RECORD_COMM), so a task that exits before the end
+    /// keeps its name.
+    pub comms: std::collections::HashMap<u32, String>,
 }
 
 /// A change to apply once the samples read alongside it are accounted for.
@@ -235,21 +241,51 @@ struct Loop<'a> {
     side_stats: ParseStats,
     /// Unloads seen but not applied yet (see [`Loop::drain`]).
     pending: Vec<Unreg>,
+    /// CLOCK_MONOTONIC ns when sampling started: side-band times are
+    /// relative to it.
+    start_ns: u64,
+    /// Per pid, whether its name came from the process's main thread,
+    /// which names it in `/proc/PID/comm` too.
+    comm_from_leader: std::collections::HashMap<u32, bool>,
     out: LoopOutcome,
 }
 
 impl Loop<'_> {
-    /// Apply side-band loads now; queue unloads in `pending`.
+    /// Seconds into the capture of a side-band record (0 for one from
+    /// before sampling started; the drain time for one without a time).
+    fn seconds_at(&self, time: Option<u64>) -> f64 {
+        match time {
+            Some(t) => t.saturating_sub(self.start_ns) as f64 / 1e9,
+            None => self.out.started.map_or(0.0, |s| s.elapsed().as_secs_f64()),
+        }
+    }
+
+    /// A task's new name: the main thread's wins over other threads'.
+    fn comm(&mut self, pid: u32, tid: u32, comm: &[u8]) {
+        let leader = pid == tid;
+        if !leader && self.comm_from_leader.get(&pid) == Some(&true) {
+            return;
+        }
+        self.comm_from_leader.insert(pid, leader);
+        self.out
+            .comms
+            .insert(pid, String::from_utf8_lossy(comm).into_owned());
+    }
+
+    /// Apply side-band loads and names now; queue unloads in `pending`.
     fn drain_side(&mut self) {
         let unregs = &mut self.pending;
         let mut loads = Vec::new();
+        let mut unloads = Vec::new();
+        let mut comms: Vec<(u32, u32, Vec<u8>)> = Vec::new();
         let mut resync = false;
         let lost_before = self.side_stats.lost_samples;
         for sb in self.side.iter_mut() {
             let (scratch, stats) = (&mut self.scratch, &mut self.side_stats);
             sb.ring.consume(|d| {
                 resync |= d.overrun > 0;
-                records::walk(d.first, d.second, 0, scratch, stats, |r| match r {
+                let layout = records::Layout::SIDE_BAND;
+                records::walk(d.first, d.second, layout, scratch, stats, |r| match r {
                     Record::Ksymbol {
                         addr,
                         ksym_type: records::KSYMBOL_TYPE_BPF,
@@ -258,27 +294,46 @@ impl Loop<'_> {
                     } if flags & records::KSYMBOL_FLAG_UNREGISTER != 0 => {
                         unregs.push(Unreg::Addr(addr))
                     }
-                    Record::BpfEvent { kind, id, .. } if kind == records::BPF_EVENT_PROG_LOAD => {
-                        loads.push(id)
+                    Record::BpfEvent { kind, id, time, .. }
+                        if kind == records::BPF_EVENT_PROG_LOAD =>
+                    {
+                        loads.push((id, time))
                     }
-                    Record::BpfEvent { kind, id, .. } if kind == records::BPF_EVENT_PROG_UNLOAD => {
-                        unregs.push(Unreg::Prog(id))
+                    Record::BpfEvent { kind, id, time, .. }
+                        if kind == records::BPF_EVENT_PROG_UNLOAD =>
+                    {
+                        unregs.push(Unreg::Prog(id));
+                        unloads.push((id, time));
                     }
+                    Record::Comm { pid, tid, comm, .. } => comms.push((pid, tid, comm.to_vec())),
                     _ => {}
                 });
             });
         }
-        for id in loads {
+        for (pid, tid, comm) in comms {
+            self.comm(pid, tid, &comm);
+        }
+        for (id, time) in loads {
             if !self.attr.knows(id) {
                 if let Some(m) = self.source.by_id(id) {
                     self.attr.register(m);
                 }
             }
+            let secs = self.seconds_at(time);
+            if secs > 0.0 {
+                self.attr.loaded_at(id, secs);
+            }
+        }
+        for (id, time) in unloads {
+            let secs = self.seconds_at(time);
+            self.attr.unloaded_at(id, secs);
         }
         if resync || self.side_stats.lost_samples > lost_before {
-            for m in self.source.all() {
-                if !self.attr.knows(m.id) {
-                    self.attr.register(m);
+            for id in self.source.ids() {
+                if !self.attr.knows(id) {
+                    if let Some(m) = self.source.by_id(id) {
+                        self.attr.register(m);
+                    }
                 }
             }
         }
@@ -369,6 +424,13 @@ impl Drop for DrainPriority {
     }
 }
 
+/// CLOCK_MONOTONIC in ns (the clock the side band stamps its records
+/// with, and `Instant`'s).
+fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (t.tv_sec as u64).saturating_mul(1_000_000_000) + t.tv_nsec as u64
+}
+
 fn ceil_ms(d: Duration) -> i32 {
     let ms = d.as_nanos().div_ceil(1_000_000);
     ms.min(i32::MAX as u128) as i32
@@ -407,6 +469,7 @@ pub fn run(
         }
     }
     let start = Instant::now();
+    let start_ns = monotonic_ns();
     crate::trace::ready("capture");
     let deadline = start
         .checked_add(duration)
@@ -423,6 +486,8 @@ pub fn run(
         scratch: Vec::new(),
         side_stats: ParseStats::default(),
         pending: Vec::new(),
+        start_ns,
+        comm_from_leader: Default::default(),
         out: LoopOutcome {
             started: Some(start),
             ..Default::default()
@@ -673,9 +738,9 @@ mod tests {
             self.by_id_calls.push(id);
             (id == 9).then(prog9)
         }
-        fn all(&mut self) -> Vec<ProgMeta> {
+        fn ids(&mut self) -> Vec<u32> {
             self.all_calls += 1;
-            vec![prog9()]
+            vec![9]
         }
     }
 
@@ -708,8 +773,57 @@ mod tests {
             scratch: Vec::new(),
             side_stats: ParseStats::default(),
             pending: Vec::new(),
+            start_ns: 1_000_000_000,
+            comm_from_leader: Default::default(),
             out: LoopOutcome::default(),
         }
+    }
+
+    /// Names from the side band: the last one per process, a main
+    /// thread's over another thread's; loads and unloads with their time
+    /// into the capture.
+    #[test]
+    fn side_band_names_and_program_lifetimes() {
+        let mut rings = vec![cpu_ring(0)];
+        let mut side = vec![cpu_ring(0), cpu_ring(1)];
+        let mut attr = Attributor::new(Shape::Direct);
+        let mut source = FakeSource::default();
+        {
+            let mut lp = loop_over(&mut rings, &mut side, &mut attr, &mut source);
+            // Capture started at 1 s: a load at 1.25 s, an unload at 3.5 s.
+            lp.side[1].ring.produce(&build::bpf_event_at(
+                records::BPF_EVENT_PROG_LOAD,
+                9,
+                1_250_000_000,
+            ));
+            lp.side[0]
+                .ring
+                .produce(&build::comm(50, 50, false, "bash", 1_300_000_000));
+            lp.side[0]
+                .ring
+                .produce(&build::comm(50, 50, true, "short-lived", 1_400_000_000));
+            lp.side[1]
+                .ring
+                .produce(&build::comm(50, 51, false, "thread", 1_500_000_000));
+            lp.side[1]
+                .ring
+                .produce(&build::comm(60, 61, false, "only a thread", 1_500_000_000));
+            lp.rings[0].ring.produce(&direct_samples(&[0x1010]));
+            lp.drain(&[0]);
+            lp.side[0].ring.produce(&build::bpf_event_at(
+                records::BPF_EVENT_PROG_UNLOAD,
+                9,
+                3_500_000_000,
+            ));
+            lp.drain(&[0]);
+            let names: std::collections::BTreeMap<u32, &str> =
+                lp.out.comms.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            assert_eq!(names, [(50, "short-lived"), (60, "only a thread")].into());
+        }
+        let (progs, _) = attr.finish(&Default::default(), |_| vec![]);
+        assert_eq!(progs[0].loaded_after, Some(0.25));
+        assert_eq!(progs[0].unloaded_after, Some(2.5));
+        assert_eq!(progs[0].loaded_seconds(10.0), Some(2.25));
     }
 
     /// Loads seen on the side band apply before the samples drained with

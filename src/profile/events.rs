@@ -187,14 +187,25 @@ pub fn cgroup_supported(attr: &PerfEventAttr, cpu: u32) -> bool {
     perf::open_cpu_event(&probe, cpu).is_ok()
 }
 
-/// A software dummy event that only reports BPF program loads/unloads and
-/// JIT symbol (un)registration on its CPU.
+/// A software dummy event that only reports BPF program loads/unloads,
+/// JIT symbol (un)registration and tasks' new command names (exec,
+/// prctl) on its CPU, each record ending with its CLOCK_MONOTONIC time
+/// (`records::Layout::SIDE_BAND`).
 pub fn side_band_attr() -> PerfEventAttr {
     PerfEventAttr {
         type_: perf::PERF_TYPE_SOFTWARE,
-        size: perf::ATTR_SIZE_VER0,
+        size: perf::ATTR_SIZE_VER3,
         config: perf::PERF_COUNT_SW_DUMMY,
-        flags: flag::EXCLUDE_USER | flag::EXCLUDE_HV | flag::KSYMBOL | flag::BPF_EVENT,
+        sample_type: records::Layout::SIDE_BAND.sample_type,
+        flags: flag::EXCLUDE_USER
+            | flag::EXCLUDE_HV
+            | flag::KSYMBOL
+            | flag::BPF_EVENT
+            | flag::COMM
+            | flag::COMM_EXEC
+            | flag::SAMPLE_ID_ALL
+            | flag::USE_CLOCKID,
+        clockid: perf::CLOCK_MONOTONIC,
         ..Default::default()
     }
 }

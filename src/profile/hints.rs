@@ -102,11 +102,11 @@ fn is_output(f: &Frame) -> bool {
 }
 
 /// The BPF line holding most of the samples that `pick` selects, and
-/// their total.
+/// their total. Interrupts that arrived while a line ran are not its work.
 fn evidence(p: &ProgramProfile, pick: impl Fn(&Stack) -> bool) -> (u64, Option<&Stack>) {
     let mut by_line: Vec<(&Stack, u64)> = Vec::new();
     let mut total = 0;
-    for s in p.stacks.iter().filter(|s| pick(s)) {
+    for s in p.stacks.iter().filter(|s| s.interrupt.is_none() && pick(s)) {
         total += s.samples;
         match by_line
             .iter_mut()
@@ -205,9 +205,11 @@ pub fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
     let inside: u64 = p
         .stacks
         .iter()
+        // An interrupt's frames are not the program's calls.
         .filter(|s| {
-            s.kernel
-                .last()
+            s.interrupt.is_none()
+                && s.kernel
+                    .last()
                 .and_then(|f| f.symbol.as_deref())
                 .is_some_and(is_mitigation_thunk)
         })
@@ -247,15 +249,6 @@ pub fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
         ),
         fix: "each run pays for entering and leaving the program (frame, saved registers, the return thunk the kernel's mitigations put in place of `ret`) before any work: do more per run and run less often (filter in a narrower hook, batch events, merge small programs), and keep BPF-to-BPF calls out of hot paths, since every subprogram pays the same",
     })
-}
-
-/// The hints of every program in the profile.
-pub fn for_profile(profile: &Profile) -> Vec<Hint> {
-    profile
-        .programs
-        .iter()
-        .flat_map(|p| for_program(profile, p))
-        .collect()
 }
 
 /// The hints of one program: from its stacks, then those read from the
@@ -540,6 +533,6 @@ mod tests {
     #[test]
     fn the_fixture_profile_has_no_hints() {
         let p = crate::profile::aggregate::tests::profile();
-        assert!(for_profile(&p).is_empty());
+        assert!(p.programs.iter().all(|q| for_program(&p, q).is_empty()));
     }
 }

@@ -25,6 +25,7 @@ use crate::error::{BrrError, Result};
 use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::lines::BtfCache;
 use crate::kernel::{bpffs, objects};
+use crate::model;
 pub use crate::model::profile::CallGraph;
 use crate::model::profile::{Profile, Telemetry};
 use crate::sys::bpf::{self, ObjKind};
@@ -51,8 +52,12 @@ pub struct Request {
     pub pages: Option<u64>,
     /// `--perf-drain-ms` (None = auto).
     pub drain_ms: Option<u64>,
-    /// Report only this program (checked to exist before capturing).
-    pub program_id: Option<u64>,
+    /// Report only these programs (each checked to exist before
+    /// capturing); empty for every program.
+    pub program_ids: Vec<u32>,
+    /// Report only the programs this process holds file descriptors on
+    /// (with `program_ids`, those too).
+    pub pid: Option<u32>,
     /// bpffs root for pinned paths.
     pub bpffs: std::path::PathBuf,
 }
@@ -116,8 +121,8 @@ impl ProgSource for KernelPrograms {
     fn by_id(&mut self, id: u32) -> Option<ProgMeta> {
         image::read_meta_by_id(id, &mut self.btf).ok().flatten()
     }
-    fn all(&mut self) -> Vec<ProgMeta> {
-        enumerate(&mut self.btf).unwrap_or_default()
+    fn ids(&mut self) -> Vec<u32> {
+        objects::walk(|start| bpf::next_id(ObjKind::Prog, start), Ok).unwrap_or_default()
     }
 }
 
@@ -282,7 +287,17 @@ fn telemetry(
         malformed_records: outcome.stats.malformed_records,
         unknown_records: outcome.stats.unknown_records,
         discarded_bytes: outcome.stats.discarded_bytes,
+        cancelled: outcome.cancelled,
         ..Default::default()
+    }
+}
+
+/// Loads and unloads that the side band reported after sampling ended
+/// happened after the capture, not during it.
+fn lifetimes_within(programs: &mut [model::profile::ProgramProfile], seconds: f64) {
+    for p in programs {
+        p.loaded_after = p.loaded_after.filter(|&s| s < seconds);
+        p.unloaded_after = p.unloaded_after.filter(|&s| s < seconds);
     }
 }
 
@@ -344,11 +359,7 @@ fn check_access() -> Result<()> {
 /// through the side band). Fails, before any sampling, when none of them
 /// (or not `program_id`) can have a sample attributed: interpreted, or
 /// JIT addresses hidden.
-fn attributor_for_loaded(
-    shape: Shape,
-    btf: &mut BtfCache,
-    program_id: Option<u32>,
-) -> Result<Attributor> {
+fn attributor_for_loaded(shape: Shape, btf: &mut BtfCache, selected: &[u32]) -> Result<Attributor> {
     let metas = enumerate(btf)?;
     let sights: Vec<access::ProgSight> = metas
         .iter()
@@ -359,7 +370,9 @@ fn attributor_for_loaded(
         })
         .collect();
     let policy = access::AddressPolicy::current();
-    if let Some(why) = access::unattributable(&sights, program_id, access::jit_enable(), &policy) {
+    if let Some(why) =
+        access::unattributable_among(&sights, selected, access::jit_enable(), &policy)
+    {
         return Err(BrrError::Unsupported(why));
     }
     let mut attributor = Attributor::new(shape);
@@ -377,13 +390,7 @@ pub fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Profile> {
     let rate_at_start = events::check_frequency(req.frequency)?;
-    let program_id = match req.program_id {
-        Some(id) => {
-            drop(objects::open_program(id)?);
-            Some(id as u32)
-        }
-        None => None,
-    };
+    let selected = selected_programs(req)?;
     let shape = req.shape();
     let cpus = events::online_cpus();
     if cpus.is_empty() {
@@ -423,7 +430,7 @@ pub fn run(
     let mut source = KernelPrograms {
         btf: BtfCache::default(),
     };
-    let mut attributor = attributor_for_loaded(shape, &mut source.btf, program_id)?;
+    let mut attributor = attributor_for_loaded(shape, &mut source.btf, &selected)?;
     warnings.extend(offline);
 
     let outcome = capture::run(
@@ -460,7 +467,8 @@ pub fn run(
     }
     tel.warnings = warnings;
     let pins = bpffs::scan(&req.bpffs);
-    let (programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
+    let (mut programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
+    lifetimes_within(&mut programs, outcome.actual_duration);
 
     let stacks = || programs.iter().flat_map(|p| p.stacks.iter());
     let mut profile = Profile {
@@ -470,10 +478,11 @@ pub fn run(
         frequency: req.frequency,
         kernel_samples: req.kernel_samples,
         call_graph: req.call_graph,
-        program_id,
+        program_ids: selected,
+        pid: req.pid,
         counters,
         telemetry: tel,
-        comms: who::comms(&programs, std::path::Path::new("/proc")),
+        comms: who::comms(&programs, std::path::Path::new("/proc"), &outcome.comms),
         cgroups: crate::kernel::cgroups::paths_of(stacks().map(|s| s.cgroup)),
         task_cgroups: crate::kernel::cgroups::task_paths(
             stacks().filter_map(|s| (s.cgroup == 0).then_some(s.pid)),
@@ -484,6 +493,45 @@ pub fn run(
     };
     profile.kernel_hints = tailcalls::hints(&profile, &mut tailcalls::Kernel);
     Ok(profile)
+}
+
+/// The programs a request selects: each `--program-id` (which must
+/// exist), then those process `--pid` holds (it must hold one); empty for
+/// every program.
+fn selected_programs(req: &Request) -> Result<Vec<u32>> {
+    let mut ids = Vec::new();
+    for &id in &req.program_ids {
+        drop(objects::open_program(u64::from(id))?);
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if let Some(pid) = req.pid {
+        for id in programs_of_pid(pid)? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// The programs process `pid` holds, or why there are none to profile.
+fn programs_of_pid(pid: u32) -> Result<Vec<u32>> {
+    let proc = std::path::Path::new("/proc");
+    match crate::kernel::owners::programs_of_pid(proc, pid) {
+        Ok(ids) if ids.is_empty() => Err(BrrError::Failed(format!(
+            "process {pid} holds no eBPF programs (no file descriptor of it names a program)"
+        ))),
+        Ok(ids) => Ok(ids),
+        Err(Errno(libc::ENOENT)) => Err(BrrError::Failed(format!("no process with pid {pid}"))),
+        Err(e @ Errno(libc::EACCES | libc::EPERM)) => Err(BrrError::Permission(format!(
+            "cannot read the file descriptors of process {pid}: {e}; run brr as root or as the process's owner with CAP_SYS_PTRACE"
+        ))),
+        Err(e) => Err(BrrError::Failed(format!(
+            "cannot read the file descriptors of process {pid}: {e}"
+        ))),
+    }
 }
 
 const KSYMS_HIDDEN: &str = "kernel symbol addresses are hidden by the kernel (they need CAP_SYSLOG; kernel.kptr_restrict=2 hides them from everyone); kernel/helper samples are reported without symbols";
@@ -605,7 +653,8 @@ mod tests {
             call_graph: CallGraph::Lbr,
             pages: None,
             drain_ms: None,
-            program_id: None,
+            program_ids: Vec::new(),
+            pid: None,
             bpffs: "/sys/fs/bpf".into(),
         }
     }

@@ -17,6 +17,10 @@ pub const RECORD_SAMPLE: u32 = abi::PERF_RECORD_SAMPLE;
 pub const RECORD_LOST_SAMPLES: u32 = abi::PERF_RECORD_LOST_SAMPLES;
 pub const RECORD_KSYMBOL: u32 = abi::PERF_RECORD_KSYMBOL;
 pub const RECORD_BPF_EVENT: u32 = abi::PERF_RECORD_BPF_EVENT;
+pub const RECORD_COMM: u32 = abi::PERF_RECORD_COMM;
+/// `perf_event_header.misc` bit of a COMM record: the name came with an
+/// exec.
+pub const MISC_COMM_EXEC: u16 = abi::PERF_RECORD_MISC_COMM_EXEC as u16;
 
 /// `sample_type` bits whose fields the parser knows how to skip or read.
 pub const SAMPLE_IP: u64 = abi::PERF_SAMPLE_IP as u64;
@@ -48,6 +52,38 @@ const _: () = assert!(CONTEXT_MARKER_MIN == u64::MAX - 4094);
 
 const HEADER: usize = 8;
 
+/// What the records of one ring hold beyond their own fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// The event's `sample_type`: the fields of its SAMPLE records.
+    pub sample_type: u64,
+    /// `sample_id_all` with a `sample_type` of TIME alone: every other
+    /// record ends with the time the kernel wrote it.
+    pub time_trailer: bool,
+}
+
+impl Layout {
+    /// A sampling event's ring.
+    pub const fn samples(sample_type: u64) -> Layout {
+        Layout {
+            sample_type,
+            time_trailer: false,
+        }
+    }
+
+    /// The side band's ring (see `events::side_band_attr`).
+    pub const SIDE_BAND: Layout = Layout {
+        sample_type: SAMPLE_TIME,
+        time_trailer: true,
+    };
+}
+
+impl From<u64> for Layout {
+    fn from(sample_type: u64) -> Layout {
+        Layout::samples(sample_type)
+    }
+}
+
 /// Counters for everything the parser saw.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ParseStats {
@@ -58,7 +94,7 @@ pub struct ParseStats {
     pub unthrottle_events: u64,
     /// Records of a type brr does not use (not a capture problem).
     pub unknown_records: u64,
-    /// Well-formed KSYMBOL / BPF_EVENT side-band records.
+    /// Well-formed KSYMBOL / BPF_EVENT / COMM side-band records.
     pub side_band_records: u64,
     pub malformed_records: u64,
     pub discarded_bytes: u64,
@@ -135,6 +171,17 @@ pub enum Record<'a> {
         flags: u16,
         id: u32,
         tag: [u8; 8],
+        /// When, with a time trailer (the clock the event asked for).
+        time: Option<u64>,
+    },
+    /// A task took a new command name (by exec when `exec`, else by
+    /// prctl or a thread rename).
+    Comm {
+        pid: u32,
+        tid: u32,
+        exec: bool,
+        comm: &'a [u8],
+        time: Option<u64>,
     },
 }
 
@@ -207,12 +254,27 @@ fn parse_sample(payload: &[u8], sample_type: u64) -> Option<Sample<'_>> {
     Some(s)
 }
 
+/// A side-band record's fields without its time trailer, and the time.
+fn split_trailer(payload: &[u8], layout: Layout) -> Option<(&[u8], Option<u64>)> {
+    if !layout.time_trailer {
+        return Some((payload, None));
+    }
+    let at = payload.len().checked_sub(8)?;
+    Some((&payload[..at], Some(u64_at0(&payload[at..]))))
+}
+
+/// The bytes before the first NUL (all of them without one).
+fn c_string(b: &[u8]) -> &[u8] {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    &b[..end]
+}
+
 /// Parse one complete record (`bytes.len()` equals the header's size, ≥ 8).
 /// Returns the data-carrying record, if any, and updates `stats`.
 #[inline]
 pub fn parse_record<'a>(
     bytes: &'a [u8],
-    sample_type: u64,
+    layout: Layout,
     stats: &mut ParseStats,
 ) -> Option<Record<'a>> {
     if bytes.len() < HEADER {
@@ -221,18 +283,21 @@ pub fn parse_record<'a>(
         return None;
     }
     let kind = u32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let misc = u16::from_ne_bytes([bytes[4], bytes[5]]);
     let payload = &bytes[HEADER..];
-    let mut c = Cursor { b: payload, pos: 0 };
     let parsed: Option<Option<Record<'a>>> = match kind {
-        RECORD_SAMPLE => parse_sample(payload, sample_type).map(|s| {
+        RECORD_SAMPLE => parse_sample(payload, layout.sample_type).map(|s| {
             stats.samples += 1;
             Some(Record::Sample(s))
         }),
-        RECORD_LOST => c.u64().and_then(|_id| c.u64()).map(|n| {
-            stats.lost_samples = stats.lost_samples.saturating_add(n);
-            None
-        }),
-        RECORD_LOST_SAMPLES => c.u64().map(|n| {
+        RECORD_LOST => {
+            let mut c = Cursor { b: payload, pos: 0 };
+            c.u64().and_then(|_id| c.u64()).map(|n| {
+                stats.lost_samples = stats.lost_samples.saturating_add(n);
+                None
+            })
+        }
+        RECORD_LOST_SAMPLES => Cursor { b: payload, pos: 0 }.u64().map(|n| {
             stats.lost_samples = stats.lost_samples.saturating_add(n);
             None
         }),
@@ -244,37 +309,12 @@ pub fn parse_record<'a>(
             stats.unthrottle_events += 1;
             Some(None)
         }
-        RECORD_KSYMBOL => (|| {
-            let addr = c.u64()?;
-            let len = c.u32()?;
-            let ksym_type = c.u16()?;
-            let flags = c.u16()?;
-            let rest = &payload[c.pos..];
-            let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-            stats.side_band_records += 1;
-            Some(Some(Record::Ksymbol {
-                addr,
-                len,
-                ksym_type,
-                flags,
-                name: &rest[..end],
-            }))
-        })(),
-        RECORD_BPF_EVENT => (|| {
-            let kind = c.u16()?;
-            let flags = c.u16()?;
-            let id = c.u32()?;
-            let t = c.take(8)?;
-            let mut tag = [0u8; 8];
-            tag.copy_from_slice(t);
-            stats.side_band_records += 1;
-            Some(Some(Record::BpfEvent {
-                kind,
-                flags,
-                id,
-                tag,
-            }))
-        })(),
+        RECORD_KSYMBOL | RECORD_BPF_EVENT | RECORD_COMM => {
+            parse_side_band(kind, misc, payload, layout).map(|r| {
+                stats.side_band_records += 1;
+                Some(r)
+            })
+        }
         _ => {
             stats.unknown_records += 1;
             Some(None)
@@ -289,6 +329,52 @@ pub fn parse_record<'a>(
             stats.malformed_records += 1;
             stats.discarded_bytes += bytes.len() as u64;
             None
+        }
+    }
+}
+
+/// A KSYMBOL, BPF_EVENT or COMM record's fields; None when it is short.
+fn parse_side_band(kind: u32, misc: u16, payload: &[u8], layout: Layout) -> Option<Record<'_>> {
+    let (body, time) = split_trailer(payload, layout)?;
+    let mut c = Cursor { b: body, pos: 0 };
+    match kind {
+        RECORD_KSYMBOL => {
+            let addr = c.u64()?;
+            let len = c.u32()?;
+            let ksym_type = c.u16()?;
+            let flags = c.u16()?;
+            Some(Record::Ksymbol {
+                addr,
+                len,
+                ksym_type,
+                flags,
+                name: c_string(&body[c.pos..]),
+            })
+        }
+        RECORD_BPF_EVENT => {
+            let kind = c.u16()?;
+            let flags = c.u16()?;
+            let id = c.u32()?;
+            let mut tag = [0u8; 8];
+            tag.copy_from_slice(c.take(8)?);
+            Some(Record::BpfEvent {
+                kind,
+                flags,
+                id,
+                tag,
+                time,
+            })
+        }
+        _ => {
+            let pid = c.u32()?;
+            let tid = c.u32()?;
+            Some(Record::Comm {
+                pid,
+                tid,
+                exec: misc & MISC_COMM_EXEC != 0,
+                comm: c_string(&body[c.pos..]),
+                time,
+            })
         }
     }
 }
@@ -323,11 +409,12 @@ fn span<'a>(
 pub fn walk(
     first: &[u8],
     second: &[u8],
-    sample_type: u64,
+    layout: impl Into<Layout>,
     scratch: &mut Vec<u8>,
     stats: &mut ParseStats,
     mut sink: impl FnMut(Record<'_>),
 ) {
+    let layout = layout.into();
     let total = first.len() + second.len();
     let mut pos = 0usize;
     while pos < total {
@@ -345,7 +432,7 @@ pub fn walk(
             return;
         }
         let bytes = span(first, second, pos, size, scratch);
-        if let Some(rec) = parse_record(bytes, sample_type, stats) {
+        if let Some(rec) = parse_record(bytes, layout, stats) {
             sink(rec);
         }
         pos += size;
@@ -356,12 +443,12 @@ pub fn walk(
 #[cfg(test)]
 pub fn walk_bytes(
     bytes: &[u8],
-    sample_type: u64,
+    layout: impl Into<Layout>,
     stats: &mut ParseStats,
     sink: impl FnMut(Record<'_>),
 ) {
     let mut scratch = Vec::new();
-    walk(bytes, &[], sample_type, &mut scratch, stats, sink);
+    walk(bytes, &[], layout, &mut scratch, stats, sink);
 }
 
 /// Builders for well-formed records, for tests and benchmarks.
@@ -409,27 +496,56 @@ pub mod build {
         record(RECORD_SAMPLE, &p)
     }
 
+    /// The time side-band records built here end with (as
+    /// [`Layout::SIDE_BAND`] has them), unless one is given.
+    pub const TIME: u64 = 5_000_000_000;
+
+    /// A NUL-terminated string padded to 8 bytes, as the kernel writes
+    /// names.
+    fn name_bytes(p: &mut Vec<u8>, name: &[u8]) {
+        p.extend_from_slice(name);
+        p.push(0);
+        while !(p.len() + HEADER).is_multiple_of(8) {
+            p.push(0);
+        }
+    }
+
     pub fn ksymbol(addr: u64, len: u32, flags: u16, name: &str) -> Vec<u8> {
         let mut p = Vec::new();
         p.extend_from_slice(&addr.to_ne_bytes());
         p.extend_from_slice(&len.to_ne_bytes());
         p.extend_from_slice(&KSYMBOL_TYPE_BPF.to_ne_bytes());
         p.extend_from_slice(&flags.to_ne_bytes());
-        p.extend_from_slice(name.as_bytes());
-        p.push(0);
-        while !(p.len() + HEADER).is_multiple_of(8) {
-            p.push(0);
-        }
+        name_bytes(&mut p, name.as_bytes());
+        p.extend_from_slice(&TIME.to_ne_bytes());
         record(RECORD_KSYMBOL, &p)
     }
 
     pub fn bpf_event(kind: u16, id: u32) -> Vec<u8> {
+        bpf_event_at(kind, id, TIME)
+    }
+
+    pub fn bpf_event_at(kind: u16, id: u32, time: u64) -> Vec<u8> {
         let mut p = Vec::new();
         p.extend_from_slice(&kind.to_ne_bytes());
         p.extend_from_slice(&0u16.to_ne_bytes());
         p.extend_from_slice(&id.to_ne_bytes());
         p.extend_from_slice(&[0xab; 8]);
+        p.extend_from_slice(&time.to_ne_bytes());
         record(RECORD_BPF_EVENT, &p)
+    }
+
+    pub fn comm(pid: u32, tid: u32, exec: bool, name: &str, time: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&pid.to_ne_bytes());
+        p.extend_from_slice(&tid.to_ne_bytes());
+        name_bytes(&mut p, name.as_bytes());
+        p.extend_from_slice(&time.to_ne_bytes());
+        let mut r = record(RECORD_COMM, &p);
+        if exec {
+            r[4..6].copy_from_slice(&MISC_COMM_EXEC.to_ne_bytes());
+        }
+        r
     }
 }
 
@@ -447,9 +563,10 @@ mod tests {
         Sample(u64, u32, Vec<u64>, Vec<(u64, u64)>),
         Ksym(u64, u32, u16, String),
         Bpf(u16, u32),
+        Comm(u32, u32, bool, String, Option<u64>),
     }
 
-    fn collect(first: &[u8], second: &[u8], st: u64) -> (Vec<Seen>, ParseStats) {
+    fn collect(first: &[u8], second: &[u8], st: impl Into<Layout>) -> (Vec<Seen>, ParseStats) {
         let mut stats = ParseStats::default();
         let mut out = Vec::new();
         let mut scratch = Vec::new();
@@ -469,6 +586,13 @@ mod tests {
                     ..
                 } => Seen::Ksym(addr, len, flags, String::from_utf8_lossy(name).into()),
                 Record::BpfEvent { kind, id, .. } => Seen::Bpf(kind, id),
+                Record::Comm {
+                    pid,
+                    tid,
+                    exec,
+                    comm,
+                    time,
+                } => Seen::Comm(pid, tid, exec, String::from_utf8_lossy(comm).into(), time),
             })
         });
         assert_eq!(
@@ -515,6 +639,49 @@ mod tests {
         assert_eq!(st.unknown_records, 1);
         assert_eq!(st.side_band_records, 2);
         assert_eq!((st.malformed_records, st.discarded_bytes), (0, 0));
+    }
+
+    /// The side band's records end with their time; COMM records carry
+    /// the task and its new name, and whether an exec gave it.
+    #[test]
+    fn side_band_records_with_their_time() {
+        let mut s = Vec::new();
+        s.extend(comm(40, 40, true, "short-lived", 7_000));
+        s.extend(comm(40, 41, false, "worker thread!", 8_000));
+        s.extend(comm(42, 42, false, "", 9_000));
+        s.extend(bpf_event_at(BPF_EVENT_PROG_UNLOAD, 77, 10_000));
+        s.extend(ksymbol(0xffff_ffff_c000_0000, 0x80, 0, "bpf_prog_x"));
+        s.extend(record(RECORD_LOST, &u64s(&[1, 2, 11_000])));
+        let (seen, st) = collect(&s, &[], Layout::SIDE_BAND);
+        assert_eq!(
+            seen,
+            vec![
+                Seen::Comm(40, 40, true, "short-lived".into(), Some(7_000)),
+                Seen::Comm(40, 41, false, "worker thread!".into(), Some(8_000)),
+                Seen::Comm(42, 42, false, "".into(), Some(9_000)),
+                Seen::Bpf(BPF_EVENT_PROG_UNLOAD, 77),
+                Seen::Ksym(0xffff_ffff_c000_0000, 0x80, 0, "bpf_prog_x".into()),
+            ]
+        );
+        assert_eq!((st.side_band_records, st.lost_samples), (5, 2));
+        assert_eq!((st.malformed_records, st.discarded_bytes), (0, 0));
+        let mut times = Vec::new();
+        walk_bytes(&s, Layout::SIDE_BAND, &mut ParseStats::default(), |r| {
+            if let Record::BpfEvent { time, .. } = r {
+                times.push(time);
+            }
+        });
+        assert_eq!(times, vec![Some(10_000)]);
+        // Too short for its fields or its trailer: malformed, never misread.
+        let short = record(RECORD_COMM, &u64s(&[40]));
+        let (seen, st) = collect(&short, &[], Layout::SIDE_BAND);
+        assert!(seen.is_empty());
+        assert_eq!((st.malformed_records, st.discarded_bytes), (1, 16));
+        let (seen, _) = collect(&short, &[], DIRECT);
+        assert_eq!(seen, vec![Seen::Comm(40, 0, false, "".into(), None)]);
+        let tiny = record(RECORD_BPF_EVENT, &u64s(&[1, 2]));
+        let (_, st) = collect(&tiny, &[], Layout::SIDE_BAND);
+        assert_eq!(st.malformed_records, 1);
     }
 
     #[test]

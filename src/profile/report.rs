@@ -2,14 +2,20 @@
 //! programs with their ordered and limited rows, Other totals, payers,
 //! hints and figures, computed once after a capture.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 use crate::inspect::native::roles::{self, Role};
 use crate::inspect::native::NativeImage;
+use crate::kernel::cgroups::Workloads;
 use crate::model::activity::ActivityRow;
-use crate::model::profile::{round, share, Hint, Hotspot, Payer, Profile, ProgramProfile};
+use crate::model::container::Workload;
+use crate::model::profile::{
+    round, share, Hint, Hotspot, InterruptHotspot, Payer, Profile, ProgramProfile,
+};
 use crate::model::report::{
-    Annotation, Capture, Figured, NativeRow, Other, Payers, ProgramReport, Report, Rows, Totals,
+    Annotation, Capture, Figured, NativeRow, Other, Payers, ProgramReport, Report, Rows,
+    SampledWorkloads, Totals,
 };
 
 use super::aggregate::{listed, ProgramView};
@@ -24,8 +30,55 @@ pub struct ReportOptions {
     pub line_limit: usize,
 }
 
-/// The report of `profile`.
+/// Where the kubelet's log directories are unless `--kubelet-logs` says.
+pub const DEFAULT_KUBELET_LOGS: &str = "/var/log";
+
+/// The report of `profile`, its workloads named from the kubelet's logs in
+/// [`DEFAULT_KUBELET_LOGS`].
 pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
+    build_with(
+        profile,
+        opts,
+        &workloads(profile, Path::new(DEFAULT_KUBELET_LOGS)),
+    )
+}
+
+/// The workload of every sampled cgroup and task, named from the kubelet's
+/// log directories under `kubelet_logs` (read at most once, and only when
+/// some cgroup lies in a pod).
+pub fn workloads(profile: &Profile, kubelet_logs: &Path) -> SampledWorkloads {
+    let mut names = Workloads::new(kubelet_logs);
+    let cgroups: BTreeMap<u64, Workload> = profile
+        .cgroups
+        .iter()
+        .map(|(&id, path)| (id, names.of(path)))
+        .collect();
+    // Each task's samples per cgroup, to take the cgroup it ran in most.
+    let mut per_task: BTreeMap<u32, BTreeMap<u64, u64>> = BTreeMap::new();
+    for s in profile.programs.iter().flat_map(|p| p.stacks.iter()) {
+        *per_task
+            .entry(s.pid)
+            .or_default()
+            .entry(s.cgroup)
+            .or_default() += s.samples;
+    }
+    let mut tasks = BTreeMap::new();
+    for (pid, counts) in per_task {
+        let most = counts
+            .iter()
+            .filter(|(id, _)| cgroups.contains_key(id))
+            .max_by_key(|&(&id, &n)| (n, std::cmp::Reverse(id)))
+            .and_then(|(id, _)| cgroups.get(id).cloned());
+        let w = most.or_else(|| profile.task_cgroups.get(&pid).map(|path| names.of(path)));
+        if let Some(w) = w {
+            tasks.insert(pid, w);
+        }
+    }
+    SampledWorkloads { cgroups, tasks }
+}
+
+/// The report of `profile`, its payers' workloads taken from `workloads`.
+pub fn build_with(profile: &Profile, opts: &ReportOptions, workloads: &SampledWorkloads) -> Report {
     Report {
         capture: Capture {
             requested_event: profile.requested_event.clone(),
@@ -34,14 +87,16 @@ pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
             frequency: profile.frequency,
             kernel_samples: profile.kernel_samples,
             call_graph: profile.call_graph,
-            program_id: profile.program_id,
+            program_id: profile.program_ids.first().copied(),
+            program_ids: profile.program_ids.clone(),
+            pid: profile.pid,
             counters: profile.counters,
             telemetry: profile.telemetry.clone(),
         },
         totals: totals(profile, opts),
         programs: listed(profile, opts.limit)
             .into_iter()
-            .map(|p| program(profile, p, opts.line_limit))
+            .map(|p| program(profile, p, opts.line_limit, workloads))
             .collect(),
     }
 }
@@ -59,32 +114,28 @@ pub fn hot_and_slow(row: &ActivityRow, measured: f64, slow_ns: u64) -> Option<Hi
 
 fn totals(profile: &Profile, opts: &ReportOptions) -> Totals {
     let progs = &profile.programs;
-    let (selected, other, mapped, unmapped) = match profile.program_id {
-        Some(id) => {
-            let sel = profile.program(id);
-            let direct = sel.map_or(0, |p| p.samples);
-            (
-                direct,
-                profile.counters.bpf_jit_samples.saturating_sub(direct),
-                sel.map_or(0, |p| p.direct_source_mapped_samples),
-                sel.map_or(0, |p| p.direct_source_unmapped_samples),
-            )
-        }
-        None => (
-            0,
-            0,
-            progs.iter().map(|p| p.direct_source_mapped_samples).sum(),
-            progs.iter().map(|p| p.direct_source_unmapped_samples).sum(),
-        ),
+    let selected = || progs.iter().filter(|p| profile.selects(p.id));
+    let (mapped, unmapped) = (
+        selected().map(|p| p.direct_source_mapped_samples).sum(),
+        selected().map(|p| p.direct_source_unmapped_samples).sum(),
+    );
+    let (direct, other) = if profile.program_ids.is_empty() {
+        (0, 0)
+    } else {
+        let direct: u64 = selected().map(|p| p.samples).sum();
+        (
+            direct,
+            profile.counters.bpf_jit_samples.saturating_sub(direct),
+        )
     };
     Totals {
-        limit: if profile.program_id.is_some() {
-            1
-        } else {
+        limit: if profile.program_ids.is_empty() {
             opts.limit
+        } else {
+            profile.program_ids.len()
         },
         line_limit: opts.line_limit,
-        selected_program_samples: selected,
+        selected_program_samples: direct,
         other_bpf_samples: other,
         source_mapped_samples: mapped,
         source_unmapped_samples: unmapped,
@@ -126,7 +177,13 @@ fn figured<T>(
         .collect()
 }
 
-fn payers(profile: &Profile, all: Vec<Payer>, whole: u64, limit: usize) -> Payers {
+fn payers(
+    profile: &Profile,
+    all: Vec<Payer>,
+    whole: u64,
+    limit: usize,
+    workload: impl Fn(u64) -> Option<Workload>,
+) -> Payers {
     let shown = if limit > 0 && all.len() > limit {
         limit
     } else {
@@ -137,14 +194,24 @@ fn payers(profile: &Profile, all: Vec<Payer>, whole: u64, limit: usize) -> Payer
         samples: rest,
         cpu_percent: profile.cpu_percent(rest),
     });
+    let workloads = all
+        .iter()
+        .filter_map(|r| Some((r.id, workload(r.id)?)))
+        .collect();
     Payers {
         all: figured(profile, all, whole, |r| r.samples),
         shown,
         other,
+        workloads,
     }
 }
 
-fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramReport {
+fn program(
+    profile: &Profile,
+    p: &ProgramProfile,
+    line_limit: usize,
+    workloads: &SampledWorkloads,
+) -> ProgramReport {
     let ProgramView {
         hotspots,
         kernel,
@@ -155,6 +222,7 @@ fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramR
         ..
     } = ProgramView::new(p, line_limit);
     let inclusive = p.inclusive_samples();
+    let loaded = p.loaded_seconds(profile.seconds());
     ProgramReport {
         id: p.id,
         prog_type: p.prog_type.clone(),
@@ -186,9 +254,31 @@ fn program(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> ProgramR
             rows: figured(profile, groups, p.kernel_samples, |g| g.samples),
             other: other(profile, groups_omitted, p.kernel_samples),
         },
-        tasks: payers(profile, who::tasks(profile, p), inclusive, line_limit),
-        cgroups: payers(profile, who::cgroups(profile, p), inclusive, line_limit),
+        tasks: payers(
+            profile,
+            who::tasks(profile, p),
+            inclusive,
+            line_limit,
+            |pid| {
+                let pid = u32::try_from(pid).ok()?;
+                workloads.tasks.get(&pid).cloned()
+            },
+        ),
+        cgroups: payers(
+            profile,
+            who::cgroups(profile, p),
+            inclusive,
+            line_limit,
+            |id| workloads.cgroups.get(&id).cloned(),
+        ),
         hints: hints::for_program(profile, p),
+        interrupt_samples: p.interrupt_samples,
+        interrupt_cpu_percent: profile.cpu_percent(p.interrupt_samples),
+        interrupts: interrupts(profile, p, line_limit),
+        loaded_after: p.loaded_after,
+        unloaded_after: p.unloaded_after,
+        loaded_cpu_percent: loaded.map(|s| profile.cpu_percent_over(p.samples, s)),
+        loaded_inclusive_cpu_percent: loaded.map(|s| profile.cpu_percent_over(inclusive, s)),
         native: None,
     }
 }
@@ -228,6 +318,34 @@ pub fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u32, Nati
             other,
             unavailable: code.as_ref().err().cloned(),
         });
+    }
+}
+
+/// A program's interrupt rows, most samples first, cut by `--line-limit`.
+fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<InterruptHotspot> {
+    let mut rows = p.interrupts.clone();
+    rows.sort_by(|a, b| {
+        (
+            std::cmp::Reverse(a.samples),
+            &a.entry,
+            &a.bpf_file,
+            a.bpf_line,
+        )
+            .cmp(&(
+                std::cmp::Reverse(b.samples),
+                &b.entry,
+                &b.bpf_file,
+                b.bpf_line,
+            ))
+    });
+    if line_limit > 0 {
+        rows.truncate(line_limit);
+    }
+    let shown: u64 = rows.iter().map(|r| r.samples).sum();
+    let whole = p.interrupt_samples;
+    Rows {
+        rows: figured(profile, rows, whole, |r| r.samples),
+        other: other(profile, whole.saturating_sub(shown), whole),
     }
 }
 
@@ -566,7 +684,7 @@ pub(crate) mod tests {
     #[test]
     fn program_mode_lists_the_selected_program_only() {
         let mut prof = profile();
-        prof.program_id = Some(7);
+        prof.program_ids = vec![7];
         let r = build(&prof, &opts(20, 2));
         let ids: Vec<u32> = r.programs.iter().map(|p| p.id).collect();
         assert_eq!(ids, vec![7]);
@@ -580,7 +698,7 @@ pub(crate) mod tests {
             (1, 10, 1)
         );
         assert!(r.program(7).is_some() && r.program(98).is_none());
-        prof.program_id = Some(12345);
+        prof.program_ids = vec![12345];
         assert!(build(&prof, &opts(20, 2)).programs.is_empty());
     }
 
@@ -619,6 +737,76 @@ pub(crate) mod tests {
         let all = build(&prof, &opts(0, 0));
         assert_eq!(all.programs[0].tasks.shown_rows().len(), 5);
         assert_eq!(all.programs[0].tasks.other, None);
+    }
+
+    #[test]
+    fn workloads_of_cgroups_and_tasks_named_from_the_kubelet_logs() {
+        let uid = "0123abcd-0000-4000-8000-000000000001";
+        let cid = "c1".repeat(32);
+        let logs = std::env::temp_dir().join(format!("brr-report-kubelet-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&logs);
+        std::fs::create_dir_all(logs.join(format!("pods/payments_checkout-x2k4p_{uid}"))).unwrap();
+        std::fs::create_dir_all(logs.join("containers")).unwrap();
+        std::fs::write(
+            logs.join(format!(
+                "containers/checkout-x2k4p_payments_server-{cid}.log"
+            )),
+            "",
+        )
+        .unwrap();
+        let pod = format!(
+            "/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{cid}.scope",
+            uid.replace('-', "_")
+        );
+        let mut prof = profile();
+        // pid 7 ran in the pod 5 samples and in a service once; pid 207
+        // carried no cgroup ID (cgroup v1): its /proc path names it.
+        let pids: Vec<u32> = prof.programs[0].stacks.iter().map(|s| s.pid).collect();
+        let first7 = pids.iter().position(|&p| p == 7).unwrap();
+        for s in prof.programs[0].stacks.iter_mut().filter(|s| s.pid == 7) {
+            s.cgroup = 5;
+        }
+        prof.programs[0].stacks[first7].cgroup = 6;
+        prof.programs[0].stacks[first7].samples = 1;
+        prof.cgroups.insert(5, pod.clone());
+        prof.cgroups.insert(6, "/system.slice/x.service".into());
+        prof.task_cgroups.insert(207, format!("/docker/{cid}"));
+        let w = workloads(&prof, &logs);
+        std::fs::remove_dir_all(&logs).unwrap();
+        let c5 = &w.cgroups[&5];
+        assert_eq!(c5.path, pod);
+        let c = c5.container.as_ref().unwrap();
+        assert_eq!(
+            (c.id.as_str(), c.name.as_deref()),
+            (cid.as_str(), Some("server"))
+        );
+        let p = c5.pod.as_ref().unwrap();
+        assert_eq!(
+            (p.uid.as_str(), p.namespace.as_deref(), p.name.as_deref()),
+            (uid, Some("payments"), Some("checkout-x2k4p"))
+        );
+        assert_eq!(w.cgroups[&6].service.as_deref(), Some("x.service"));
+        assert_eq!(w.tasks[&7], *c5, "the cgroup it ran in most");
+        let docker = w.tasks[&207].container.as_ref().unwrap();
+        assert_eq!(
+            (docker.runtime.as_str(), docker.name.as_deref()),
+            ("docker", None)
+        );
+        // Tasks whose cgroup is unknown have none.
+        assert!(!w.tasks.contains_key(&116));
+        assert_eq!(w.of_sample(7, 6), Some(&w.cgroups[&6]));
+        assert_eq!(w.of_sample(7, 0), Some(c5));
+        assert_eq!(
+            w.of_sample(207, 99),
+            w.tasks.get(&207),
+            "a gone cgroup: the task's"
+        );
+        // The report's payers carry them.
+        let r = build_with(&prof, &opts(0, 0), &w);
+        let p98 = &r.programs[0];
+        assert_eq!(p98.tasks.workload(7), Some(c5));
+        assert_eq!(p98.cgroups.workload(5), Some(c5));
+        assert_eq!(p98.tasks.workload(116), None);
     }
 
     fn lock_stack(samples: u64) -> Stack {
@@ -663,6 +851,81 @@ pub(crate) mod tests {
         );
         assert!(r.program(98).is_some_and(|p| p.hints.is_empty()));
         assert_eq!(r.hints().count(), 3, "only the listed programs' hints");
+    }
+
+    /// Interrupts: their own rows, not the line's work (no hint, no
+    /// payer); a program unloaded early: CPU% over its loaded time.
+    #[test]
+    fn interrupts_apart_and_cpu_while_loaded() {
+        use crate::model::profile::InterruptHotspot;
+        let mut prof = profile();
+        let p = &mut prof.programs[1];
+        // 40 samples of a hash-map update's lock... taken in interrupts.
+        let mut irq = lock_stack(40);
+        irq.interrupt = Some("asm_sysvec_apic_timer_interrupt".into());
+        p.stacks.push(irq);
+        p.interrupt_samples = 40;
+        p.interrupts = vec![
+            InterruptHotspot {
+                samples: 10,
+                entry: "asm_common_interrupt".into(),
+                ..Default::default()
+            },
+            InterruptHotspot {
+                samples: 30,
+                entry: "asm_sysvec_apic_timer_interrupt".into(),
+                ..Default::default()
+            },
+        ];
+        p.loaded_after = Some(0.25);
+        p.unloaded_after = Some(0.5);
+        let r = build(&prof, &opts(0, 1));
+        let q = r.program(7).unwrap();
+        assert!(q.hints.is_empty(), "{:?}", q.hints);
+        assert_eq!((q.interrupt_samples, q.interrupt_cpu_percent), (40, 4.0));
+        let rows: Vec<(&str, u64, f64)> = q
+            .interrupts
+            .rows
+            .iter()
+            .map(|r| (r.entry.as_str(), r.samples, r.sample_percent))
+            .collect();
+        assert_eq!(rows, vec![("asm_sysvec_apic_timer_interrupt", 30, 75.0)]);
+        assert_eq!(q.interrupts.other.samples, 10);
+        // Payers add up to the inclusive samples, interrupts aside.
+        let tasks: u64 = q.tasks.all.iter().map(|t| t.samples).sum();
+        assert_eq!(tasks, q.inclusive_samples);
+        // 1 sample over the 0.25 s it was loaded at 1000 Hz: 0.4 % of a CPU.
+        assert_eq!((q.cpu_percent, q.loaded_cpu_percent), (0.1, Some(0.4)));
+        assert_eq!(q.loaded_inclusive_cpu_percent, Some(0.4));
+        assert_eq!(r.program(98).unwrap().loaded_cpu_percent, None);
+    }
+
+    /// Several selected programs: each listed, the totals over all of them.
+    #[test]
+    fn several_selected_programs() {
+        let mut prof = profile();
+        prof.program_ids = vec![7, 98, 555];
+        prof.pid = Some(31);
+        let r = build(&prof, &opts(1, 2));
+        let ids: Vec<u32> = r.programs.iter().map(|p| p.id).collect();
+        assert_eq!(ids, vec![98, 7], "every sampled one, not cut by --limit");
+        assert_eq!(
+            (
+                r.capture.program_id,
+                &r.capture.program_ids[..],
+                r.capture.pid
+            ),
+            (Some(7), &[7, 98, 555][..], Some(31))
+        );
+        assert_eq!(
+            (
+                r.totals.limit,
+                r.totals.selected_program_samples,
+                r.totals.other_bpf_samples,
+                r.totals.source_mapped_samples
+            ),
+            (3, 11, 0, 10)
+        );
     }
 
     #[test]

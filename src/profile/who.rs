@@ -6,7 +6,7 @@
 //! (XDP, tc, timers, many kprobes) it is whichever task the interrupt
 //! happened to land on, often `swapper` (pid 0, the idle task).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::model::profile::{Payer, Profile, ProgramProfile};
@@ -16,11 +16,20 @@ pub const IDLE_COMM: &str = "swapper";
 /// A task that exited before the report was made.
 pub const GONE_COMM: &str = "?";
 
-/// `comm` of every pid in the programs' stacks, read under `proc`.
-pub fn comms(programs: &[ProgramProfile], proc: &Path) -> BTreeMap<u32, String> {
+/// `comm` of every pid in the programs' stacks: the name the kernel
+/// reported during the capture (`seen`), else the one read under `proc`
+/// now.
+pub fn comms(
+    programs: &[ProgramProfile],
+    proc: &Path,
+    seen: &HashMap<u32, String>,
+) -> BTreeMap<u32, String> {
     let mut out = BTreeMap::new();
     for pid in programs.iter().flat_map(|p| p.stacks.iter().map(|s| s.pid)) {
-        out.entry(pid).or_insert_with(|| comm(pid, proc));
+        out.entry(pid).or_insert_with(|| match seen.get(&pid) {
+            Some(name) if pid != 0 && !name.is_empty() => name.clone(),
+            _ => comm(pid, proc),
+        });
     }
     out
 }
@@ -47,9 +56,16 @@ fn ranked<K: Ord + Copy>(items: impl Iterator<Item = (K, u64)>) -> Vec<(K, u64)>
     out
 }
 
-/// The processes in whose context `p` ran, with their samples.
+/// A program's stacks of its own work: not interrupts that arrived while
+/// it ran, which whoever was running pays for anyway.
+fn work(p: &ProgramProfile) -> impl Iterator<Item = &crate::model::profile::Stack> {
+    p.stacks.iter().filter(|s| s.interrupt.is_none())
+}
+
+/// The processes in whose context `p` ran, with their samples (adding up
+/// to its inclusive samples).
 pub fn tasks(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
-    ranked(p.stacks.iter().map(|s| (s.pid, s.samples)))
+    ranked(work(p).map(|s| (s.pid, s.samples)))
         .into_iter()
         .map(|(pid, samples)| Payer {
             id: u64::from(pid),
@@ -66,10 +82,10 @@ pub fn tasks(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
 /// The cgroups in whose context `p` ran; empty when the kernel reported
 /// none. A cgroup that is gone has the path `?`.
 pub fn cgroups(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
-    if p.stacks.iter().all(|s| s.cgroup == 0) {
+    if work(p).all(|s| s.cgroup == 0) {
         return Vec::new();
     }
-    ranked(p.stacks.iter().map(|s| (s.cgroup, s.samples)))
+    ranked(work(p).map(|s| (s.cgroup, s.samples)))
         .into_iter()
         .map(|(id, samples)| Payer {
             id,
@@ -128,12 +144,26 @@ mod tests {
             stacks: vec![stack(42), stack(0), stack(999_999), stack(42)],
             ..Default::default()
         };
-        let c = comms(&[p], &dir);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let c = comms(std::slice::from_ref(&p), &dir, &HashMap::new());
         let got: Vec<(u32, &str)> = c.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(
             got,
             vec![(0, "swapper"), (42, "nginx: worker"), (999_999, "?")]
+        );
+        // A name the kernel reported during the capture wins over /proc,
+        // and names a task that has exited; pid 0 stays the idle task.
+        let seen: HashMap<u32, String> = [
+            (999_999, "short-lived".to_string()),
+            (42, "renamed".to_string()),
+            (0, "x".to_string()),
+        ]
+        .into();
+        let c = comms(&[p], &dir, &seen);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let got: Vec<(u32, &str)> = c.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![(0, "swapper"), (42, "renamed"), (999_999, "short-lived")]
         );
     }
 }

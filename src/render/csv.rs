@@ -22,10 +22,6 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-pub fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
-}
-
 /// A JSON value as a CSV cell: null empty, lists joined with `;`, floats
 /// in the JSON text form, strings raw (non-ASCII stays UTF-8).
 pub fn cell(v: &Json) -> String {
@@ -38,6 +34,30 @@ pub fn cell(v: &Json) -> String {
         Json::Arr(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
         Json::Obj(_) => super::json::to_string(v, false),
     }
+}
+
+/// The keys of an item's fields, in order: the CSV header of the rows
+/// made from such items.
+pub fn keys(fields: &[(&'static str, Json)]) -> Vec<&'static str> {
+    fields.iter().map(|(k, _)| *k).collect()
+}
+
+/// CSV of records given as named fields: the header is the names of
+/// `sample`'s fields (a record made from placeholder values, so that a
+/// table without records keeps its header), each record the cells of its
+/// fields' values.
+pub fn from_fields(
+    sample: &[(&'static str, Json)],
+    records: impl Iterator<Item = Vec<(&'static str, Json)>>,
+) -> String {
+    let header = keys(sample);
+    let rows: Vec<Vec<String>> = records
+        .map(|fields| {
+            debug_assert!(fields.iter().map(|(k, _)| k).eq(header.iter()));
+            fields.iter().map(|(_, v)| cell(v)).collect()
+        })
+        .collect();
+    render(&header, &rows)
 }
 
 /// CSV of JSON objects: the `keys` header, then each object's values under

@@ -102,21 +102,7 @@ fn dump_json(
     let p = &image.program;
     let items = rows
         .iter()
-        .map(|(s, r)| {
-            obj([
-                ("offset", s.offset.into()),
-                ("raw", s.raw_hex().into()),
-                ("opcode", s.opcode.into()),
-                ("dst_reg", s.dst.into()),
-                ("src_reg", s.src.into()),
-                ("off", s.off.into()),
-                ("imm", s.imm.into()),
-                ("file", r.and_then(|r| r.file.clone()).into()),
-                ("line", r.and_then(|r| r.line).into()),
-                ("column", r.and_then(|r| r.column).into()),
-                ("source", r.and_then(|r| r.source.clone()).into()),
-            ])
-        })
+        .map(|(s, r)| json::fields(slot_fields(s, *r)))
         .collect();
     let ranges = image
         .jit_ranges
@@ -143,6 +129,39 @@ fn dump_json(
         keys.push(("jited_functions".to_string(), native_json(image, n)));
     }
     json::to_string(&doc, pretty)
+}
+
+/// A translated slot's JSON item (and CSV cells), with the line record
+/// that covers it.
+fn slot_fields(s: &Slot, r: Option<&LineRecord>) -> Vec<(&'static str, Json)> {
+    vec![
+        ("offset", s.offset.into()),
+        ("raw", s.raw_hex().into()),
+        ("opcode", s.opcode.into()),
+        ("dst_reg", s.dst.into()),
+        ("src_reg", s.src.into()),
+        ("off", s.off.into()),
+        ("imm", s.imm.into()),
+        ("file", r.and_then(|r| r.file.clone()).into()),
+        ("line", r.and_then(|r| r.line).into()),
+        ("column", r.and_then(|r| r.column).into()),
+        ("source", r.and_then(|r| r.source.clone()).into()),
+    ]
+}
+
+/// A native instruction's JSON item (and CSV cells).
+fn insn_fields(image: &ProgramImage, i: &NativeInsn) -> Vec<(&'static str, Json)> {
+    let r = record(image, i);
+    vec![
+        ("offset", i.offset.into()),
+        ("length", i.bytes.len().into()),
+        ("bytes", hex_bytes(&i.bytes).into()),
+        ("asm", i.asm.as_str().into()),
+        ("target", i.target.clone().into()),
+        ("file", r.and_then(|r| r.file.clone()).into()),
+        ("line", r.and_then(|r| r.line).into()),
+        ("xlated_offset", xlated_offset(r).into()),
+    ]
 }
 
 /// Raw bytes as `0f 1f 44 00 00`.
@@ -175,19 +194,7 @@ fn native_json(image: &ProgramImage, n: &NativeImage) -> Json {
         let insns = f
             .insns
             .iter()
-            .map(|i| {
-                let r = record(image, i);
-                obj([
-                    ("offset", i.offset.into()),
-                    ("length", i.bytes.len().into()),
-                    ("bytes", hex_bytes(&i.bytes).into()),
-                    ("asm", i.asm.as_str().into()),
-                    ("target", i.target.clone().into()),
-                    ("file", r.and_then(|r| r.file.clone()).into()),
-                    ("line", r.and_then(|r| r.line).into()),
-                    ("xlated_offset", xlated_offset(r).into()),
-                ])
-            })
+            .map(|i| json::fields(insn_fields(image, i)))
             .collect();
         obj([
             ("name", f.name.as_str().into()),
@@ -263,48 +270,44 @@ fn native_text(image: &ProgramImage, n: &NativeImage, dev: Option<&DumpDevmode<'
     out.join("\n")
 }
 
-/// One row per native instruction.
+/// One row per native instruction: the program and function it belongs
+/// to, then its JSON item's fields.
 fn native_csv(image: &ProgramImage, n: &NativeImage) -> String {
     let p = &image.program;
-    let mut cells = Vec::with_capacity(n.instruction_count());
-    for f in &n.functions {
-        for i in &f.insns {
-            let r = record(image, i);
-            cells.push(vec![
-                p.id.to_string(),
-                p.name.clone(),
-                f.name.clone(),
-                csv::opt(f.address),
-                i.offset.to_string(),
-                i.bytes.len().to_string(),
-                hex_bytes(&i.bytes),
-                i.asm.clone(),
-                csv::opt(i.target.clone()),
-                csv::opt(r.and_then(|r| r.file.clone())),
-                csv::opt(r.and_then(|r| r.line)),
-                csv::opt(xlated_offset(r)),
-            ]);
-        }
-    }
-    csv::render(
-        &[
-            "program_id",
-            "program_name",
-            "function",
-            "function_address",
-            "offset",
-            "length",
-            "bytes",
-            "asm",
-            "target",
-            "file",
-            "line",
-            "xlated_offset",
-        ],
-        &cells,
-    )
+    let row = |f: &JitFunction, i: &NativeInsn| {
+        let mut row = vec![
+            ("program_id", p.id.into()),
+            ("program_name", p.name.as_str().into()),
+            ("function", f.name.as_str().into()),
+            ("function_address", f.address.into()),
+        ];
+        row.extend(insn_fields(image, i));
+        row
+    };
+    let placeholder = NativeInsn {
+        offset: 0,
+        bytes: Vec::new(),
+        asm: String::new(),
+        target: None,
+        line: None,
+    };
+    let function = JitFunction {
+        name: String::new(),
+        index: 0,
+        address: None,
+        length: 0,
+        insns: Vec::new(),
+    };
+    let records = n
+        .functions
+        .iter()
+        .flat_map(|f| f.insns.iter().map(move |i| (f, i)))
+        .map(|(f, i)| row(f, i));
+    csv::from_fields(&row(&function, &placeholder), records)
 }
 
+/// One row per translated slot: the program, its line-info count and JIT
+/// ranges, then the slot's JSON item's fields.
 fn dump_csv(image: &ProgramImage, rows: &Rows<'_>) -> String {
     let p = &image.program;
     let ranges: Vec<String> = image
@@ -313,52 +316,20 @@ fn dump_csv(image: &ProgramImage, rows: &Rows<'_>) -> String {
         .map(|r| format!("{}:0x{:x}-0x{:x}", r.func_index, r.start, r.end()))
         .collect();
     let ranges = ranges.join(";");
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|(s, r)| {
-            vec![
-                p.id.to_string(),
-                p.prog_type.clone(),
-                p.name.clone(),
-                p.tag.clone(),
-                image.lines.len().to_string(),
-                ranges.clone(),
-                s.offset.to_string(),
-                s.raw_hex(),
-                s.opcode.to_string(),
-                s.dst.to_string(),
-                s.src.to_string(),
-                s.off.to_string(),
-                s.imm.to_string(),
-                csv::opt(r.and_then(|r| r.file.clone())),
-                csv::opt(r.and_then(|r| r.line)),
-                csv::opt(r.and_then(|r| r.column)),
-                csv::opt(r.and_then(|r| r.source.clone())),
-            ]
-        })
-        .collect();
-    csv::render(
-        &[
-            "program_id",
-            "program_type",
-            "program_name",
-            "program_tag",
-            "line_info_count",
-            "jit_ranges",
-            "offset",
-            "raw",
-            "opcode",
-            "dst_reg",
-            "src_reg",
-            "off",
-            "imm",
-            "file",
-            "line",
-            "column",
-            "source",
-        ],
-        &cells,
-    )
+    let row = |s: &Slot, r: Option<&LineRecord>| {
+        let mut row = vec![
+            ("program_id", p.id.into()),
+            ("program_type", p.prog_type.as_str().into()),
+            ("program_name", p.name.as_str().into()),
+            ("program_tag", p.tag.as_str().into()),
+            ("line_info_count", image.lines.len().into()),
+            ("jit_ranges", ranges.as_str().into()),
+        ];
+        row.extend(slot_fields(s, r));
+        row
+    };
+    let placeholder = row(&Slot::from_bytes(0, [0; 8]), None);
+    csv::from_fields(&placeholder, rows.iter().map(|(s, r)| row(s, *r)))
 }
 
 fn context_text(ctx: &DumpContext) -> String {
@@ -507,8 +478,9 @@ fn compare_text(c: &Comparison) -> String {
     out.join("\n")
 }
 
-fn compare_json(c: &Comparison, pretty: bool) -> String {
-    let item = obj([
+/// The comparison's figures, first in its JSON item and its CSV row.
+fn compare_fields(c: &Comparison) -> Vec<(&'static str, Json)> {
+    vec![
         ("program_id", c.program_id.into()),
         ("passed", c.passed().into()),
         ("brr_instruction_slots", c.brr_slots.into()),
@@ -516,6 +488,12 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
         ("bpftool_instruction_count", c.bpftool_rows.into()),
         ("lddw_slots", c.lddw_slots.into()),
         ("source_rows_compared", c.source_rows.into()),
+    ]
+}
+
+fn compare_json(c: &Comparison, pretty: bool) -> String {
+    let mut item = compare_fields(c);
+    item.extend([
         (
             "offset_mismatches",
             Json::Arr(
@@ -548,6 +526,7 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
             ),
         ),
     ]);
+    let item = json::fields(item);
     let meta = obj([
         ("bpftool_available", true.into()),
         (
@@ -562,29 +541,13 @@ fn compare_json(c: &Comparison, pretty: bool) -> String {
     json::to_string(&json::document("dump_compare", vec![item], meta), pretty)
 }
 
+/// The comparison's figures, then how many mismatches of each kind its
+/// JSON item lists.
 fn compare_csv(c: &Comparison) -> String {
-    csv::render(
-        &[
-            "program_id",
-            "passed",
-            "brr_instruction_slots",
-            "brr_visible_slots",
-            "bpftool_instruction_count",
-            "lddw_slots",
-            "source_rows_compared",
-            "offset_mismatch_count",
-            "source_mismatch_count",
-        ],
-        &[vec![
-            c.program_id.to_string(),
-            c.passed().to_string(),
-            c.brr_slots.to_string(),
-            c.brr_visible.to_string(),
-            c.bpftool_rows.to_string(),
-            c.lddw_slots.to_string(),
-            c.source_rows.to_string(),
-            c.offsets.len().to_string(),
-            c.sources.len().to_string(),
-        ]],
-    )
+    let mut row = compare_fields(c);
+    row.extend([
+        ("offset_mismatch_count", c.offsets.len().into()),
+        ("source_mismatch_count", c.sources.len().into()),
+    ]);
+    csv::from_fields(&row, std::iter::once(row.clone()))
 }

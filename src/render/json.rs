@@ -56,6 +56,12 @@ impl<T: Into<Json> + Clone> From<&[T]> for Json {
 
 /// Build an object from (key, value) pairs, keeping their order.
 pub fn obj<const N: usize>(pairs: [(&str, Json); N]) -> Json {
+    fields(pairs.into_iter().collect())
+}
+
+/// [`obj`] of a list built field by field (an item whose keys its CSV
+/// rows share).
+pub fn fields(pairs: Vec<(&str, Json)>) -> Json {
     Json::Obj(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
@@ -164,13 +170,6 @@ fn write_fields<'a>(
     }
     newline(out, depth);
     out.push('}');
-}
-
-/// `v` as it is written `depth` levels deep inside a document.
-pub fn to_string_at(v: &Json, pretty: bool, depth: usize) -> String {
-    let mut out = String::new();
-    write(v, pretty, depth, &mut out);
-    out
 }
 
 /// A `{"kind": ..., "items": [...], "metadata": ...}` document written item

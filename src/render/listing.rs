@@ -4,7 +4,8 @@ use super::json::{self, obj, Json};
 use super::{csv, dash, dash_join, table, Format};
 use crate::activity::ActivityRow;
 use crate::model::{
-    AttachPoint, BtfObject, Holder, Keepers, Link, LinkFields, Map, MapFields, ProgFields, Program,
+    AttachPoint, BtfObject, Container, Holder, Keepers, Link, LinkFields, Map, MapFields, Pod,
+    ProgFields, Program,
 };
 
 /// What `brr prog` prints in `format`, so that the collector reads only
@@ -159,15 +160,46 @@ pub fn attach_cell(points: &[AttachPoint]) -> String {
 
 /// The MAPS_MEM cell: bytes, and how many of the maps other programs use.
 pub fn maps_mem_cell(p: &Program) -> String {
+    maps_mem_with(p, |b| b.to_string())
+}
+
+/// [`maps_mem_cell`] with the bytes in a view's own number style (`num`),
+/// the one its other byte columns use.
+fn maps_mem_with(p: &Program, num: impl Fn(u64) -> String) -> String {
     match (p.maps_memlock_bytes, p.shared_maps) {
         (None, _) => "-".into(),
-        (Some(b), None | Some(0)) => b.to_string(),
-        (Some(b), Some(n)) => format!("{b} ({n} shared)"),
+        (Some(b), None | Some(0)) => num(b),
+        (Some(b), Some(n)) => format!("{} ({n} shared)", num(b)),
     }
 }
 
+/// A container as JSON: `{"runtime", "id", "name"}` (`name` null where the
+/// kubelet's logs do not name it), or null.
+pub fn container_json(c: Option<&Container>) -> Json {
+    c.map_or(Json::Null, |c| {
+        obj([
+            ("runtime", c.runtime.as_str().into()),
+            ("id", c.id.as_str().into()),
+            ("name", c.name.as_deref().map_or(Json::Null, Json::from)),
+        ])
+    })
+}
+
+/// A pod as JSON: `{"uid", "namespace", "name", "qos"}`, or null.
+pub fn pod_json(p: Option<&Pod>) -> Json {
+    p.map_or(Json::Null, |p| {
+        let opt = |s: Option<&str>| s.map_or(Json::Null, Json::from);
+        obj([
+            ("uid", p.uid.as_str().into()),
+            ("namespace", opt(p.namespace.as_deref())),
+            ("name", opt(p.name.as_deref())),
+            ("qos", opt(p.qos.map(|q| q.as_str()))),
+        ])
+    })
+}
+
 /// `owners` and `held_by` for JSON (`csv`: owners as `comm(pid)` strings,
-/// one cell).
+/// one cell). A JSON owner names its container and pod (null outside one).
 fn keeper_fields(k: Option<&Keepers>, csv: bool) -> [(&'static str, Json); 2] {
     let owners = k.map(|k| {
         Json::Arr(
@@ -175,10 +207,18 @@ fn keeper_fields(k: Option<&Keepers>, csv: bool) -> [(&'static str, Json); 2] {
                 .iter()
                 .map(|o| {
                     if csv {
-                        Json::Str(format!("{}({})", o.comm, o.pid))
-                    } else {
-                        obj([("pid", o.pid.into()), ("comm", o.comm.as_str().into())])
+                        return Json::Str(format!("{}({})", o.comm, o.pid));
                     }
+                    let w = k.workloads.get(&o.pid);
+                    obj([
+                        ("pid", o.pid.into()),
+                        ("comm", o.comm.as_str().into()),
+                        (
+                            "container",
+                            container_json(w.and_then(|w| w.container.as_ref())),
+                        ),
+                        ("pod", pod_json(w.and_then(|w| w.pod.as_ref()))),
+                    ])
                 })
                 .collect(),
         )
@@ -220,7 +260,7 @@ fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
 /// A program's JSON item: today's keys, then the ones added after them;
 /// `extended` adds who holds it and where it is attached.
 pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
-    fields_json(program_items(p, extended, csv))
+    json::fields(program_items(p, extended, csv))
 }
 
 /// [`program_json`]'s keys and values, for [`RowWriter::row_fields`].
@@ -244,55 +284,36 @@ pub fn program_items(p: &Program, extended: bool, csv: bool) -> Vec<(&'static st
     item
 }
 
-fn fields_json(item: Vec<(&'static str, Json)>) -> Json {
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-}
-
 /// The keys every program object has carried since the first release
 /// (`dump` shows only these).
 pub fn program_base_json(p: &Program) -> Json {
-    let item = program_base_fields(p);
-    Json::Obj(item.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    json::fields(program_base_fields(p))
 }
 
-fn program_base_fields(p: &Program) -> Vec<(&'static str, Json)> {
-    vec![
+/// The keys that name a program and its size, first in every program
+/// item (listings, `dump`, activity).
+fn program_identity(p: &Program) -> [(&'static str, Json); 6] {
+    [
         ("id", p.id.into()),
         ("type", p.prog_type.as_str().into()),
         ("name", p.name.as_str().into()),
         ("tag", p.tag.as_str().into()),
         ("xlated_size_bytes", p.xlated_size.into()),
         ("jited_size_bytes", p.jited_size.into()),
+    ]
+}
+
+fn program_base_fields(p: &Program) -> Vec<(&'static str, Json)> {
+    let mut item = Vec::from(program_identity(p));
+    item.extend([
         ("run_time_ns", opt_num64(p.run_time_ns).into()),
         ("run_count", opt_num64(p.run_count).into()),
         ("map_ids", p.map_ids.as_slice().into()),
         ("btf_id", opt_num(p.btf_id).into()),
         ("pinned_paths", strings(&p.pinned_paths)),
-    ]
+    ]);
+    item
 }
-
-const PROG_CSV: &[&str] = &[
-    "id",
-    "type",
-    "name",
-    "tag",
-    "xlated_size_bytes",
-    "jited_size_bytes",
-    "run_time_ns",
-    "run_count",
-    "map_ids",
-    "btf_id",
-    "pinned_paths",
-    "full_name",
-    "loaded_at",
-    "uid",
-    "gpl_compatible",
-    "verified_insns",
-    "recursion_misses",
-    "memlock_bytes",
-    "maps_memlock_bytes",
-    "shared_maps",
-];
 
 /// A `prog`, `map` or `link` listing in JSON or CSV written row by row as
 /// the objects are read, byte for byte as the whole-listing functions
@@ -326,11 +347,12 @@ impl<'w> RowWriter<'w> {
         kind: ListingKind,
         extended: bool,
     ) -> Option<RowWriter<'w>> {
-        let (name, keys) = match kind {
-            ListingKind::Programs => ("programs", csv_keys(PROG_CSV, extended, &["attached"])),
-            ListingKind::Maps => ("maps", csv_keys(MAP_CSV, extended, &[])),
-            ListingKind::Links => ("links", csv_keys(LINK_CSV, extended, &[])),
+        let name = match kind {
+            ListingKind::Programs => "programs",
+            ListingKind::Maps => "maps",
+            ListingKind::Links => "links",
         };
+        let keys = csv_keys(kind, extended);
         let sink = match format {
             Format::Text => return None,
             Format::Json { pretty } => Sink::Json(json::DocumentWriter::new(out, name, pretty)),
@@ -353,7 +375,7 @@ impl<'w> RowWriter<'w> {
     pub fn row_fields(&mut self, fields: Vec<(&'static str, Json)>) -> std::io::Result<()> {
         match &mut self.sink {
             Sink::Json(w) => w.item_fields(&fields),
-            Sink::Csv { .. } => self.row(&fields_json(fields)),
+            Sink::Csv { .. } => self.row(&json::fields(fields)),
         }
     }
 
@@ -386,16 +408,14 @@ impl<'w> RowWriter<'w> {
     }
 }
 
-/// Columns only `-x` adds to CSV, after the others.
-const KEEPER_CSV: &[&str] = &["owners", "held_by"];
-
-fn csv_keys(base: &[&'static str], extended: bool, more: &[&'static str]) -> Vec<&'static str> {
-    let mut keys = base.to_vec();
-    if extended {
-        keys.extend(KEEPER_CSV);
-        keys.extend(more);
-    }
-    keys
+/// The CSV columns of a listing: its JSON items' keys, taken from the item
+/// of a placeholder object.
+fn csv_keys(kind: ListingKind, extended: bool) -> Vec<&'static str> {
+    csv::keys(&match kind {
+        ListingKind::Programs => program_items(&Program::default(), extended, true),
+        ListingKind::Maps => map_items(&Map::default(), extended, true),
+        ListingKind::Links => link_items(&Link::default(), extended, true),
+    })
 }
 
 pub fn prog_headers(stats: bool, extended: bool) -> Vec<&'static str> {
@@ -454,7 +474,7 @@ pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -
                 .collect()
         },
         obj([]),
-        &csv_keys(PROG_CSV, extended, &["attached"]),
+        &csv_keys(ListingKind::Programs, extended),
     )
 }
 
@@ -493,7 +513,7 @@ pub fn map_row(m: &Map, extended: bool) -> Vec<String> {
 }
 
 pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
-    fields_json(map_items(m, extended, csv))
+    json::fields(map_items(m, extended, csv))
 }
 
 /// [`map_json`]'s keys and values, for [`RowWriter::row_fields`].
@@ -517,20 +537,6 @@ pub fn map_items(m: &Map, extended: bool, csv: bool) -> Vec<(&'static str, Json)
     item
 }
 
-const MAP_CSV: &[&str] = &[
-    "id",
-    "type",
-    "name",
-    "key_size",
-    "value_size",
-    "max_entries",
-    "btf_id",
-    "pinned_paths",
-    "flags",
-    "frozen",
-    "memlock_bytes",
-];
-
 pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
     emit_with(
@@ -545,7 +551,7 @@ pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
         },
         || list.iter().map(|m| map_json(m, extended, csv)).collect(),
         obj([]),
-        &csv_keys(MAP_CSV, extended, &[]),
+        &csv_keys(ListingKind::Maps, extended),
     )
 }
 
@@ -583,7 +589,7 @@ pub fn link_row(l: &Link, extended: bool) -> Vec<String> {
 }
 
 pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
-    fields_json(link_items(l, extended, csv))
+    json::fields(link_items(l, extended, csv))
 }
 
 /// [`link_json`]'s keys and values, for [`RowWriter::row_fields`].
@@ -604,17 +610,6 @@ pub fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static str, Jso
     item
 }
 
-const LINK_CSV: &[&str] = &[
-    "id",
-    "type",
-    "prog_id",
-    "attach_type",
-    "target_obj_id",
-    "target_btf_id",
-    "pinned_paths",
-    "target",
-];
-
 pub fn links(list: &[Link], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
     emit_with(
@@ -629,7 +624,7 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
         },
         || list.iter().map(|l| link_json(l, extended, csv)).collect(),
         obj([]),
-        &csv_keys(LINK_CSV, extended, &[]),
+        &csv_keys(ListingKind::Links, extended),
     )
 }
 
@@ -638,17 +633,7 @@ pub fn btfs(list: &[BtfObject], format: Format) -> String {
         .iter()
         .map(|b| vec![b.id.to_string(), b.name.clone(), b.size.to_string()])
         .collect();
-    let items = list
-        .iter()
-        .map(|b| {
-            obj([
-                ("id", b.id.into()),
-                ("name", b.name.as_str().into()),
-                ("size", b.size.into()),
-                ("pinned_paths", strings(&b.pinned_paths)),
-            ])
-        })
-        .collect();
+    let items = list.iter().map(|b| json::fields(btf_items(b))).collect();
     emit(
         format,
         "btfs",
@@ -656,8 +641,17 @@ pub fn btfs(list: &[BtfObject], format: Format) -> String {
         (vec!["ID", "NAME", "SIZE"], text_rows),
         items,
         obj([]),
-        &["id", "name", "size", "pinned_paths"],
+        &csv::keys(&btf_items(&BtfObject::default())),
     )
+}
+
+fn btf_items(b: &BtfObject) -> Vec<(&'static str, Json)> {
+    vec![
+        ("id", b.id.into()),
+        ("name", b.name.as_str().into()),
+        ("size", b.size.into()),
+        ("pinned_paths", strings(&b.pinned_paths)),
+    ]
 }
 
 /// The parameters of an activity run, repeated in JSON metadata and CSV rows.
@@ -683,72 +677,141 @@ pub fn ended_early(run: &ActivityRun) -> Option<String> {
     })
 }
 
-/// Activity text columns and cells over a window of `d` seconds; `num`
-/// formats the integer cells (plain here, `,`-grouped in `top`).
+/// A column of the activity table (`brr activity`, `top --textmode` and
+/// the TUI's live table): its header and its cell, defined here once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActivityCol {
+    Id,
+    Type,
+    Name,
+    Cpu,
+    ExecsPerSec,
+    AvgNs,
+    CumulAvgNs,
+    NsPerSec,
+    ExecsDelta,
+    TotalNs,
+    ExecsTotal,
+    CumulNs,
+    Xlat,
+    Jit,
+    Tag,
+    Pinned,
+    Misses,
+    Owners,
+    Attach,
+    Memlock,
+    MapsMem,
+}
+
+impl ActivityCol {
+    /// The columns shown, in order: `cumulative` adds the totals, `extended`
+    /// (`-x`) what identifies and keeps a program.
+    pub fn shown(cumulative: bool, extended: bool) -> Vec<ActivityCol> {
+        use ActivityCol::*;
+        let mut cols = vec![Id, Type, Name, Cpu, ExecsPerSec, AvgNs];
+        if cumulative {
+            cols.extend([
+                CumulAvgNs, NsPerSec, ExecsDelta, TotalNs, ExecsTotal, CumulNs,
+            ]);
+        }
+        cols.extend([Xlat, Jit]);
+        if extended {
+            cols.extend([Tag, Pinned, Misses, Owners, Attach, Memlock, MapsMem]);
+        }
+        cols
+    }
+
+    pub fn header(self) -> &'static str {
+        match self {
+            ActivityCol::Id => "ID",
+            ActivityCol::Type => "TYPE",
+            ActivityCol::Name => "NAME",
+            ActivityCol::Cpu => "CPU%",
+            ActivityCol::ExecsPerSec => "EXECS/s",
+            ActivityCol::AvgNs => "AVG_NS",
+            ActivityCol::CumulAvgNs => "CUMUL_AVG_NS",
+            ActivityCol::NsPerSec => "NS_PER/s",
+            ActivityCol::ExecsDelta => "EXECS_DELTA",
+            ActivityCol::TotalNs => "TOTAL_NS",
+            ActivityCol::ExecsTotal => "EXECS_TOTAL",
+            ActivityCol::CumulNs => "CUMUL_NS",
+            ActivityCol::Xlat => "XLAT_B",
+            ActivityCol::Jit => "JIT_B",
+            ActivityCol::Tag => "TAG",
+            ActivityCol::Pinned => "PINNED",
+            ActivityCol::Misses => "MISSES",
+            ActivityCol::Owners => "OWNERS",
+            ActivityCol::Attach => "ATTACH",
+            ActivityCol::Memlock => "MEMLOCK",
+            ActivityCol::MapsMem => "MAPS_MEM",
+        }
+    }
+
+    /// Words rather than figures: left-aligned in the TUI.
+    pub fn left_aligned(self) -> bool {
+        matches!(
+            self,
+            ActivityCol::Type
+                | ActivityCol::Name
+                | ActivityCol::Tag
+                | ActivityCol::Pinned
+                | ActivityCol::Owners
+                | ActivityCol::Attach
+        )
+    }
+
+    /// The cell of `r` over a window of `d` seconds; `num` formats the
+    /// integer cells (plain here, `,`-grouped in `top`).
+    pub fn cell(self, r: &ActivityRow, d: f64, num: &impl Fn(u64) -> String) -> String {
+        let p = &r.prog;
+        match self {
+            ActivityCol::Id => p.id.to_string(),
+            ActivityCol::Type => p.prog_type.clone(),
+            ActivityCol::Name => p.display_name().to_string(),
+            ActivityCol::Cpu => super::num::percent4(r.cpu_pct(d)),
+            ActivityCol::ExecsPerSec => num(r.execs_per_sec(d) as u64),
+            ActivityCol::AvgNs => num(r.avg_ns()),
+            ActivityCol::CumulAvgNs => num(r.cumulative_avg_ns()),
+            ActivityCol::NsPerSec => num(r.ns_per_sec(d) as u64),
+            ActivityCol::ExecsDelta => num(r.run_count_delta),
+            ActivityCol::TotalNs => num(r.run_time_ns_delta),
+            ActivityCol::ExecsTotal => num(r.run_count_total()),
+            ActivityCol::CumulNs => num(r.run_time_ns_total()),
+            ActivityCol::Xlat => num(p.xlated_size as u64),
+            ActivityCol::Jit => num(p.jited_size as u64),
+            ActivityCol::Tag if p.tag.is_empty() => "-".into(),
+            ActivityCol::Tag => p.tag.clone(),
+            ActivityCol::Pinned => dash_join(&p.pinned_paths, ","),
+            ActivityCol::Misses => num(r.recursion_misses_delta),
+            ActivityCol::Owners => owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()),
+            ActivityCol::Attach => attach_cell(&p.attached),
+            ActivityCol::Memlock => p.memlock_bytes.map_or_else(|| "-".into(), num),
+            ActivityCol::MapsMem => maps_mem_with(p, num),
+        }
+    }
+}
+
+/// The activity table's columns and cells over a window of `d` seconds;
+/// `num` formats the integer cells (see [`ActivityCol::cell`]).
 pub fn activity_table(
     rows: &[ActivityRow],
     d: f64,
     cumulative: bool,
     extended: bool,
     num: impl Fn(u64) -> String,
-) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let mut headers = vec!["ID", "TYPE", "NAME", "CPU%", "EXECS/s", "AVG_NS"];
-    if cumulative {
-        headers.extend([
-            "CUMUL_AVG_NS",
-            "NS_PER/s",
-            "EXECS_DELTA",
-            "TOTAL_NS",
-            "EXECS_TOTAL",
-            "CUMUL_NS",
-        ]);
-    }
-    headers.extend(["XLAT_B", "JIT_B"]);
-    if extended {
-        headers.extend([
-            "TAG", "PINNED", "MISSES", "OWNERS", "ATTACH", "MEMLOCK", "MAPS_MEM",
-        ]);
-    }
+) -> (Vec<ActivityCol>, Vec<Vec<String>>) {
+    let cols = ActivityCol::shown(cumulative, extended);
     let cells = rows
         .iter()
-        .map(|r| {
-            let p = &r.prog;
-            let mut c = vec![
-                p.id.to_string(),
-                p.prog_type.clone(),
-                p.display_name().to_string(),
-                super::num::percent4(r.cpu_pct(d)),
-                num(r.execs_per_sec(d) as u64),
-                num(r.avg_ns()),
-            ];
-            if cumulative {
-                c.extend([
-                    num(r.cumulative_avg_ns()),
-                    num(r.ns_per_sec(d) as u64),
-                    num(r.run_count_delta),
-                    num(r.run_time_ns_delta),
-                    num(r.run_count_total()),
-                    num(r.run_time_ns_total()),
-                ]);
-            }
-            c.extend([num(p.xlated_size as u64), num(p.jited_size as u64)]);
-            if extended {
-                c.push(if p.tag.is_empty() {
-                    "-".into()
-                } else {
-                    p.tag.clone()
-                });
-                c.push(dash_join(&p.pinned_paths, ","));
-                c.push(num(r.recursion_misses_delta));
-                c.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
-                c.push(attach_cell(&p.attached));
-                c.push(p.memlock_bytes.map_or_else(|| "-".into(), &num));
-                c.push(maps_mem_cell(p));
-            }
-            c
-        })
+        .map(|r| cols.iter().map(|c| c.cell(r, d, &num)).collect())
         .collect();
-    (headers, cells)
+    (cols, cells)
+}
+
+/// Header texts of `cols`.
+pub fn activity_headers(cols: &[ActivityCol]) -> Vec<&'static str> {
+    cols.iter().map(|c| c.header()).collect()
 }
 
 pub fn activity(
@@ -781,9 +844,9 @@ pub fn activity_window(
             let (start, end) = run.window.unwrap_or((0.0, 0.0));
             let heading = format!(
                 "{} window {:.2} s (from {})",
-                utc_timestamp(end),
+                crate::utc::iso8601_millis(end),
                 run.measured,
-                utc_timestamp(start)
+                crate::utc::iso8601_millis(start)
             );
             let body = activity(rows, run, format, cumulative, extended);
             let gap = if first { "" } else { "\n" };
@@ -809,39 +872,52 @@ pub fn activity_window(
     }
 }
 
-/// `2026-12-01T09:30:05.123Z` for Unix seconds `t` (clamped to 0 and
-/// below the year 10000, so that it always has this shape).
-pub fn utc_timestamp(t: f64) -> String {
-    let t = if t.is_finite() {
-        t.clamp(0.0, 253_402_300_799.999)
-    } else {
-        0.0
-    };
-    let millis_total = (t * 1000.0).round() as u64;
-    let (secs, millis) = (millis_total / 1000, millis_total % 1000);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+/// A row's JSON item: the original's keys, then the ones added after them.
+fn activity_items(r: &ActivityRow) -> Vec<(&'static str, Json)> {
+    let p = &r.prog;
+    let mut item = Vec::from(program_identity(p));
+    item.extend([
+        ("run_count_delta", r.run_count_delta.into()),
+        ("run_time_ns_delta", r.run_time_ns_delta.into()),
+        ("avg_run_time_ns", r.avg_ns().into()),
+        ("run_count_total", r.run_count_total().into()),
+        ("run_time_ns_total", r.run_time_ns_total().into()),
+        ("cumulative_avg_run_time_ns", r.cumulative_avg_ns().into()),
+        ("pinned_paths", strings(&p.pinned_paths)),
+        ("full_name", p.display_name().into()),
+        ("recursion_misses_delta", r.recursion_misses_delta.into()),
+    ]);
+    item
 }
 
-/// Year, month, day of the `days`-th day after 1970-01-01 (proleptic
-/// Gregorian; the era arithmetic of the well-known days-to-civil method).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+/// The last key of the original's activity rows: its CSV put
+/// `measured_duration` right after it, so keys added since follow that.
+const LAST_ORIGINAL_ACTIVITY_KEY: &str = "pinned_paths";
+
+/// A row's CSV fields: its JSON item with the run parameters repeated
+/// around it, and a stream's window last.
+fn activity_csv_items(
+    run: &ActivityRun,
+    mut item: Vec<(&'static str, Json)>,
+) -> Vec<(&'static str, Json)> {
+    let original = item
+        .iter()
+        .position(|(k, _)| *k == LAST_ORIGINAL_ACTIVITY_KEY)
+        .map_or(item.len(), |i| i + 1);
+    let added = item.split_off(original);
+    let mut row = vec![
+        ("duration", run.duration.into()),
+        ("limit", run.limit.into()),
+        ("include_all", run.all.into()),
+    ];
+    row.extend(item);
+    row.push(("measured_duration", run.measured.into()));
+    row.extend(added);
+    if let Some((start, end)) = run.window {
+        row.push(("window_start", start.into()));
+        row.push(("window_end", end.into()));
+    }
+    row
 }
 
 fn activity_document(
@@ -851,31 +927,20 @@ fn activity_document(
     cumulative: bool,
     extended: bool,
 ) -> String {
-    let (headers, text_rows) =
+    let (cols, text_rows) =
         activity_table(rows, run.measured, cumulative, extended, |n| n.to_string());
-    let items: Vec<Json> = rows
-        .iter()
-        .map(|r| {
-            let p = &r.prog;
-            obj([
-                ("id", p.id.into()),
-                ("type", p.prog_type.as_str().into()),
-                ("name", p.name.as_str().into()),
-                ("tag", p.tag.as_str().into()),
-                ("xlated_size_bytes", p.xlated_size.into()),
-                ("jited_size_bytes", p.jited_size.into()),
-                ("run_count_delta", r.run_count_delta.into()),
-                ("run_time_ns_delta", r.run_time_ns_delta.into()),
-                ("avg_run_time_ns", r.avg_ns().into()),
-                ("run_count_total", r.run_count_total().into()),
-                ("run_time_ns_total", r.run_time_ns_total().into()),
-                ("cumulative_avg_run_time_ns", r.cumulative_avg_ns().into()),
-                ("pinned_paths", strings(&p.pinned_paths)),
-                ("full_name", p.display_name().into()),
-                ("recursion_misses_delta", r.recursion_misses_delta.into()),
-            ])
-        })
-        .collect();
+    let headers = activity_headers(&cols);
+    // CSV repeats the run parameters on every row.
+    let csv = format == Format::Csv;
+    let row_items = |r: &ActivityRow| {
+        let item = activity_items(r);
+        if csv {
+            activity_csv_items(&run, item)
+        } else {
+            item
+        }
+    };
+    let items: Vec<Json> = rows.iter().map(|r| json::fields(row_items(r))).collect();
     let mut metadata = obj([
         ("duration", run.duration.into()),
         ("limit", run.limit.into()),
@@ -886,55 +951,13 @@ fn activity_document(
         fields.push(("window_start".to_string(), start.into()));
         fields.push(("window_end".to_string(), end.into()));
     }
-    // CSV repeats the run parameters on every row.
-    let items = if format == Format::Csv {
-        items
-            .into_iter()
-            .map(|item| {
-                let Json::Obj(fields) = item else {
-                    return item;
-                };
-                let mut row = vec![
-                    ("duration".to_string(), run.duration.into()),
-                    ("limit".to_string(), run.limit.into()),
-                    ("include_all".to_string(), run.all.into()),
-                ];
-                row.extend(fields);
-                row.push(("measured_duration".to_string(), run.measured.into()));
-                if let Some((start, end)) = run.window {
-                    row.push(("window_start".to_string(), start.into()));
-                    row.push(("window_end".to_string(), end.into()));
-                }
-                Json::Obj(row)
-            })
-            .collect()
-    } else {
-        items
+    let placeholder = ActivityRow {
+        prog: Program::default(),
+        run_count_delta: 0,
+        run_time_ns_delta: 0,
+        recursion_misses_delta: 0,
     };
-    let mut csv_keys = vec![
-        "duration",
-        "limit",
-        "include_all",
-        "id",
-        "type",
-        "name",
-        "tag",
-        "xlated_size_bytes",
-        "jited_size_bytes",
-        "run_count_delta",
-        "run_time_ns_delta",
-        "avg_run_time_ns",
-        "run_count_total",
-        "run_time_ns_total",
-        "cumulative_avg_run_time_ns",
-        "pinned_paths",
-        "measured_duration",
-    ];
-    csv_keys.extend(["full_name", "recursion_misses_delta"]);
-    // A stream's rows are the one-shot columns with the window appended.
-    if run.window.is_some() {
-        csv_keys.extend(["window_start", "window_end"]);
-    }
+    let csv_keys = csv::keys(&activity_csv_items(&run, activity_items(&placeholder)));
     emit(
         format,
         "program_activity",
@@ -1127,13 +1150,44 @@ mod tests {
     }
 
     #[test]
+    fn json_owners_name_their_container_and_pod() {
+        let mut p = full_program();
+        let path = format!(
+            "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice/crio-{}.scope",
+            "0123abcd_0000_4000_8000_000000000001",
+            "c1".repeat(32)
+        );
+        let mut w = crate::kernel::cgroups::workload(&path);
+        if let Some(pod) = w.pod.as_mut() {
+            pod.namespace = Some("kube-system".into());
+            pod.name = Some("agent-x7k2p".into());
+        }
+        if let Some(k) = p.keepers.as_mut() {
+            k.workloads.insert(40, w);
+        }
+        let j = programs(&[p], Format::Json { pretty: false }, false, true);
+        let want = format!(
+            r#""owners":[{{"pid":40,"comm":"bash","container":{{"runtime":"cri-o","id":"{}","name":null}},"pod":{{"uid":"0123abcd-0000-4000-8000-000000000001","namespace":"kube-system","name":"agent-x7k2p","qos":"BestEffort"}}}}]"#,
+            "c1".repeat(32)
+        );
+        assert!(j.contains(&want), "{j}");
+        // CSV and text keep `comm(pid)`.
+        let c = programs(&[full_program()], Format::Csv, false, true);
+        assert!(c.contains("bash(40)"), "{c}");
+    }
+
+    #[test]
     fn owners_and_how_objects_stay_loaded() {
         use crate::model::Owner;
         let o = |pid, comm: &str| Owner {
             pid,
             comm: comm.into(),
         };
-        let k = |owners, held_by| Keepers { owners, held_by };
+        let k = |owners, held_by| Keepers {
+            owners,
+            held_by,
+            workloads: Default::default(),
+        };
         assert_eq!(owners_cell(None, true), "-");
         assert_eq!(owners_cell(Some(&k(vec![], None)), true), "(pinned)");
         assert_eq!(
@@ -1173,7 +1227,7 @@ mod tests {
             false,
             true,
         );
-        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash"}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch"},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a"}]}],"metadata":{}}"#), "{j}");
+        assert!(j.ends_with(r#""shared_maps":1,"owners":[{"pid":40,"comm":"bash","container":null,"pod":null}],"held_by":{"kind":"link","id":9},"attached":[{"link_id":9,"attach_type":null,"target":"sched_switch"},{"link_id":10,"attach_type":"cgroup_inet_ingress","target":"/a"}]}],"metadata":{}}"#), "{j}");
         let c = programs(std::slice::from_ref(&p), Format::Csv, false, true);
         assert!(c
             .lines()
@@ -1206,6 +1260,7 @@ mod tests {
                 comm: "bash".into(),
             }],
             held_by: None,
+            workloads: Default::default(),
         });
         p.attached = vec![AttachPoint {
             link_id: 9,
@@ -1348,6 +1403,7 @@ mod tests {
                 comm: "systemd".into(),
             }],
             held_by: Some(Holder::Prog(3)),
+            workloads: Default::default(),
         });
         let m = Map {
             id: 3,
@@ -1433,19 +1489,6 @@ mod tests {
             }
         }
         assert_eq!(map_fields(Format::Text, false), MapFields::default());
-    }
-
-    #[test]
-    fn utc_timestamps() {
-        assert_eq!(utc_timestamp(0.0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(utc_timestamp(951_782_400.5), "2000-02-29T00:00:00.500Z");
-        assert_eq!(
-            utc_timestamp(1_796_117_985.659_2),
-            "2026-12-01T09:39:45.659Z"
-        );
-        assert_eq!(utc_timestamp(-5.0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(utc_timestamp(f64::NAN), "1970-01-01T00:00:00.000Z");
-        assert_eq!(utc_timestamp(1e300), "9999-12-31T23:59:59.999Z");
     }
 
     #[test]

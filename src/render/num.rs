@@ -1,5 +1,6 @@
-//! Number formatting shared by every output (text, JSON, CSV, textmode) and
-//! by the TUI: the original's Python `repr`/`format` rules in one place.
+//! Number and string formatting shared by every output (text, JSON, CSV,
+//! textmode), the TUI and the command line: the original's Python
+//! `repr`/`format` rules in one place.
 
 /// Python-style shortest round-trip float text (`5.0`, `2.5e-05`, `1e+16`),
 /// used by both JSON and CSV.
@@ -85,9 +86,47 @@ pub fn percent4(v: f64) -> String {
     format!("{v:.4}")
 }
 
+/// Python `repr()` of a string: the command line's `invalid choice: 'x'`
+/// messages and the TUI's search messages quote what was typed this way.
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_string_repr() {
+        assert_eq!(py_repr("xyz"), "'xyz'");
+        assert_eq!(py_repr("it's"), "\"it's\"");
+        assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
+        assert_eq!(py_repr("a\\b\t\u{1}"), "'a\\\\b\\t\\x01'");
+    }
 
     #[test]
     fn python_float_repr() {

@@ -1,11 +1,11 @@
 //! `brr perf-events` output: the openable catalogue events as a table, JSON
 //! or CSV.
 
-use super::json::{self, obj};
+use super::json::{self, obj, Json};
 use super::{csv, table, Format};
-use crate::profile::events::Listed;
+use crate::profile::events::{EventSpec, Listed};
 
-/// A listing row's cells; `auto` is how the AUTO flag is written.
+/// A listing row's text cells; `auto` is how the AUTO flag is written.
 fn listing_cells(l: &Listed, auto: &str) -> Vec<String> {
     vec![
         l.event.name.to_string(),
@@ -13,6 +13,17 @@ fn listing_cells(l: &Listed, auto: &str) -> Vec<String> {
         l.event.config.to_string(),
         l.event.precise_ip.to_string(),
         auto.to_string(),
+    ]
+}
+
+/// A listed event's JSON item (and CSV cells).
+fn fields(l: &Listed) -> Vec<(&'static str, Json)> {
+    vec![
+        ("name", l.event.name.into()),
+        ("type", l.event.type_name().into()),
+        ("config", l.event.config.into()),
+        ("precise_ip", l.event.precise_ip.into()),
+        ("selected_by_auto", l.selected_by_auto.into()),
     ]
 }
 
@@ -29,29 +40,20 @@ pub fn render(items: &[Listed], format: Format) -> String {
             table::render(&["NAME", "TYPE", "CONFIG", "PRECISE", "AUTO"], &rows)
         }
         Format::Json { pretty } => {
-            let items = items
-                .iter()
-                .map(|l| {
-                    obj([
-                        ("name", l.event.name.into()),
-                        ("type", l.event.type_name().into()),
-                        ("config", l.event.config.into()),
-                        ("precise_ip", l.event.precise_ip.into()),
-                        ("selected_by_auto", l.selected_by_auto.into()),
-                    ])
-                })
-                .collect();
+            let items = items.iter().map(|l| json::fields(fields(l))).collect();
             json::to_string(&json::document("perf_events", items, obj([])), pretty)
         }
         Format::Csv => {
-            let rows: Vec<Vec<String>> = items
-                .iter()
-                .map(|l| listing_cells(l, &l.selected_by_auto.to_string()))
-                .collect();
-            csv::render(
-                &["name", "type", "config", "precise_ip", "selected_by_auto"],
-                &rows,
-            )
+            let placeholder = Listed {
+                event: EventSpec {
+                    name: "",
+                    type_: 0,
+                    config: 0,
+                    precise_ip: 0,
+                },
+                selected_by_auto: false,
+            };
+            csv::from_fields(&fields(&placeholder), items.iter().map(fields))
         }
     }
 }

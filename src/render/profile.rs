@@ -5,10 +5,12 @@
 use std::collections::HashMap;
 
 use super::json::{self, Json};
+use super::listing::{container_json, pod_json};
 use super::{csv, dash, dump, num, table, Format};
 use crate::inspect::source::{basename, DumpContext};
-use crate::model::profile::{Hint, Hotspot, KernelHotspot};
+use crate::model::profile::{Hint, Hotspot, InterruptHotspot, KernelHotspot, Payer};
 use crate::model::report::{Annotation, Figured, NativeRow, Other, Payers, ProgramReport, Report};
+use crate::model::{Container, Pod};
 
 /// How to present a profile (what it lists is the report's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,9 +79,30 @@ fn capture_lines(report: &Report) -> [String; 2] {
     ]
 }
 
+/// What the program table's CPU% columns cover.
+pub fn cpu_percent_note(kernel_samples: bool) -> &'static str {
+    if kernel_samples {
+        "CPU% = the program's own instructions, KERNEL_CPU% = helpers and kernel code it called, INCL_CPU% = both; 100% = one CPU; interrupts that arrived while it ran are not included."
+    } else {
+        "CPU% = the program's own instructions only, not the helpers or kernel code it calls (--kernel-samples adds them); 100% = one CPU."
+    }
+}
+
+/// The line that says Ctrl-C cut the capture short, as `activity` says it
+/// of its window.
+pub fn ended_early(report: &Report) -> Option<String> {
+    let t = &report.capture.telemetry;
+    t.cancelled.then(|| {
+        format!(
+            "capture ended early after {:.2} s of {} s",
+            t.actual_duration,
+            num::fmt_g(report.capture.duration)
+        )
+    })
+}
+
 fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     let t = &report.capture.telemetry;
-    let line_limit = report.totals.line_limit;
     let mut sections: Vec<String> = Vec::new();
     if t.pages_per_cpu > 0 {
         sections.extend(capture_lines(report));
@@ -87,58 +110,29 @@ fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     sections.extend(t.warnings.iter().map(|w| format!("Warning: {w}")));
     if report.programs.is_empty() {
         sections.push("No BPF JIT samples captured.".into());
+        sections.extend(ended_early(report));
         return sections.join("\n");
     }
+    sections.push(cpu_percent_note(report.capture.kernel_samples).into());
     sections.push(program_table(&report.programs, view));
+    if let Some(l) = lifetimes(&report.programs) {
+        sections.push(l);
+    }
     for p in &report.programs {
-        if !p.direct.rows.is_empty() || p.direct.other.samples > 0 {
-            sections.push(format!("Breakdown of program {} ({}):", p.id, p.name));
-            sections.push(direct_table(p, view, line_limit));
-        }
-        if let Some(a) = p.native.as_ref().filter(|a| !a.all.is_empty()) {
-            sections.push(instructions_heading(p, a));
-            sections.push(instructions_table(a, view.wide, line_limit));
-        }
-        let (rows, omitted) = if view.kernel_ip_detail {
-            (p.kernel_ips.rows.len(), p.kernel_ips.other.samples)
-        } else {
-            (
-                p.kernel_functions.rows.len(),
-                p.kernel_functions.other.samples,
-            )
-        };
-        if rows > 0 || omitted > 0 {
-            sections.push(format!(
-                "Kernel/helper samples for program {} ({}):",
-                p.id, p.name
-            ));
-            sections.push(kernel_table(p, view, line_limit));
-        }
-        payer_sections(p, line_limit, &mut sections);
-        if let Some(c) = ctx.and_then(|c| c.by_program.get(&p.id)) {
-            let heading = format!("Source context for program {}:", p.id);
-            let report = dump::context_report(c, &heading);
-            // The heading is its own section, like the other table titles.
-            match report.split_once(&format!("{heading}\n")) {
-                Some((warnings, table)) => {
-                    sections.push(format!("{warnings}{heading}"));
-                    sections.push(table.to_string());
-                }
-                None => sections.push(report),
-            }
-        }
+        program_sections(p, view, ctx, report.totals.line_limit, &mut sections);
     }
     let found: Vec<Hint> = report.hints().cloned().collect();
     if !found.is_empty() {
         sections.push(hints_text(&found));
     }
+    sections.extend(ended_early(report));
     sections.join("\n\n")
 }
 
 /// The title of a program's `INSTRUCTIONS` table, and why its
 /// instructions have no text when the JIT code could not be read.
 fn instructions_heading(p: &ProgramReport, a: &Annotation) -> String {
-    let mut out = format!("Instructions of program {} ({}):", p.id, p.name);
+    let mut out = format!("Instructions of program {} ({}):", p.id, p.display_name());
     if let Some(why) = &a.unavailable {
         out.push_str(&format!("\nNo instruction text: {why}"));
     }
@@ -209,6 +203,98 @@ pub fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) -> Stri
         ]);
     }
     table::aligned(&headers, &align, &rows)
+}
+
+/// `seconds` as the lifetime notes print it.
+fn secs(s: f64) -> String {
+    format!("{s:.2} s")
+}
+
+/// One line per program loaded or unloaded during the capture: when, and
+/// its CPU% over the time it was loaded.
+fn lifetimes(progs: &[ProgramReport]) -> Option<String> {
+    let lines: Vec<String> = progs
+        .iter()
+        .filter_map(|p| {
+            let cpu = p.loaded_cpu_percent?;
+            let when = match (p.loaded_after, p.unloaded_after) {
+                (Some(l), Some(u)) => format!(
+                    "loaded {} and unloaded {} into the capture",
+                    secs(l),
+                    secs(u)
+                ),
+                (Some(l), None) => format!("loaded {} into the capture", secs(l)),
+                (None, Some(u)) => format!("unloaded {} into the capture", secs(u)),
+                (None, None) => return None,
+            };
+            let incl = match p.loaded_inclusive_cpu_percent {
+                Some(i) if p.kernel_samples > 0 => format!(", INCL_CPU% {}", num::percent4(i)),
+                _ => String::new(),
+            };
+            Some(format!(
+                "Program {} ({}) was {when}; while loaded: CPU% {}{incl}.",
+                p.id,
+                p.display_name(),
+                num::percent4(cpu)
+            ))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The breakdown, kernel, interrupt, payer and source-context sections of
+/// one program.
+fn program_sections(
+    p: &ProgramReport,
+    view: &View,
+    ctx: Option<&SourceContexts>,
+    line_limit: usize,
+    sections: &mut Vec<String>,
+) {
+    let name = p.display_name();
+    if !p.direct.rows.is_empty() || p.direct.other.samples > 0 {
+        sections.push(format!("Breakdown of program {} ({name}):", p.id));
+        sections.push(direct_table(p, view, line_limit));
+    }
+    if let Some(a) = p.native.as_ref().filter(|a| !a.all.is_empty()) {
+        sections.push(instructions_heading(p, a));
+        sections.push(instructions_table(a, view.wide, line_limit));
+    }
+    let (rows, omitted) = if view.kernel_ip_detail {
+        (p.kernel_ips.rows.len(), p.kernel_ips.other.samples)
+    } else {
+        (
+            p.kernel_functions.rows.len(),
+            p.kernel_functions.other.samples,
+        )
+    };
+    if rows > 0 || omitted > 0 {
+        sections.push(format!(
+            "Kernel/helper samples for program {} ({name}):",
+            p.id
+        ));
+        sections.push(kernel_table(p, view, line_limit));
+    }
+    if p.interrupt_samples > 0 {
+        sections.push(format!(
+            "Interrupts while program {} ({name}) ran (not its calls):",
+            p.id
+        ));
+        sections.push(interrupt_table(p, view, line_limit));
+    }
+    payer_sections(p, line_limit, sections);
+    if let Some(c) = ctx.and_then(|c| c.by_program.get(&p.id)) {
+        let heading = format!("Source context for program {}:", p.id);
+        let report = dump::context_report(c, &heading);
+        // The heading is its own section, like the other table titles.
+        match report.split_once(&format!("{heading}\n")) {
+            Some((warnings, table)) => {
+                sections.push(format!("{warnings}{heading}"));
+                sections.push(table.to_string());
+            }
+            None => sections.push(report),
+        }
+    }
 }
 
 /// A hint's threshold with its unit, as the text output and the TUI say it.
@@ -318,65 +404,119 @@ fn program_table(progs: &[ProgramReport], view: &View) -> String {
 }
 
 /// The `TRIGGERED BY` table (and the cgroup table when the kernel reports
-/// cgroups) of one program, cut by `--line-limit` with an Other row.
+/// cgroups, with the container and pod of each) of one program, cut by
+/// `--line-limit` with an Other row.
 fn payer_sections(p: &ProgramReport, line_limit: usize, out: &mut Vec<String>) {
     if p.tasks.is_empty() {
         return;
     }
-    out.push(format!("Triggered by, program {} ({}):", p.id, p.name));
+    out.push(format!(
+        "Triggered by, program {} ({}):",
+        p.id,
+        p.display_name()
+    ));
     out.push(payer_table(
         &p.tasks,
-        ["PID", "TRIGGERED BY"],
+        &["PID", "TRIGGERED BY"],
         "tasks",
         line_limit,
+        |r| vec![r.id.to_string(), r.name.clone()],
     ));
     if !p.cgroups.is_empty() {
-        out.push(format!("Cgroups, program {} ({}):", p.id, p.name));
+        out.push(format!("Cgroups, program {} ({}):", p.id, p.display_name()));
+        let cgroups = &p.cgroups;
         out.push(payer_table(
-            &p.cgroups,
-            ["CGROUP_ID", "CGROUP"],
+            cgroups,
+            &["CGROUP_ID", "CONTAINER", "POD", "CGROUP"],
             "cgroups",
             line_limit,
+            |r| {
+                let w = cgroups.workload(r.id);
+                vec![
+                    r.id.to_string(),
+                    container_cell(w.and_then(|w| w.container.as_ref())),
+                    pod_cell(w.and_then(|w| w.pod.as_ref())),
+                    r.name.clone(),
+                ]
+            },
         ));
     }
 }
 
-fn payer_table(payers: &Payers, columns: [&str; 2], what: &str, limit: usize) -> String {
-    let mut cells: Vec<Vec<String>> = payers
+/// A container as a text cell: its name, else the first 12 digits of its
+/// ID (the short form `docker ps` and `crictl ps` print), `-` outside one.
+pub fn container_cell(c: Option<&Container>) -> String {
+    match c {
+        None => "-".into(),
+        Some(c) => match &c.name {
+            Some(name) => name.clone(),
+            None => c.id.chars().take(12).collect(),
+        },
+    }
+}
+
+/// A pod as a text cell: `namespace/name`, else its UID, `-` outside one.
+pub fn pod_cell(p: Option<&Pod>) -> String {
+    match p {
+        None => "-".into(),
+        Some(p) => match (&p.namespace, &p.name) {
+            (Some(ns), Some(name)) => format!("{ns}/{name}"),
+            _ => p.uid.clone(),
+        },
+    }
+}
+
+/// One payer table: SAMPLES and CPU%, then `columns` filled by `cells`;
+/// the Other row says what `--line-limit` left out in the last column.
+fn payer_table(
+    payers: &Payers,
+    columns: &[&str],
+    what: &str,
+    limit: usize,
+    cells: impl Fn(&Figured<Payer>) -> Vec<String>,
+) -> String {
+    let mut rows: Vec<Vec<String>> = payers
         .shown_rows()
         .iter()
         .map(|r| {
-            vec![
-                r.samples.to_string(),
-                num::percent4(r.cpu_percent),
-                r.id.to_string(),
-                r.name.clone(),
-            ]
+            let mut row = vec![r.samples.to_string(), num::percent4(r.cpu_percent)];
+            row.extend(cells(r));
+            row
         })
         .collect();
     if let Some(rest) = payers.other {
-        cells.push(vec![
-            rest.samples.to_string(),
-            num::percent4(rest.cpu_percent),
-            "-".into(),
-            format!("Other {what} not shown (--line-limit={limit})"),
-        ]);
+        let mut row = vec![rest.samples.to_string(), num::percent4(rest.cpu_percent)];
+        row.extend(columns.iter().map(|_| "-".to_string()));
+        if let Some(last) = row.last_mut() {
+            *last = format!("Other {what} not shown (--line-limit={limit})");
+        }
+        rows.push(row);
     }
-    let headers = ["SAMPLES", "CPU%", columns[0], columns[1]];
-    table::render(&headers, &cells)
+    let mut headers = vec!["SAMPLES", "CPU%"];
+    headers.extend(columns);
+    table::render(&headers, &rows)
 }
 
+/// Payers as JSON; each names its container and pod (null where it ran
+/// outside one or its cgroup is unknown).
 fn payers_json(payers: &Payers, id: &'static str, name: &'static str) -> Json {
     Json::Arr(
         payers
             .all
             .iter()
             .map(|r| {
+                let w = payers.workload(r.id);
                 to_obj(vec![
                     (id, r.id.into()),
                     (name, r.name.as_str().into()),
                     ("samples", r.samples.into()),
                     ("cpu_percent", r.cpu_percent.into()),
+                    // New, additive: where the payer ran.
+                    (
+                        "container",
+                        container_json(w.and_then(|w| w.container.as_ref())),
+                    ),
+                    ("pod", pod_json(w.and_then(|w| w.pod.as_ref()))),
                 ])
             })
             .collect(),
@@ -510,6 +650,50 @@ fn kernel_table(p: &ProgramReport, view: &View, line_limit: usize) -> String {
     };
     if other.samples > 0 {
         rows.push(kernel_other_row(other, view.wide, line_limit));
+    }
+    table::render(&headers, &rows)
+}
+
+/// Interrupts by entry point and the line they arrived on.
+fn interrupt_table(p: &ProgramReport, view: &View, line_limit: usize) -> String {
+    let mut headers = vec!["SAMPLES", "CPU%", "ENTRY"];
+    if view.wide {
+        headers.push("BPF_JIT_ADDR");
+    }
+    headers.extend(["BPF_FILE", "BPF_LINE", "BPF_SOURCE"]);
+    let mut rows: Vec<Vec<String>> = p
+        .interrupts
+        .rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![
+                r.samples.to_string(),
+                num::percent4(r.cpu_percent),
+                r.entry.clone(),
+            ];
+            if view.wide {
+                cells.push(hex(r.bpf_jited_address));
+            }
+            cells.extend([
+                file_cell(r.bpf_file.as_deref(), view.wide),
+                dash(r.bpf_line),
+                bpf_source_cell(r.bpf_source.as_deref(), r.caller_mapped),
+            ]);
+            cells
+        })
+        .collect();
+    let other = p.interrupts.other;
+    if other.samples > 0 {
+        let mut cells = vec![
+            other.samples.to_string(),
+            num::percent4(other.cpu_percent),
+            format!("Other interrupt samples not shown (--line-limit={line_limit})"),
+        ];
+        if view.wide {
+            cells.push("-".into());
+        }
+        cells.extend(["-".into(), "-".into(), "-".into()]);
+        rows.push(cells);
     }
     table::render(&headers, &rows)
 }
@@ -710,6 +894,7 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
                     let mut o = hotspot_fields(h);
                     // New, optional: the (sub)program holding the line.
                     o.push(("function", opt_str(&h.function)));
+                    o.push(("jited_address_hex", hex_json(h.jited_address)));
                     to_obj(o)
                 })
                 .collect(),
@@ -726,6 +911,8 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
                 .map(|k| {
                     let mut o = kernel_fields(k);
                     o.push(("bpf_function", opt_str(&k.bpf_function)));
+                    o.push(("ip_hex", hex_json(Some(k.ip))));
+                    o.push(("bpf_jited_address_hex", hex_json(k.bpf_jited_address)));
                     to_obj(o)
                 })
                 .collect(),
@@ -744,6 +931,7 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     }
     // New, additive: last so the original's keys keep their places.
     f.push(("full_name", p.display_name().into()));
+    f.extend(program_tail(p));
     if let Some(a) = &p.native {
         f.push(("native", Json::Arr(a.all.iter().map(native_json).collect())));
     }
@@ -763,269 +951,295 @@ fn native_json(r: &Figured<NativeRow>) -> Json {
     ])
 }
 
+/// A kernel address as text: JSON numbers above 2^53 lose precision in
+/// JavaScript and jq.
+fn hex_json(v: Option<u64>) -> Json {
+    v.map_or(Json::Null, |v| Json::from(format!("0x{v:x}").as_str()))
+}
+
+/// Seconds into the capture, to the millisecond.
+fn seconds_json(v: Option<f64>) -> Json {
+    v.map_or(Json::Null, |s| crate::model::profile::round(s, 3).into())
+}
+
+/// Program keys added after `full_name`: interrupts and lifetime.
+fn program_tail(p: &ProgramReport) -> Vec<(&'static str, Json)> {
+    vec![
+        ("interrupt_samples", p.interrupt_samples.into()),
+        ("interrupt_cpu_percent", p.interrupt_cpu_percent.into()),
+        (
+            "interrupts",
+            Json::Arr(p.interrupts.rows.iter().map(interrupt_json).collect()),
+        ),
+        ("loaded_after_seconds", seconds_json(p.loaded_after)),
+        ("unloaded_after_seconds", seconds_json(p.unloaded_after)),
+        (
+            "loaded_cpu_percent",
+            p.loaded_cpu_percent.map_or(Json::Null, Json::from),
+        ),
+        (
+            "loaded_inclusive_cpu_percent",
+            p.loaded_inclusive_cpu_percent
+                .map_or(Json::Null, Json::from),
+        ),
+    ]
+}
+
+fn interrupt_json(r: &Figured<InterruptHotspot>) -> Json {
+    to_obj(vec![
+        ("samples", r.samples.into()),
+        ("sample_percent", r.sample_percent.into()),
+        ("cpu_percent", r.cpu_percent.into()),
+        ("entry", r.entry.as_str().into()),
+        ("bpf_jited_address", r.bpf_jited_address.into()),
+        ("bpf_instruction_offset", r.bpf_instruction_offset.into()),
+        ("bpf_file", opt_str(&r.bpf_file)),
+        ("bpf_line", r.bpf_line.into()),
+        ("bpf_column", r.bpf_column.into()),
+        ("bpf_source", opt_str(&r.bpf_source)),
+        ("bpf_function", opt_str(&r.bpf_function)),
+        ("bpf_jited_address_hex", hex_json(r.bpf_jited_address)),
+    ])
+}
+
+/// Metadata keys added after the original's (JSON appends them to the
+/// metadata object, CSV to every row).
+fn metadata_tail(report: &Report) -> Vec<(&'static str, Json)> {
+    let cap = &report.capture;
+    vec![
+        ("interrupt_samples", cap.counters.interrupt_samples.into()),
+        ("program_ids", cap.program_ids.as_slice().into()),
+        ("pid", cap.pid.map_or(Json::Null, Json::from)),
+    ]
+}
+
 fn to_json(report: &Report, ctx: Option<&SourceContexts>) -> Json {
     let items = report
         .programs
         .iter()
         .map(|p| program_json(p, ctx))
         .collect();
-    json::document("profile", items, to_obj(metadata(report)))
+    let mut meta = metadata(report);
+    meta.extend(metadata_tail(report));
+    json::document("profile", items, to_obj(meta))
 }
 
 // ---------------------------------------------------------------------------
 // CSV
 // ---------------------------------------------------------------------------
 
-pub const CSV_HEADER: &[&str] = &[
-    "requested_event",
-    "selected_event",
-    "duration",
-    "frequency",
-    "limit",
-    "line_limit",
-    "total_samples",
-    "lost_samples",
-    "unresolved_samples",
-    "bpf_jit_samples",
-    "non_bpf_samples",
-    "selected_program_samples",
-    "other_bpf_samples",
-    "source_mapped_samples",
-    "source_unmapped_samples",
-    "callchain_samples",
-    "kernel_attributed_samples",
-    "kernel_unattributed_samples",
-    "kernel_symbolized_samples",
-    "call_graph",
-    "actual_duration",
-    "perf_cpus",
-    "perf_buffer_pages_per_cpu",
-    "perf_buffer_bytes_per_cpu",
-    "perf_buffer_bytes_total",
-    "perf_drain_interval_ms",
-    "perf_drain_count",
-    "perf_max_ring_occupancy_percent",
-    "perf_throttle_events",
-    "perf_unthrottle_events",
-    "perf_malformed_records",
-    "perf_unknown_records",
-    "perf_discarded_bytes",
-    "perf_time_enabled_ns",
-    "perf_time_running_ns",
-    "perf_running_percent",
-    "incomplete",
-    "warnings",
-    "program_id",
-    "program_type",
-    "program_name",
-    "program_tag",
-    "program_samples",
-    "program_sample_percent",
-    "program_cpu_percent",
-    "program_inclusive_samples",
-    "program_inclusive_cpu_percent",
-    "program_kernel_samples",
-    "program_kernel_cpu_percent",
-    "program_direct_source_mapped_samples",
-    "program_direct_source_unmapped_samples",
-    "program_under_bpf_caller_source_mapped_samples",
-    "program_under_bpf_caller_source_unmapped_samples",
-    "program_direct_hotspot_samples_omitted_by_limit",
-    "program_under_bpf_hotspot_samples_omitted_by_limit",
-    "program_unaccounted_samples",
-    "pinned_paths",
-    "hotspot_kind",
-    "hotspot_rank",
-    "hotspot_samples",
-    "hotspot_sample_percent",
-    "hotspot_cpu_percent",
-    "jited_address",
-    "instruction_offset",
-    "file",
-    "line",
-    "column",
-    "source",
-    "kernel_ip",
-    "kernel_symbol",
-    "kernel_module",
-    "kernel_symbol_offset",
-    "kernel_symbol_kind",
-    "bpf_jited_address",
-    "bpf_instruction_offset",
-    "bpf_file",
-    "bpf_line",
-    "bpf_column",
-    "bpf_source",
-    "full_name",
-];
+fn cells(fields: &[(&'static str, Json)]) -> Vec<String> {
+    fields.iter().map(|(_, v)| csv::cell(v)).collect()
+}
 
-/// A JSON scalar as a CSV cell: null empty, lists `;`-joined.
-fn cell(v: &Json) -> String {
-    match v {
-        Json::Null => String::new(),
-        Json::Bool(b) => b.to_string(),
-        Json::Int(i) => i.to_string(),
-        Json::Float(f) => num::float(*f),
-        Json::Str(s) => s.clone(),
-        Json::Arr(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
-        Json::Obj(_) => String::new(),
+/// The figures a direct and a kernel hotspot row both have (samples,
+/// sample percent, CPU percent): the two kinds share their columns.
+const SHARED_FIGURES: usize = 3;
+
+/// A row's program fields: the JSON ones up to the hotspot lists, with the
+/// kernel samples next to the inclusive ones where the original had them.
+fn csv_program_fields(p: &ProgramReport) -> Vec<(&'static str, Json)> {
+    let mut f = program_fields(p);
+    let at = f
+        .iter()
+        .position(|(k, _)| *k == "inclusive_cpu_percent")
+        .map_or(f.len(), |i| i + 1);
+    f.splice(
+        at..at,
+        [
+            ("kernel_samples", p.kernel_samples.into()),
+            ("kernel_cpu_percent", p.kernel_cpu_percent.into()),
+        ],
+    );
+    f
+}
+
+/// How many cells each part of a CSV row has after the metadata, counted
+/// on the fields that fill them.
+struct CsvParts {
+    program: usize,
+    direct: usize,
+    /// A kernel row's fields after the shared figures.
+    kernel: usize,
+}
+
+impl CsvParts {
+    fn new() -> CsvParts {
+        CsvParts {
+            program: csv_program_fields(&ProgramReport::default()).len(),
+            direct: hotspot_fields(&Figured::default()).len(),
+            kernel: kernel_fields(&Figured::default()).len() - SHARED_FIGURES,
+        }
+    }
+
+    /// Hotspot kind and rank, a direct row's cells, a kernel row's own.
+    fn hotspot(&self) -> usize {
+        2 + self.direct + self.kernel
     }
 }
 
-fn cells(fields: &[(&'static str, Json)]) -> Vec<String> {
-    fields.iter().map(|(_, v)| cell(v)).collect()
+/// The CSV header, each column named after the JSON field whose value it
+/// holds: the metadata keys; the program's keys as `program_*` (the
+/// original kept `pinned_paths` bare); the hotspot kind and rank; a direct
+/// row's keys, the shared figures as `hotspot_*`; a kernel row's other
+/// keys as `kernel_*` (its BPF caller's `bpf_*` keys bare). After the
+/// original's columns: the full name, the program's new scalar keys as
+/// `program_*`, the row's addresses in hex, and the new metadata keys.
+fn csv_header(report: &Report) -> Vec<String> {
+    let mut h: Vec<String> = metadata(report)
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .collect();
+    let program = csv_program_fields(&ProgramReport::default());
+    h.extend(program.iter().map(|(k, _)| match *k {
+        "pinned_paths" => k.to_string(),
+        k => format!("program_{k}"),
+    }));
+    h.extend(["hotspot_kind".to_string(), "hotspot_rank".to_string()]);
+    let direct = hotspot_fields(&Figured::default());
+    h.extend(direct.iter().enumerate().map(|(i, (k, _))| {
+        if i < SHARED_FIGURES {
+            format!("hotspot_{k}")
+        } else {
+            k.to_string()
+        }
+    }));
+    let kernel = kernel_fields(&Figured::default());
+    h.extend(kernel.iter().skip(SHARED_FIGURES).map(|(k, _)| {
+        if k.starts_with("bpf_") {
+            k.to_string()
+        } else {
+            format!("kernel_{k}")
+        }
+    }));
+    h.push("full_name".to_string());
+    h.extend(
+        csv_program_tail(&ProgramReport::default())
+            .iter()
+            .map(|(k, _)| format!("program_{k}")),
+    );
+    h.extend(HEX_COLUMNS.iter().map(|c| c.to_string()));
+    h.extend(metadata_tail(report).iter().map(|(k, _)| k.to_string()));
+    h
 }
 
-/// CSV cells per part of a row after the metadata.
-const PROGRAM_CELLS: usize = 19;
-const DIRECT_CELLS: usize = 9;
-const KERNEL_CELLS: usize = 11;
-/// kind + rank + direct + kernel
-const HOTSPOT_CELLS: usize = 2 + DIRECT_CELLS + KERNEL_CELLS;
-/// New program columns, after every column of the original.
-const TAIL_CELLS: usize = 1;
+/// The hex addresses of a row, after the program's new columns: a direct
+/// row's JIT address, a kernel row's IP and its BPF caller's address.
+const HEX_COLUMNS: [&str; 3] = [
+    "jited_address_hex",
+    "kernel_ip_hex",
+    "bpf_jited_address_hex",
+];
 
-/// Columns appended with `--annotate`, after every other column: the
-/// native instruction of a `native` row.
-pub const CSV_NATIVE_COLUMNS: &[&str] = &["native_function", "native_offset", "native_asm"];
+/// [`program_tail`] without its list (interrupt rows are JSON only).
+fn csv_program_tail(p: &ProgramReport) -> Vec<(&'static str, Json)> {
+    program_tail(p)
+        .into_iter()
+        .filter(|(_, v)| !matches!(v, Json::Arr(_)))
+        .collect()
+}
 
-/// The direct-hotspot cells of a `native` row: the instruction's address
-/// as its `jited_address`, the line record its samples went to.
-fn native_csv_cells(r: &Figured<NativeRow>) -> Vec<String> {
+/// The cells appended with `--annotate`, after every other column: the
+/// native instruction of a `native` row (empty on the other rows).
+fn native_csv_fields(r: &NativeRow) -> Vec<(&'static str, Json)> {
     vec![
-        r.samples.to_string(),
-        num::float(r.sample_percent),
-        num::float(r.cpu_percent),
-        r.ip.to_string(),
-        String::new(),
-        csv::opt(r.file.clone()),
-        csv::opt(r.line),
-        String::new(),
-        csv::opt(r.source.clone()),
+        ("native_function", opt_str(&r.function)),
+        ("native_offset", r.offset.into()),
+        ("native_asm", opt_str(&r.asm)),
     ]
 }
 
+/// A `native` row as a direct hotspot, so that it fills the direct
+/// columns: the instruction's address as its `jited_address`, the line
+/// record its samples went to.
+fn native_hotspot(r: &Figured<NativeRow>) -> Figured<Hotspot> {
+    Figured {
+        row: Hotspot {
+            samples: r.samples,
+            jited_address: Some(r.ip),
+            file: r.file.clone(),
+            line: r.line,
+            source: r.source.clone(),
+            function: r.function.clone(),
+            ..Hotspot::default()
+        },
+        sample_percent: r.sample_percent,
+        cpu_percent: r.cpu_percent,
+    }
+}
+
 fn to_csv(report: &Report) -> String {
+    let parts = CsvParts::new();
     let meta = cells(&metadata(report));
+    let meta_tail = cells(&metadata_tail(report));
+    let tail_len = 1 + csv_program_tail(&ProgramReport::default()).len();
     let blank = |n: usize| vec![String::new(); n];
     // Only an annotated report has the native columns, so that the
     // original's CSV stays as it was.
     let annotated = report.programs.iter().any(|p| p.native.is_some());
-    let extra = if annotated {
-        CSV_NATIVE_COLUMNS.len()
-    } else {
-        0
-    };
+    let native_keys = native_csv_fields(&NativeRow::default());
+    let extra = if annotated { native_keys.len() } else { 0 };
     let mut rows: Vec<Vec<String>> = Vec::new();
     if report.programs.is_empty() {
         // Keep the telemetry even when no program was sampled.
         let mut r = meta.clone();
-        r.extend(blank(PROGRAM_CELLS + HOTSPOT_CELLS + TAIL_CELLS + extra));
+        r.extend(blank(
+            parts.program + parts.hotspot() + tail_len + HEX_COLUMNS.len(),
+        ));
+        r.extend(meta_tail.iter().cloned());
+        r.extend(blank(extra));
         rows.push(r);
     }
     for p in &report.programs {
-        let first = rows.len();
-        let prog = csv_program(&meta, p);
+        let mut prog = meta.clone();
+        prog.extend(cells(&csv_program_fields(p)));
+        let mut tail = vec![p.display_name().to_string()];
+        tail.extend(cells(&csv_program_tail(p)));
         let native = p.native.as_ref().map_or(&[][..], |a| &a.all[..]);
-        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() && native.is_empty() {
+        // Each row: program cells, hotspot cells, the program's new
+        // columns, the row's hex addresses, the new metadata columns, then
+        // with --annotate the native instruction.
+        let mut push = |hotspot: Vec<String>, hex: [Option<u64>; 3], insn: Vec<String>| {
             let mut r = prog.clone();
-            r.extend(blank(HOTSPOT_CELLS));
+            r.extend(hotspot);
+            r.extend(tail.iter().cloned());
+            r.extend(hex.iter().map(|&v| csv::cell(&hex_json(v))));
+            r.extend(meta_tail.iter().cloned());
+            r.extend(insn);
             rows.push(r);
+        };
+        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() && native.is_empty() {
+            push(blank(parts.hotspot()), [None, None, None], blank(extra));
         }
         for (i, h) in p.direct.rows.iter().enumerate() {
-            let mut r = prog.clone();
-            r.push("bpf".into());
-            r.push((i + 1).to_string());
+            let mut r = vec!["bpf".into(), (i + 1).to_string()];
             r.extend(cells(&hotspot_fields(h)));
-            r.extend(blank(KERNEL_CELLS));
-            rows.push(r);
+            r.extend(blank(parts.kernel));
+            push(r, [h.jited_address, None, None], blank(extra));
         }
         for (i, k) in p.kernel_ips.rows.iter().enumerate() {
-            let mut r = prog.clone();
-            r.push("kernel".into());
-            r.push((i + 1).to_string());
+            let mut r = vec!["kernel".into(), (i + 1).to_string()];
             let mut kc = cells(&kernel_fields(k));
-            let rest = kc.split_off(3.min(kc.len()));
+            let rest = kc.split_off(SHARED_FIGURES.min(kc.len()));
             r.extend(kc);
-            r.extend(blank(DIRECT_CELLS - 3));
+            r.extend(blank(parts.direct - SHARED_FIGURES));
             r.extend(rest);
-            rows.push(r);
+            push(r, [None, Some(k.ip), k.bpf_jited_address], blank(extra));
         }
-        let natives = rows.len();
         for (i, n) in native.iter().enumerate() {
-            let mut r = prog.clone();
-            r.push("native".into());
-            r.push((i + 1).to_string());
-            r.extend(native_csv_cells(n));
-            r.extend(blank(KERNEL_CELLS));
-            rows.push(r);
-        }
-        for r in rows.iter_mut().skip(first) {
-            r.push(p.display_name().to_string());
-        }
-        for r in rows.iter_mut().take(natives).skip(first) {
-            r.extend(blank(extra));
-        }
-        for (r, n) in rows.iter_mut().skip(natives).zip(native) {
-            r.extend([
-                csv::opt(n.function.clone()),
-                csv::opt(n.offset),
-                csv::opt(n.asm.clone()),
-            ]);
+            let mut r = vec!["native".into(), (i + 1).to_string()];
+            r.extend(cells(&hotspot_fields(&native_hotspot(n))));
+            r.extend(blank(parts.kernel));
+            push(r, [Some(n.ip), None, None], cells(&native_csv_fields(n)));
         }
     }
-    let mut header = CSV_HEADER.to_vec();
+    let mut header = csv_header(report);
     if annotated {
-        header.extend(CSV_NATIVE_COLUMNS);
+        header.extend(native_keys.iter().map(|(k, _)| k.to_string()));
     }
     debug_assert!(rows.iter().all(|r| r.len() == header.len()));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
     csv::render(&header, &rows)
-}
-
-/// The metadata and program cells every row of a program starts with:
-/// the JSON program fields, with kernel samples moved next to the
-/// inclusive ones.
-fn csv_program(meta: &[String], p: &ProgramReport) -> Vec<String> {
-    let f = program_fields(p);
-    let get = |k: &str| {
-        f.iter()
-            .find(|(n, _)| *n == k)
-            .map(|(_, v)| cell(v))
-            .unwrap_or_default()
-    };
-    let mut prog = meta.to_vec();
-    prog.extend(
-        [
-            "id",
-            "type",
-            "name",
-            "tag",
-            "samples",
-            "sample_percent",
-            "cpu_percent",
-            "inclusive_samples",
-            "inclusive_cpu_percent",
-        ]
-        .iter()
-        .map(|k| get(k)),
-    );
-    prog.push(p.kernel_samples.to_string());
-    prog.push(num::float(p.kernel_cpu_percent));
-    prog.extend(
-        [
-            "direct_source_mapped_samples",
-            "direct_source_unmapped_samples",
-            "under_bpf_caller_source_mapped_samples",
-            "under_bpf_caller_source_unmapped_samples",
-            "direct_hotspot_samples_omitted_by_limit",
-            "under_bpf_hotspot_samples_omitted_by_limit",
-            "unaccounted_samples",
-            "pinned_paths",
-        ]
-        .iter()
-        .map(|k| get(k)),
-    );
-    prog
 }
 
 #[cfg(test)]
@@ -1034,6 +1248,69 @@ mod tests {
     use crate::model::profile::Profile;
     use crate::profile::aggregate::tests::profile;
     use crate::profile::report::{build, ReportOptions};
+
+    /// The CSV header as the original wrote it (and `full_name` after it):
+    /// the header derived from the JSON fields must stay this, byte for byte.
+    const ORIGINAL_CSV_HEADER: &str =
+        "requested_event,selected_event,duration,frequency,limit,line_limit,\
+total_samples,lost_samples,unresolved_samples,bpf_jit_samples,\
+non_bpf_samples,selected_program_samples,other_bpf_samples,\
+source_mapped_samples,source_unmapped_samples,callchain_samples,\
+kernel_attributed_samples,kernel_unattributed_samples,\
+kernel_symbolized_samples,call_graph,actual_duration,perf_cpus,\
+perf_buffer_pages_per_cpu,perf_buffer_bytes_per_cpu,\
+perf_buffer_bytes_total,perf_drain_interval_ms,perf_drain_count,\
+perf_max_ring_occupancy_percent,perf_throttle_events,\
+perf_unthrottle_events,perf_malformed_records,perf_unknown_records,\
+perf_discarded_bytes,perf_time_enabled_ns,perf_time_running_ns,\
+perf_running_percent,incomplete,warnings,program_id,program_type,\
+program_name,program_tag,program_samples,program_sample_percent,\
+program_cpu_percent,program_inclusive_samples,\
+program_inclusive_cpu_percent,program_kernel_samples,\
+program_kernel_cpu_percent,program_direct_source_mapped_samples,\
+program_direct_source_unmapped_samples,\
+program_under_bpf_caller_source_mapped_samples,\
+program_under_bpf_caller_source_unmapped_samples,\
+program_direct_hotspot_samples_omitted_by_limit,\
+program_under_bpf_hotspot_samples_omitted_by_limit,\
+program_unaccounted_samples,pinned_paths,hotspot_kind,hotspot_rank,\
+hotspot_samples,hotspot_sample_percent,hotspot_cpu_percent,\
+jited_address,instruction_offset,file,line,column,source,kernel_ip,\
+kernel_symbol,kernel_module,kernel_symbol_offset,kernel_symbol_kind,\
+bpf_jited_address,bpf_instruction_offset,bpf_file,bpf_line,bpf_column,\
+bpf_source,full_name";
+
+    /// Columns added after the original's and `full_name`.
+    const NEW_CSV_COLUMNS: [&str; 12] = [
+        "program_interrupt_samples",
+        "program_interrupt_cpu_percent",
+        "program_loaded_after_seconds",
+        "program_unloaded_after_seconds",
+        "program_loaded_cpu_percent",
+        "program_loaded_inclusive_cpu_percent",
+        "jited_address_hex",
+        "kernel_ip_hex",
+        "bpf_jited_address_hex",
+        "interrupt_samples",
+        "program_ids",
+        "pid",
+    ];
+
+    fn header_text() -> String {
+        format!("{ORIGINAL_CSV_HEADER},{}", NEW_CSV_COLUMNS.join(","))
+    }
+
+    fn header_len() -> usize {
+        header_text().split(',').count()
+    }
+
+    #[test]
+    fn csv_header_is_derived_from_the_json_fields_unchanged() {
+        let report = build(&profile(), &ReportOptions::default());
+        assert_eq!(csv_header(&report).join(","), header_text());
+        let parts = CsvParts::new();
+        assert_eq!((parts.program, parts.direct, parts.kernel), (19, 9, 11));
+    }
 
     /// What a test asks for: the report's limits and the view.
     struct Case {
@@ -1073,6 +1350,8 @@ mod tests {
             "",
             "Perf records: drains=20 lost=0 throttle=0 unthrottle=0 malformed=0 unknown=0 discarded_bytes=0 incomplete=no",
             "",
+            "CPU% = the program's own instructions, KERNEL_CPU% = helpers and kernel code it called, INCL_CPU% = both; 100% = one CPU; interrupts that arrived while it ran are not included.",
+            "",
             "ID  TYPE        NAME      KERNEL_SAMPLES  INCL_SAMPLES  CPU%    KERNEL_CPU%  INCL_CPU%",
             "98  tracepoint  sys_exit               9  19            1.0000       0.9000  1.9000   ",
             " 7  xdp         small                  0  1             0.1000       0.0000  0.1000   ",
@@ -1110,6 +1389,103 @@ mod tests {
         ]
         .join("\n");
         assert_eq!(out, expected);
+    }
+
+    /// Program 98's first stack ran in a pod's container; its other
+    /// samples carried no cgroup the profile could name.
+    fn in_a_pod() -> (Profile, crate::model::report::SampledWorkloads) {
+        let mut p = profile();
+        let path = format!(
+            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{}.slice/cri-containerd-{}.scope",
+            "0123abcd_0000_4000_8000_000000000001",
+            "c1".repeat(32)
+        );
+        p.programs[0].stacks[0].cgroup = 5;
+        p.cgroups.insert(5, path.clone());
+        let mut w = crate::kernel::cgroups::workload(&path);
+        if let Some(c) = w.container.as_mut() {
+            c.name = Some("server".into());
+        }
+        if let Some(pod) = w.pod.as_mut() {
+            pod.namespace = Some("payments".into());
+            pod.name = Some("checkout-x2k4p".into());
+        }
+        let pid = p.programs[0].stacks[0].pid;
+        let mut sampled = crate::model::report::SampledWorkloads::default();
+        sampled.cgroups.insert(5, w.clone());
+        sampled.tasks.insert(pid, w);
+        (p, sampled)
+    }
+
+    #[test]
+    fn cgroup_table_and_json_name_containers_and_pods() {
+        let (p, sampled) = in_a_pod();
+        let case = view(Format::Text);
+        let report = crate::profile::report::build_with(&p, &case.opts, &sampled);
+        let out = render(&report, &case.view, None);
+        let table: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("Cgroups, program 98"))
+            .skip(2)
+            .take(3)
+            .collect();
+        let path = &p.cgroups[&5];
+        assert_eq!(
+            table[0].trim_end(),
+            "SAMPLES  CPU%    CGROUP_ID  CONTAINER  POD                      CGROUP"
+        );
+        assert!(
+            table[1]
+                .starts_with("     17  1.7000          0  -          -                        ?"),
+            "{out}"
+        );
+        assert_eq!(
+            table[2].trim_end(),
+            format!("      2  0.2000          5  server     payments/checkout-x2k4p  {path}")
+        );
+        let json = render(
+            &report,
+            &View {
+                format: Format::Json { pretty: false },
+                ..case.view
+            },
+            None,
+        );
+        let container = format!(
+            r#""container":{{"runtime":"containerd","id":"{}","name":"server"}},"pod":{{"uid":"0123abcd-0000-4000-8000-000000000001","namespace":"payments","name":"checkout-x2k4p","qos":"Burstable"}}"#,
+            "c1".repeat(32)
+        );
+        // The cgroup and the task that ran in it name both; the rest null.
+        assert_eq!(json.matches(&container).count(), 2, "{json}");
+        assert!(
+            json.contains(
+                r#""id":0,"path":"?","samples":17,"cpu_percent":1.7,"container":null,"pod":null}"#
+            ),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn cells_fall_back_to_ids() {
+        let (_, sampled) = in_a_pod();
+        let mut w = sampled.cgroups[&5].clone();
+        assert_eq!(container_cell(w.container.as_ref()), "server");
+        assert_eq!(pod_cell(w.pod.as_ref()), "payments/checkout-x2k4p");
+        if let Some(c) = w.container.as_mut() {
+            c.name = None;
+        }
+        if let Some(p) = w.pod.as_mut() {
+            p.name = None;
+        }
+        assert_eq!(container_cell(w.container.as_ref()), "c1".repeat(6));
+        assert_eq!(
+            pod_cell(w.pod.as_ref()),
+            "0123abcd-0000-4000-8000-000000000001"
+        );
+        assert_eq!(
+            (container_cell(None), pod_cell(None)),
+            ("-".into(), "-".into())
+        );
     }
 
     #[test]
@@ -1159,11 +1535,11 @@ No BPF JIT samples captured."
         let csv = render_n(&p, &view(Format::Csv));
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0], CSV_HEADER.join(","));
+        assert_eq!(lines[0], header_text());
         assert!(lines[1].starts_with(
             "auto,cpu-clock,1.0,1000,20,2,200,0,189,11,189,0,0,0,0,200,9,180,8,fp,1.0,0;1,128,524288,1056768,100,20,2.64,0,0,0,0,0,2000,2000,100.0,false,perf dropped 3 samples; CPU percentages are lower bounds,"
         ));
-        assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
+        assert_eq!(lines[1].split(',').count(), header_len());
     }
 
     #[test]
@@ -1243,31 +1619,31 @@ No BPF JIT samples captured."
         let p = profile();
         let out = render_n(&p, &view(Format::Json { pretty: false }));
         assert!(out.starts_with(
-            r#"{"kind":"profile","items":[{"id":98,"type":"tracepoint","name":"sys_exit","tag":"fc3eb0ef05553d4b","samples":10,"sample_percent":5.0,"cpu_percent":1.0,"inclusive_samples":19,"inclusive_cpu_percent":1.9,"direct_source_mapped_samples":9,"direct_source_unmapped_samples":1,"under_bpf_caller_source_mapped_samples":8,"under_bpf_caller_source_unmapped_samples":1,"direct_hotspot_samples_omitted_by_limit":3,"under_bpf_hotspot_samples_omitted_by_limit":4,"unaccounted_samples":0,"pinned_paths":[],"hotspots":[{"samples":5,"sample_percent":50.0,"cpu_percent":0.5,"jited_address":32,"instruction_offset":856,"file":"/src/dir/x.bpf.c","line":107,"column":3,"source":"\t\tif (c)","function":"main_fn"},"#
+            r#"{"kind":"profile","items":[{"id":98,"type":"tracepoint","name":"sys_exit","tag":"fc3eb0ef05553d4b","samples":10,"sample_percent":5.0,"cpu_percent":1.0,"inclusive_samples":19,"inclusive_cpu_percent":1.9,"direct_source_mapped_samples":9,"direct_source_unmapped_samples":1,"under_bpf_caller_source_mapped_samples":8,"under_bpf_caller_source_unmapped_samples":1,"direct_hotspot_samples_omitted_by_limit":3,"under_bpf_hotspot_samples_omitted_by_limit":4,"unaccounted_samples":0,"pinned_paths":[],"hotspots":[{"samples":5,"sample_percent":50.0,"cpu_percent":0.5,"jited_address":32,"instruction_offset":856,"file":"/src/dir/x.bpf.c","line":107,"column":3,"source":"\t\tif (c)","function":"main_fn","jited_address_hex":"0x20"},"#
         ));
         assert!(out.contains(
-            r#""kernel_samples":9,"kernel_cpu_percent":0.9,"kernel_hotspots":[{"samples":3,"sample_percent":33.33,"cpu_percent":0.3,"ip":18446744071585136656,"symbol":"lookup_nulls_elem_raw","module":null,"symbol_offset":16,"symbol_kind":"bpf_map","bpf_jited_address":18446744072635813903,"bpf_instruction_offset":120,"bpf_file":"/src/dir/x.bpf.c","bpf_line":15,"bpf_column":9,"bpf_source":"\tline_15();","bpf_function":null},"#
+            r#""kernel_samples":9,"kernel_cpu_percent":0.9,"kernel_hotspots":[{"samples":3,"sample_percent":33.33,"cpu_percent":0.3,"ip":18446744071585136656,"symbol":"lookup_nulls_elem_raw","module":null,"symbol_offset":16,"symbol_kind":"bpf_map","bpf_jited_address":18446744072635813903,"bpf_instruction_offset":120,"bpf_file":"/src/dir/x.bpf.c","bpf_line":15,"bpf_column":9,"bpf_source":"\tline_15();","bpf_function":null,"ip_hex":"0xffffffff81600010","bpf_jited_address_hex":"0xffffffffc000100f"},"#
         ));
         // Who pays: every task (not cut by --line-limit); no cgroup IDs here.
         assert!(out.contains(
-            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1}],"cgroups":[],"hints":[],"full_name":"sys_exit"}"#
+            r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9,"container":null,"pod":null},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5,"container":null,"pod":null},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1,"container":null,"pod":null}],"cgroups":[],"hints":[],"full_name":"sys_exit","interrupt_samples":0,"interrupt_cpu_percent":0.0,"interrupts":[],"loaded_after_seconds":null,"unloaded_after_seconds":null,"loaded_cpu_percent":null,"loaded_inclusive_cpu_percent":null}"#
         ));
         assert!(out.ends_with(
-            r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[]}}"#
+            r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[],"interrupt_samples":0,"program_ids":[],"pid":null}}"#
         ));
     }
 
     #[test]
     fn program_mode_selects_one_and_counts_others() {
         let mut p = profile();
-        p.program_id = Some(7);
+        p.program_ids = vec![7];
         let out = render_n(&p, &view(Format::Json { pretty: false }));
         assert!(out.contains(r#""items":[{"id":7,"#));
         assert!(!out.contains(r#""id":98"#));
         assert!(out.contains(
             r#""limit":1,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":1,"other_bpf_samples":10,"source_mapped_samples":1,"source_unmapped_samples":0,"#
         ));
-        p.program_id = Some(12345);
+        p.program_ids = vec![12345];
         assert!(render_n(&p, &view(Format::Text)).ends_with("No BPF JIT samples captured."));
     }
 
@@ -1281,17 +1657,17 @@ No BPF JIT samples captured."
         let tail = |r: &str| r.split(',').skip(38).collect::<Vec<_>>().join(",");
         assert_eq!(
             tail(rows[0]),
-            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,,sys_exit"
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,,sys_exit,0,0.0,,,,,0x20,,,0,,"
         );
         assert_eq!(
             tail(rows[2]),
-            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();,sys_exit"
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();,sys_exit,0,0.0,,,,,,0xffffffff81600010,0xffffffffc000100f,0,,"
         );
         assert!(tail(rows[4]).starts_with(
             "7,xdp,small,aa,1,0.5,0.1,1,0.1,0,0.0,1,0,0,0,0,0,0,/sys/fs/bpf/p;/sys/fs/bpf/q,bpf,1,"
         ));
         for r in &rows {
-            assert_eq!(r.split(',').count(), CSV_HEADER.len(), "{r}");
+            assert_eq!(r.split(',').count(), header_len(), "{r}");
         }
     }
 
@@ -1350,7 +1726,7 @@ No BPF JIT samples captured."
     fn json_native_lists_every_instruction_last() {
         let out = annotated_view(Format::Json { pretty: false });
         assert!(out.contains(
-            r#""full_name":"sys_exit","native":[{"function":"main_fn","offset":32,"asm":"call bpf_map_lookup_elem","file":"/src/dir/x.bpf.c","line":107,"samples":3,"percent":30.0},{"function":"main_fn","offset":16,"asm":"mov eax, 0x1","file":"/src/dir/x.bpf.c","line":77,"samples":2,"percent":20.0},"#
+            r#""loaded_inclusive_cpu_percent":null,"native":[{"function":"main_fn","offset":32,"asm":"call bpf_map_lookup_elem","file":"/src/dir/x.bpf.c","line":107,"samples":3,"percent":30.0},{"function":"main_fn","offset":16,"asm":"mov eax, 0x1","file":"/src/dir/x.bpf.c","line":77,"samples":2,"percent":20.0},"#
         ), "{out}");
         assert!(out.contains(
             r#"{"function":"main_fn","offset":2,"asm":"push rbp","file":null,"line":null,"samples":1,"percent":10.0},"#
@@ -1392,30 +1768,132 @@ No BPF JIT samples captured."
         let out = annotated_view(Format::Csv);
         let mut lines = out.lines();
         let header = lines.next().unwrap();
-        assert!(header.ends_with(",full_name,native_function,native_offset,native_asm"));
-        let width = CSV_HEADER.len() + CSV_NATIVE_COLUMNS.len();
+        // After every other column, the original's and the new ones.
+        assert_eq!(
+            header,
+            format!("{},native_function,native_offset,native_asm", header_text())
+        );
+        let columns: Vec<&str> = header.split(',').collect();
+        let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
         let rows: Vec<&str> = lines.collect();
         // 98: 2 bpf + 2 kernel + 6 native rows; 7: 1 bpf row.
         assert_eq!(rows.len(), 11);
         for r in &rows {
-            assert_eq!(csv_fields(r).len(), width, "{r}");
+            assert_eq!(csv_fields(r).len(), columns.len(), "{r}");
         }
-        let tail = |r: &str| csv_fields(r)[38..].join(",");
+        let part = |r: &str, from: &str, to: &str| csv_fields(r)[at(from)..=at(to)].join(",");
         assert_eq!(
-            tail(rows[4]),
-            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,native,1,3,30.0,0.3,32,,/src/dir/x.bpf.c,107,,\t\tif (c),,,,,,,,,,,,sys_exit,main_fn,32,call bpf_map_lookup_elem"
+            part(rows[4], "program_id", "full_name"),
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,native,1,3,30.0,0.3,32,,/src/dir/x.bpf.c,107,,\t\tif (c),,,,,,,,,,,,sys_exit"
         );
-        assert!(tail(rows[0]).starts_with("98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,"));
-        assert!(rows[0].ends_with(",sys_exit,,,"), "{}", rows[0]);
+        assert_eq!(
+            part(rows[4], "jited_address_hex", "native_asm"),
+            "0x20,,,0,,,main_fn,32,call bpf_map_lookup_elem"
+        );
+        assert!(part(rows[0], "program_id", "hotspot_samples").starts_with("98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5"));
+        assert!(rows[0].ends_with(",,,"), "{}", rows[0]);
         assert!(
-            rows[9].ends_with(",sys_exit,main_fn,49,jmp __x86_return_thunk"),
+            rows[9].ends_with(",main_fn,49,jmp __x86_return_thunk"),
             "{}",
             rows[9]
         );
-        assert!(rows[10].ends_with(",small,,,"), "{}", rows[10]);
-        // Without --annotate the CSV is the original's.
+        assert_eq!(part(rows[10], "full_name", "full_name"), "small");
+        assert!(rows[10].ends_with(",,,"), "{}", rows[10]);
+        // Without --annotate the CSV is the original's and the new columns.
         let plain = render_n(&profile(), &view(Format::Csv));
-        assert_eq!(plain.lines().next(), Some(CSV_HEADER.join(",").as_str()));
+        assert_eq!(plain.lines().next(), Some(header_text().as_str()));
+    }
+
+    /// Program 98 with 4 interrupt samples (3 timer, 1 device) while its
+    /// line 107 ran, unloaded 0.5 s into a capture Ctrl-C ended after
+    /// 1.5 s of 10, under a name longer than the kernel's.
+    fn eventful() -> Profile {
+        use crate::model::profile::InterruptHotspot;
+        let mut p = profile();
+        p.duration = 10.0;
+        p.telemetry.actual_duration = 1.5;
+        p.telemetry.cancelled = true;
+        let q = &mut p.programs[0];
+        q.full_name = Some(LONG.into());
+        q.unloaded_after = Some(0.5);
+        q.interrupt_samples = 4;
+        let row = |samples, entry: &str| InterruptHotspot {
+            samples,
+            entry: entry.into(),
+            bpf_jited_address: Some(0xffff_ffff_c000_1020),
+            bpf_file: Some("/src/dir/x.bpf.c".into()),
+            bpf_line: Some(107),
+            bpf_source: Some("\t\tif (c)".into()),
+            caller_mapped: true,
+            ..Default::default()
+        };
+        q.interrupts = vec![
+            row(1, "asm_common_interrupt"),
+            row(3, "asm_sysvec_apic_timer_interrupt"),
+        ];
+        p.counters.interrupt_samples = 4;
+        p
+    }
+
+    #[test]
+    fn interrupts_lifetimes_names_and_early_end_in_text() {
+        let p = eventful();
+        let out = render_n(&p, &view(Format::Text));
+        let wants: Vec<String> = vec![
+            "Program 98 (handle_sys_exit_event) was unloaded 0.50 s into the capture; while loaded: CPU% 2.0000, INCL_CPU% 3.8000.".into(),
+            "Breakdown of program 98 (handle_sys_exit_event):".into(),
+            "Kernel/helper samples for program 98 (handle_sys_exit_event):".into(),
+            "Triggered by, program 98 (handle_sys_exit_event):".into(),
+            [
+                "Interrupts while program 98 (handle_sys_exit_event) ran (not its calls):",
+                "",
+                "SAMPLES  CPU%    ENTRY                            BPF_FILE  BPF_LINE  BPF_SOURCE",
+                "      3  0.2000  asm_sysvec_apic_timer_interrupt  x.bpf.c        107  \t\tif (c)  ",
+                "      1  0.0667  asm_common_interrupt             x.bpf.c        107  \t\tif (c)  ",
+            ]
+            .join("\n"),
+        ];
+        for want in &wants {
+            assert!(out.contains(want.as_str()), "{want}\n---\n{out}");
+        }
+        assert!(
+            out.ends_with("\n\ncapture ended early after 1.50 s of 10 s"),
+            "{out}"
+        );
+        // A line limit of one leaves the device interrupt to an Other row.
+        let mut v = view(Format::Text);
+        v.opts.line_limit = 1;
+        let out = render_n(&p, &v);
+        assert!(
+            out.contains("      1  0.0667  Other interrupt samples not shown (--line-limit=1)"),
+            "{out}"
+        );
+        // Not cancelled: no such line; no samples at all: still said.
+        let mut done = eventful();
+        done.telemetry.cancelled = false;
+        assert!(!render_n(&done, &view(Format::Text)).contains("ended early"));
+        let mut empty = eventful();
+        empty.programs.clear();
+        assert!(render_n(&empty, &view(Format::Text))
+            .ends_with("No BPF JIT samples captured.\ncapture ended early after 1.50 s of 10 s"));
+    }
+
+    #[test]
+    fn interrupts_and_lifetime_in_json() {
+        let mut p = eventful();
+        p.program_ids = vec![98];
+        p.pid = Some(4242);
+        let out = render_n(&p, &view(Format::Json { pretty: false }));
+        assert!(out.contains(
+            r#""full_name":"handle_sys_exit_event","interrupt_samples":4,"interrupt_cpu_percent":0.2667,"interrupts":[{"samples":3,"sample_percent":75.0,"cpu_percent":0.2,"entry":"asm_sysvec_apic_timer_interrupt","bpf_jited_address":18446744072635813920,"bpf_instruction_offset":null,"bpf_file":"/src/dir/x.bpf.c","bpf_line":107,"bpf_column":null,"bpf_source":"\t\tif (c)","bpf_function":null,"bpf_jited_address_hex":"0xffffffffc0001020"},"#
+        ), "{out}");
+        assert!(out.contains(
+            r#""loaded_after_seconds":null,"unloaded_after_seconds":0.5,"loaded_cpu_percent":2.0,"loaded_inclusive_cpu_percent":3.8}"#
+        ), "{out}");
+        assert!(
+            out.ends_with(r#""interrupt_samples":4,"program_ids":[98],"pid":4242}}"#),
+            "{out}"
+        );
     }
 
     /// A BTF name longer than the kernel's 15-byte `name`.
@@ -1470,6 +1948,13 @@ No BPF JIT samples captured."
             "cgroups",
             "hints",
             "full_name",
+            "interrupt_samples",
+            "interrupt_cpu_percent",
+            "interrupts",
+            "loaded_after_seconds",
+            "unloaded_after_seconds",
+            "loaded_cpu_percent",
+            "loaded_inclusive_cpu_percent",
         ];
         assert_eq!(keys(0), original);
         assert_eq!(keys(1), original);
@@ -1478,30 +1963,41 @@ No BPF JIT samples captured."
         // Without BTF the kernel's name is all there is.
         assert_eq!(value(1, "full_name"), Some(Json::from("small")));
         let out = render_n(&p, &v);
-        assert!(out.contains(&format!(r#""hints":[],"full_name":"{LONG}"}},{{"id":7,"#)));
+        assert!(out.contains(&format!(
+            r#""hints":[],"full_name":"{LONG}","interrupt_samples":0,"#
+        )));
     }
 
     #[test]
-    fn csv_full_name_is_the_last_column_of_every_program_row() {
-        assert_eq!(CSV_HEADER.last(), Some(&"full_name"));
-        assert_eq!(
-            CSV_HEADER.iter().rev().nth(1),
-            Some(&"bpf_source"),
+    fn csv_new_columns_follow_the_original_ones() {
+        let header = header_text();
+        let columns: Vec<&str> = header.split(',').collect();
+        let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
+        assert!(
+            ORIGINAL_CSV_HEADER.ends_with(",bpf_source,full_name"),
             "appended after the original's columns"
         );
+        assert_eq!(&columns[at("full_name") + 1..], NEW_CSV_COLUMNS);
         let mut p = profile();
         p.programs[0].full_name = Some(LONG.into());
         p.programs[1].full_name = None;
+        p.program_ids = vec![98, 7];
+        p.pid = Some(4242);
         let csv = render_n(&p, &view(Format::Csv));
         let mut lines = csv.lines();
-        assert_eq!(lines.next(), Some(CSV_HEADER.join(",").as_str()));
-        let last: Vec<&str> = lines.filter_map(|r| r.rsplit(',').next()).collect();
-        assert_eq!(last, [LONG, LONG, LONG, LONG, "small"]);
+        assert_eq!(lines.next(), Some(header.as_str()));
+        let rows: Vec<Vec<&str>> = lines.map(|r| r.split(',').collect()).collect();
+        let names: Vec<&str> = rows.iter().map(|r| r[at("full_name")]).collect();
+        assert_eq!(names, [LONG, LONG, LONG, LONG, "small"]);
+        for r in &rows {
+            assert_eq!(r.len(), header_len());
+            assert_eq!(&r[at("program_ids")..], ["98;7", "4242"]);
+        }
 
         p.programs.clear();
         let csv = render_n(&p, &view(Format::Csv));
         let row = csv.lines().nth(1).expect("telemetry row");
-        assert!(row.ends_with(','), "{row}");
-        assert_eq!(row.split(',').count(), CSV_HEADER.len());
+        assert!(row.ends_with(",0,98;7,4242"), "{row}");
+        assert_eq!(row.split(',').count(), header_len());
     }
 }

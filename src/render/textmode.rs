@@ -1,7 +1,7 @@
 //! `brr top --textmode`: the `BRR ACTIVITY` snapshot and the `BRR INSPECT`
 //! drilldown table, the plain-text form of what the TUI shows.
 
-use super::listing::activity_table;
+use super::listing::{activity_headers, activity_table, ActivityCol};
 use super::num::{commas, fmt_g};
 use super::table::aligned;
 use crate::activity::ActivityRow;
@@ -19,15 +19,20 @@ pub fn activity(
     if rows.is_empty() {
         return format!("{head}\nNo active eBPF program runtime deltas observed.");
     }
-    let (headers, cells) = activity_table(rows, measured, cumulative, extended, commas);
-    let align: Vec<(bool, bool)> = headers
+    let (cols, cells) = activity_table(rows, measured, cumulative, extended, commas);
+    // Headers over their cells; only the name-like columns read from the left.
+    let align: Vec<(bool, bool)> = cols
         .iter()
-        .map(|h| {
-            let right = !matches!(*h, "TYPE" | "NAME" | "TAG" | "PINNED");
+        .map(|c| {
+            use ActivityCol::*;
+            let right = !matches!(c, Type | Name | Tag | Pinned);
             (right, right)
         })
         .collect();
-    format!("{head}\n{}", aligned(&headers, &align, &cells))
+    format!(
+        "{head}\n{}",
+        aligned(&activity_headers(&cols), &align, &cells)
+    )
 }
 
 /// The `BRR INSPECT` section.

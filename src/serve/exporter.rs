@@ -1,13 +1,16 @@
 //! `brr exporter`: asks the collector for the kernel objects at scrape
 //! time, writes them with [`super::prometheus`] and serves them with
-//! [`super::http`] until SIGTERM or SIGINT.
+//! [`super::http`] until SIGTERM or SIGINT; with `--serve-profiles` also
+//! CPU profiles ([`super::profiles`]).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::http::{Handler, HttpRequest, Limits, Response, Server};
+use super::profiles::{self, ProfileServing, Profiler};
 use super::prometheus::{self, Process, Scrape};
 use crate::error::{BrrError, Result};
 use crate::model::{LinkFields, MapFields, ProgFields};
@@ -17,14 +20,29 @@ use crate::session::{self, StatsGuard, Terminations};
 /// that the BPF inventory is not served to the network by accident.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExporterConfig {
     pub listen: SocketAddr,
     /// Hold BPF_ENABLE_STATS for the exporter's life.
     pub stats: bool,
+    /// Serve CPU profiles (`--serve-profiles`), and how.
+    pub profiles: Option<ProfileServing>,
+    /// bpffs root, for the pinned paths a capture reads.
+    pub bpffs: PathBuf,
 }
 
-const INDEX_HTML: &str = "<!DOCTYPE html>\n<html><head><title>brr exporter</title></head>\n<body><h1>brr exporter</h1>\n<p>Per-program eBPF metrics: <a href=\"/metrics\">/metrics</a></p>\n</body></html>\n";
+/// The page at `/`: links to what is served.
+fn index_html(profiles: bool) -> String {
+    let profile = if profiles {
+        format!(
+            "<p>CPU profile of the eBPF programs (pprof): <a href=\"{0}?seconds=10\">{0}?seconds=N</a></p>\n",
+            profiles::PATH
+        )
+    } else {
+        String::new()
+    };
+    format!("<!DOCTYPE html>\n<html><head><title>brr exporter</title></head>\n<body><h1>brr exporter</h1>\n<p>Per-program eBPF metrics: <a href=\"/metrics\">/metrics</a></p>\n{profile}</body></html>\n")
+}
 
 /// This process's CPU time and resident memory, from /proc/self.
 fn process() -> Process {
@@ -50,10 +68,16 @@ fn process() -> Process {
     }
 }
 
-/// How old an owner scan may be for the `owners` labels. The scan walks
+/// How old an owner scan may be for the `*_owner` series. The scan walks
 /// every fd of every process (milliseconds on a busy host), too much for
 /// every scrape of a 1 s scrape interval; holders change rarely.
 pub const OWNERS_REFRESH: Duration = Duration::from_secs(10);
+
+/// How often objects never scanned for may force an owner scan before
+/// [`OWNERS_REFRESH`] would: a new object's holders are served with it,
+/// while hosts that load and unload programs all the time cost at most one
+/// scan every 2 s, not one per scrape.
+pub const NEW_OBJECT_SCAN_GAP: Duration = Duration::from_secs(2);
 
 /// What the exporter serves of each program: its full name and memlock
 /// (both read once per program, then recalled), beside the info struct.
@@ -81,7 +105,13 @@ pub const LINK_FIELDS: LinkFields = LinkFields {
 /// Read everything one scrape reports.
 pub fn scrape(stats_enabled: bool) -> Result<Scrape> {
     let t = Instant::now();
-    let inv = session::inventory(PROGRAM_FIELDS, MAP_FIELDS, LINK_FIELDS, OWNERS_REFRESH)?;
+    let inv = session::inventory(
+        PROGRAM_FIELDS,
+        MAP_FIELDS,
+        LINK_FIELDS,
+        OWNERS_REFRESH,
+        NEW_OBJECT_SCAN_GAP,
+    )?;
     let scrape_seconds = t.elapsed().as_secs_f64();
     Ok(Scrape {
         programs: inv.programs,
@@ -122,34 +152,53 @@ impl Scraper {
     }
 }
 
-/// The exporter's routes: `/metrics`, `/`, else 404; GET only.
-pub fn route(req: &HttpRequest, metrics: &dyn Fn() -> Result<String>) -> Response {
-    let known = matches!(req.path.as_str(), "/" | "/metrics");
+/// The exporter's routes: `/metrics`, `/` and, when `profile` serves
+/// them, [`profiles::PATH`]; else 404. GET and HEAD only.
+pub fn route(
+    req: &HttpRequest,
+    metrics: &dyn Fn() -> Result<String>,
+    profile: Option<&dyn Fn(&HttpRequest) -> Response>,
+) -> Response {
+    let known = match req.path.as_str() {
+        "/" | "/metrics" => true,
+        profiles::PATH => profile.is_some(),
+        _ => false,
+    };
     if !known {
         return Response::error(404);
     }
-    if req.method != "GET" {
+    if req.method != "GET" && !req.is_head() {
         let mut r = Response::error(405);
-        r.allow = Some("GET");
+        r.allow = Some("GET, HEAD");
         return r;
     }
-    if req.path == "/" {
-        return Response::new(200, "text/html; charset=utf-8", INDEX_HTML);
-    }
-    match metrics() {
-        Ok(text) => Response::new(200, prometheus::CONTENT_TYPE, text),
-        Err(e) => Response::new(
-            500,
-            "text/plain; charset=utf-8",
-            format!("{}\n", e.render()),
+    match (req.path.as_str(), profile) {
+        ("/", _) => Response::new(
+            200,
+            "text/html; charset=utf-8",
+            index_html(profile.is_some()),
         ),
+        (profiles::PATH, Some(answer)) => answer(req),
+        _ => match metrics() {
+            Ok(text) => Response::new(200, prometheus::CONTENT_TYPE, text),
+            Err(e) => Response::new(
+                500,
+                "text/plain; charset=utf-8",
+                format!("{}\n", e.render()),
+            ),
+        },
     }
 }
 
 /// Serve until SIGTERM, SIGINT or SIGHUP; statistics (unless turned off)
-/// stay on from start to stop.
+/// stay on from start to stop. A capture in progress is ended and not
+/// waited for.
 pub fn run(config: ExporterConfig) -> Result<()> {
     let terminations = Terminations::catch()?;
+    if let Some(p) = config.profiles {
+        // A rate the kernel refuses fails now, not at every request.
+        crate::profile::events::check_frequency(p.frequency)?;
+    }
     let stats = config.stats.then(StatsGuard::enable).transpose()?;
     // Fail before serving when brr cannot read the objects at all.
     scrape(stats.is_some())?;
@@ -164,8 +213,21 @@ pub fn run(config: ExporterConfig) -> Result<()> {
     })?;
     let local = server.local_addr();
     let scraper = Scraper::spawn(stats.is_some());
-    let handler: Arc<Handler> =
-        Arc::new(move |req: &HttpRequest| route(req, &|| scraper.metrics()));
+    let profiler = config
+        .profiles
+        .map(|p| Profiler::spawn(p, config.bpffs.clone()).map(Arc::new))
+        .transpose()?;
+    let answer = profiler.clone();
+    let handler: Arc<Handler> = Arc::new(move |req: &HttpRequest| {
+        let metrics = || scraper.metrics();
+        match &answer {
+            Some(p) => {
+                let profile = |r: &HttpRequest| p.answer(r);
+                route(req, &metrics, Some(&profile))
+            }
+            None => route(req, &metrics, None),
+        }
+    });
     let running = server
         .start(handler, Limits::default())
         .map_err(|e| BrrError::Failed(format!("cannot start the exporter: {e}")))?;
@@ -179,10 +241,20 @@ pub fn run(config: ExporterConfig) -> Result<()> {
             );
         }
         let _ = writeln!(err, "brr exporter: serving http://{local}/metrics");
+        if profiler.is_some() {
+            let _ = writeln!(
+                err,
+                "brr exporter: serving http://{local}{}?seconds=N",
+                profiles::PATH
+            );
+        }
     }
     crate::trace::ready("exporter");
     let mut terminations = terminations;
     terminations.wait();
+    if let Some(p) = &profiler {
+        p.cancel();
+    }
     running.stop();
     drop(stats);
     Ok(())
@@ -192,32 +264,66 @@ pub fn run(config: ExporterConfig) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn req(method: &str, path: &str) -> HttpRequest {
+    fn req(method: &str, target: &str) -> HttpRequest {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
         HttpRequest {
             method: method.into(),
             path: path.into(),
+            query: query.into(),
         }
     }
 
     #[test]
     fn routes() {
         let ok = || Ok("m 1\n".to_string());
-        let r = route(&req("GET", "/metrics"), &ok);
+        let r = route(&req("GET", "/metrics"), &ok, None);
         assert_eq!((r.status, r.content_type), (200, prometheus::CONTENT_TYPE));
         assert_eq!(r.body, b"m 1\n");
-        let r = route(&req("GET", "/"), &ok);
+        let r = route(&req("GET", "/"), &ok, None);
         assert_eq!(r.status, 200);
-        assert!(String::from_utf8(r.body)
-            .unwrap()
-            .contains("href=\"/metrics\""));
-        assert_eq!(route(&req("GET", "/nope"), &ok).status, 404);
-        assert_eq!(route(&req("POST", "/nope"), &ok).status, 404);
-        let r = route(&req("POST", "/metrics"), &ok);
-        assert_eq!((r.status, r.allow), (405, Some("GET")));
-        assert_eq!(route(&req("HEAD", "/"), &ok).status, 405);
+        let page = String::from_utf8(r.body).unwrap();
+        assert!(page.contains("href=\"/metrics\""));
+        assert!(!page.contains("pprof"), "{page}");
+        assert_eq!(route(&req("GET", "/nope"), &ok, None).status, 404);
+        assert_eq!(route(&req("POST", "/nope"), &ok, None).status, 404);
+        let r = route(&req("POST", "/metrics"), &ok, None);
+        assert_eq!((r.status, r.allow), (405, Some("GET, HEAD")));
+        // HEAD is routed like GET (the server leaves the body out).
+        let head = route(&req("HEAD", "/metrics"), &ok, None);
+        assert_eq!((head.status, head.body.len()), (200, 4));
+        assert_eq!(route(&req("HEAD", "/"), &ok, None).status, 200);
         let failing = || Err(BrrError::Failed("no".into()));
-        let r = route(&req("GET", "/metrics"), &failing);
+        let r = route(&req("GET", "/metrics"), &failing, None);
         assert_eq!((r.status, r.body.as_slice()), (500, &b"brr: no\n"[..]));
+    }
+
+    #[test]
+    fn the_profile_path_exists_only_when_profiles_are_served() {
+        let ok = || Ok(String::new());
+        let path = format!("{}?seconds=3", profiles::PATH);
+        for method in ["GET", "HEAD"] {
+            assert_eq!(route(&req(method, &path), &ok, None).status, 404);
+        }
+        let asked = std::cell::RefCell::new(Vec::new());
+        let profile = |r: &HttpRequest| {
+            asked.borrow_mut().push((r.method.clone(), r.query.clone()));
+            Response::new(200, profiles::CONTENT_TYPE, "pb")
+        };
+        let r = route(&req("GET", &path), &ok, Some(&profile));
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"pb"[..]));
+        assert_eq!(route(&req("HEAD", &path), &ok, Some(&profile)).status, 200);
+        assert_eq!(route(&req("PUT", &path), &ok, Some(&profile)).status, 405);
+        let page = route(&req("GET", "/"), &ok, Some(&profile)).body;
+        assert!(String::from_utf8(page)
+            .unwrap()
+            .contains("/debug/pprof/profile?seconds=N"));
+        assert_eq!(
+            asked.take(),
+            vec![
+                ("GET".to_string(), "seconds=3".to_string()),
+                ("HEAD".to_string(), "seconds=3".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! A small synchronous HTTP/1.1 server for the exporter: one request per
 //! connection, one short-lived thread per connection up to a fixed bound.
+//! HEAD is answered like GET without the body.
 //!
 //! Every resource a client can make the server hold is bounded: the request
 //! line, the number and total size of the headers, the time to send them
@@ -45,11 +46,20 @@ impl Default for Limits {
 }
 
 /// The parts of a request the exporter routes on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HttpRequest {
     pub method: String,
     /// The target without its query string.
     pub path: String,
+    /// The query string (after `?`), as sent; empty without one.
+    pub query: String,
+}
+
+impl HttpRequest {
+    /// HEAD: answered like GET, without the body.
+    pub fn is_head(&self) -> bool {
+        self.method == "HEAD"
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +69,12 @@ pub struct Response {
     pub body: Vec<u8>,
     /// The `Allow` header of a 405.
     pub allow: Option<&'static str>,
+    /// The `Retry-After` header (seconds) of a 429 or 503.
+    pub retry_after: Option<u64>,
+    /// The answer to a HEAD whose GET would make a body that is not made
+    /// for HEAD (a capture): no `Content-Length`, which HTTP lets a server
+    /// leave out of a HEAD answer when only making the body tells it.
+    pub length_unknown: bool,
 }
 
 impl Response {
@@ -68,6 +84,8 @@ impl Response {
             content_type,
             body: body.into(),
             allow: None,
+            retry_after: None,
+            length_unknown: false,
         }
     }
 
@@ -82,20 +100,31 @@ impl Response {
 
     /// Status line, headers and body as sent.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.head().into_bytes();
+        out.extend_from_slice(&self.body);
+        out
+    }
+
+    /// Status line and headers: the whole answer to a HEAD request.
+    pub fn head(&self) -> String {
         let mut head = format!(
-            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n",
             self.status,
             reason(self.status),
             self.content_type,
-            self.body.len()
         );
+        if !self.length_unknown {
+            head.push_str(&format!("Content-Length: {}\r\n", self.body.len()));
+        }
+        head.push_str("Connection: close\r\n");
         if let Some(allow) = self.allow {
             head.push_str(&format!("Allow: {allow}\r\n"));
         }
+        if let Some(after) = self.retry_after {
+            head.push_str(&format!("Retry-After: {after}\r\n"));
+        }
         head.push_str("\r\n");
-        let mut out = head.into_bytes();
-        out.extend_from_slice(&self.body);
-        out
+        head
     }
 }
 
@@ -107,6 +136,7 @@ pub fn reason(status: u16) -> &'static str {
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         414 => "URI Too Long",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
@@ -205,10 +235,11 @@ pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<HttpRequest
             return Err(Rejected::Status(400));
         }
     }
-    let path = target.split('?').next().unwrap_or(target).to_string();
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
     Ok(HttpRequest {
         method: method.to_string(),
-        path,
+        path: path.to_string(),
+        query: query.to_string(),
     })
 }
 
@@ -244,13 +275,14 @@ fn serve_connection(stream: TcpStream, handler: &Handler, limits: &Limits) {
     };
     // Small: the limits bound what is kept, not this buffer.
     let mut reader = BufReader::with_capacity(4096, reader);
-    let response = match read_request(&mut reader, limits) {
-        Ok(req) => handler(&req),
+    let bytes = match read_request(&mut reader, limits) {
+        Ok(req) if req.is_head() => handler(&req).head().into_bytes(),
+        Ok(req) => handler(&req).to_bytes(),
         Err(Rejected::Closed) => return,
-        Err(Rejected::Status(s)) => Response::error(s),
+        Err(Rejected::Status(s)) => Response::error(s).to_bytes(),
     };
     let mut w = &stream;
-    let _ = w.write_all(&response.to_bytes()).and_then(|()| w.flush());
+    let _ = w.write_all(&bytes).and_then(|()| w.flush());
     // Unread request bytes would turn the close into a reset that can
     // discard the response before the client reads it.
     let _ = stream.shutdown(Shutdown::Write);
@@ -404,13 +436,21 @@ mod tests {
             parse(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n"),
             Ok(HttpRequest {
                 method: "GET".into(),
-                path: "/metrics".into()
+                path: "/metrics".into(),
+                query: "x=1".into(),
             })
         );
         assert_eq!(
             parse(b"POST / HTTP/1.0\n\n").map(|r| r.method),
             Ok("POST".into())
         );
+        let r = parse(b"HEAD /p?seconds=3&a=b?c HTTP/1.1\r\n\r\n").unwrap();
+        assert!(r.is_head());
+        assert_eq!(
+            (r.path.as_str(), r.query.as_str()),
+            ("/p", "seconds=3&a=b?c")
+        );
+        assert_eq!(parse(b"GET /m? HTTP/1.1\r\n\r\n").unwrap().query, "");
         assert_eq!(parse(b""), Err(Rejected::Closed));
         for bad in [
             &b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"[..],
@@ -469,6 +509,18 @@ mod tests {
             text,
             "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 19\r\nConnection: close\r\nAllow: GET\r\n\r\nMethod Not Allowed\n"
         );
+        let mut r = Response::error(429);
+        r.retry_after = Some(7);
+        assert_eq!(
+            r.head(),
+            "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 18\r\nConnection: close\r\nRetry-After: 7\r\n\r\n"
+        );
+        let mut r = Response::new(200, "application/octet-stream", "");
+        r.length_unknown = true;
+        assert_eq!(
+            r.head(),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n"
+        );
     }
 
     fn get(addr: SocketAddr, raw: &[u8]) -> String {
@@ -515,6 +567,13 @@ mod tests {
             "{ok}"
         );
         assert!(t.elapsed() < Duration::from_secs(1));
+        // HEAD: the GET answer's status and headers, no body.
+        settle(2);
+        let head = get(addr, b"HEAD /xyz HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            head,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: close\r\n\r\n"
+        );
         // With every slot taken, the next client hears 503 at once.
         settle(2);
         let third = TcpStream::connect(addr).unwrap();

@@ -4,13 +4,16 @@
 //!
 //! Series are keyed on the program, map and link IDs, which the kernel never
 //! reuses while the object lives, so two programs with the same 15-byte name
-//! never collide; names and tags are labels of the `*_info` series only.
+//! never collide; names and tags are labels of the `*_info` series only,
+//! whose labels never change while the object lives. Who holds an object
+//! is one `*_owner` series per holder, so that a holder starting or exiting
+//! adds or ends its own series and leaves the others alone.
 
 use std::fmt::Write;
 use std::sync::Arc;
 
-use crate::model::{Link, Map, Owner, Program};
-use crate::session::context::{HeldKind, Owners};
+use crate::model::{Link, Map, Program};
+use crate::session::context::{HeldKind, OwnerScan};
 
 /// Everything one scrape reports: programs with their full names and
 /// memlock, maps with their memlock (`None` where the kernel did not say).
@@ -25,30 +28,10 @@ pub struct Scrape {
     /// Seconds spent reading the kernel objects for this scrape.
     pub scrape_seconds: f64,
     pub process: Process,
-    /// The processes holding fds on each object, from the last owner scan
-    /// (shared between scrapes: it is refreshed less often than they run).
-    pub owners: Arc<Owners>,
-}
-
-/// At most this many holders are named in an `owners` label; the rest are
-/// counted, so that a host where hundreds of workers share one map does not
-/// mint a new series whenever one of them restarts.
-pub const MAX_NAMED_OWNERS: usize = 5;
-
-/// The `owners` label: `comm(pid)` per holder in pid order, joined by `,`,
-/// then `+N` for holders beyond [`MAX_NAMED_OWNERS`]; empty when none.
-pub fn owners_label(owners: &[Owner]) -> String {
-    let mut out = String::new();
-    for (i, o) in owners.iter().take(MAX_NAMED_OWNERS).enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let _ = write!(out, "{}({})", o.comm, o.pid);
-    }
-    if owners.len() > MAX_NAMED_OWNERS {
-        let _ = write!(out, ",+{}", owners.len() - MAX_NAMED_OWNERS);
-    }
-    out
+    /// The processes holding fds on each object and where they run, from
+    /// the last owner scan (shared between scrapes: it is refreshed less
+    /// often than they run).
+    pub owners: Arc<OwnerScan>,
 }
 
 /// The exporter's own cost.
@@ -148,11 +131,10 @@ fn programs(s: &Scrape, out: &mut String) {
         out,
         "brr_prog_info",
         "gauge",
-        "Loaded eBPF program (value 1); its tag, names, type and holders as labels.",
+        "Loaded eBPF program (value 1); its tag, names and type as labels.",
     );
     for p in progs {
         let id = p.id.to_string();
-        let owners = owners_label(s.owners.of(HeldKind::Prog, p.id));
         f.sample(
             &[
                 ("id", &id),
@@ -160,11 +142,18 @@ fn programs(s: &Scrape, out: &mut String) {
                 ("name", &p.name),
                 ("full_name", p.display_name()),
                 ("type", &p.prog_type),
-                ("owners", &owners),
             ],
             "1",
         );
     }
+    owner_family(
+        out,
+        "brr_prog_owner",
+        "A process holding an fd on the program (value 1), one series per holder, with its container and pod.",
+        &s.owners,
+        HeldKind::Prog,
+        progs.iter().map(|p| p.id),
+    );
     type Getter = fn(&Program) -> Option<String>;
     let mut per_prog: Vec<(&'static str, &str, &str, Getter)> = Vec::new();
     if s.stats_enabled {
@@ -222,7 +211,7 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
         out,
         "brr_map_info",
         "gauge",
-        "Loaded eBPF map (value 1); its name, type and holders as labels.",
+        "Loaded eBPF map (value 1); its name and type as labels.",
     );
     for m in &s.maps {
         f.sample(
@@ -230,11 +219,18 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
                 ("id", &m.id.to_string()),
                 ("name", &m.name),
                 ("type", &m.map_type),
-                ("owners", &owners_label(s.owners.of(HeldKind::Map, m.id))),
             ],
             "1",
         );
     }
+    owner_family(
+        out,
+        "brr_map_owner",
+        "A process holding an fd on the map (value 1), one series per holder, with its container and pod.",
+        &s.owners,
+        HeldKind::Map,
+        s.maps.iter().map(|m| m.id),
+    );
     let mut f = Family::new(
         out,
         "brr_map_memlock_bytes",
@@ -250,7 +246,7 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
         out,
         "brr_link_info",
         "gauge",
-        "eBPF link (value 1): the program it attaches, its type, target and holders.",
+        "eBPF link (value 1): the program it attaches, its type and target.",
     );
     for l in &s.links {
         f.sample(
@@ -259,10 +255,55 @@ fn maps_and_links(s: &Scrape, out: &mut String) {
                 ("prog_id", &l.prog_id.to_string()),
                 ("type", &l.link_type),
                 ("target", &link_target(l)),
-                ("owners", &owners_label(s.owners.of(HeldKind::Link, l.id))),
             ],
             "1",
         );
+    }
+    owner_family(
+        out,
+        "brr_link_owner",
+        "A process holding an fd on the link (value 1), one series per holder, with its container and pod.",
+        &s.owners,
+        HeldKind::Link,
+        s.links.iter().map(|l| l.id),
+    );
+}
+
+/// One `*_owner` family: a series per holder of each served object, labelled
+/// with the object's `id`, the holder's `pid` and `comm`, and its
+/// `container` (name), `container_id`, `pod` and `namespace`, empty where
+/// it runs outside one or the host does not name it.
+fn owner_family(
+    out: &mut String,
+    name: &'static str,
+    help: &str,
+    scan: &OwnerScan,
+    kind: HeldKind,
+    ids: impl Iterator<Item = u32>,
+) {
+    let mut f = Family::new(out, name, "gauge", help);
+    for id in ids {
+        let id_text = id.to_string();
+        for o in scan.of(kind, id) {
+            let w = scan.workload(o.pid);
+            let c = w.and_then(|w| w.container.as_ref());
+            let p = w.and_then(|w| w.pod.as_ref());
+            f.sample(
+                &[
+                    ("id", &id_text),
+                    ("pid", &o.pid.to_string()),
+                    ("comm", &o.comm),
+                    ("container", c.and_then(|c| c.name.as_deref()).unwrap_or("")),
+                    ("container_id", c.map_or("", |c| c.id.as_str())),
+                    ("pod", p.and_then(|p| p.name.as_deref()).unwrap_or("")),
+                    (
+                        "namespace",
+                        p.and_then(|p| p.namespace.as_deref()).unwrap_or(""),
+                    ),
+                ],
+                "1",
+            );
+        }
     }
 }
 
@@ -313,6 +354,8 @@ pub fn render(s: &Scrape) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Owner;
+    use crate::session::context::Owners;
 
     fn scrape(stats: bool) -> Scrape {
         Scrape {
@@ -350,11 +393,7 @@ mod tests {
                 cpu_seconds: Some(0.5),
                 resident_bytes: Some(1 << 20),
             },
-            owners: Arc::new(Owners {
-                progs: [(7, vec![owner(12, "loader"), owner(300, "a\"b\\c")])].into(),
-                maps: Default::default(),
-                links: [(3, vec![owner(1, "systemd")])].into(),
-            }),
+            owners: Arc::new(owners()),
         }
     }
 
@@ -365,22 +404,67 @@ mod tests {
         }
     }
 
+    /// Two holders of program 7, one of them in a pod's container; one of
+    /// link 3; one of program 8, which is not served.
+    fn owners() -> OwnerScan {
+        let pod = format!(
+            "/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{}.scope",
+            "0123abcd_0000_4000_8000_000000000001",
+            "c1".repeat(32)
+        );
+        let mut w = crate::kernel::cgroups::workload(&pod);
+        if let Some(c) = w.container.as_mut() {
+            c.name = Some("agent".into());
+        }
+        if let Some(p) = w.pod.as_mut() {
+            p.namespace = Some("kube-system".into());
+            p.name = Some("agent-x7k2p".into());
+        }
+        OwnerScan {
+            owners: Owners {
+                progs: [
+                    (7, vec![owner(12, "loader"), owner(300, "a\"b\\c")]),
+                    (8, vec![owner(12, "loader")]),
+                ]
+                .into(),
+                maps: Default::default(),
+                links: [(3, vec![owner(1, "systemd")])].into(),
+            },
+            workloads: [(300, w)].into(),
+        }
+    }
+
     #[test]
-    fn owners_label_text() {
-        assert_eq!(owners_label(&[]), "");
-        assert_eq!(owners_label(&[owner(4, "bpftrace")]), "bpftrace(4)");
-        assert_eq!(owners_label(&[owner(4, ""), owner(9, "x y")]), "(4),x y(9)");
-        let many: Vec<_> = (1..=7).map(|p| owner(p, "w")).collect();
-        assert_eq!(owners_label(&many), "w(1),w(2),w(3),w(4),w(5),+2");
-        assert_eq!(owners_label(&many[..5]), "w(1),w(2),w(3),w(4),w(5)");
-        assert_eq!(owners_label(&many[..6]), "w(1),w(2),w(3),w(4),w(5),+1");
+    fn one_owner_series_per_holder_with_its_pod() {
+        let text = render(&scrape(true));
+        let owners: Vec<&str> = text.lines().filter(|l| l.contains("_owner{")).collect();
+        assert_eq!(
+            owners,
+            vec![
+                "brr_prog_owner{id=\"7\",pid=\"12\",comm=\"loader\",container=\"\",container_id=\"\",pod=\"\",namespace=\"\"} 1",
+                &format!("brr_prog_owner{{id=\"7\",pid=\"300\",comm=\"a\\\"b\\\\c\",container=\"agent\",container_id=\"{}\",pod=\"agent-x7k2p\",namespace=\"kube-system\"}} 1", "c1".repeat(32)),
+                "brr_link_owner{id=\"3\",pid=\"1\",comm=\"systemd\",container=\"\",container_id=\"\",pod=\"\",namespace=\"\"} 1",
+            ]
+        );
+        // Every family is there even when nobody holds anything.
+        for family in ["brr_prog_owner", "brr_map_owner", "brr_link_owner"] {
+            assert!(
+                text.contains(&format!("# TYPE {family} gauge\n")),
+                "{family}"
+            );
+        }
+        // No holder names appear on the info series.
+        assert!(text
+            .lines()
+            .filter(|l| l.contains("_info{"))
+            .all(|l| !l.contains("owners")));
     }
 
     #[test]
     fn families_and_escaping() {
         let text = render(&scrape(true));
         assert!(text.contains(
-            "brr_prog_info{id=\"7\",tag=\"00ff\",name=\"a\\\"b\\\\c\\nd\",full_name=\"a_much_longer_function_name\",type=\"socket_filter\",owners=\"loader(12),a\\\"b\\\\c(300)\"} 1\n"
+            "brr_prog_info{id=\"7\",tag=\"00ff\",name=\"a\\\"b\\\\c\\nd\",full_name=\"a_much_longer_function_name\",type=\"socket_filter\"} 1\n"
         ));
         assert!(text.contains(
             "# TYPE brr_prog_run_count_total counter\nbrr_prog_run_count_total{id=\"7\"} 3\n"
@@ -390,11 +474,11 @@ mod tests {
         assert!(text.contains("brr_prog_memlock_bytes{id=\"7\"} 4096\n"));
         assert!(text.contains("brr_prog_xlated_bytes{id=\"7\"} 16\n"));
         assert!(text.contains("brr_prog_jited_bytes{id=\"7\"} 20\n"));
-        assert!(text.contains("brr_map_info{id=\"9\",name=\"m\",type=\"array\",owners=\"\"} 1\n"));
+        assert!(text.contains("brr_map_info{id=\"9\",name=\"m\",type=\"array\"} 1\n"));
         // A map whose memlock is unknown has no sample, but the family stays.
         assert!(text.contains("# TYPE brr_map_memlock_bytes gauge\n# HELP brr_link_info"));
         assert!(text.contains(
-            "brr_link_info{id=\"3\",prog_id=\"7\",type=\"cgroup\",target=\"cgroup_inet_ingress obj:11\",owners=\"systemd(1)\"} 1\n"
+            "brr_link_info{id=\"3\",prog_id=\"7\",type=\"cgroup\",target=\"cgroup_inet_ingress obj:11\"} 1\n"
         ));
         assert!(text.contains("brr_scrape_duration_seconds 0.00125\n"));
         assert!(text.contains("brr_stats_enabled 1\n"));

@@ -1,24 +1,161 @@
 //! Object context, the one collector of it for every view: who holds each
-//! program, map and link (one owner scan, shared, whose maximum age each
-//! caller states), where programs are attached, the memlock of their maps,
-//! and what cannot change while an object lives (full names, memlock),
-//! read once per object by views that walk the objects again and again.
+//! program, map and link and in which container and pod each holder runs
+//! (one owner scan, shared, whose maximum age each caller states), where
+//! programs are attached, the memlock of their maps, and what cannot change
+//! while an object lives (full names, memlock), read once per object by
+//! views that walk the objects again and again. Also where the kubelet's
+//! logs are (`--kubelet-logs`), for the scans and the profiles.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
+use crate::kernel::cgroups::{self, Workloads};
 use crate::kernel::objects::{self, KnownProg, MapReader, ProgramReader};
 use crate::kernel::owners;
+use crate::model::container::Workload;
+use crate::model::profile::Profile;
+use crate::model::report::SampledWorkloads;
 use crate::model::{
     AttachPoint, Holder, Keepers, Link, LinkFields, Map, MapFields, ProgFields, Program,
 };
+use crate::profile::report::DEFAULT_KUBELET_LOGS;
 
 pub use crate::kernel::owners::{HeldKind, Owners};
 
 /// The owner scan of a caller that wants one taken now (the CLI).
 pub const SCAN_NOW: Duration = Duration::ZERO;
+
+/// `--kubelet-logs`: where the kubelet's log directories name pods and
+/// containers. Set once by the front end before it collects anything.
+static KUBELET_LOGS: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Name pods and containers from the kubelet's logs under `dir` from now
+/// on (owner scans, profiles).
+pub fn set_kubelet_logs(dir: &Path) {
+    *KUBELET_LOGS.lock().unwrap_or_else(PoisonError::into_inner) = Some(dir.to_path_buf());
+}
+
+/// The directory [`set_kubelet_logs`] named, else the default.
+pub fn kubelet_logs() -> PathBuf {
+    KUBELET_LOGS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_KUBELET_LOGS))
+}
+
+/// The workload of every cgroup and task `profile` sampled, named from the
+/// kubelet's logs (read once).
+pub fn workloads(profile: &Profile) -> SampledWorkloads {
+    crate::profile::report::workloads(profile, &kubelet_logs())
+}
+
+/// One owner scan: who holds each object, and where each holder runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnerScan {
+    pub owners: Owners,
+    /// Each holder's workload by pid, from its `/proc/PID/cgroup` (a
+    /// holder that exited meanwhile has none).
+    pub workloads: BTreeMap<u32, Workload>,
+}
+
+impl Deref for OwnerScan {
+    type Target = Owners;
+    fn deref(&self) -> &Owners {
+        &self.owners
+    }
+}
+
+impl From<Owners> for OwnerScan {
+    fn from(owners: Owners) -> OwnerScan {
+        OwnerScan {
+            owners,
+            workloads: BTreeMap::new(),
+        }
+    }
+}
+
+impl OwnerScan {
+    /// Where the holder `pid` runs, when its cgroup was read.
+    pub fn workload(&self, pid: u32) -> Option<&Workload> {
+        self.workloads.get(&pid)
+    }
+
+    /// Who keeps one object loaded: its holders with their workloads, and
+    /// `held_by` (for an object no process holds).
+    pub fn keepers(&self, kind: HeldKind, id: u32, held_by: Option<Holder>) -> Keepers {
+        let owners = self.of(kind, id).to_vec();
+        let workloads = owners
+            .iter()
+            .filter_map(|o| Some((o.pid, self.workload(o.pid)?.clone())))
+            .collect();
+        Keepers {
+            owners,
+            held_by,
+            workloads,
+        }
+    }
+}
+
+/// Scan the holders of every object, then read each holder's cgroup and
+/// name its container and pod (the kubelet's logs read at most once).
+pub fn scan_owners() -> OwnerScan {
+    let owners = owners::scan();
+    let pids: BTreeSet<u32> = [&owners.progs, &owners.maps, &owners.links]
+        .into_iter()
+        .flat_map(|t| t.values().flatten().map(|o| o.pid))
+        .collect();
+    let mut names = Workloads::new(&kubelet_logs());
+    let workloads = cgroups::task_paths(pids, Path::new("/proc"))
+        .into_iter()
+        .map(|(pid, path)| (pid, names.of(&path)))
+        .collect();
+    OwnerScan { owners, workloads }
+}
+
+/// The IDs of the objects that existed when an owner scan was taken, per
+/// kind, in ID order: an object not among them was never scanned for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Covered {
+    pub progs: Vec<u32>,
+    pub maps: Vec<u32>,
+    pub links: Vec<u32>,
+}
+
+impl Covered {
+    pub fn of(progs: &[Program], maps: &[Map], links: &[Link]) -> Covered {
+        let sorted = |mut v: Vec<u32>| {
+            v.sort_unstable();
+            v
+        };
+        Covered {
+            progs: sorted(progs.iter().map(|p| p.id).collect()),
+            maps: sorted(maps.iter().map(|m| m.id).collect()),
+            links: sorted(links.iter().map(|l| l.id).collect()),
+        }
+    }
+
+    /// Whether every object in `now` was there when `self` was taken.
+    pub fn covers(&self, now: &Covered) -> bool {
+        let within = |old: &[u32], new: &[u32]| new.iter().all(|id| old.binary_search(id).is_ok());
+        within(&self.progs, &now.progs)
+            && within(&self.maps, &now.maps)
+            && within(&self.links, &now.links)
+    }
+}
+
+/// The last owner scan, when it was taken and, for a scan an inventory
+/// asked for, which objects existed then.
+#[derive(Debug)]
+struct LastScan {
+    at: Instant,
+    scan: Arc<OwnerScan>,
+    covered: Option<Covered>,
+}
 
 /// The last owner scan and when it was taken. It walks every fd of every
 /// process (milliseconds on a busy host), so views that repeat accept one
@@ -26,7 +163,7 @@ pub const SCAN_NOW: Duration = Duration::ZERO;
 /// for one scan rather than run one each.
 #[derive(Debug, Default)]
 pub struct OwnerCache {
-    last: Mutex<Option<(Instant, Arc<Owners>)>>,
+    last: Mutex<Option<LastScan>>,
 }
 
 impl OwnerCache {
@@ -43,18 +180,52 @@ impl OwnerCache {
         &self,
         now: Instant,
         max_age: Duration,
-        scan: impl FnOnce() -> Owners,
-    ) -> Arc<Owners> {
+        scan: impl FnOnce() -> OwnerScan,
+    ) -> Arc<OwnerScan> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((at, owners)) = &*last {
+        if let Some(l) = &*last {
             // A clock read from before the last scan counts as fresh.
-            if now.saturating_duration_since(*at) < max_age {
-                return Arc::clone(owners);
+            if now.saturating_duration_since(l.at) < max_age {
+                return Arc::clone(&l.scan);
             }
         }
-        let owners = Arc::new(scan());
-        *last = Some((now, Arc::clone(&owners)));
-        owners
+        let scan = Arc::new(scan());
+        *last = Some(LastScan {
+            at: now,
+            scan: Arc::clone(&scan),
+            covered: None,
+        });
+        scan
+    }
+
+    /// [`OwnerCache::get`] for the objects in `objects`: a scan younger
+    /// than `max_age` is taken only if it was made when all of them
+    /// existed; one that was not (a new object) is replaced, unless it is
+    /// younger than `new_object_gap`, which bounds how often loads and
+    /// unloads can force a scan.
+    pub fn get_covering(
+        &self,
+        now: Instant,
+        max_age: Duration,
+        new_object_gap: Duration,
+        objects: Covered,
+        scan: impl FnOnce() -> OwnerScan,
+    ) -> Arc<OwnerScan> {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(l) = &*last {
+            let age = now.saturating_duration_since(l.at);
+            let known = l.covered.as_ref().is_some_and(|c| c.covers(&objects));
+            if age < max_age && (known || age < new_object_gap) {
+                return Arc::clone(&l.scan);
+            }
+        }
+        let scan = Arc::new(scan());
+        *last = Some(LastScan {
+            at: now,
+            scan: Arc::clone(&scan),
+            covered: Some(objects),
+        });
+        scan
     }
 }
 
@@ -62,8 +233,8 @@ impl OwnerCache {
 static OWNERS: OwnerCache = OwnerCache::new();
 
 /// Who holds each object, from a scan at most `max_age` old.
-pub fn owners(max_age: Duration) -> Arc<Owners> {
-    OWNERS.get(Instant::now(), max_age, owners::scan)
+pub fn owners(max_age: Duration) -> Arc<OwnerScan> {
+    OWNERS.get(Instant::now(), max_age, scan_owners)
 }
 
 /// Map types whose memory is all allocated when the map is created, so
@@ -208,22 +379,37 @@ pub struct Inventory {
     pub programs: Vec<Program>,
     pub maps: Vec<Map>,
     pub links: Vec<Link>,
-    pub owners: Arc<Owners>,
+    pub owners: Arc<OwnerScan>,
 }
 
 /// Every program, map and link with the fields asked for, and the owners
-/// from a scan at most `owners_max_age` old.
+/// from a scan at most `owners_max_age` old that was taken when every one
+/// of these objects existed: an object never scanned for forces a new
+/// scan, so that its holders are known before it is first served, unless
+/// the last scan is younger than `new_object_gap`.
 pub fn inventory(
     progs: ProgFields,
     maps: MapFields,
     links: LinkFields,
     owners_max_age: Duration,
+    new_object_gap: Duration,
 ) -> Result<Inventory> {
+    let programs = programs_recalled(progs)?;
+    let maps = maps_recalled(maps)?;
+    let links = objects::links(links)?;
+    let objects = Covered::of(&programs, &maps, &links);
+    let owners = OWNERS.get_covering(
+        Instant::now(),
+        owners_max_age,
+        new_object_gap,
+        objects,
+        scan_owners,
+    );
     Ok(Inventory {
-        programs: programs_recalled(progs)?,
-        maps: maps_recalled(maps)?,
-        links: objects::links(links)?,
-        owners: owners(owners_max_age),
+        programs,
+        maps,
+        links,
+        owners,
     })
 }
 
@@ -267,9 +453,9 @@ pub(super) fn add_map_memlock(
     p.shared_maps = Some(u32::try_from(shared).unwrap_or(u32::MAX));
 }
 
-/// Owners, the link that holds each program, and the programs' attach
-/// points through their links.
-pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &Owners) {
+/// Owners (with their workloads), the link that holds each program, and
+/// the programs' attach points through their links.
+pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &OwnerScan) {
     let mut by_prog: HashMap<u32, Vec<&Link>> = HashMap::new();
     for l in links {
         by_prog.entry(l.prog_id).or_default().push(l);
@@ -284,10 +470,8 @@ pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &Owners) 
                 target: l.target.clone(),
             })
             .collect();
-        p.keepers = Some(Keepers {
-            owners: owners.of(HeldKind::Prog, p.id).to_vec(),
-            held_by: own.first().map(|l| Holder::Link(l.id)),
-        });
+        let held_by = own.first().map(|l| Holder::Link(l.id));
+        p.keepers = Some(owners.keepers(HeldKind::Prog, p.id, held_by));
     }
 }
 
@@ -367,10 +551,10 @@ impl ProgContext {
 mod tests {
     use super::*;
 
-    fn held(pid: u32) -> Owners {
+    fn held(pid: u32) -> OwnerScan {
         let mut agg = owners::Aggregator::default();
         agg.add(HeldKind::Prog, 1, pid);
-        agg.finish()
+        agg.finish().into()
     }
 
     fn first_pid(o: &Owners) -> u32 {
@@ -408,7 +592,7 @@ mod tests {
         assert_eq!(scans.get(), 3);
         // A scan that found nothing (/proc unreadable) is kept too.
         let empty = OwnerCache::new();
-        assert!(empty.get(t0, TUI, Owners::default).progs.is_empty());
+        assert!(empty.get(t0, TUI, OwnerScan::default).progs.is_empty());
         assert!(empty.get(t0, TUI, || held(1)).progs.is_empty());
     }
 
@@ -417,7 +601,7 @@ mod tests {
         let cache = OwnerCache::new();
         let scans = std::sync::atomic::AtomicU32::new(0);
         let now = Instant::now();
-        let got: Vec<Arc<Owners>> = std::thread::scope(|s| {
+        let got: Vec<Arc<OwnerScan>> = std::thread::scope(|s| {
             let threads: Vec<_> = (0..4)
                 .map(|i| {
                     let (cache, scans) = (&cache, &scans);
@@ -546,12 +730,73 @@ mod tests {
         let mut agg = owners::Aggregator::default();
         agg.add(HeldKind::Prog, 6, 42);
         agg.set_comm(42, "loader".into());
-        add_prog_keepers(&mut progs, &[link], &agg.finish());
+        let mut scan = OwnerScan::from(agg.finish());
+        let docker = format!("/docker/{}", "ab".repeat(32));
+        scan.workloads
+            .insert(42, crate::kernel::cgroups::workload(&docker));
+        add_prog_keepers(&mut progs, &[link], &scan);
         let k0 = progs[0].keepers.clone().unwrap();
         assert_eq!((k0.owners.len(), k0.held_by), (0, Some(Holder::Link(70))));
         assert_eq!(progs[0].attached[0].target.as_deref(), Some("sched_switch"));
         let k1 = progs[1].keepers.clone().unwrap();
         assert_eq!(k1.owners[0].comm, "loader");
         assert_eq!((k1.held_by, progs[1].attached.len()), (None, 0));
+        // The holder's workload travels with it.
+        let c = k1.workloads.get(&42).and_then(|w| w.container.clone());
+        assert_eq!(c.map(|c| c.id), Some("ab".repeat(32)));
+        assert!(k0.workloads.is_empty());
+    }
+
+    #[test]
+    fn an_object_never_scanned_for_forces_a_scan_at_most_every_gap() {
+        const AGE: Duration = Duration::from_secs(10);
+        const GAP: Duration = Duration::from_secs(2);
+        let cache = OwnerCache::new();
+        let t0 = Instant::now();
+        let scans = std::cell::Cell::new(0);
+        let ids = |progs: &[u32]| Covered {
+            progs: progs.to_vec(),
+            ..Covered::default()
+        };
+        let at = |after: u64, objects: Covered| {
+            first_pid(&cache.get_covering(
+                t0 + Duration::from_millis(after),
+                AGE,
+                GAP,
+                objects,
+                || {
+                    scans.set(scans.get() + 1);
+                    held(scans.get())
+                },
+            ))
+        };
+        assert_eq!(at(0, ids(&[1, 2])), 1);
+        // The same objects, or fewer: the scan serves its max age.
+        assert_eq!(at(5_000, ids(&[2])), 1);
+        // A new object 5 s on: scanned now, not 5 s later.
+        assert_eq!(at(5_000, ids(&[2, 3])), 2);
+        assert_eq!(at(6_000, ids(&[2, 3])), 2);
+        // Churn: new objects within the gap share the last scan ...
+        assert_eq!(at(6_500, ids(&[2, 3, 4])), 2);
+        assert_eq!(at(6_900, ids(&[2, 3, 4, 5])), 2);
+        // ... and force the next one once the gap has passed.
+        assert_eq!(at(7_000, ids(&[2, 3, 4, 5])), 3);
+        assert_eq!(scans.get(), 3);
+        // Past the max age a scan is taken whatever the objects.
+        assert_eq!(at(17_000, ids(&[])), 4);
+        // A scan taken by another caller covers nothing known: a new one.
+        cache.get(t0 + Duration::from_secs(18), SCAN_NOW, || held(99));
+        assert_eq!(at(18_000, ids(&[])), 99, "younger than the gap");
+        assert_eq!(at(20_000, ids(&[])), 5);
+        let c = Covered::of(
+            &[Program {
+                id: 9,
+                ..Default::default()
+            }],
+            &[],
+            &[],
+        );
+        assert!(c.covers(&Covered::default()) && c.covers(&c.clone()));
+        assert!(!Covered::default().covers(&c));
     }
 }

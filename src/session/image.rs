@@ -1,7 +1,7 @@
 //! One program as the drilldown shows it: its image (read once per
-//! drilldown), bpftool's disassembly and the helper names beside it, its
-//! decoded native code, and whether the program is still loaded; and the
-//! JIT code `--annotate` reads for the programs a report lists.
+//! drilldown), the helper names beside it, its decoded native code, and
+//! whether the program is still loaded; and the JIT code `--annotate`
+//! reads for the programs a report lists.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -38,6 +38,13 @@ pub fn disassembly(
         .map(Arc::new)
         .map_err(|e| e.message());
     (names, native)
+}
+
+/// The decoded native code of program `id`, for naming the instructions
+/// a profile sampled; None when it cannot be read (the program is gone,
+/// addresses are hidden) or this host's code is not decoded.
+pub fn native_code(id: u32) -> Option<NativeImage> {
+    native_image(id).ok()
 }
 
 /// Whether program `id` has been unloaded. Any other failure to open it

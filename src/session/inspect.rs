@@ -146,6 +146,7 @@ pub fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
             .iter()
             .flat_map(|a| a.all.iter().map(|n| n.row.clone()))
             .collect(),
+        interrupt_samples: p.interrupt_samples,
     });
     let telemetry = &report.capture.telemetry;
     ProfileInput {
@@ -199,6 +200,7 @@ mod tests {
                     kh(2, "memcmp", 8, 4),
                     kh(1, "a", 0, 5),
                 ],
+                interrupt_samples: 4,
                 ..Default::default()
             }],
             telemetry: data::Telemetry {
@@ -219,6 +221,8 @@ mod tests {
             (10, 6, 16)
         );
         assert_eq!(p.inclusive_cpu_percent, 8.0);
+        // Interrupts reach the drilldown apart from the program's samples.
+        assert_eq!(p.interrupt_samples, 4);
         // The line limit keeps the hottest row of each list.
         assert_eq!(p.hotspots.len(), 1);
         assert_eq!(p.hotspots[0].samples, 7);

@@ -8,7 +8,7 @@ use super::context::{add_map_memlock, add_prog_keepers, owners, HeldKind, SCAN_N
 use crate::error::Result;
 use crate::kernel::objects::{self, LinkReader, MapReader, ProgramReader};
 use crate::kernel::{bpffs, stats::StatsGuard};
-use crate::model::{Holder, Keepers, Link, LinkFields, Map, MapFields, ProgFields, Program};
+use crate::model::{Holder, Link, LinkFields, Map, MapFields, ProgFields, Program};
 
 /// Programs as `brr prog` lists them, in ID order, with `fields`; with
 /// `stats`, statistics are on while they are read, so the run counters are
@@ -115,10 +115,8 @@ pub fn maps_each(
             m.pinned_paths = pins.for_map(m.id);
         }
         if let Some((user, owners)) = &keepers {
-            m.keepers = Some(Keepers {
-                owners: owners.of(HeldKind::Map, m.id).to_vec(),
-                held_by: user.get(&m.id).map(|&id| Holder::Prog(id)),
-            });
+            let held_by = user.get(&m.id).map(|&id| Holder::Prog(id));
+            m.keepers = Some(owners.keepers(HeldKind::Map, m.id, held_by));
         }
         each(m)
     })
@@ -147,10 +145,7 @@ pub fn links_each(
             l.pinned_paths = pins.for_link(l.id);
         }
         if let Some(owners) = &owners {
-            l.keepers = Some(Keepers {
-                owners: owners.of(HeldKind::Link, l.id).to_vec(),
-                held_by: None,
-            });
+            l.keepers = Some(owners.keepers(HeldKind::Link, l.id, None));
         }
         each(l)
     })
@@ -160,19 +155,5 @@ pub fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {
     let pins = bpffs::scan(root);
     for p in progs {
         p.pinned_paths = pins.for_prog(p.id);
-    }
-}
-
-pub fn attach_map_pins(maps: &mut [Map], root: impl AsRef<Path>) {
-    let pins = bpffs::scan(root);
-    for m in maps {
-        m.pinned_paths = pins.for_map(m.id);
-    }
-}
-
-pub fn attach_link_pins(links: &mut [Link], root: impl AsRef<Path>) {
-    let pins = bpffs::scan(root);
-    for l in links {
-        l.pinned_paths = pins.for_link(l.id);
     }
 }

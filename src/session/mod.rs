@@ -32,15 +32,13 @@ use std::time::Duration;
 pub use crate::kernel::stats::StatsGuard;
 pub use capture::{capture, Terminations};
 pub use context::{add_maps_memlock, add_prog_keepers, inventory, owners, Inventory, ProgContext};
+pub use context::{kubelet_logs, set_kubelet_logs, workloads, OwnerScan};
 pub use image::{disassembly, program_gone, program_image};
 pub use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, image_context,
     profile_contexts,
 };
-pub use listings::{
-    attach_link_pins, attach_map_pins, attach_prog_pins, links, links_each, maps, maps_each,
-    programs, programs_each,
-};
+pub use listings::{attach_prog_pins, links, links_each, maps, maps_each, programs, programs_each};
 pub use window::{
     activity, activity_stream, activity_with, measure, Measurement, StreamWindow, Window, BRIEF,
 };

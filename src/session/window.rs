@@ -54,6 +54,18 @@ pub struct Measurement {
     pub wall_end: f64,
 }
 
+/// What the next window's deltas are taken from: the program's id and
+/// counters, without the names and lists a full copy would repeat.
+fn counters(p: &Program) -> Program {
+    Program {
+        id: p.id,
+        run_count: p.run_count,
+        run_time_ns: p.run_time_ns,
+        recursion_misses: p.recursion_misses,
+        ..Program::default()
+    }
+}
+
 /// Unix seconds of `t`; a clock before 1970 counts as 0.
 fn unix_seconds(t: SystemTime) -> f64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
@@ -83,7 +95,8 @@ impl Window {
         self.start
     }
 
-    /// The baseline snapshot.
+    /// The baseline snapshot (of a window continued from another one, only
+    /// each program's id and counters: what the deltas are taken from).
     pub fn base(&self) -> &[Program] {
         &self.base
     }
@@ -128,7 +141,7 @@ impl Window {
         let next = Window {
             stats: self.stats,
             fields: self.fields,
-            base: current.clone(),
+            base: current.iter().map(counters).collect(),
             start: at,
             wall_start: wall,
         };

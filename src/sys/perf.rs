@@ -36,27 +36,40 @@ pub mod flag {
     pub const DISABLED: u64 = 1 << 0;
     pub const EXCLUDE_USER: u64 = 1 << 4;
     pub const EXCLUDE_HV: u64 = 1 << 6;
+    pub const COMM: u64 = 1 << 9;
     pub const FREQ: u64 = 1 << 10;
     pub const WATERMARK: u64 = 1 << 14;
     pub const PRECISE_SHIFT: u32 = 15;
     pub const PRECISE_MASK: u64 = 3 << PRECISE_SHIFT;
+    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
     pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
+    pub const COMM_EXEC: u64 = 1 << 24;
+    /// Timestamps from `clockid` instead of the perf clock.
+    pub const USE_CLOCKID: u64 = 1 << 25;
     pub const KSYMBOL: u64 = 1 << 29;
     pub const BPF_EVENT: u64 = 1 << 30;
 
     pub(super) const KNOWN: u64 = DISABLED
         | EXCLUDE_USER
         | EXCLUDE_HV
+        | COMM
         | FREQ
         | WATERMARK
         | PRECISE_MASK
+        | SAMPLE_ID_ALL
         | EXCLUDE_CALLCHAIN_USER
+        | COMM_EXEC
+        | USE_CLOCKID
         | KSYMBOL
         | BPF_EVENT;
 }
 
 pub const ATTR_SIZE_VER0: u32 = abi::PERF_ATTR_SIZE_VER0;
 pub const ATTR_SIZE_VER2: u32 = abi::PERF_ATTR_SIZE_VER2;
+/// The first size with `clockid`.
+pub const ATTR_SIZE_VER3: u32 = abi::PERF_ATTR_SIZE_VER3;
+/// `CLOCK_MONOTONIC`, the clock of `std::time::Instant` on Linux.
+pub const CLOCK_MONOTONIC: i32 = libc::CLOCK_MONOTONIC;
 
 /// What brr asks of `perf_event_open`: the part of `struct perf_event_attr`
 /// it sets, as plain fields. [`open_cpu_event`] writes it into the
@@ -74,6 +87,9 @@ pub struct PerfEventAttr {
     /// `wakeup_events` or, with the watermark flag, `wakeup_watermark`.
     pub wakeup: u32,
     pub branch_sample_type: u64,
+    /// With [`flag::USE_CLOCKID`] (and a size of at least
+    /// [`ATTR_SIZE_VER3`]).
+    pub clockid: i32,
 }
 
 impl PerfEventAttr {
@@ -96,10 +112,15 @@ impl PerfEventAttr {
         };
         a.sample_freq = self.sample_freq;
         a.wakeup_events = self.wakeup;
+        a.clockid = self.clockid;
         let on = |bit: u64| u64::from(self.flags & bit != 0);
         a.set_disabled(on(flag::DISABLED));
         a.set_exclude_user(on(flag::EXCLUDE_USER));
         a.set_exclude_hv(on(flag::EXCLUDE_HV));
+        a.set_comm(on(flag::COMM));
+        a.set_sample_id_all(on(flag::SAMPLE_ID_ALL));
+        a.set_comm_exec(on(flag::COMM_EXEC));
+        a.set_use_clockid(on(flag::USE_CLOCKID));
         a.set_freq(on(flag::FREQ));
         a.set_watermark(on(flag::WATERMARK));
         a.set_precise_ip((self.flags & flag::PRECISE_MASK) >> flag::PRECISE_SHIFT);
@@ -478,6 +499,7 @@ mod tests {
             flags,
             wakeup: 4096,
             branch_sample_type: BRANCH_KERNEL,
+            clockid: 1,
         }
     }
 
@@ -498,6 +520,7 @@ mod tests {
         );
         assert_eq!((a.exclude_user(), a.exclude_hv(), a.ksymbol()), (0, 0, 0));
         assert_eq!((a.bpf_event(), a.exclude_callchain_user()), (0, 0));
+        assert_eq!(a.clockid, 1);
     }
 
     // The flag constants are documented as the ABI's bit numbers; check
@@ -516,6 +539,10 @@ mod tests {
             flag::EXCLUDE_CALLCHAIN_USER,
             flag::KSYMBOL,
             flag::BPF_EVENT,
+            flag::COMM,
+            flag::SAMPLE_ID_ALL,
+            flag::COMM_EXEC,
+            flag::USE_CLOCKID,
         ] {
             let a = attr(f).to_abi().unwrap();
             let mut word = [0u8; 8];

@@ -10,6 +10,7 @@ use ratatui::Frame;
 
 use super::app::{App, CHART_ROWS};
 use super::history::{Point, Shared, WINDOWS};
+use super::text::fit;
 use super::theme::Theme;
 use crate::render::num::{commas, fmt_g};
 
@@ -73,11 +74,14 @@ pub fn draw_pane(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let block = Block::default()
         .borders(Borders::TOP | Borders::BOTTOM)
         .border_style(t.accent)
-        .title(pane_title(
-            id,
-            &row.prog.name,
-            points.len(),
-            history.window_seconds(),
+        .title(fit(
+            &pane_title(
+                id,
+                row.prog.display_name(),
+                points.len(),
+                history.window_seconds(),
+            ),
+            usize::from(area.width),
         ));
     let inner = block.inner(area);
     f.render_widget(block, area);

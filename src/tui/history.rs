@@ -3,7 +3,9 @@
 //!
 //! Bounded twice over: [`WINDOWS`] points per program, and a program's
 //! points go with the first window it is missing from (it unloaded), so
-//! memory follows the programs loaded now (about 1.5 KiB each).
+//! memory follows the programs loaded now: about 1.5 KiB for each program
+//! that ran in the windows kept, a few bytes for each one that did not
+//! (most programs on most hosts sit idle; their series of zeros is shared).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,9 +24,19 @@ pub struct Point {
     pub avg_ns: f32,
 }
 
+/// One program's points: a count of zero points while it has not run in
+/// any window kept, else the points themselves.
+#[derive(Debug)]
+enum Series {
+    Idle(usize),
+    Ran(VecDeque<Point>),
+}
+
 #[derive(Debug, Default)]
 pub struct History {
-    by_prog: HashMap<u32, VecDeque<Point>>,
+    by_prog: HashMap<u32, Series>,
+    /// `zeros[n]`: n zero points, what every idle program's series reads as.
+    zeros: Vec<VecDeque<Point>>,
     /// Length of the last window recorded, for the chart's time axis.
     window_seconds: f64,
 }
@@ -37,33 +49,64 @@ impl History {
         self.window_seconds = measured;
         let loaded: std::collections::HashSet<u32> = rows.iter().map(|r| r.prog.id).collect();
         self.by_prog.retain(|id, _| loaded.contains(id));
+        let mut longest_idle = 0;
         for r in rows {
-            let points = self
-                .by_prog
-                .entry(r.prog.id)
-                .or_insert_with(|| VecDeque::with_capacity(WINDOWS));
-            if points.len() == WINDOWS {
-                points.pop_front();
-            }
-            points.push_back(Point {
+            let point = Point {
                 cpu_pct: r.cpu_pct(d) as f32,
                 execs_per_sec: r.execs_per_sec(d) as f32,
                 avg_ns: r.avg_ns() as f32,
-            });
+            };
+            let series = self.by_prog.entry(r.prog.id).or_insert(Series::Idle(0));
+            push(series, point);
+            if let Series::Idle(n) = series {
+                longest_idle = longest_idle.max(*n);
+            }
+        }
+        while self.zeros.len() <= longest_idle {
+            let n = self.zeros.len();
+            self.zeros.push(VecDeque::from(vec![Point::default(); n]));
         }
     }
 
     /// A program's points, oldest first.
     pub fn of(&self, id: u32) -> Option<&VecDeque<Point>> {
-        self.by_prog.get(&id)
+        match self.by_prog.get(&id)? {
+            Series::Idle(n) => self.zeros.get(*n),
+            Series::Ran(points) => Some(points),
+        }
     }
 
     pub fn window_seconds(&self) -> f64 {
         self.window_seconds
     }
 
+    #[cfg(test)]
     pub fn programs(&self) -> usize {
         self.by_prog.len()
+    }
+}
+
+/// Append `point`, dropping the oldest beyond [`WINDOWS`]; a series whose
+/// points are all zero again goes back to a count.
+fn push(series: &mut Series, point: Point) {
+    let zero = point == Point::default();
+    match series {
+        Series::Idle(n) if zero => *n = (*n + 1).min(WINDOWS),
+        Series::Idle(n) => {
+            let mut points = VecDeque::with_capacity(WINDOWS);
+            points.extend(std::iter::repeat_n(Point::default(), (*n).min(WINDOWS - 1)));
+            points.push_back(point);
+            *series = Series::Ran(points);
+        }
+        Series::Ran(points) => {
+            if points.len() == WINDOWS {
+                points.pop_front();
+            }
+            points.push_back(point);
+            if zero && points.iter().all(|p| *p == Point::default()) {
+                *series = Series::Idle(points.len());
+            }
+        }
     }
 }
 
@@ -122,6 +165,37 @@ mod tests {
         assert!((p.cpu_pct - 24.321).abs() < 1e-3);
         assert_eq!(p.execs_per_sec, 1_969_946.0);
         assert_eq!(p.avg_ns, 123.0);
+    }
+
+    #[test]
+    fn idle_programs_share_their_zeros_until_they_run() {
+        let mut h = History::default();
+        for _ in 0..3 {
+            h.record(&[row(1, 0, 0), row(2, 0, 0)], 1.0);
+        }
+        assert_eq!(h.of(1).map(VecDeque::len), Some(3));
+        assert!(h.of(2).unwrap().iter().all(|p| *p == Point::default()));
+        assert!(matches!(h.by_prog[&1], Series::Idle(3)));
+        // It runs: three zeros, then its point.
+        h.record(&[row(1, 4, 400), row(2, 0, 0)], 1.0);
+        let p = h.of(1).unwrap();
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[3].execs_per_sec, 4.0);
+        assert_eq!(p[2], Point::default());
+        assert_eq!(h.of(2).map(VecDeque::len), Some(4));
+        // Idle again for every window kept: a count once more.
+        for _ in 0..WINDOWS {
+            h.record(&[row(1, 0, 0)], 1.0);
+        }
+        assert!(matches!(h.by_prog[&1], Series::Idle(WINDOWS)));
+        assert_eq!(h.of(1).map(VecDeque::len), Some(WINDOWS));
+        assert!(h.of(2).is_none());
+        // An idle series is capped like any other.
+        h.record(&[row(1, 0, 0)], 1.0);
+        assert_eq!(h.of(1).map(VecDeque::len), Some(WINDOWS));
+        h.record(&[row(1, 1, 1)], 1.0);
+        let p = h.of(1).unwrap();
+        assert_eq!((p.len(), p[WINDOWS - 1].avg_ns), (WINDOWS, 1.0));
     }
 
     #[test]

@@ -8,13 +8,14 @@
 //!
 //! Modules: `app` holds the live table's state and keys, `drill` the
 //! drilldown's, both without I/O (outside effects are returned as
-//! [`app::Effect`]s for the loop here); `ui` draws that state in the
+//! [`effect::Effect`]s for the loop here); `ui` draws that state in the
 //! colours of `theme`; `worker` does the kernel work off the UI thread;
 //! `text` has the input, wrap and scroll helpers both views share.
 
 pub mod app;
 pub mod chart;
 pub mod drill;
+pub mod effect;
 pub mod history;
 pub mod text;
 pub mod theme;
@@ -37,7 +38,8 @@ use crate::activity;
 use crate::error::{BrrError, Result};
 use crate::profile;
 use crate::session::{self, Terminations, Window};
-use app::{App, Effect};
+use app::App;
+use effect::Effect;
 use worker::{Event, Worker};
 
 /// What the interactive view is started with, taken from the command line
@@ -106,7 +108,7 @@ pub fn run(config: Config) -> Result<(String, i32)> {
         session::attach_prog_pins(&mut listed, &config.bpffs);
     }
     // Rows at once (zero deltas) while the first window runs.
-    let rows = activity::compute(&listed, &listed, true, 0);
+    let rows = activity::compute_owned(window.base(), listed, true, 0);
 
     install_panic_hook();
     let mut term = setup_terminal()?;

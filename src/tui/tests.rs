@@ -7,14 +7,15 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 
-use super::app::{App, Col, Effect};
-use super::drill::{Drill, Overlay, FORM_PROMPT, HELP_LINE, SEARCH_HINT};
+use super::app::App;
+use super::drill::{Drill, Outcome, Overlay, FORM_PROMPT, HELP_LINE, SEARCH_HINT};
+use super::effect::Effect;
 use super::ui::{self, Theme};
 use super::worker::{Cmd, Msg, ProfileDone};
 use super::Config;
 use crate::activity::ActivityRow;
 use crate::error::BrrError;
-use crate::inspect::drilldown::Mode;
+use crate::inspect::drilldown::{Mode, NativeRow};
 use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
 use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
 use crate::model::profile::{KernelHotspot, Payer};
@@ -22,6 +23,7 @@ use crate::model::report::{Capture, Figured, Payers, ProgramReport, Report};
 use crate::model::Program;
 use crate::model::{JitRange, LineRecord, ProgramImage};
 use crate::profile;
+use crate::render::listing::ActivityCol;
 
 /// What plain `brr` starts the TUI with (`top::tests` checks that it is
 /// what the command line gives).
@@ -45,7 +47,8 @@ pub(crate) fn config() -> Config {
             call_graph: profile::CallGraph::Fp,
             pages: None,
             drain_ms: None,
-            program_id: None,
+            program_ids: Vec::new(),
+            pid: None,
             bpffs: "/sys/fs/bpf".into(),
         },
         bpffs: "/sys/fs/bpf".into(),
@@ -241,7 +244,8 @@ fn navigation_keys() {
     for _ in 0..20 {
         app.on_key(key(KeyCode::Right));
     }
-    assert_eq!(app.hcol, app.cols.len() - 1);
+    // ID and NAME stay: the last of the other columns is the last stop.
+    assert_eq!(app.hcol, app.cols.len() - 3);
 }
 
 #[test]
@@ -363,7 +367,7 @@ fn sorting_keys() {
     let mut app = app();
     assert_eq!(app.header_text(3, "CPU%"), "CPU%▼");
     app.on_key(ch('s'));
-    assert_eq!(app.sort.col, Col::ExecsPerSec);
+    assert_eq!(app.sort.col, ActivityCol::ExecsPerSec);
     assert_eq!(ids(&app)[..2], [67, 122]);
     assert_eq!(
         app.status,
@@ -378,11 +382,11 @@ fn sorting_keys() {
     );
     app.on_key(ch('<'));
     app.on_key(ch('<'));
-    assert_eq!(app.sort.col, Col::Name);
+    assert_eq!(app.sort.col, ActivityCol::Name);
     assert!(!app.sort.desc);
     assert_eq!(ids(&app), vec![76, 96, 65, 122, 67, 83]);
     app.on_key(ch('>'));
-    assert_eq!(app.sort.col, Col::Cpu);
+    assert_eq!(app.sort.col, ActivityCol::Cpu);
     // The cursor follows its program through the re-sort.
     app.on_key(key(KeyCode::End));
     let id = cursor_id(&app);
@@ -390,11 +394,11 @@ fn sorting_keys() {
     assert_eq!(cursor_id(&app), id);
     // Hiding the sorted column falls back to CPU%.
     app.on_key(ch('x'));
-    while app.sort.col != Col::Tag {
+    while app.sort.col != ActivityCol::Tag {
         app.on_key(ch('s'));
     }
     app.on_key(ch('x'));
-    assert_eq!(app.sort.col, Col::Cpu);
+    assert_eq!(app.sort.col, ActivityCol::Cpu);
 }
 
 #[test]
@@ -410,6 +414,7 @@ fn filter_matches_full_names_owner_comms_and_ids() {
             comm: "execsnoop".into(),
         }],
         held_by: None,
+        workloads: Default::default(),
     });
     rs[3].prog.attached = vec![AttachPoint {
         link_id: 9,
@@ -779,6 +784,7 @@ fn done(img: &ProgramImage) -> ProfileDone {
                 shown: tasks.len(),
                 all: tasks,
                 other: None,
+                workloads: [(4242, in_pod())].into(),
             },
             ..Default::default()
         }],
@@ -788,7 +794,24 @@ fn done(img: &ProgramImage) -> ProfileDone {
         input,
         report: Arc::new(report),
         profile: Arc::new(profile),
+        native: Vec::new(),
     }
+}
+
+/// nginx's place: container `web` of pod `shop/api-0`.
+fn in_pod() -> crate::model::Workload {
+    let mut w = crate::kernel::cgroups::workload(&format!(
+        "/kubepods/pod0123abcd-0000-4000-8000-000000000001/{}",
+        "c1".repeat(32)
+    ));
+    if let Some(c) = w.container.as_mut() {
+        c.name = Some("web".into());
+    }
+    if let Some(p) = w.pod.as_mut() {
+        p.namespace = Some("shop".into());
+        p.name = Some("api-0".into());
+    }
+    w
 }
 
 /// A profile whose program shows one hint at the hot line.
@@ -910,12 +933,61 @@ fn f_saves_the_last_profile_and_t_shows_who_pays() {
         Some("brr: cannot write flame graph")
     );
 
+    // A task with one sample, and one with a long name and many samples.
+    let (_, report) = app.drill.as_mut().unwrap().last.as_mut().unwrap();
+    let tasks = &mut Arc::make_mut(report).programs[0].tasks;
+    for (id, name, samples) in [(7, "cron", 1), (31337, "kworker/u8:2-events", 1234)] {
+        tasks.all.push(Figured {
+            row: Payer {
+                id,
+                name: name.into(),
+                samples,
+            },
+            sample_percent: 1.0,
+            cpu_percent: 12.3456,
+        });
+    }
+    tasks.shown = tasks.all.len();
     app.on_key(ch('t'));
     assert_eq!(d(&app).overlay, Overlay::WhoPays);
     let frame = render(&app);
     assert!(frame.contains("Triggered by"), "{frame}");
-    assert!(frame.contains("nginx  60 samples  6.0181% CPU"), "{frame}");
-    assert!(frame.contains("swapper"), "{frame}");
+    // Comm starts, the word `sample(s)` starts and CPU% ends at the same
+    // place on every row; one sample is `1 sample`.
+    let line = |needle: &str| -> Vec<char> {
+        frame
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap()
+            .chars()
+            .collect()
+    };
+    let find = |l: &[char], s: &str| -> usize {
+        let s: Vec<char> = s.chars().collect();
+        l.windows(s.len()).position(|w| w == s.as_slice()).unwrap()
+    };
+    let head = line("COMM");
+    let comm = find(&head, "COMM");
+    let cpu_end = find(&head, "CPU%") + 4;
+    let mut word = None;
+    for (pid, name, count) in [
+        ("4242", "nginx", "60 samples"),
+        ("31337", "kworker/u8:2-events", "1,234 samples"),
+        ("7 ", "cron", "1 sample "),
+        ("0 ", "swapper", "35 samples"),
+    ] {
+        let l = line(name);
+        assert_eq!(find(&l, pid), find(&head, "PID"), "{frame}");
+        assert_eq!(find(&l, name), comm, "{frame}");
+        let w = find(&l, count) + count.find(' ').unwrap() + 1;
+        assert_eq!(*word.get_or_insert(w), w, "{frame}");
+        assert_eq!(find(&l, "% ") + 1, cpu_end, "{frame}");
+    }
+    assert!(!frame.contains(" 1 samples"), "{frame}");
+    // The pod and container columns, where a task ran in one.
+    let nginx = line("nginx");
+    assert_eq!(find(&nginx, "shop/api-0"), find(&head, "POD"), "{frame}");
+    assert_eq!(find(&nginx, "web"), find(&head, "CONTAINER"), "{frame}");
     app.on_key(key(KeyCode::Esc));
     assert_eq!(d(&app).overlay, Overlay::None);
 }
@@ -974,7 +1046,7 @@ fn profile_result_moves_to_hottest_row_and_folds() {
         panic!("{fx:?}")
     };
     assert!(job.request.kernel_samples, "p always samples the kernel");
-    assert_eq!(job.request.program_id, Some(42));
+    assert_eq!(job.request.program_ids, vec![42]);
     assert_eq!(job.line_limit, 0);
     let seq = job.seq;
     assert_eq!(
@@ -989,7 +1061,7 @@ fn profile_result_moves_to_hottest_row_and_folds() {
     });
     assert_eq!(
         d(&app).status_lines()[1],
-        "2.0s of 5s, 12 samples; Esc cancels and closes"
+        "2.0s of 5s, 12 samples; Esc cancels"
     );
     let img = image();
     app.on_msg(Msg::Profiled {
@@ -1468,12 +1540,17 @@ fn snapshots_main_table_columns_and_sort() {
         "main_extended",
         |s| app_with("-x", s),
         |f| {
-            let cols: Vec<&str> = header(f).split_whitespace().collect();
+            // `›` ends the header: more columns to the right.
+            let cols: Vec<&str> = header(f)
+                .split_whitespace()
+                .map(|c| c.trim_end_matches('›'))
+                .collect();
             let partial = cols.iter().any(|c| c.starts_with("TA") && *c != "TAG");
             assert!(
                 !partial && (cols.contains(&"TAG") || cols.last() == Some(&"JIT_B")),
                 "-x adds the TAG column after JIT_B, only where it fits whole:\n{f}"
-            )
+            );
+            assert!(header(f).ends_with('›'), "{f}");
         },
     );
     snap(
@@ -1987,4 +2064,365 @@ fn search_finds_text_in_collapsed_helper_rows() {
     assert_eq!(d(&app).cursor, at + 1);
     app.on_key(ch('k'));
     assert_eq!(d(&app).cursor, at);
+}
+
+// ---------------------------------------------------------------------
+// Scrolled columns, names and numbers
+// ---------------------------------------------------------------------
+
+#[test]
+fn horizontal_scroll_keeps_id_and_name_and_marks_hidden_columns() {
+    snap(
+        "main_scrolled",
+        |s| {
+            let mut a = app_with("-x", s);
+            for _ in 0..3 {
+                a.on_key(key(KeyCode::Right));
+            }
+            a
+        },
+        |f| {
+            let head = header(f);
+            let cols: Vec<&str> = head.split_whitespace().collect();
+            assert_eq!(cols[..2], ["ID", "NAME"], "ID and NAME stay:\n{f}");
+            // TYPE, CPU% and EXECS/s are off to the left: `‹` before the
+            // first column shown after NAME, `›` at the end.
+            assert!(cols[2].starts_with("‹AVG_NS"), "{f}");
+            assert!(!head.contains("TYPE") && !head.contains("CPU%"), "{f}");
+            // `›` when some columns are still off to the right.
+            assert_eq!(head.ends_with('›'), !head.contains("MAPS_MEM"), "{f}");
+            let row = f.lines().nth(2).unwrap();
+            assert!(row.trim_start().starts_with("122  sys_exit "), "{f}");
+        },
+    );
+    // All the way right: the last column, no `›`.
+    let mut a = app_with("-x", (80, 24));
+    for _ in 0..30 {
+        a.on_key(key(KeyCode::Right));
+    }
+    let head = header(&render(&a)).to_string();
+    let cols: Vec<&str> = head.split_whitespace().collect();
+    assert_eq!(cols, ["ID", "NAME", "‹MAPS_MEM"], "{head}");
+    // Back to the start: the plain header.
+    a.on_key(key(KeyCode::Home));
+    for _ in 0..30 {
+        a.on_key(key(KeyCode::Left));
+    }
+    let head = header(&render(&a)).to_string();
+    assert!(
+        head.starts_with("  ID  TYPE") && !head.contains('‹'),
+        "{head}"
+    );
+}
+
+/// Two programs the kernel names alike, with their full BTF names and
+/// memory figures.
+fn execsnoop_rows() -> Vec<ActivityRow> {
+    let p = |id, full: &str| Program {
+        full_name: full.into(),
+        memlock_bytes: Some(4096),
+        maps_memlock_bytes: Some(426_880),
+        shared_maps: Some(2),
+        ..prog(id, "tracepoint", "tracepoint__sys", 1_000, 1_000_000)
+    };
+    vec![
+        row(
+            p(201, "tracepoint__syscalls__sys_enter_execve"),
+            1_289_686,
+            90_000_000,
+        ),
+        row(
+            p(202, "tracepoint__syscalls__sys_exit_execve"),
+            1_289_686,
+            80_000_000,
+        ),
+    ]
+}
+
+#[test]
+fn full_names_in_titles_and_one_number_style() {
+    let mut app = app_with("-x", (200, 40));
+    app.on_msg(Msg::Window {
+        rows: execsnoop_rows(),
+        measured: 1.0,
+    });
+    // MEMLOCK and MAPS_MEM read like the other numbers: 4,096 and 426,880.
+    let col = |c: ActivityCol| app.cols.iter().position(|&x| x == c).unwrap();
+    assert_eq!(app.cells[0][col(ActivityCol::ExecsPerSec)], "1,289,686");
+    assert_eq!(app.cells[0][col(ActivityCol::Memlock)], "4,096");
+    assert_eq!(
+        app.cells[0][col(ActivityCol::MapsMem)],
+        "426,880 (2 shared)"
+    );
+    // The history pane: the full name of each program.
+    for _ in 0..3 {
+        app.history.lock().record(&execsnoop_rows(), 1.0);
+    }
+    app.on_key(ch('g'));
+    let screen = render(&app);
+    assert!(
+        screen.contains("history of 201 tracepoint__syscalls__sys_enter_execve: last 3"),
+        "{screen}"
+    );
+    app.on_key(key(KeyCode::Down));
+    let screen = render(&app);
+    assert!(
+        screen.contains("history of 202 tracepoint__syscalls__sys_exit_execve: last 3"),
+        "{screen}"
+    );
+    // A pane too narrow for its title cuts it with `…`.
+    app.resize(60, 40);
+    let screen = render(&app);
+    let title = screen
+        .lines()
+        .find(|l| l.contains("history of"))
+        .unwrap()
+        .trim_end_matches('─');
+    assert!(title.ends_with('…'), "{screen}");
+    assert!(
+        title.contains("tracepoint__syscalls__sys_exit_exe"),
+        "{screen}"
+    );
+    // The drilldown title: the full name too, cut with `…` when narrow.
+    app.on_key(ch('g'));
+    let fx = app.on_key(key(KeyCode::Enter));
+    let [Effect::Cmd(Cmd::Load { id: 202, seq })] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    let img = ProgramImage {
+        program: execsnoop_rows()[1].prog.clone(),
+        ..no_line_image()
+    };
+    app.on_msg(Msg::Loaded {
+        seq,
+        result: Ok(Arc::new(img)),
+    });
+    let title = render(&app).lines().nth(1).unwrap().to_string();
+    assert!(
+        title.contains("program 202 tracepoint__syscalls__sys_exit_execve "),
+        "{title}"
+    );
+    app.resize(40, 20);
+    let title = render(&app).lines().nth(1).unwrap().to_string();
+    assert!(title.ends_with("…┃"), "{title}");
+    assert_eq!(title.chars().count(), 40);
+}
+
+/// A program loaded without line info: two helper calls between
+/// arithmetic, one JIT function.
+fn no_line_image() -> ProgramImage {
+    let mut xlated = Vec::new();
+    // Calls carry their target's offset from `__bpf_call_base`.
+    for (op, imm) in [
+        (0xb7u8, 0i32),
+        (0x85, 269_488),
+        (0x27, 3),
+        (0x85, 330_864),
+        (0x95, 0),
+    ] {
+        let mut raw = [0u8; 8];
+        raw[0] = op;
+        raw[4..].copy_from_slice(&imm.to_le_bytes());
+        xlated.extend_from_slice(&raw);
+    }
+    ProgramImage {
+        program: prog(77, "tracepoint", "bt_nolines", 10, 1000),
+        xlated,
+        lines: Vec::new(),
+        jit_ranges: vec![JitRange {
+            start: 0x2000,
+            len: 0x80,
+            func_index: 0,
+            func_name: None,
+        }],
+        ..Default::default()
+    }
+}
+
+/// What a profile of it gives: every sample without source metadata.
+fn no_line_done() -> ProfileDone {
+    let uncalled = |samples, sym: &str, kind| KernelRow {
+        row: KernelHotspot {
+            samples,
+            ip: 0xffff_ffff_8100_0000,
+            symbol: Some(sym.into()),
+            kind,
+            bpf_jited_address: Some(0x2010),
+            ..Default::default()
+        },
+        ip_count: 1,
+    };
+    let kernel = vec![
+        uncalled(1_200, "read_tsc", "kernel"),
+        uncalled(300, "bpf_ktime_get_ns", "bpf_helper"),
+    ];
+    let mut done = done(&image());
+    done.input.program = Some(DrillProfile {
+        samples: 1_000,
+        kernel_samples: 1_500,
+        inclusive_samples: 2_500,
+        inclusive_cpu_percent: 25.0,
+        direct_source_unmapped_samples: 1_000,
+        under_bpf_caller_source_unmapped_samples: 1_500,
+        hotspots: vec![DirectHotspot {
+            samples: 1_000,
+            ..Default::default()
+        }],
+        kernel_functions: kernel.clone(),
+        kernel_ips: kernel,
+        ..Default::default()
+    });
+    let report = Arc::make_mut(&mut done.report);
+    report.programs[0].id = 77;
+    report.programs[0].inclusive_samples = 2_500;
+    let native = |ip: u64, samples, asm: &str| NativeRow {
+        ip,
+        samples,
+        text: format!("  bt_nolines+{:#x}: {asm}", ip - 0x2000),
+    };
+    done.native = vec![
+        native(0x2014, 700, "imul rbx, rbx, 0x3"),
+        native(0x2008, 300, "xor eax, eax"),
+    ];
+    done
+}
+
+/// The drilldown of [`no_line_image`] once loaded: it asks for the
+/// helper names at once (source mode shows its instructions), and gets
+/// one of the two calls named.
+fn no_line_drill(config: &Config, size: (u16, u16)) -> Drill {
+    let mut drill = Drill::new(77, 9, config, size);
+    let fx = drill.on_msg(Msg::Loaded {
+        seq: 9,
+        result: Ok(Arc::new(no_line_image())),
+    });
+    let [Effect::Cmd(Cmd::Disasm { id: 77, seq })] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(drill.message, None, "no mixed-view message in source mode");
+    let mut names = crate::inspect::disasm::CallNames {
+        base: Some(0x1000),
+        ..Default::default()
+    };
+    names
+        .names
+        .insert(0x1000 + 269_488, "bpf_ktime_get_ns".into());
+    drill.on_msg(Msg::Disasm {
+        seq,
+        call_names: names,
+        native: Err("not read in this test".into()),
+    });
+    drill
+}
+
+/// [`no_line_drill`] after `p` and its profile.
+fn no_line_profiled(config: &Config, size: (u16, u16)) -> Drill {
+    let mut drill = no_line_drill(config, size);
+    let Outcome::Effects(fx) = drill.on_key(&ch('p')) else {
+        panic!()
+    };
+    let [Effect::Profile(ref job)] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    let seq = job.seq;
+    drill.on_msg(Msg::Profiled {
+        seq,
+        result: Ok(no_line_done()),
+    });
+    drill
+}
+
+#[test]
+fn without_line_info_the_unmapped_rows_expand_and_calls_are_named() {
+    let size = (100, 30);
+    let mut app = app_with("", size);
+    app.drill = Some(no_line_drill(&app.config, size));
+    let code = shown(&app);
+    assert_eq!(d(&app).mode, Mode::Source);
+    assert!(
+        code.iter()
+            .any(|c| c.ends_with("; call bpf_ktime_get_ns#269488")),
+        "{code:?}"
+    );
+    // No name known: the bare immediate.
+    assert!(
+        code.iter().any(|c| c.ends_with("; call #330864")),
+        "{code:?}"
+    );
+
+    let Effect::Profile(job) = &app.on_key(ch('p'))[0] else {
+        panic!()
+    };
+    let seq = job.seq;
+    app.on_msg(Msg::Profiled {
+        seq,
+        result: Ok(no_line_done()),
+    });
+    assert!(
+        d(&app).title().ends_with(" samples=2,500"),
+        "{}",
+        d(&app).title()
+    );
+    let direct = "eBPF samples without BTF/JIT source metadata";
+    let under = "under-eBPF samples without BPF caller source metadata";
+    // Collapsed, each row holds its samples; the cursor is on the hottest.
+    assert_eq!(code_of(&app), format!("+ {under}"));
+    let row = |app: &App, text: &str| {
+        d(app)
+            .lines
+            .iter()
+            .find(|l| l.code.ends_with(text))
+            .map(|l| (l.this.clone(), l.samples.clone()))
+            .unwrap()
+    };
+    assert_eq!(row(&app, direct), ("40.00".into(), "1000".into()));
+    assert_eq!(row(&app, under), ("60.00".into(), "1500".into()));
+    // e opens the one under the cursor: its kernel functions.
+    app.on_key(ch('e'));
+    assert_eq!(code_of(&app), format!("- {under}"));
+    assert_eq!(
+        row(&app, "-> kernel read_tsc"),
+        ("48.00".into(), "1200".into())
+    );
+    assert_eq!(
+        row(&app, "-> bpf_helper bpf_ktime_get_ns"),
+        ("12.00".into(), "300".into())
+    );
+    // And the other: the program's own instructions by JIT offset.
+    goto(&mut app, |c| c.ends_with(direct));
+    app.on_key(ch('e'));
+    assert_eq!(
+        row(&app, "bt_nolines+0x14: imul rbx, rbx, 0x3"),
+        ("28.00".into(), "700".into())
+    );
+    assert_eq!(
+        row(&app, "bt_nolines+0x8: xor eax, eax"),
+        ("12.00".into(), "300".into())
+    );
+    // Kernel IPs keep both open; c closes one again.
+    app.on_key(ch('i'));
+    assert!(shown(&app).iter().any(|c| c.contains("bt_nolines+0x14")));
+    assert!(shown(&app).iter().any(|c| c.contains("-> kernel read_tsc")));
+    goto(&mut app, |c| c.contains("bt_nolines+0x8"));
+    app.on_key(ch('c'));
+    assert_eq!(code_of(&app), format!("+ {direct}"));
+    app.on_key(ch('E'));
+    snap(
+        "drill_no_line_info",
+        |s| {
+            let mut a = App::new(config(), s, Vec::new());
+            let mut dr = no_line_profiled(&a.config, s);
+            dr.on_key(&ch('E'));
+            a.drill = Some(dr);
+            a
+        },
+        |f| {
+            // Thousands separators in the SAMPLES column.
+            assert!(f.contains("  1,200    -> kernel read_tsc"), "{f}");
+        },
+    );
+}
+
+fn code_of(app: &App) -> String {
+    code(app)
 }

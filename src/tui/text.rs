@@ -33,6 +33,28 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// `1 sample`, `1,234 samples`: a count of samples in the TUI's number
+/// style (the table's thousands separators).
+pub fn samples_text(n: u64) -> String {
+    if n == 1 {
+        "1 sample".into()
+    } else {
+        format!("{} samples", crate::render::num::commas(n))
+    }
+}
+
+/// `s` cut to `width` cells, ending in `…` when it was cut.
+pub fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}
+
 /// The first shown row: `top` moved only as far as needed to keep the
 /// cursor in a viewport of `height` rows over `n` rows.
 pub fn scroll_top(top: usize, cursor: usize, n: usize, height: usize) -> usize {

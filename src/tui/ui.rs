@@ -10,9 +10,11 @@ use ratatui::Frame;
 use super::app::{App, FOOTER, MAIN_HELP};
 use super::drill::{Drill, Form, Overlay, Search, FORM_LABELS, HELP_ROWS};
 use super::history::Shared;
-use super::text::{wrap, Input};
+use super::text::{fit, wrap, Input};
 use crate::inspect::drilldown::LEGEND;
-use crate::render::num::fmt_g;
+use crate::model::profile::Payer;
+use crate::model::report::Figured;
+use crate::render::num::{commas, fmt_g};
 
 pub use super::theme::Theme;
 
@@ -115,24 +117,74 @@ fn draw_main_header(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
         f,
         area,
         area.y,
-        Line::styled(pad(&skip_take(&head, 0, w), w, false), t.header),
+        Line::styled(pad(&fit(&head, w), w, false), t.header),
     );
+}
+
+/// The columns shown in `w` cells: ID and NAME always, in place; of the
+/// others, whole columns from the `hcol`-th on while they fit. Also
+/// whether columns are scrolled off to the left and to the right.
+fn shown_columns(app: &App, w: usize) -> (Vec<usize>, bool, bool) {
+    let n = app.headers.len();
+    let fixed: usize = (0..n)
+        .filter(|&c| app.col_fixed(c))
+        .map(|c| app.widths[c] + 2)
+        .sum();
+    let mut used = fixed;
+    let mut rank = 0;
+    let mut right = false;
+    let mut cols = Vec::new();
+    for c in 0..n {
+        if app.col_fixed(c) {
+            cols.push(c);
+            continue;
+        }
+        rank += 1;
+        if rank <= app.hcol {
+            continue;
+        }
+        // Whole columns only: a cut-off number reads as a real, smaller
+        // value.
+        if !right && used + app.widths[c] + 2 <= w {
+            used += app.widths[c] + 2;
+            cols.push(c);
+        } else {
+            right = true;
+        }
+    }
+    (cols, app.hcol > 0, right)
+}
+
+/// The header line with `‹` where columns are scrolled off to the left
+/// (after the columns that stay in place) and `›` at its end when some are
+/// off to the right.
+fn marked_header(app: &App, cols: &[usize], left: bool, right: bool) -> String {
+    let mut s = String::new();
+    let mut left_marked = !left;
+    for &c in cols {
+        let first_scrolled = !left_marked && !app.col_fixed(c);
+        left_marked |= first_scrolled;
+        s.push(if first_scrolled { '‹' } else { ' ' });
+        let text = app.header_text(c, app.headers[c]);
+        s.push_str(&pad(&text, app.widths[c], !app.cols[c].left_aligned()));
+        s.push(' ');
+    }
+    if !left_marked {
+        s.push('‹');
+    }
+    if right {
+        if s.ends_with(' ') {
+            s.pop();
+        }
+        s.push('›');
+    }
+    s
 }
 
 /// Column headers and the visible rows, scrolled by whole columns.
 fn draw_main_table(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
-    // Whole columns only: a cut-off number reads as a real, smaller value.
-    let mut used = 0;
-    let mut cols: Vec<usize> = (app.hcol..app.headers.len())
-        .take_while(|&c| {
-            used += app.widths[c] + 2;
-            used <= w
-        })
-        .collect();
-    if cols.is_empty() && app.hcol < app.headers.len() {
-        cols.push(app.hcol);
-    }
+    let (cols, left, right) = shown_columns(app, w);
     let render_row = |cells: &dyn Fn(usize) -> String| -> String {
         let mut s = String::new();
         for &c in &cols {
@@ -143,7 +195,7 @@ fn draw_main_table(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
         }
         skip_take(&s, 0, w)
     };
-    let header = render_row(&|c| app.header_text(c, app.headers[c]));
+    let header = skip_take(&marked_header(app, &cols, left, right), 0, w);
     line_at(
         f,
         area,
@@ -249,7 +301,7 @@ fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect, history: &Shared)
     }
     let w = inner.width as usize;
     let mut y = draw_drill_head(f, d, t, inner);
-    let title_width = d.title().chars().count() + 1;
+    let title_width = d.title_line().chars().count() + 1;
     let title_line = Rect::new(inner.x, inner.y, inner.width, 1);
     super::chart::draw_cpu_sparkline(f, history, d.id, title_line, title_width, t);
     if let Some(form) = &d.form {
@@ -272,7 +324,7 @@ fn draw_drill(f: &mut Frame, d: &Drill, t: &Theme, area: Rect, history: &Shared)
 fn draw_drill_head(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) -> u16 {
     let w = inner.width as usize;
     let mut y = inner.y;
-    let title = format!(" {}", d.title());
+    let title = format!(" {}", d.title_line());
     line_at(
         f,
         inner,
@@ -366,7 +418,9 @@ fn drill_line_spans(d: &Drill, t: &Theme, li: usize, w: usize, query: &str) -> V
     } else {
         t.zebra[li % 2]
     };
-    let lead = format!("{:>6}  {:>7}  ", l.this, l.samples);
+    // Sample counts in the table's style (thousands separators).
+    let samples = l.samples.parse().map_or_else(|_| l.samples.clone(), commas);
+    let lead = format!("{:>6}  {:>7}  ", l.this, samples);
     let mut spans = vec![Span::styled(lead.clone(), base)];
     let code_w = w.saturating_sub(lead.chars().count());
     // Markers (drawn dimmed) are the tail of the code text.
@@ -430,30 +484,11 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
             overlay(f, t, inner, "Code markers", ("MARKER", "MEANING"), &rows);
         }
         Overlay::WhoPays => {
-            let rows: Vec<(String, String)> = d
+            let (head, rows) = d
                 .last_program()
-                .map(|p| {
-                    p.tasks
-                        .all
-                        .iter()
-                        .map(|x| {
-                            let cpu = crate::render::num::percent4(x.cpu_percent);
-                            (
-                                x.id.to_string(),
-                                format!("{}  {} samples  {cpu}% CPU", x.name, x.samples),
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            overlay(
-                f,
-                t,
-                inner,
-                "Triggered by",
-                ("PID", "COMM, SAMPLES, CPU"),
-                &rows,
-            );
+                .map(|p| who_pays_rows(&p.tasks.all, |id| p.tasks.workload(id)))
+                .unwrap_or_else(|| who_pays_rows(&[], |_| None));
+            overlay(f, t, inner, "Triggered by", ("PID", &head), &rows);
         }
         Overlay::Hints => overlay(
             f,
@@ -465,6 +500,69 @@ fn draw_drill_overlay(f: &mut Frame, d: &Drill, t: &Theme, inner: Rect) {
         ),
         Overlay::None => {}
     }
+}
+
+/// The who-pays table: the heading of its second column and one row per
+/// task, in aligned columns (comm, samples, CPU%, and the pod and
+/// container it ran in when any task ran in one).
+fn who_pays_rows<'a>(
+    payers: &[Figured<Payer>],
+    workload: impl Fn(u64) -> Option<&'a crate::model::Workload>,
+) -> (String, Vec<(String, String)>) {
+    use crate::render::profile::{container_cell, pod_cell};
+    let counts: Vec<String> = payers.iter().map(|x| commas(x.samples)).collect();
+    let cpus: Vec<String> = payers
+        .iter()
+        .map(|x| format!("{}%", crate::render::num::percent4(x.cpu_percent)))
+        .collect();
+    let places: Vec<(String, String)> = payers
+        .iter()
+        .map(|x| {
+            let w = workload(x.id);
+            let pod = w.and_then(|w| w.pod.as_ref());
+            let container = w.and_then(|w| w.container.as_ref());
+            (
+                pod.map_or_else(|| "-".into(), |p| pod_cell(Some(p))),
+                container.map_or_else(|| "-".into(), |c| container_cell(Some(c))),
+            )
+        })
+        .collect();
+    let placed = places.iter().any(|(p, c)| p != "-" || c != "-");
+    let width = |col: &[String], head: &str| {
+        col.iter()
+            .map(|c| c.chars().count())
+            .chain([head.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let names: Vec<String> = payers.iter().map(|x| x.name.clone()).collect();
+    let nw = width(&names, "COMM");
+    // The counts right-aligned, their word after them: `1 sample ` lines
+    // up with `60 samples`.
+    let cw = width(&counts, "");
+    let sw = (cw + " samples".len()).max("SAMPLES".len());
+    let pw = width(&cpus, "CPU%");
+    let pods: Vec<String> = places.iter().map(|(p, _)| p.clone()).collect();
+    let podw = width(&pods, "POD");
+    let mut head = format!("{:<nw$}  {:<sw$}  {:>pw$}", "COMM", "SAMPLES", "CPU%");
+    if placed {
+        head.push_str(&format!("  {:<podw$}  CONTAINER", "POD"));
+    }
+    let rows = payers
+        .iter()
+        .zip(counts.iter().zip(&cpus))
+        .zip(&places)
+        .map(|((x, (n, cpu)), (pod, container))| {
+            let word = if x.samples == 1 { "sample" } else { "samples" };
+            let samples = format!("{n:>cw$} {word}");
+            let mut row = format!("{:<nw$}  {samples:<sw$}  {cpu:>pw$}", x.name);
+            if placed {
+                row.push_str(&format!("  {pod:<podw$}  {container}"));
+            }
+            (x.id.to_string(), row)
+        })
+        .collect();
+    (head, rows)
 }
 
 /// One overlay row per hint: its kind, then the line it points at, the

@@ -15,6 +15,7 @@ use ratatui::crossterm::event::Event as TermEvent;
 use crate::activity::{self, ActivityRow};
 use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
+use crate::inspect::drilldown::{native_rows, NativeRow};
 use crate::inspect::native::NativeImage;
 use crate::inspect::profile::ProfileInput;
 use crate::model::profile::Profile;
@@ -64,6 +65,9 @@ pub struct ProfileDone {
     pub report: Arc<Report>,
     /// The capture itself, for `F` (export).
     pub profile: Arc<Profile>,
+    /// The program's sampled native instructions, read when some of its
+    /// direct samples have no line record (else empty).
+    pub native: Vec<NativeRow>,
 }
 
 #[derive(Debug, Clone)]
@@ -204,11 +208,13 @@ impl Worker {
                     limit: 0,
                     line_limit: job.line_limit,
                 };
-                let mut report = profile::report::build(&prof, &opts);
+                let workloads = session::workloads(&prof);
+                let mut report = profile::report::build_with(&prof, &opts, &workloads);
                 // The native view places samples by instruction.
                 session::image::annotate(&mut report, &prof, false);
                 ProfileDone {
                     input: session::drilldown_input(&report, job.id),
+                    native: unmapped_native(&prof, &report, job.id),
                     report: Arc::new(report),
                     profile: Arc::new(prof),
                 }
@@ -221,6 +227,20 @@ impl Worker {
         if let Some(stop) = self.profile_stop.take() {
             stop.cancel();
         }
+    }
+}
+
+/// The native instructions of program `id` that took direct samples,
+/// when some direct samples fell where no line record is (every sample of
+/// a program without line info): the drilldown lists them under those
+/// samples. The JIT code is read only then.
+fn unmapped_native(prof: &Profile, report: &Report, id: u32) -> Vec<NativeRow> {
+    let unmapped = report
+        .program(id)
+        .is_some_and(|p| p.direct_source_unmapped_samples > 0);
+    match prof.programs.iter().find(|p| p.id == id) {
+        Some(p) if unmapped => native_rows(&p.native, session::image::native_code(id).as_ref()),
+        _ => Vec::new(),
     }
 }
 
@@ -309,7 +329,8 @@ fn measure(
     if let Some(c) = latest {
         c.apply(&mut current);
     }
-    let rows = activity::compute(&m.base, &current, true, 0);
+    let rows = activity::compute_owned(&m.base, current, true, 0);
+    drop(m.base);
     history.lock().record(&rows, m.seconds);
     *held = Some(next);
     post(

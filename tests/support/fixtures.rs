@@ -797,6 +797,74 @@ impl NoBtfFixture {
     }
 }
 
+/// `bpf_get_current_pid_tgid` (enum bpf_func_id).
+const BPF_FUNC_GET_CURRENT_PID_TGID: i32 = 14;
+/// The raw tracepoint every system call enters through.
+pub const SYS_ENTER_TP: &str = "sys_enter";
+
+/// (i) The hot loop in a raw-tracepoint program on `sys_enter`, run only
+/// for the system calls of one process. Unlike BPF_PROG_TEST_RUN, which
+/// disables bottom halves around each run, a tracepoint runs BPF code with
+/// interrupts and softirqs enabled, so interrupts land on it and their
+/// softirqs run on top of it, as on a production host.
+#[derive(Debug)]
+pub struct SyscallHotFixture {
+    pub prog: LoadedProg,
+    pub link: OwnedFd,
+}
+
+impl SyscallHotFixture {
+    pub const PROG_NAME: &'static str = "brr_fx_sysenter";
+    pub const FUNC_NAME: &'static str = "brr_fx_sys_enter_hot";
+    pub const FILE: &'static str = "/src/brr-fixtures/sys_enter.c";
+    pub const HOT_LINE: u32 = 27;
+    pub const HOT_TEXT: &'static str = "    acc = acc * 31 + i; /* per syscall */";
+
+    /// Load and attach, running the loop for the process `tgid` only.
+    pub fn load(tgid: u32) -> io::Result<SyscallHotFixture> {
+        let f = Self::FILE;
+        let mut b = ProgBuilder::new();
+        b.func(Self::FUNC_NAME, Linkage::Global);
+        b.line(
+            f,
+            25,
+            9,
+            "    if (bpf_get_current_pid_tgid() >> 32 != TGID)",
+        );
+        b.emit(call_helper(BPF_FUNC_GET_CURRENT_PID_TGID));
+        b.emit(alu64_imm(BPF_RSH, R0, 32));
+        let skip = b.emit(jmp_imm(BPF_JNE, R0, tgid as i32, 0));
+        b.line(f, 26, 11, "    __u64 acc = 1;");
+        b.emit(mov64_imm(R6, 1));
+        b.line(f, Self::HOT_LINE, 15, Self::HOT_TEXT);
+        emit_hot_steps(&mut b, R6);
+        let out = b.pc();
+        b.insns[skip].off = (out - skip - 1) as i16;
+        b.line(f, 28, 5, "    return 0;");
+        b.emit(mov64_imm(R0, 0));
+        b.emit(exit());
+        let prog = load_program(sys::BPF_PROG_TYPE_RAW_TRACEPOINT, Self::PROG_NAME, &b)?;
+        let link = sys::raw_tracepoint_open(prog.fd(), SYS_ENTER_TP)?;
+        Ok(SyscallHotFixture { prog, link })
+    }
+
+    /// Make system calls from a background thread for `duration` (each one
+    /// runs the program once); joins to the number made.
+    pub fn spawn_syscalls(duration: Duration) -> JoinHandle<u64> {
+        let deadline = Instant::now() + duration;
+        std::thread::spawn(move || {
+            let mut calls = 0u64;
+            while Instant::now() < deadline {
+                for _ in 0..64 {
+                    std::hint::black_box(rustix::process::getppid());
+                }
+                calls += 64;
+            }
+            calls
+        })
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Bulk objects
 // ---------------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::{is_hard_quit, App, Effect, Input, Sort};
+use super::{is_hard_quit, App, Input, Sort};
+use crate::render::listing::ActivityCol;
 use crate::render::num::{self, fmt_g};
 use crate::tui::drill::Outcome;
+use crate::tui::effect::Effect;
 use crate::values::ValueError;
 
 /// What the status line says when the filter hides every program.
@@ -249,8 +251,17 @@ impl App {
         }
     }
 
+    /// Whether column `i` stays in place while the others scroll: ID and
+    /// NAME say which program a row is.
+    pub fn col_fixed(&self, i: usize) -> bool {
+        matches!(self.cols.get(i), Some(ActivityCol::Id | ActivityCol::Name))
+    }
+
+    /// `hcol` counts the scrolling columns scrolled off to the left; the
+    /// last one always stays.
     fn scroll_cols(&mut self, by: isize) {
-        let max = self.cols.len().saturating_sub(1) as isize;
+        let scrolling = (0..self.cols.len()).filter(|&i| !self.col_fixed(i)).count();
+        let max = scrolling.saturating_sub(1) as isize;
         let to = (self.hcol as isize + by).clamp(0, max) as usize;
         if to != self.hcol {
             self.hcol = to;
@@ -268,7 +279,7 @@ impl App {
         let col = self.cols[((at + by).rem_euclid(n)) as usize];
         self.sort = Sort {
             col,
-            desc: col.natural_desc(),
+            desc: super::columns::natural_desc(col),
         };
         self.sort_status();
         self.relayout(true);

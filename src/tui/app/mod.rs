@@ -2,7 +2,7 @@
 //! table (sort, filter, cursor kept on its program, scroll kept across
 //! updates), the delay dialog, the help panel, and the switch into the
 //! drilldown ([`super::drill`]). No I/O: every outside effect is returned
-//! as an [`Effect`] for the event loop to carry out.
+//! as an [`Effect`](super::effect::Effect) for the event loop to carry out.
 //!
 //! This file holds the state, the table layout and the worker messages;
 //! `columns` has the columns and their sort order, `keys` the keys of the
@@ -12,26 +12,18 @@ mod columns;
 mod keys;
 
 use super::drill::{About, Drill};
+use super::effect::Effect;
 use super::history::Shared;
-use super::worker::{Cmd, Msg, ProfileJob};
+use super::worker::{Cmd, Msg};
 use super::Config;
 use crate::activity::ActivityRow;
-use crate::render::listing::activity_table;
+use crate::render::listing::{activity_headers, ActivityCol};
 use crate::render::listing::{attach_cell, owners_cell};
 use crate::render::num::{commas, fmt_g};
 
-pub use super::text::{is_hard_quit, scroll_top, wrap, Input};
-use columns::default_order;
-pub use columns::{Col, Sort};
-
-/// What the event loop must do after a key or message.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    Cmd(Cmd),
-    Profile(ProfileJob),
-    CancelProfile,
-    Quit,
-}
+use super::text::{is_hard_quit, scroll_top, Input};
+pub use columns::Sort;
+use columns::{compare, default_order};
 
 pub const FOOTER: &str = " ^q Quit  r Refresh  ? Inspect  space Pause/mode  x Extended  c Cumulative/fold  d Delay  h Help  s/S Sort  / Filter";
 
@@ -41,7 +33,7 @@ pub const MAIN_HELP: [(&str, &str); 19] = [
     ("PgUp/PgDn", "Move one page"),
     ("Home/End", "First / last row"),
     ("^Home/^End", "First / last row"),
-    ("Left/Right", "Scroll columns"),
+    ("Left/Right", "Scroll columns; ID, NAME stay"),
     ("^PgUp/^PgDn", "Scroll columns by page"),
     ("Enter, ?", "Inspect program"),
     ("Space", "Pause / resume"),
@@ -70,7 +62,7 @@ pub struct App {
     /// Indices into `rows` after filter and sort.
     pub order: Vec<usize>,
     pub headers: Vec<&'static str>,
-    pub cols: Vec<Col>,
+    pub cols: Vec<ActivityCol>,
     /// Cell texts of `order`, row by row.
     pub cells: Vec<Vec<String>>,
     /// Column widths; they only grow until the columns change (no jitter).
@@ -126,7 +118,7 @@ impl App {
             cells: Vec::new(),
             widths: Vec::new(),
             sort: Sort {
-                col: Col::Cpu,
+                col: ActivityCol::Cpu,
                 desc: true,
             },
             filter: String::new(),
@@ -198,10 +190,9 @@ impl App {
     }
 
     fn relayout_keeping(&mut self, keep: Option<u32>, reset_widths: bool) {
-        let (shown, _) = activity_table(&[], 1.0, self.cumulative, self.extended, commas);
-        if !shown.iter().any(|h| Col::of_header(h) == self.sort.col) {
+        if !ActivityCol::shown(self.cumulative, self.extended).contains(&self.sort.col) {
             self.sort = Sort {
-                col: Col::Cpu,
+                col: ActivityCol::Cpu,
                 desc: true,
             };
         }
@@ -226,19 +217,27 @@ impl App {
         let rows = &self.rows;
         order.sort_by(|&a, &b| {
             let (a, b) = (&rows[a], &rows[b]);
-            let o = sort.col.cmp(a, b);
+            let o = compare(sort.col, a, b);
             let o = if sort.desc { o.reverse() } else { o };
             o.then_with(|| default_order(a, b))
         });
-        let shown: Vec<ActivityRow> = order.iter().map(|&i| self.rows[i].clone()).collect();
         let measured = if self.measured > 0.0 {
             self.measured
         } else {
             1.0
         };
-        let (headers, cells) =
-            activity_table(&shown, measured, self.cumulative, self.extended, commas);
-        self.cols = headers.iter().map(|h| Col::of_header(h)).collect();
+        let cols = ActivityCol::shown(self.cumulative, self.extended);
+        let cells: Vec<Vec<String>> = order
+            .iter()
+            .map(|&i| {
+                let row = &self.rows[i];
+                cols.iter()
+                    .map(|c| c.cell(row, measured, &commas))
+                    .collect()
+            })
+            .collect();
+        let headers = activity_headers(&cols);
+        self.cols = cols;
         if reset_widths || self.widths.len() != headers.len() {
             self.widths = vec![0; headers.len()];
         }

@@ -59,9 +59,15 @@ impl Drill {
                 native: Some((func, offset)),
                 ..Default::default()
             },
+            // A child under a summary row (no source key) is known by its
+            // text; the symbol alone would match any of its siblings.
             RowKind::Child => Anchor {
-                key: r.parent.and_then(preceding_key),
+                key: r.parent.and_then(|p| match dd.rows[p].kind {
+                    RowKind::Source { key } => Some(dd.keys[key].clone()),
+                    _ => None,
+                }),
                 child: Some(child_symbol(&r.text)),
+                text: Some(r.text.clone()),
                 ..Default::default()
             },
             RowKind::Context | RowKind::Summary | RowKind::Function { .. } => Anchor {
@@ -83,8 +89,13 @@ impl Drill {
             let score = match &r.kind {
                 RowKind::Child if a.child.is_some() => {
                     let parent_key = r.parent.and_then(key_of);
-                    (parent_key == a.key.as_ref() && Some(child_symbol(&r.text)) == a.child)
-                        .then_some(5)
+                    if parent_key != a.key.as_ref() {
+                        None
+                    } else if a.text.as_ref() == Some(&r.text) {
+                        Some(6)
+                    } else {
+                        (Some(child_symbol(&r.text)) == a.child).then_some(5)
+                    }
                 }
                 RowKind::Instruction { slot } if Some(*slot) == a.slot => Some(5),
                 RowKind::Native { func, offset } if Some((*func, *offset)) == a.native => Some(5),

@@ -6,7 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::Drill;
 use crate::profile::{self, CallGraph, Event, Invalid};
 use crate::render::num::fmt_g;
-use crate::tui::app::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::text::Input;
 use crate::values::{self, ValueError};
 
@@ -84,7 +84,8 @@ impl Form {
             call_graph,
             pages: values::perf_pages_or_empty(f(4))?,
             drain_ms: values::drain_ms_or_empty(f(5))?,
-            program_id: Some(id as u64),
+            program_ids: vec![id],
+            pid: None,
             bpffs: std::path::PathBuf::new(),
         };
         req.validate().map_err(|e| match e {
@@ -158,7 +159,7 @@ mod tests {
         assert_eq!(req.event.name(), "cpu-clock");
         assert_eq!(req.call_graph, CallGraph::Lbr);
         assert_eq!((req.pages, req.drain_ms), (Some(8), None));
-        assert_eq!(req.program_id, Some(42));
+        assert_eq!(req.program_ids, vec![42]);
         assert_eq!(req.validate(), Ok(()));
         assert_eq!(
             form(ok, false).request(42).unwrap_err(),

@@ -7,7 +7,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::{Drill, Form, Outcome, Overlay, Search, FORM_PROMPT, SEARCH_HINT};
 use crate::inspect::drilldown::Mode;
-use crate::tui::app::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::text::{is_hard_quit, Input};
 
 impl Drill {

@@ -2,8 +2,8 @@
 //! table height that is left for rows.
 
 use super::{Drill, FORM_LABELS, HELP_LINE};
-use crate::render::num::fmt_g;
-use crate::tui::text::wrap;
+use crate::render::num::{commas, fmt_g};
+use crate::tui::text::{fit, samples_text, wrap};
 
 impl Drill {
     fn inner_width(&self) -> usize {
@@ -23,10 +23,10 @@ impl Drill {
                 r.frequency
             ));
             v.push(format!(
-                "{:.1}s of {}s, {} samples; Esc cancels and closes",
+                "{:.1}s of {}s, {}; Esc cancels",
                 r.elapsed.min(r.duration),
                 fmt_g(r.duration),
-                r.samples
+                samples_text(r.samples)
             ));
             v.extend(self.message.clone());
         } else if let Some(m) = &self.message {
@@ -64,17 +64,17 @@ impl Drill {
         out
     }
 
-    /// The title wrapped to the panel (at most two lines).
-    pub fn title_wrapped(&self) -> Vec<String> {
-        let mut t = wrap(&self.title(), self.inner_width().saturating_sub(1));
-        t.truncate(2);
-        t
+    /// The title as drawn: one line, ending in `…` when the panel is
+    /// too narrow for all of it.
+    pub fn title_line(&self) -> String {
+        fit(&self.title(), self.inner_width().saturating_sub(1))
     }
 
     /// Rows of the table body.
     pub fn table_height(&self) -> usize {
         let inner = (self.size.1 as usize).saturating_sub(2);
-        let mut used = self.title_wrapped().len() + self.status_wrapped().len() + 1;
+        // The title line, the status lines and the column headers.
+        let mut used = 1 + self.status_wrapped().len() + 1;
         if self.form.is_some() {
             used += FORM_LABELS.len();
         }
@@ -126,7 +126,10 @@ impl Drill {
         if let Some(m) = &self.meta {
             t.push_str(&format!(
                 " event={} F={}Hz {:.1}s samples={}",
-                m.event, m.frequency, m.actual_duration, m.samples
+                m.event,
+                m.frequency,
+                m.actual_duration,
+                commas(m.samples)
             ));
         }
         t

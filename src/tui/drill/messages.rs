@@ -1,5 +1,6 @@
-//! Worker messages for the drilldown (the image, mixed-mode disassembly,
-//! profile progress and results) and the commands it sends the worker.
+//! Worker messages for the drilldown (the image, the disassembly of the
+//! mixed and native views, profile progress and results) and the commands
+//! it sends the worker.
 
 use std::sync::Arc;
 
@@ -7,8 +8,21 @@ use super::{Drill, Meta, Overlay, Running};
 use crate::error::BrrError;
 use crate::inspect::drilldown::Mode;
 use crate::profile;
-use crate::tui::app::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::worker::{Cmd, Msg, ProfileDone, ProfileJob};
+
+/// The status while the mixed or native view waits for its disassembly.
+fn rendering(mode: Mode) -> String {
+    format!("Rendering {} view...", mode.name())
+}
+
+/// Whether `message` is the status [`rendering`] set, for either view (the
+/// mode may have changed since it was set).
+fn is_rendering(message: &str) -> bool {
+    [Mode::Mixed, Mode::Native]
+        .into_iter()
+        .any(|m| message == rendering(m))
+}
 
 impl Drill {
     pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
@@ -16,9 +30,12 @@ impl Drill {
         match msg {
             Msg::Loaded { seq, result } if seq == self.load_seq => match result {
                 Ok(img) => {
+                    // Without line info the instructions show in source
+                    // mode too, so their helper calls need names now.
+                    let names_now = img.lines.is_empty();
                     self.image = Some(img);
                     self.rebuild(true);
-                    if self.mode != Mode::Source {
+                    if self.mode != Mode::Source || names_now {
                         return self.request_disasm();
                     }
                 }
@@ -31,9 +48,16 @@ impl Drill {
             } if Some(seq) == self.disasm_seq => {
                 self.disasm_seq = None;
                 self.disasm = Some((call_names, native));
-                self.message = self.native_unavailable();
+                if self.message.as_deref().is_some_and(is_rendering) {
+                    self.message = None;
+                }
+                if let Some(why) = self.native_unavailable() {
+                    self.message = Some(why);
+                }
                 if self.mode != Mode::Source {
                     self.rebuild(true);
+                } else if self.image.as_ref().is_some_and(|i| i.lines.is_empty()) {
+                    self.rebuild(false);
                 }
             }
             Msg::Vanished { id } if id == self.id => self.vanished = true,
@@ -79,6 +103,7 @@ impl Drill {
                         .map_or(0, |p| p.inclusive_samples),
                 });
                 self.profile = Some(done.input);
+                self.native = done.native;
                 self.last = Some((done.profile, done.report));
                 self.message = None;
                 self.rebuild(true);
@@ -150,7 +175,9 @@ impl Drill {
         if self.disasm.is_some() {
             return Vec::new();
         }
-        self.message = Some(format!("Rendering {} view...", self.mode.name()));
+        if self.mode != Mode::Source {
+            self.message = Some(rendering(self.mode));
+        }
         let seq = self.next_seq();
         self.disasm_seq = Some(seq);
         vec![Effect::Cmd(Cmd::Disasm { id: self.id, seq })]
@@ -182,7 +209,7 @@ impl Drill {
             // kernel rows under their BPF lines (the flag only pre-sets
             // the `P` form's checkbox).
             kernel_samples: true,
-            program_id: Some(self.id as u64),
+            program_ids: vec![self.id],
             // The worker fills in its own root.
             bpffs: std::path::PathBuf::new(),
             ..self.config.profile.clone()

@@ -26,12 +26,12 @@ mod search;
 
 use std::sync::Arc;
 
-use super::app::Effect;
+use super::effect::Effect;
 #[cfg(test)]
 use super::worker::{Msg, ProfileDone};
 use super::Config;
 use crate::inspect::disasm::CallNames;
-use crate::inspect::drilldown::{Drilldown, Line, Mode, ViewState};
+use crate::inspect::drilldown::{Drilldown, Line, Mode, NativeRow, ViewState};
 use crate::inspect::native::NativeImage;
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
@@ -40,7 +40,7 @@ use crate::model::report::{ProgramReport, Report};
 use crate::model::ProgramImage;
 
 pub use form::{Form, FORM_LABELS, FORM_PROMPT};
-pub use search::{py_repr, Search, SEARCH_HINT};
+pub use search::{Search, SEARCH_HINT};
 
 pub const HELP_LINE: &str = "Space source/mixed/native | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 
@@ -142,6 +142,8 @@ pub struct Drill {
     /// The last finished capture, for `F`, and its report: who pays (`t`)
     /// and hints (`H`).
     pub last: Option<(Arc<Profile>, Arc<Report>)>,
+    /// The last profile's sampled native instructions (see `ProfileDone`).
+    pub native: Vec<NativeRow>,
     devmode: Option<(SourceTree, bool)>,
     pub dev_warning: Option<String>,
     dirty: bool,
@@ -181,6 +183,7 @@ impl Drill {
             running: None,
             about: None,
             last: None,
+            native: Vec::new(),
             devmode: config.devmode.as_deref().map(crate::session::devmode_tree),
             dev_warning: None,
             dirty: true,

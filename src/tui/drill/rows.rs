@@ -11,13 +11,34 @@ use crate::inspect::drilldown::{
 };
 use crate::tui::text::scroll_top;
 
+/// An expanded row, found again after the row list is rebuilt: a source
+/// row by its key, a summary row by its text.
+#[derive(Debug, Clone, PartialEq)]
+enum Expanded {
+    Source(SourceKey),
+    Summary(String),
+}
+
+impl Expanded {
+    fn of(dd: &Drilldown, r: usize) -> Option<Expanded> {
+        let row = dd.rows.get(r)?;
+        match row.kind {
+            RowKind::Source { key } => Some(Expanded::Source(dd.keys.get(key)?.clone())),
+            RowKind::Summary => Some(Expanded::Summary(row.text.clone())),
+            _ => None,
+        }
+    }
+}
+
 impl Drill {
     fn build(&mut self) -> Option<Drilldown> {
         let img = Arc::clone(self.image.as_ref()?);
         let mixed = self.mode == Mode::Mixed;
         let native_view = self.mode == Mode::Native;
-        let call_names = match (&self.disasm, mixed) {
-            (Some((c, _)), true) => c.clone(),
+        // Helper names serve source mode too: a program without line
+        // info shows its instructions there.
+        let call_names = match &self.disasm {
+            Some((c, _)) => c.clone(),
             _ => Default::default(),
         };
         let native = match (&self.disasm, native_view) {
@@ -43,13 +64,15 @@ impl Drill {
             .devmode
             .as_mut()
             .map(|(tree, bare)| Devmode { tree, bare: *bare });
-        match Drilldown::build(data, self.profile.as_ref(), &opts, dev) {
+        let profile = self.profile.as_ref();
+        match Drilldown::build_with_native(data, profile, &self.native, &opts, dev) {
             Ok(d) => Some(d),
             Err(e) => {
                 // A bare --devmode that resolves nothing must not make the
                 // program un-inspectable: show the BTF rows, and warn only
                 // when the program has source lines to resolve.
-                let d = Drilldown::build(data, self.profile.as_ref(), &opts, None).ok()?;
+                let d =
+                    Drilldown::build_with_native(data, profile, &self.native, &opts, None).ok()?;
                 if !d.keys.is_empty() {
                     self.dev_warning = Some(format!("Warning: {e}"));
                 }
@@ -86,15 +109,12 @@ impl Drill {
     pub(super) fn rebuild(&mut self, reset: bool) {
         let anchor = self.anchor(self.cursor);
         let screen = self.cursor.saturating_sub(self.top);
-        let expanded_keys: Vec<SourceKey> = match &self.dd {
+        let expanded_keys: Vec<Expanded> = match &self.dd {
             Some(dd) if !reset => self
                 .view
                 .expanded
                 .iter()
-                .filter_map(|&r| match dd.rows.get(r).map(|r| &r.kind) {
-                    Some(RowKind::Source { key }) => Some(dd.keys[*key].clone()),
-                    _ => None,
-                })
+                .filter_map(|&r| Expanded::of(dd, r))
                 .collect(),
             _ => Vec::new(),
         };
@@ -106,10 +126,7 @@ impl Drill {
         } else if let Some(dd) = &self.dd {
             self.view.expanded = dd
                 .parents()
-                .filter(|&r| match dd.rows[r].kind {
-                    RowKind::Source { key } => expanded_keys.contains(&dd.keys[key]),
-                    _ => false,
-                })
+                .filter(|&r| Expanded::of(dd, r).is_some_and(|e| expanded_keys.contains(&e)))
                 .collect();
         }
         self.compute_folds();
@@ -128,16 +145,20 @@ impl Drill {
         self.dirty = true;
     }
 
-    /// Cursor on the hottest source row (own plus children's samples).
+    /// Cursor on the hottest source row (own plus children's samples),
+    /// or summary row with rows under it (a program without line info has
+    /// its samples there).
     pub(super) fn cursor_to_hottest(&mut self) {
         let Some(dd) = &self.dd else {
             return;
         };
         let mut best: Option<(u64, usize)> = None;
         for (i, r) in dd.rows.iter().enumerate() {
-            let RowKind::Source { .. } = r.kind else {
-                continue;
-            };
+            match r.kind {
+                RowKind::Source { .. } => {}
+                RowKind::Summary if !r.children.is_empty() => {}
+                _ => continue,
+            }
             let own = if r.leaf {
                 r.samples
             } else {

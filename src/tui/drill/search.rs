@@ -5,6 +5,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::Drill;
 use crate::inspect::drilldown::{Drilldown, Line, RowKind};
+use crate::render::num::py_repr;
 use crate::tui::text::Input;
 
 pub const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
@@ -15,28 +16,6 @@ pub struct Search {
     pub editing: bool,
     /// Line indices that match.
     pub matches: Vec<usize>,
-}
-
-/// Python `repr` of a string, for the search messages.
-pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 impl Drill {
