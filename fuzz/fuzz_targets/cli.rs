@@ -25,7 +25,7 @@ fn request(r: &Request) {
     assert_eq!(r.validate(), Ok(()), "{r:?}");
     seconds("profile duration", r.duration);
     assert!(r.frequency > 0);
-    assert!(r.program_id != Some(0));
+    assert!(!r.program_ids.contains(&0));
     if let Some(n) = r.pages {
         assert!(n.is_power_of_two() && n <= u64::from(u32::MAX), "pages {n}");
     }
@@ -34,7 +34,10 @@ fn request(r: &Request) {
         .is_none_or(|ms| ms > 0 && ms <= u64::from(u32::MAX)));
     // Typed values: the names reports print are the ones the options take.
     assert_eq!(Event::from_name(r.event.name()), Some(r.event));
-    assert_eq!(CallGraph::from_name(r.call_graph.name()), Some(r.call_graph));
+    assert_eq!(
+        CallGraph::from_name(r.call_graph.name()),
+        Some(r.call_graph)
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -60,7 +63,9 @@ fuzz_target!(|data: &[u8]| {
             // Loopback unless an address was given, which the fuzzer may do.
             Command::Exporter { .. } => {}
             // `dump --devmode` alone browses a directory and names no program.
-            Command::Dump { prog_id, devmode } => assert!(prog_id > 0 || devmode.is_some()),
+            Command::Dump {
+                prog_id, devmode, ..
+            } => assert!(prog_id > 0 || devmode.is_some()),
             Command::DumpCompare { prog_id } => assert!(prog_id > 0, "program id 0"),
             Command::PerfEvents { frequency } => assert!(frequency > 0),
             Command::Top(t) => {
@@ -68,10 +73,14 @@ fuzz_target!(|data: &[u8]| {
                 assert!(t.program_id != Some(0));
                 request(&t.profile);
                 // Top names its program when it profiles.
-                assert_eq!(t.profile.program_id, None);
+                assert!(t.profile.program_ids.is_empty());
             }
             Command::Profile(p) => request(&p.request),
-            Command::Prog { .. } | Command::Map | Command::Link | Command::Btf => {}
+            Command::Prog { .. }
+            | Command::Map
+            | Command::Link
+            | Command::Btf
+            | Command::Doctor => {}
         },
         Err(BrrError::Usage(text)) => {
             // One line, whatever the input: control characters are escaped.
