@@ -210,8 +210,8 @@ pub fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
             s.interrupt.is_none()
                 && s.kernel
                     .last()
-                .and_then(|f| f.symbol.as_deref())
-                .is_some_and(is_mitigation_thunk)
+                    .and_then(|f| f.symbol.as_deref())
+                    .is_some_and(is_mitigation_thunk)
         })
         .map(|s| s.samples)
         .sum();
