@@ -2341,12 +2341,12 @@ fn without_line_info_the_unmapped_rows_expand_and_calls_are_named() {
     assert_eq!(d(&app).mode, Mode::Source);
     assert!(
         code.iter()
-            .any(|c| c.ends_with("; call bpf_ktime_get_ns#269488")),
+            .any(|c| c.ends_with(": (85) call bpf_ktime_get_ns#269488")),
         "{code:?}"
     );
     // No name known: the bare immediate.
     assert!(
-        code.iter().any(|c| c.ends_with("; call #330864")),
+        code.iter().any(|c| c.ends_with(": (85) call #330864")),
         "{code:?}"
     );
 
