@@ -40,8 +40,9 @@ struct Profiled {
     /// The folded text when it goes to stdout.
     folded: Option<String>,
     hints: Vec<Hint>,
-    /// Its sampled native instructions (`--annotate`).
-    annotation: Option<Annotation>,
+    /// Its sampled native instructions (`--annotate`), under the
+    /// heading `profile` gives them.
+    annotation: Option<(String, Annotation)>,
 }
 
 /// Profile program `id` with the top options (selected-program mode) and
@@ -74,7 +75,10 @@ fn profile_program(
         folded,
         hints: program.map(|p| p.hints.clone()).unwrap_or_default(),
         annotation: program
-            .and_then(|p| p.native.clone())
+            .and_then(|p| {
+                let a = p.native.clone()?;
+                Some((crate::render::profile::instructions_heading(p, &a), a))
+            })
             .filter(|_| t.annotate),
     })
 }
@@ -219,11 +223,8 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
             code = 1;
         }
         sections.push(inspect_section(t, &image, profile.as_ref())?);
-        if let Some(a) = annotation.filter(|a| !a.all.is_empty()) {
-            sections.push(format!(
-                "Instructions of program {} ({}):",
-                image.program.id, image.program.name
-            ));
+        if let Some((heading, a)) = annotation.filter(|(_, a)| !a.all.is_empty()) {
+            sections.push(heading);
             sections.push(crate::render::profile::instructions_table(
                 &a, false, line_limit,
             ));

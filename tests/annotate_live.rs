@@ -323,7 +323,8 @@ fn text_csv_and_textmode_forms() {
     // Text: the table after the line breakdown, three rows and Other,
     // each instruction as `dump --jited` shows it at that offset.
     let text = stdout(&text);
-    let heading = format!("Instructions of program {id} (brr_fx_divloop):\n\n");
+    // Under the program's full name, like the other titles.
+    let heading = format!("Instructions of program {id} (brr_fx_divloop_main):\n\n");
     let (_, table) = text.split_once(&heading).expect(&text);
     let rows: Vec<&str> = table.lines().take_while(|l| !l.is_empty()).collect();
     assert!(rows[0].starts_with("SAMPLES  %THIS  FUNCTION"), "{text}");
@@ -339,17 +340,31 @@ fn text_csv_and_textmode_forms() {
         assert!(r.contains("divloop.c:"), "{r}");
     }
     // CSV: native rows carry the instruction in the appended columns.
+    // The appended columns come after every other one.
     let csv = stdout(&csv);
     let mut lines = csv.lines();
-    assert!(lines
-        .next()
-        .unwrap()
-        .ends_with(",full_name,native_function,native_offset,native_asm"));
-    let native: Vec<&str> = lines.filter(|l| l.contains(",native,")).collect();
-    assert!(!native.is_empty(), "{csv}");
-    assert!(native
+    let header = csv_fields(lines.next().unwrap());
+    let n = header.len();
+    assert_eq!(
+        header[n - 4..],
+        ["pid", "native_function", "native_offset", "native_asm"]
+    );
+    let at = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    let native: Vec<&Vec<String>> = rows
         .iter()
-        .all(|l| l.contains(",brr_fx_divloop_main,brr_fx_divloop_main,")));
+        .filter(|r| r[at("hotspot_kind")] == "native")
+        .collect();
+    assert!(!native.is_empty(), "{csv}");
+    for r in &native {
+        assert_eq!(r.len(), n, "{r:?}");
+        assert_eq!(r[at("full_name")], "brr_fx_divloop_main");
+        assert_eq!(r[at("native_function")], "brr_fx_divloop_main");
+        let off: u64 = r[at("native_offset")].parse().expect("offset");
+        // Only the printed instructions have text in a text report; CSV
+        // lists every one with its text.
+        assert_eq!(r[at("native_asm")], asm[&off], "{r:?}");
+    }
     // top --textmode: the native inspect view and the same table.
     let top = stdout(&top);
     assert!(
@@ -375,6 +390,25 @@ fn text_csv_and_textmode_forms() {
         .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
         .sum();
     assert!((total - 100.0).abs() < 0.011, "{total}\n{top}");
+}
+
+/// Split one CSV record (RFC 4180 quoting, no embedded newlines).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
 }
 
 #[test]

@@ -131,7 +131,7 @@ fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
 
 /// The title of a program's `INSTRUCTIONS` table, and why its
 /// instructions have no text when the JIT code could not be read.
-fn instructions_heading(p: &ProgramReport, a: &Annotation) -> String {
+pub fn instructions_heading(p: &ProgramReport, a: &Annotation) -> String {
     let mut out = format!("Instructions of program {} ({}):", p.id, p.display_name());
     if let Some(why) = &a.unavailable {
         out.push_str(&format!("\nNo instruction text: {why}"));
