@@ -496,6 +496,16 @@ mod tests {
         p.stacks
             .push(stack(4, 12, &["__x86_indirect_thunk_r11", "memcpy"]));
         p.kernel_samples += 4;
+        // An interrupt that arrived while the line ran, whose own frames
+        // end in a thunk: neither the program's call nor its samples.
+        let mut irq = stack(
+            7,
+            12,
+            &["asm_sysvec_apic_timer_interrupt", "__x86_return_thunk"],
+        );
+        irq.interrupt = Some("asm_sysvec_apic_timer_interrupt".into());
+        p.stacks.push(irq);
+        p.interrupt_samples += 7;
         let h = jit_overhead(&p, &rows).unwrap();
         // (20 + 10 + 5 + 10) of 114 inclusive; the thunk frame under memcpy
         // is not where those samples landed.
