@@ -405,6 +405,66 @@ fn profiled_source_view_with_children_and_other_rows() {
     insta::assert_snapshot!("profiled_source_collapsed", collapsed);
 }
 
+/// The native view with interrupts and with the sampled instructions no
+/// line record covers (which the other views list under the summary row):
+/// each instruction holds only its own direct samples, listed once, and
+/// the interrupts keep their row.
+#[test]
+fn native_view_keeps_interrupts_apart_and_lists_each_instruction_once() {
+    let p = markers_program();
+    let mut prof = profile();
+    let q = prof.program.as_mut().unwrap();
+    q.interrupt_samples = 5;
+    q.direct_source_unmapped_samples = 3;
+    q.native = vec![sample(0, 14, 6), sample(0, 5, 3), sample(0, 19, 2)];
+    let unmapped = [NativeRow {
+        ip: 0x1005,
+        samples: 3,
+        text: "  marker_main+0x5: push rbp".into(),
+    }];
+    let opts = Options {
+        native_view: true,
+        native: Some(std::sync::Arc::new(native_image())),
+        ..Default::default()
+    };
+    let dd =
+        Drilldown::build_with_native(data(&p, "marker_prog"), Some(&prof), &unmapped, &opts, None)
+            .unwrap();
+    let on = |offset: u32| {
+        dd.rows
+            .iter()
+            .filter(|r| r.kind == RowKind::Native { func: 0, offset })
+            .map(|r| r.samples)
+            .collect::<Vec<u64>>()
+    };
+    assert_eq!(
+        (on(14), on(5), on(19), on(0)),
+        (vec![6], vec![3], vec![2], vec![0])
+    );
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    assert!(
+        !out.contains("eBPF samples without BTF/JIT source metadata"),
+        "{out}"
+    );
+    assert!(!out.contains("marker_main+0x5"), "{out}");
+    let irq: Vec<u64> = dd
+        .rows
+        .iter()
+        .filter(|r| r.text == INTERRUPTS_ROW)
+        .map(|r| r.samples)
+        .collect();
+    assert_eq!(irq, [5]);
+    // Native rows hold direct samples only: no interrupt sample among them.
+    let native: u64 = dd
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, RowKind::Native { .. }))
+        .map(|r| r.samples)
+        .sum();
+    assert_eq!(native, 11);
+}
+
 /// Interrupts that arrived while the program ran get a row of their own,
 /// not a place under a line, and `%THIS` still adds up.
 #[test]
