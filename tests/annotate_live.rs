@@ -340,31 +340,7 @@ fn text_csv_and_textmode_forms() {
         assert!(r.contains("divloop.c:"), "{r}");
     }
     // CSV: native rows carry the instruction in the appended columns.
-    // The appended columns come after every other one.
-    let csv = stdout(&csv);
-    let mut lines = csv.lines();
-    let header = csv_fields(lines.next().unwrap());
-    let n = header.len();
-    assert_eq!(
-        header[n - 4..],
-        ["pid", "native_function", "native_offset", "native_asm"]
-    );
-    let at = |name: &str| header.iter().position(|c| c == name).unwrap();
-    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
-    let native: Vec<&Vec<String>> = rows
-        .iter()
-        .filter(|r| r[at("hotspot_kind")] == "native")
-        .collect();
-    assert!(!native.is_empty(), "{csv}");
-    for r in &native {
-        assert_eq!(r.len(), n, "{r:?}");
-        assert_eq!(r[at("full_name")], "brr_fx_divloop_main");
-        assert_eq!(r[at("native_function")], "brr_fx_divloop_main");
-        let off: u64 = r[at("native_offset")].parse().expect("offset");
-        // Only the printed instructions have text in a text report; CSV
-        // lists every one with its text.
-        assert_eq!(r[at("native_asm")], asm[&off], "{r:?}");
-    }
+    check_csv(&stdout(&csv), &asm);
     // top --textmode: the native inspect view and the same table.
     let top = stdout(&top);
     assert!(
@@ -390,6 +366,36 @@ fn text_csv_and_textmode_forms() {
         .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
         .sum();
     assert!((total - 100.0).abs() < 0.011, "{total}\n{top}");
+}
+
+/// The CSV of `profile --annotate`: the native columns after every other
+/// one, and on each `native` row the instruction `dump --jited` shows at
+/// its offset.
+fn check_csv(csv: &str, asm: &BTreeMap<u64, String>) {
+    // The appended columns come after every other one.
+    let mut lines = csv.lines();
+    let header = csv_fields(lines.next().unwrap());
+    let n = header.len();
+    assert_eq!(
+        header[n - 4..],
+        ["pid", "native_function", "native_offset", "native_asm"]
+    );
+    let at = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    let native: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| r[at("hotspot_kind")] == "native")
+        .collect();
+    assert!(!native.is_empty(), "{csv}");
+    for r in &native {
+        assert_eq!(r.len(), n, "{r:?}");
+        assert_eq!(r[at("full_name")], "brr_fx_divloop_main");
+        assert_eq!(r[at("native_function")], "brr_fx_divloop_main");
+        let off: u64 = r[at("native_offset")].parse().expect("offset");
+        // Only the printed instructions have text in a text report; CSV
+        // lists every one with its text.
+        assert_eq!(r[at("native_asm")], asm[&off], "{r:?}");
+    }
 }
 
 /// Split one CSV record (RFC 4180 quoting, no embedded newlines).
