@@ -1259,6 +1259,36 @@ fn mixed_mode_round_trip() {
 }
 
 #[test]
+fn search_finds_native_instructions() {
+    let mut app = drill_app((120, 40), true);
+    let fx = app.on_key(ch(' '));
+    let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    app.on_msg(Msg::Disasm {
+        seq,
+        call_names: Default::default(),
+        native: Ok(Arc::new(native_image(&image()))),
+    });
+    app.on_key(ch(' '));
+    assert_eq!(d(&app).mode, Mode::Native);
+    app.on_key(ch('/'));
+    for c in "LEAVE".chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["1 source search matches for 'LEAVE'"]
+    );
+    assert!(
+        code(&app).ends_with("+0x7c  leave  [epilogue]"),
+        "{}",
+        code(&app)
+    );
+}
+
+#[test]
 fn native_view_without_native_code_says_why() {
     let mut app = drill_app((120, 40), true);
     let fx = app.on_key(ch(' '));
