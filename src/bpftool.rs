@@ -139,18 +139,6 @@ pub fn dump_text(id: u64) -> Result<Vec<u64>> {
     Ok(idx)
 }
 
-/// bpftool's disassembly for mixed mode: entries with a non-empty `disasm`,
-/// or nothing on any failure.
-pub fn disasm(id: u64) -> Vec<String> {
-    dump_json(id)
-        .map(|list| {
-            list.into_iter()
-                .filter_map(|e| e.disasm.filter(|d| !d.is_empty()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

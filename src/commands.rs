@@ -288,7 +288,11 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         limit: a.limit,
         line_limit: a.line_limit,
     };
-    let built = profile::report::build_with(&profile, &opts, &workloads);
+    let mut built = profile::report::build_with(&profile, &opts, &workloads);
+    if a.annotate {
+        // Text prints only the --line-limit rows of each table.
+        session::image::annotate(&mut built, &profile, cli.format != Format::Text);
+    }
     let view = report::View {
         wide: a.wide,
         extended: cli.extended,

@@ -2,6 +2,7 @@
 //! drilldown (profiled with `--profile-top`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::cli::{Cli, TopOptions};
 use crate::error::{BrrError, Result};
@@ -10,6 +11,8 @@ use crate::inspect::profile::ProfileInput;
 use crate::kernel::lines;
 use crate::model::activity::ActivityRow;
 use crate::model::profile::Hint;
+use crate::model::report::Annotation;
+use crate::model::ProgramImage;
 use crate::profile;
 use crate::profile::report::ReportOptions;
 use crate::render::listing::{self, ActivityRun};
@@ -35,6 +38,9 @@ struct Profiled {
     /// The folded text when it goes to stdout.
     folded: Option<String>,
     hints: Vec<Hint>,
+    /// Its sampled native instructions (`--annotate`), under the
+    /// heading `profile` gives them.
+    annotation: Option<(String, Annotation)>,
 }
 
 /// Profile program `id` with the top options (selected-program mode) and
@@ -56,14 +62,22 @@ fn profile_program(
         limit: 0,
         line_limit,
     };
-    let report = profile::report::build_with(&profile, &opts, &workloads);
+    let mut report = profile::report::build_with(&profile, &opts, &workloads);
+    // The native view places samples by instruction.
+    if t.annotate || t.native {
+        session::image::annotate(&mut report, &profile, false);
+    }
+    let program = report.program(id);
     Ok(Profiled {
         input: session::drilldown_input(&report, id),
         folded,
-        hints: report
-            .program(id)
-            .map(|p| p.hints.clone())
-            .unwrap_or_default(),
+        hints: program.map(|p| p.hints.clone()).unwrap_or_default(),
+        annotation: program
+            .and_then(|p| {
+                let a = p.native.clone()?;
+                Some((crate::render::profile::instructions_heading(p, &a), a))
+            })
+            .filter(|_| t.annotate),
     })
 }
 
@@ -76,6 +90,7 @@ pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
         light: t.light,
         program_id: t.program_id,
         mixed: t.mixed,
+        native: t.native,
         kernel_ip_detail: t.kernel_ip_detail,
         // The TUI keeps every hotspot row unless told otherwise.
         line_limit: t.line_limit.unwrap_or(0),
@@ -92,6 +107,50 @@ fn activity_hints(rows: &[ActivityRow], id: u32, measured: f64, slow_ns: u64) ->
         .and_then(|r| profile::report::hot_and_slow(r, measured, slow_ns))
         .into_iter()
         .collect()
+}
+
+/// The `BRR INSPECT` section of `image` in the `--inspect-mode` view.
+fn inspect_section(
+    t: &TopOptions,
+    image: &ProgramImage,
+    profile: Option<&ProfileInput>,
+) -> Result<String> {
+    let opts = Options {
+        mixed: t.mixed,
+        exact_ips: t.kernel_ip_detail,
+        source_limit: t.source_limit,
+        // A program without line info lists its instructions in source
+        // mode too.
+        call_names: if t.mixed || image.lines.is_empty() {
+            session::call_names(image)
+        } else {
+            Default::default()
+        },
+        native_view: t.native,
+        native: if t.native {
+            Some(Arc::new(session::image::native_image(image.program.id)?))
+        } else {
+            None
+        },
+    };
+    let mut tree = t.devmode.as_deref().map(session::devmode_tree);
+    let dev = tree
+        .as_mut()
+        .map(|(tree, bare)| Devmode { tree, bare: *bare });
+    let dd = Drilldown::build(
+        ProgramData {
+            id: image.program.id,
+            name: &image.program.name,
+            xlated: &image.xlated,
+            lines: &image.lines,
+            jit_ranges: &image.jit_ranges,
+        },
+        profile,
+        &opts,
+        dev,
+    )
+    .map_err(BrrError::from)?;
+    Ok(textmode::inspect(&dd, t.collapse_samples))
 }
 
 pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
@@ -144,6 +203,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     if let Some(image) = image {
         let line_limit = t.line_limit.unwrap_or(TEXTMODE_LINE_LIMIT);
         let mut hints = activity_hints(&all_rows, image.program.id, measured, t.slow_ns);
+        let mut annotation = None;
         let profile = if t.profile_top {
             let p = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
             if let Some(text) = p.folded {
@@ -151,6 +211,7 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
                 return Ok((text.trim_end_matches('\n').to_string(), code));
             }
             hints.extend(p.hints);
+            annotation = p.annotation;
             Some(p.input)
         } else {
             None
@@ -158,40 +219,13 @@ pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         if t.fail_on_loss && profile.as_ref().is_some_and(|p| p.incomplete) {
             code = 1;
         }
-        let opts = Options {
-            mixed: t.mixed,
-            exact_ips: t.kernel_ip_detail,
-            source_limit: t.source_limit,
-            bpftool: if t.mixed {
-                crate::bpftool::disasm(image.program.id as u64)
-            } else {
-                Vec::new()
-            },
-            call_names: if t.mixed || image.lines.is_empty() {
-                session::call_names(&image)
-            } else {
-                Default::default()
-            },
-        };
-        let mut tree = t.devmode.as_deref().map(session::devmode_tree);
-        let dev = tree
-            .as_mut()
-            .map(|(tree, bare)| Devmode { tree, bare: *bare });
-        let name = image.program.name.clone();
-        let dd = Drilldown::build(
-            ProgramData {
-                id: image.program.id,
-                name: &name,
-                xlated: &image.xlated,
-                lines: &image.lines,
-                jit_ranges: &image.jit_ranges,
-            },
-            profile.as_ref(),
-            &opts,
-            dev,
-        )
-        .map_err(BrrError::from)?;
-        sections.push(textmode::inspect(&dd, t.collapse_samples));
+        sections.push(inspect_section(t, &image, profile.as_ref())?);
+        if let Some((heading, a)) = annotation.filter(|(_, a)| !a.all.is_empty()) {
+            sections.push(heading);
+            sections.push(crate::render::profile::instructions_table(
+                &a, false, line_limit,
+            ));
+        }
         if !hints.is_empty() {
             sections.push(crate::render::profile::hints_text(&hints));
         }

@@ -404,6 +404,31 @@ fn textmode_inspects_a_named_program() {
     assert!(out.stdout.is_empty());
 }
 
+/// The `N: (op) text` instruction rows of a textmode inspect section (or
+/// of `bpftool prog dump xlated`), as (index, opcode, text).
+fn insn_rows(text: &str) -> Vec<(usize, String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let (n, rest) = l.trim().split_once(": (")?;
+            let (op, t) = rest.split_once(") ")?;
+            // Mapping markers (` [unmapped]`) are brr's, not the text's.
+            let mut t = t.trim_end();
+            while let Some((rest, m)) = t.rsplit_once(" [") {
+                if !m.ends_with(']')
+                    || !m
+                        .trim_end_matches(']')
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c == '-')
+                {
+                    break;
+                }
+                t = rest;
+            }
+            Some((n.parse().ok()?, op.to_string(), t.to_string()))
+        })
+        .collect()
+}
+
 #[test]
 fn mixed_mode_keeps_instructions_aligned_after_ld_imm64() {
     if !live() {
@@ -411,35 +436,25 @@ fn mixed_mode_keeps_instructions_aligned_after_ld_imm64() {
     }
     let fx = SocketFilterFixture::load().expect("load");
     let id = fx.prog.id.to_string();
-    let (_, inspect) = textmode(&id, &["--inspect-mode", "mixed"], true);
+    // brr's own disassembly: nothing of bpftool is needed.
+    let (_, inspect) = textmode(&id, &["--inspect-mode", "mixed"], false);
     let head = inspect.lines().next().unwrap();
-    let uses_bpftool = head.ends_with("instructions=bpftool");
-    let idx: Vec<usize> = inspect
-        .lines()
-        .skip(2)
-        .filter_map(|l| {
-            let code = l.get(16..)?.trim_start();
-            if uses_bpftool {
-                code.split_once(':')
-                    .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
-                    .and_then(|(n, _)| n.parse().ok())
-            } else {
-                code.strip_prefix("0x")
-                    .and_then(|h| usize::from_str_radix(&h[..4], 16).ok())
-                    .map(|o| o / 8)
-            }
-        })
-        .collect();
-    assert!(!idx.is_empty(), "{inspect}");
-    // Instruction indexes strictly increase; with bpftool the ld_imm64
-    // upper half has no row, so exactly one step of 2.
-    assert!(idx.windows(2).all(|w| w[1] > w[0]), "{idx:?}");
-    let steps_of_two = idx.windows(2).filter(|w| w[1] - w[0] == 2).count();
-    assert_eq!(steps_of_two, if uses_bpftool { 1 } else { 0 }, "{inspect}");
     assert!(
-        inspect.contains("r1 = map[id:") || uses_bpftool,
-        "{inspect}"
+        head.ends_with("mode=mixed profiled=no instructions=internal"),
+        "{head}"
     );
+    let rows = insn_rows(&inspect);
+    assert!(!rows.is_empty(), "{inspect}");
+    // Instruction indexes strictly increase; the ld_imm64's upper half has
+    // no row, so exactly one step of 2, right after the `(18)` row.
+    let idx: Vec<usize> = rows.iter().map(|r| r.0).collect();
+    assert!(idx.windows(2).all(|w| w[1] > w[0]), "{idx:?}");
+    let twos: Vec<usize> = (1..idx.len())
+        .filter(|&i| idx[i] - idx[i - 1] == 2)
+        .collect();
+    assert_eq!(twos.len(), 1, "{inspect}");
+    assert_eq!(rows[twos[0] - 1].1, "18", "{inspect}");
+    assert!(rows[twos[0] - 1].2.starts_with("r1 = map[id:"), "{inspect}");
 }
 
 #[test]
@@ -453,39 +468,8 @@ fn root_output_flags_are_rejected_for_top() {
     }
 }
 
-/// Instruction texts of `top --textmode --inspect-mode mixed` for `id`, by
-/// slot index: brr's own disassembly (bpftool hidden from PATH) or bpftool's
-/// (its `(op) ` prefix removed).
-fn mixed_texts(id: &str, with_bpftool: bool) -> Vec<(usize, String)> {
-    let (_, inspect) = textmode(
-        id,
-        &["--limit", "1", "--inspect-mode", "mixed"],
-        with_bpftool,
-    );
-    let marker = if with_bpftool { "bpftool" } else { "internal" };
-    assert!(
-        inspect.lines().next().unwrap().ends_with(marker),
-        "{inspect}"
-    );
-    inspect
-        .lines()
-        .skip(2)
-        .filter_map(|l| {
-            let code = l.get(16..)?.trim();
-            if with_bpftool {
-                let (n, rest) = code.split_once(": (")?;
-                Some((n.parse().ok()?, rest.split_once(") ")?.1.to_string()))
-            } else {
-                let off = usize::from_str_radix(code.strip_prefix("0x")?.get(..4)?, 16).ok()?;
-                let (_, t) = code.split_once(" ; ")?;
-                Some((off / 8, t.to_string()))
-            }
-        })
-        .collect()
-}
-
 #[test]
-fn internal_disassembly_matches_bpftool() {
+fn mixed_view_disassembly_matches_bpftool() {
     if !live() || !bpftool() {
         return;
     }
@@ -502,8 +486,15 @@ fn internal_disassembly_matches_bpftool() {
         sub.prog.id,
     ] {
         let id = id.to_string();
-        let ours = mixed_texts(&id, false);
-        let theirs = mixed_texts(&id, true);
+        // brr with bpftool out of reach, against bpftool's own listing.
+        let (_, inspect) = textmode(&id, &["--limit", "1", "--inspect-mode", "mixed"], false);
+        let ours = insn_rows(&inspect);
+        let out = Command::new("bpftool")
+            .args(["prog", "dump", "xlated", "id", &id])
+            .output()
+            .expect("run bpftool");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let theirs = insn_rows(&stdout(&out));
         assert!(!ours.is_empty());
         assert_eq!(ours.len(), theirs.len(), "program {id}");
         if let Some((a, b)) = ours.iter().zip(&theirs).find(|(a, b)| a != b) {

@@ -352,7 +352,8 @@ fn a_program_without_line_info_expands_its_unmapped_samples() {
     launch(&t, &format!("top --program-id {id} --profile-duration 3"));
     // Source mode shows its instructions, helper calls named.
     t.wait("the instructions with the helper call named", |s| {
-        s.contains(&format!("program {id} {NOLINES}")) && s.contains("; call bpf_ktime_get_ns#")
+        s.contains(&format!("program {id} {NOLINES}"))
+            && s.contains(": (85) call bpf_ktime_get_ns#")
     });
     // Esc while profiling cancels the profile and stays.
     t.type_text("p");

@@ -189,6 +189,11 @@ pub(super) struct CaptureArgs<D: Dialect> {
     pub fail_on_loss: bool,
     #[command(flatten)]
     pub exports: ExportFlags,
+    #[arg(
+        long,
+        help = "Add each program's sampled native JIT instructions (reads their JIT code)."
+    )]
+    pub annotate: bool,
     #[arg(skip)]
     pub dialect: PhantomData<D>,
 }
@@ -206,6 +211,7 @@ impl<D: Dialect> CaptureArgs<D> {
             perf_drain_ms,
             fail_on_loss,
             exports,
+            annotate,
             dialect: _,
         } = self;
         frequency.is_some()
@@ -217,6 +223,7 @@ impl<D: Dialect> CaptureArgs<D> {
             || perf_drain_ms.is_some()
             || *fail_on_loss
             || exports.first_given().is_some()
+            || *annotate
     }
 
     /// `self` overridden by `later`.
@@ -231,6 +238,7 @@ impl<D: Dialect> CaptureArgs<D> {
             perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
             fail_on_loss: later.fail_on_loss || self.fail_on_loss,
             exports: self.exports.then(later.exports),
+            annotate: later.annotate || self.annotate,
             dialect: PhantomData,
         }
     }
@@ -295,9 +303,9 @@ pub(super) struct TopArgs {
     pub program_id: Option<u32>,
     #[arg(
         long,
-        value_name = "{source,mixed}",
+        value_name = "{source,mixed,native}",
         value_parser = parsers::inspect_mode,
-        help = "Inspect view: source lines, or source lines with instructions (default source)."
+        help = "Inspect view: source lines, with translated instructions, or with native instructions (default source)."
     )]
     pub inspect_mode: Option<InspectMode>,
     #[arg(long, help = "Light colour theme.")]

@@ -52,6 +52,10 @@ pub struct TopOptions {
     pub kernel_ip_detail: bool,
     pub program_id: Option<u32>,
     pub mixed: bool,
+    /// `--inspect-mode native`.
+    pub native: bool,
+    /// `--annotate`: the `--profile-top` capture lists native instructions.
+    pub annotate: bool,
     pub light: bool,
     /// Some(empty path) for a bare `--devmode`.
     pub devmode: Option<PathBuf>,
@@ -123,6 +127,8 @@ pub struct ProfileArgs {
     pub devmode: Option<PathBuf>,
     /// Files written from the same capture.
     pub exports: Targets,
+    /// `--annotate`: each program's sampled native instructions.
+    pub annotate: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -497,6 +503,8 @@ fn top_options(t: TopArgs, bpffs: &Path) -> TopOptions {
         kernel_ip_detail: c.kernel_ip_detail,
         program_id: t.program_id,
         mixed: t.inspect_mode == Some(InspectMode::Mixed),
+        native: t.inspect_mode == Some(InspectMode::Native),
+        annotate: c.annotate,
         light: t.light,
         devmode: devmode_path(t.devmode),
         fail_on_loss: c.fail_on_loss,
@@ -781,6 +789,8 @@ fn textmode_profile_rules(t: &TopOptions) -> Result<(), BrrError> {
     }
     let flag = if t.collapse_samples {
         Some("--collapse-samples")
+    } else if t.annotate {
+        Some("--annotate")
     } else {
         t.exports.first_flag()
     };
@@ -979,6 +989,7 @@ fn profile_args(a: ProfileCliArgs, bpffs: &Path) -> ProfileArgs {
         fail_on_loss: c.fail_on_loss,
         devmode: devmode_path(a.devmode),
         exports: targets(&c.exports),
+        annotate: c.annotate,
     }
 }
 

@@ -84,6 +84,7 @@ pub(super) fn call_graph(s: &str) -> Result<CallGraph, Rejected> {
 pub(super) enum InspectMode {
     Source,
     Mixed,
+    Native,
 }
 
 pub(super) fn inspect_mode(s: &str) -> Result<InspectMode, Rejected> {
@@ -92,6 +93,7 @@ pub(super) fn inspect_mode(s: &str) -> Result<InspectMode, Rejected> {
         &[
             ("source", InspectMode::Source),
             ("mixed", InspectMode::Mixed),
+            ("native", InspectMode::Native),
         ],
     )
 }

@@ -488,7 +488,7 @@ fn top_grammar() {
     );
     assert_eq!(
         err_line("top --inspect-mode x"),
-        "brr top: error: argument --inspect-mode: invalid choice: 'x' (choose from 'source', 'mixed')"
+        "brr top: error: argument --inspect-mode: invalid choice: 'x' (choose from 'source', 'mixed', 'native')"
     );
     assert_eq!(
         err_line("top --perf-buffer-pages 3"),
@@ -501,6 +501,26 @@ fn top_grammar() {
     assert!(
         matches!(run("top -h").unwrap(), Parsed::Print(t) if t.contains("--inspect-mode") && !t.contains("--all"))
     );
+}
+
+/// `--annotate` lists instructions under a printed profile (the TUI's
+/// profiles always carry them); `--inspect-mode native` picks the native
+/// view.
+#[test]
+fn annotate_and_native_view_grammar() {
+    assert_eq!(
+        err_line("--annotate"),
+        "brr: error: --annotate requires --textmode and --profile-top"
+    );
+    assert_eq!(
+        err_line("top --textmode --annotate"),
+        "brr: error: --annotate requires --textmode and --profile-top"
+    );
+    let t = top("top --textmode --profile-top --annotate --inspect-mode native");
+    assert!(t.annotate && t.native && !t.mixed);
+    assert!(!top("top --inspect-mode mixed").native);
+    assert!(profile("profile --annotate").annotate);
+    assert!(!profile("profile").annotate);
 }
 
 fn profile(s: &str) -> ProfileArgs {

@@ -1,5 +1,6 @@
 //! The drilldown row model: one program's source lines (or source lines
-//! interleaved with instructions), with markers, profile samples, helper and
+//! interleaved with its translated or its native instructions), with
+//! markers, profile samples, helper and
 //! kernel child rows, summary ("Other") rows and a `%THIS` column whose
 //! leaves add up to exactly 100.00 %.
 //!
@@ -10,10 +11,12 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::disasm::{self, CallNames};
 use super::insn::{self, Slot};
-use super::native::NativeImage;
+use super::native::roles::{self, Role};
+use super::native::{offset_text, Arch, NativeImage};
 use super::profile::{DrillProfile, KernelRow, ProfileInput};
 use super::source::{self, Mapped, Placed, SourceTree};
 use crate::error::BrrError;
@@ -24,6 +27,8 @@ use crate::model::profile::NativeSamples;
 pub enum Mode {
     Source,
     Mixed,
+    /// Source lines with the native JIT instructions under them.
+    Native,
 }
 
 impl Mode {
@@ -31,6 +36,7 @@ impl Mode {
         match self {
             Mode::Source => "source",
             Mode::Mixed => "mixed",
+            Mode::Native => "native",
         }
     }
 }
@@ -128,6 +134,11 @@ pub enum RowKind {
     Source { key: usize },
     /// One translated instruction slot.
     Instruction { slot: usize },
+    /// One native instruction: its function (index in `jited_ksyms`
+    /// order) and its offset there.
+    Native { func: usize, offset: u32 },
+    /// The start of a JITed function in the native view.
+    Function { func: usize },
     /// A helper/kernel function (or exact IP) called from the parent line,
     /// or, under the summary row of samples without source metadata, one
     /// of the program's own native instructions or a helper/kernel
@@ -172,18 +183,19 @@ impl Row {
     }
 }
 
-/// Where the instruction text of mixed mode comes from.
+/// Where the instruction text comes from: brr's own disassembly of the
+/// translated instructions, or of the native code for an architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Disasm {
     Internal,
-    Bpftool,
+    Native(Arch),
 }
 
 impl Disasm {
     pub fn name(self) -> &'static str {
         match self {
             Disasm::Internal => "internal",
-            Disasm::Bpftool => "bpftool",
+            Disasm::Native(arch) => arch.name(),
         }
     }
 }
@@ -205,10 +217,11 @@ pub struct Options {
     pub exact_ips: bool,
     /// Keep only the first N detail rows (textmode); 0 = all.
     pub source_limit: usize,
-    /// bpftool's disassembly, one entry per visible slot (ld_imm64 upper
-    /// halves have none). Used in mixed mode when non-empty.
-    pub bpftool: Vec<String>,
     pub call_names: CallNames,
+    /// The native view: source lines with `native`'s instructions under
+    /// them (the source view's rows when there is no native code).
+    pub native_view: bool,
+    pub native: Option<Arc<NativeImage>>,
 }
 
 /// One native instruction that took direct samples (the profile's count
@@ -415,6 +428,30 @@ impl KeyTable {
         t
     }
 
+    /// The key of every line record (None for one with no file, line or
+    /// text), adding those no translated slot maps to.
+    fn record_keys(&mut self, lines: &[LineRecord]) -> Vec<Option<usize>> {
+        lines
+            .iter()
+            .map(|rec| {
+                if rec.file.is_none() && rec.line.is_none() && rec.source.is_none() {
+                    return None;
+                }
+                let key = SourceKey {
+                    file: rec.file.clone(),
+                    line: rec.line,
+                    source: rec.source.clone(),
+                };
+                let k = *self.index.entry(key.clone()).or_insert_with(|| {
+                    self.keys.push(key);
+                    self.facts.push(KeyFacts::default());
+                    self.keys.len() - 1
+                });
+                Some(k)
+            })
+            .collect()
+    }
+
     /// Blocks are maximal runs of slots with the same key (unmapped runs
     /// count as runs too, so they separate blocks).
     fn count_blocks(&mut self) {
@@ -552,36 +589,112 @@ impl<'a> SourceRows<'a> {
     }
 }
 
-/// The instruction text of each slot in mixed mode.
+/// The instruction text of each slot in mixed mode, in the layout of
+/// `bpftool prog dump xlated`: index, opcode, kernel notation.
 struct InsnText<'a> {
     slots: &'a [Slot],
     second: &'a [bool],
-    disasm: Disasm,
-    /// bpftool's lines, consumed in slot order (upper halves have none).
-    bpftool: std::slice::Iter<'a, String>,
     call_names: &'a CallNames,
 }
 
 impl InsnText<'_> {
-    /// None: the slot gets no row (the upper half of an ld_imm64 when
-    /// bpftool's text is shown, since bpftool prints the pair as one line).
+    /// None: the slot gets no row (the upper half of an ld_imm64, shown
+    /// with its lower half).
     fn of_slot(&mut self, i: usize) -> Option<String> {
-        let s: &Slot = &self.slots[i];
-        if self.disasm == Disasm::Bpftool {
-            if self.second[i] {
-                return None;
-            }
-            if let Some(t) = self.bpftool.next() {
-                return Some(format!("  {:4}: {t}", s.index()));
+        if self.second.get(i).copied().unwrap_or(true) {
+            return None;
+        }
+        let s = self.slots.get(i)?;
+        let next = self.slots.get(i + 1);
+        Some(format!(
+            "  {:4}: ({:02x}) {}",
+            s.index(),
+            s.opcode,
+            disasm::text(s, next, self.call_names)
+        ))
+    }
+}
+
+/// A native instruction row's text: its offset in the function, the
+/// instruction, and the part of the JIT it belongs to unless it is the
+/// program's own code.
+fn native_text(offset: u32, asm: &str, role: Role) -> String {
+    let mut t = format!("  {:>8}  {asm}", offset_text(i64::from(offset)));
+    if role != Role::Body {
+        t.push_str(&format!("  [{}]", role.name()));
+    }
+    t
+}
+
+impl SourceRows<'_> {
+    /// Native mode: each function's heading, then its instructions, each
+    /// run headed by the source row of its line record (children after a
+    /// key's first source row). Returns the rows and the row of each
+    /// (function, offset).
+    fn native(
+        &self,
+        image: &NativeImage,
+        rec_key: &[Option<usize>],
+    ) -> (Vec<Row>, HashMap<(usize, u32), usize>) {
+        let mut rows = Vec::new();
+        let mut row_of = HashMap::new();
+        let mut shown: HashSet<usize> = HashSet::new();
+        for f in &image.functions {
+            rows.push(Row::new(
+                RowKind::Function { func: f.index },
+                format!("{}:", f.name),
+            ));
+            let roles = roles::roles(image.arch, f);
+            let mut prev: Option<Option<usize>> = None;
+            for (n, i) in f.insns.iter().enumerate() {
+                let k = i.line.and_then(|l| rec_key.get(l).copied().flatten());
+                if prev != Some(k) {
+                    if let Some(k) = k {
+                        rows.push(self.source_row(k));
+                        if shown.insert(k) {
+                            self.push_children(&mut rows, k);
+                        }
+                    }
+                }
+                prev = Some(k);
+                let role = roles.get(n).copied().unwrap_or(Role::Body);
+                let mut r = Row::new(
+                    RowKind::Native {
+                        func: f.index,
+                        offset: i.offset,
+                    },
+                    native_text(i.offset, &i.asm, role),
+                );
+                if k.is_none() {
+                    r.markers.push(Marker::Unmapped);
+                }
+                r.leaf = true;
+                row_of.insert((f.index, i.offset), rows.len());
+                rows.push(r);
             }
         }
-        let mut t = format!("  {}", s.internal_text());
-        if !self.second[i] {
-            let next = self.slots.get(i + 1);
-            t.push_str(" ; ");
-            t.push_str(&disasm::text(s, next, self.call_names));
+        (rows, row_of)
+    }
+}
+
+/// Where direct samples go: the row of each translated slot (none in
+/// source mode, where they go by source key), or of each native
+/// instruction.
+enum Placement {
+    Slots(HashMap<usize, usize>),
+    Native(HashMap<(usize, u32), usize>),
+}
+
+/// Add each sampled native instruction's samples to its row.
+fn add_native_samples(rows: &mut [Row], p: &DrillProfile, row_of: &HashMap<(usize, u32), usize>) {
+    for n in &p.native {
+        let at = n
+            .func_index
+            .zip(n.offset.and_then(|o| u32::try_from(o).ok()))
+            .and_then(|k| row_of.get(&k));
+        if let Some(&row) = at {
+            rows[row].samples += n.samples;
         }
-        Some(t)
     }
 }
 
@@ -733,58 +846,43 @@ impl Drilldown {
         devmode: Option<Devmode<'_>>,
     ) -> Result<Drilldown, NoDevmodeSource> {
         let slots = insn::slots(prog.xlated);
-        let second = insn::second_halves(&slots);
-        let table = KeyTable::new(prog.lines, &insn::match_lines(slots.len(), prog.lines));
-
+        let mut table = KeyTable::new(prog.lines, &insn::match_lines(slots.len(), prog.lines));
         let prog_profile = profile.and_then(|p| p.program.as_ref());
-        let exact_ips = opts.exact_ips;
-        let kernel_list: &[KernelRow] = match prog_profile {
-            Some(p) if exact_ips => &p.kernel_ips,
-            Some(p) => &p.kernel_functions,
-            None => &[],
-        };
-        let mixed = opts.mixed && !slots.is_empty();
-        let disasm = if mixed && !opts.bpftool.is_empty() {
-            Disasm::Bpftool
-        } else {
-            Disasm::Internal
-        };
-
-        let (mut rows, row_of_slot) = {
-            let maker = SourceRows::new(&table, kernel_list, exact_ips);
-            if table.keys.is_empty() || mixed {
-                maker.interleaved(&mut InsnText {
-                    slots: &slots,
-                    second: &second,
-                    disasm,
-                    bpftool: opts.bpftool.iter(),
-                    call_names: &opts.call_names,
-                })
-            } else {
-                (maker.source_only(), HashMap::new())
-            }
-        };
+        let code = opts.native.as_deref().filter(|_| opts.native_view);
+        // Every line record the native code falls under needs a key.
+        let rec_key = code.map(|_| table.record_keys(prog.lines));
+        let (mut rows, placed) = Drilldown::detail_rows(
+            &table,
+            prog_profile,
+            opts,
+            &slots,
+            code.zip(rec_key.as_deref()),
+        );
         if let Some(p) = prog_profile {
-            add_direct_samples(
-                &mut rows,
-                p,
-                &table.index,
-                &row_of_slot,
-                &slots,
-                prog.jit_ranges,
-            );
+            match &placed {
+                Placement::Native(row_of) => add_native_samples(&mut rows, p, row_of),
+                Placement::Slots(row_of_slot) => add_direct_samples(
+                    &mut rows,
+                    p,
+                    &table.index,
+                    row_of_slot,
+                    &slots,
+                    prog.jit_ranges,
+                ),
+            }
         }
-
         let mut dd = Drilldown {
             program_id: prog.id,
             name: prog.name.to_string(),
-            mode: if mixed || (opts.mixed && slots.is_empty()) {
+            mode: if opts.native_view {
+                Mode::Native
+            } else if opts.mixed {
                 Mode::Mixed
             } else {
                 Mode::Source
             },
-            disasm,
-            exact_ips,
+            disasm: code.map_or(Disasm::Internal, |n| Disasm::Native(n.arch)),
+            exact_ips: opts.exact_ips,
             keys: table.keys,
             rows,
             profile: profile.cloned(),
@@ -810,6 +908,41 @@ impl Drilldown {
             dd.link_children();
         }
         Ok(dd)
+    }
+
+    /// The source, instruction and child rows of the view `opts` asks for,
+    /// and where samples go on them. Mixed mode without translated
+    /// instructions, and the native view without native code, show the
+    /// source rows; a program without line records always lists its
+    /// instructions.
+    fn detail_rows(
+        table: &KeyTable,
+        prog_profile: Option<&DrillProfile>,
+        opts: &Options,
+        slots: &[Slot],
+        native: Option<(&NativeImage, &[Option<usize>])>,
+    ) -> (Vec<Row>, Placement) {
+        let kernel_list: &[KernelRow] = match prog_profile {
+            Some(p) if opts.exact_ips => &p.kernel_ips,
+            Some(p) => &p.kernel_functions,
+            None => &[],
+        };
+        let maker = SourceRows::new(table, kernel_list, opts.exact_ips);
+        if let Some((image, rec_key)) = native {
+            let (rows, row_of) = maker.native(image, rec_key);
+            return (rows, Placement::Native(row_of));
+        }
+        let mixed = opts.mixed && !opts.native_view && !slots.is_empty();
+        if table.keys.is_empty() || mixed {
+            let second = insn::second_halves(slots);
+            let (rows, row_of_slot) = maker.interleaved(&mut InsnText {
+                slots,
+                second: &second,
+                call_names: &opts.call_names,
+            });
+            return (rows, Placement::Slots(row_of_slot));
+        }
+        (maker.source_only(), Placement::Slots(HashMap::new()))
     }
 
     /// Insert `--devmode` context rows and `[source-mismatch]` markers.
@@ -903,7 +1036,9 @@ impl Drilldown {
         for (i, r) in self.rows.iter().enumerate() {
             match r.kind {
                 RowKind::Source { .. } => source = Some(i),
-                RowKind::Child | RowKind::Instruction { .. } => owner[i] = source,
+                RowKind::Child | RowKind::Instruction { .. } | RowKind::Native { .. } => {
+                    owner[i] = source
+                }
                 _ => {}
             }
         }
@@ -989,11 +1124,22 @@ impl Drilldown {
             .filter(|k| k.bpf_instruction_offset.is_none())
             .collect();
         let under_null: u64 = uncalled.iter().map(|k| k.samples).sum();
+        // The native view places every sampled instruction, with or
+        // without a line record: what it leaves out has no instruction.
+        let by_insn = matches!(self.disasm, Disasm::Native(_));
         let direct = Unshown {
             total: p.samples,
             shown: shown_direct,
-            unmapped: p.direct_source_unmapped_samples,
-            omitted: p.direct_hotspot_samples_omitted_by_limit,
+            unmapped: if by_insn {
+                0
+            } else {
+                p.direct_source_unmapped_samples
+            },
+            omitted: if by_insn {
+                0
+            } else {
+                p.direct_hotspot_samples_omitted_by_limit
+            },
             null_retained: direct_null,
             cut: cut.0,
         };
@@ -1135,12 +1281,12 @@ impl Drilldown {
         out
     }
 
-    /// Fold ranges for a viewport of `viewport` rows (source mode, profiled,
-    /// some samples, list longer than the viewport). Rows within 2 of a hot
-    /// row stay; runs of at least 2 other rows fold.
+    /// Fold ranges for a viewport of `viewport` rows (source and native
+    /// views, profiled, some samples, list longer than the viewport). Rows
+    /// within 2 of a hot row stay; runs of at least 2 other rows fold.
     pub fn folds(&self, viewport: usize) -> Vec<Range<usize>> {
         let n = self.rows.len();
-        if self.mode != Mode::Source
+        if self.mode == Mode::Mixed
             || !self.profiled()
             || n <= viewport
             || !self.rows.iter().any(|r| r.samples > 0)

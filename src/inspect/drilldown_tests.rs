@@ -2,6 +2,7 @@
 //! rows, exact 100.00 %, folds, collapse, devmode (unit + insta snapshots).
 
 use super::drilldown::*;
+use super::native::{Arch, JitFunction, NativeImage, NativeInsn};
 use super::profile::*;
 use super::source::SourceTree;
 use crate::model::image::{JitRange, LineRecord};
@@ -207,6 +208,7 @@ fn profile() -> ProfileInput {
                 kernel(1, "htab_map_hash", "bpf_map", 1, 0, L15),
                 kernel(1, "htab_map_hash", "bpf_map", 1, 0x20, L15),
             ],
+            native: vec![],
             interrupt_samples: 0,
         }),
         line_limit: 4,
@@ -253,8 +255,9 @@ fn mixed_rows_keep_instruction_indexes_across_ld_imm64() {
     let dd = build(&p, None, &mixed());
     let out = text(&dd, false);
     insta::assert_snapshot!(out);
-    // Every slot has exactly one row, in index order.
-    let offsets: Vec<usize> = dd
+    // Every slot but the ld_imm64's upper half (slot 5) has exactly one
+    // row, in index order, numbered by its index as bpftool does.
+    let slots: Vec<usize> = dd
         .rows
         .iter()
         .filter_map(|r| match r.kind {
@@ -262,31 +265,131 @@ fn mixed_rows_keep_instruction_indexes_across_ld_imm64() {
             _ => None,
         })
         .collect();
-    assert_eq!(offsets, (0..p.xlated.len() / 8).collect::<Vec<_>>());
+    let want: Vec<usize> = (0..p.xlated.len() / 8).filter(|&s| s != 5).collect();
+    assert_eq!(slots, want);
+    assert!(out.contains("     4: (18) r0 = 0x7\n"), "{out}");
+    assert!(out.contains("     6: (07) r0 += 4\n"), "{out}");
+}
+
+/// The native code of `markers_program`: the main function's prologue and
+/// epilogue under its first and last line records, a call under line 15,
+/// an instruction without a record; a one-instruction subprogram.
+fn native_image() -> NativeImage {
+    let insn = |offset: u32, asm: &str, target: Option<&str>, line: Option<usize>| NativeInsn {
+        offset,
+        bytes: vec![0x90; 4],
+        asm: asm.into(),
+        target: target.map(String::from),
+        line,
+    };
+    NativeImage {
+        arch: Arch::X86_64,
+        functions: vec![
+            JitFunction {
+                name: "marker_main".into(),
+                index: 0,
+                address: Some(0x1000),
+                length: 0x20,
+                insns: vec![
+                    insn(0, "nop dword ptr [rax+rax]", None, Some(0)),
+                    insn(5, "push rbp", None, Some(0)),
+                    insn(6, "mov rbp, rsp", None, Some(0)),
+                    insn(9, "mov eax, 0x1", None, Some(1)),
+                    insn(
+                        14,
+                        "call bpf_map_lookup_elem",
+                        Some("bpf_map_lookup_elem"),
+                        Some(3),
+                    ),
+                    insn(19, "add rax, 0x4", None, None),
+                    insn(23, "leave", None, Some(9)),
+                    insn(
+                        24,
+                        "jmp __x86_return_thunk",
+                        Some("__x86_return_thunk"),
+                        Some(9),
+                    ),
+                ],
+            },
+            JitFunction {
+                name: "marker_sub".into(),
+                index: 1,
+                address: Some(0x2000),
+                length: 1,
+                insns: vec![insn(0, "ret", None, Some(4))],
+            },
+        ],
+    }
+}
+
+fn sample(func: usize, offset: u64, samples: u64) -> NativeSample {
+    NativeSample {
+        samples,
+        func_index: Some(func),
+        offset: Some(offset),
+        ..Default::default()
+    }
 }
 
 #[test]
-fn bpftool_text_pairs_with_visible_slots() {
+fn native_view_puts_instructions_under_their_lines() {
     let p = markers_program();
-    // bpftool prints the ld_imm64 as one entry: 17 entries for 18 slots.
-    let entries: Vec<String> = (0..17).map(|i| format!("(xx) insn{i}")).collect();
+    let mut prof = profile();
+    // 22 direct samples: all on instructions but one at an offset where
+    // no instruction starts.
+    prof.program.as_mut().unwrap().native = vec![
+        sample(0, 14, 6),
+        sample(0, 9, 5),
+        sample(0, 24, 4),
+        sample(0, 5, 3),
+        sample(0, 19, 2),
+        sample(1, 0, 1),
+        sample(0, 7, 1),
+    ];
     let opts = Options {
-        mixed: true,
-        bpftool: entries,
+        native_view: true,
+        native: Some(std::sync::Arc::new(native_image())),
         ..Default::default()
     };
-    let dd = build(&p, None, &opts);
-    assert_eq!(dd.disasm, Disasm::Bpftool);
-    let insns: Vec<&str> = dd
+    let dd = build(&p, Some(&prof), &opts);
+    assert_eq!((dd.mode, dd.disasm.name()), (Mode::Native, "x86_64"));
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    insta::assert_snapshot!(out);
+    // Children once, under the first source row of their line.
+    assert_eq!(out.matches("-> bpf_map htab_map_hash").count(), 1);
+    let rows: Vec<(&RowKind, u64)> = dd
         .rows
         .iter()
-        .filter(|r| matches!(r.kind, RowKind::Instruction { .. }))
-        .map(|r| r.text.as_str())
+        .filter(|r| matches!(r.kind, RowKind::Native { .. }))
+        .map(|r| (&r.kind, r.samples))
         .collect();
-    assert_eq!(insns[4], "     4: (xx) insn4");
-    assert_eq!(insns[5], "     6: (xx) insn5");
-    assert_eq!(insns.last(), Some(&"    17: (xx) insn16"));
-    assert_eq!(insns.len(), 17);
+    assert_eq!(rows.len(), 9);
+    assert_eq!(
+        rows[4],
+        (
+            &RowKind::Native {
+                func: 0,
+                offset: 14
+            },
+            6
+        )
+    );
+    // No native code: the source rows, in the native view.
+    let none = build(
+        &p,
+        Some(&prof),
+        &Options {
+            native_view: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!((none.mode, none.disasm), (Mode::Native, Disasm::Internal));
+    assert!(none
+        .rows
+        .iter()
+        .all(|r| !matches!(r.kind, RowKind::Native { .. })));
+    assert_eq!(this_total(&text(&none, false)), 10_000);
 }
 
 #[test]
@@ -300,6 +403,66 @@ fn profiled_source_view_with_children_and_other_rows() {
     let collapsed = text(&dd, true);
     assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
     insta::assert_snapshot!("profiled_source_collapsed", collapsed);
+}
+
+/// The native view with interrupts and with the sampled instructions no
+/// line record covers (which the other views list under the summary row):
+/// each instruction holds only its own direct samples, listed once, and
+/// the interrupts keep their row.
+#[test]
+fn native_view_keeps_interrupts_apart_and_lists_each_instruction_once() {
+    let p = markers_program();
+    let mut prof = profile();
+    let q = prof.program.as_mut().unwrap();
+    q.interrupt_samples = 5;
+    q.direct_source_unmapped_samples = 3;
+    q.native = vec![sample(0, 14, 6), sample(0, 5, 3), sample(0, 19, 2)];
+    let unmapped = [NativeRow {
+        ip: 0x1005,
+        samples: 3,
+        text: "  marker_main+0x5: push rbp".into(),
+    }];
+    let opts = Options {
+        native_view: true,
+        native: Some(std::sync::Arc::new(native_image())),
+        ..Default::default()
+    };
+    let dd =
+        Drilldown::build_with_native(data(&p, "marker_prog"), Some(&prof), &unmapped, &opts, None)
+            .unwrap();
+    let on = |offset: u32| {
+        dd.rows
+            .iter()
+            .filter(|r| r.kind == RowKind::Native { func: 0, offset })
+            .map(|r| r.samples)
+            .collect::<Vec<u64>>()
+    };
+    assert_eq!(
+        (on(14), on(5), on(19), on(0)),
+        (vec![6], vec![3], vec![2], vec![0])
+    );
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    assert!(
+        !out.contains("eBPF samples without BTF/JIT source metadata"),
+        "{out}"
+    );
+    assert!(!out.contains("marker_main+0x5"), "{out}");
+    let irq: Vec<u64> = dd
+        .rows
+        .iter()
+        .filter(|r| r.text == INTERRUPTS_ROW)
+        .map(|r| r.samples)
+        .collect();
+    assert_eq!(irq, [5]);
+    // Native rows hold direct samples only: no interrupt sample among them.
+    let native: u64 = dd
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, RowKind::Native { .. }))
+        .map(|r| r.samples)
+        .sum();
+    assert_eq!(native, 11);
 }
 
 /// Interrupts that arrived while the program ran get a row of their own,
@@ -710,6 +873,7 @@ fn native_rows_name_the_sampled_instructions() {
         arch: Arch::X86_64,
         functions: vec![JitFunction {
             name: "no_lines".into(),
+            index: 0,
             address: Some(0x1000),
             length: 0x20,
             insns: vec![

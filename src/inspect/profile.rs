@@ -13,6 +13,9 @@ pub use crate::model::profile::Hotspot as DirectHotspot;
 /// IPs it sums (1 for an exact-IP row, which also has a `symbol_offset`).
 pub use crate::model::profile::KernelGroup as KernelRow;
 
+/// A sampled native instruction (`--annotate`): the report's row.
+pub use crate::model::report::NativeRow as NativeSample;
+
 /// One program's share of a capture, with the hotspot lists `--line-limit`
 /// retained, most samples first (then file and line, then symbol for kernel
 /// rows).
@@ -36,6 +39,9 @@ pub struct DrillProfile {
     pub kernel_ips: Vec<KernelRow>,
     /// Function groups.
     pub kernel_functions: Vec<KernelRow>,
+    /// Every sampled native instruction, when the profile was annotated
+    /// (the native view places these, not `hotspots`).
+    pub native: Vec<NativeSample>,
     /// Samples of interrupts that arrived while the program ran: not in
     /// `inclusive_samples`, shown on a row of their own.
     pub interrupt_samples: u64,

@@ -152,6 +152,55 @@ impl SampledWorkloads {
     }
 }
 
+/// One sampled native instruction of a program (`--annotate`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NativeRow {
+    pub samples: u64,
+    /// Its JIT address (the sampled IP).
+    pub ip: u64,
+    /// The JIT function holding it: its index in `jited_ksyms` order
+    /// (0 = the main program) and BTF name.
+    pub func_index: Option<usize>,
+    pub function: Option<String>,
+    /// Bytes from the function's start (`offset` in `dump --jited`).
+    pub offset: Option<u64>,
+    /// The instruction as `dump --jited` shows it; None when the JIT code
+    /// could not be read or no instruction starts there, and for the rows
+    /// a text report leaves out (under `Other`), whose text is not made.
+    pub asm: Option<String>,
+    /// The line record covering it (the greatest JIT address at or below).
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub source: Option<String>,
+    /// `prologue`, `epilogue`, `thunk` (a call or jump into a mitigation
+    /// thunk) or `body`; `body` when the code was not decoded.
+    pub role: &'static str,
+}
+
+/// A program's sampled native instructions (`--annotate`): every one,
+/// most samples first (ties by address), and the `--line-limit` view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Annotation {
+    /// Every sampled instruction: the samples add up to the program's
+    /// direct samples. `sample_percent` is of those.
+    pub all: Vec<Figured<NativeRow>>,
+    /// How many of `all` the `--line-limit` view shows.
+    pub shown: usize,
+    /// The instructions that view leaves out, as one row, when it leaves
+    /// any.
+    pub other: Option<Other>,
+    /// Why the instructions have no text, when the JIT code could not be
+    /// read (the program was unloaded, the kernel withheld it).
+    pub unavailable: Option<String>,
+}
+
+impl Annotation {
+    /// The instructions the `--line-limit` view shows.
+    pub fn shown_rows(&self) -> &[Figured<NativeRow>] {
+        self.all.get(..self.shown).unwrap_or(&self.all)
+    }
+}
+
 /// One listed program. Further per-program answers (instruction rows,
 /// interrupt samples) join as fields here, filled by `profile::report`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -192,6 +241,8 @@ pub struct ProgramReport {
     /// From the samples, then those read from the kernel at the end of the
     /// capture.
     pub hints: Vec<Hint>,
+    /// Its sampled native instructions, with `--annotate`.
+    pub native: Option<Annotation>,
     /// Samples of interrupts that arrived while the program ran (not in
     /// its direct, under-eBPF or inclusive samples), and their percent of
     /// one CPU (4 decimals).

@@ -5,7 +5,9 @@
 //! [`MIN_SAMPLES`] samples of its own evidence, so that a handful of
 //! samples never produces advice.
 
+use crate::inspect::native::roles::{is_mitigation_thunk, Role};
 use crate::model::profile::{Frame, Hint, Profile, ProgramProfile, Stack};
+use crate::model::report::NativeRow;
 
 /// Evidence below this many samples is noise, whatever its share.
 pub const MIN_SAMPLES: u64 = 20;
@@ -35,6 +37,13 @@ pub const SLOW_CPU_PERCENT: f64 = 5.0;
 /// Tail calls: a program that tail-calls is worth a hint when it costs
 /// more than this share (%) of one CPU.
 pub const TAIL_CALL_CPU_PERCENT: f64 = 5.0;
+/// JIT overhead (`--annotate`): share (%) of a program's inclusive samples
+/// in the code the JIT wraps around its functions (prologue, epilogue) and
+/// in mitigation thunks. That cost is paid per run whatever the program
+/// does; past a third of its time, work per run, not its code, is what
+/// to change. A loop-heavy program spends well under 1 % there, a
+/// few-instruction one most of its time.
+pub const JIT_OVERHEAD_SHARE: f64 = 33.0;
 
 /// Lock functions that a contended map bucket spins in.
 const LOCK_PREFIXES: &[&str] = &[
@@ -181,6 +190,67 @@ fn output_cost(p: &ProgramProfile) -> Option<Hint> {
     })
 }
 
+/// JIT overhead, from the program's sampled native instructions
+/// (`--annotate`) and the kernel samples inside mitigation thunks it
+/// called (`--kernel-samples`).
+pub fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
+    let of = |role: Role| -> u64 {
+        rows.iter()
+            .filter(|r| r.role == role.name())
+            .map(|r| r.samples)
+            .sum()
+    };
+    let frame = of(Role::Prologue) + of(Role::Epilogue);
+    let calls = of(Role::Thunk);
+    let inside: u64 = p
+        .stacks
+        .iter()
+        // An interrupt's frames are not the program's calls.
+        .filter(|s| {
+            s.interrupt.is_none()
+                && s.kernel
+                    .last()
+                    .and_then(|f| f.symbol.as_deref())
+                    .is_some_and(is_mitigation_thunk)
+        })
+        .map(|s| s.samples)
+        .sum();
+    let n = frame + calls + inside;
+    let whole = p.inclusive_samples();
+    let pct = share(n, whole);
+    if n < MIN_SAMPLES || pct <= JIT_OVERHEAD_SHARE {
+        return None;
+    }
+    // The line whose code holds most of that cost.
+    let mut by_line: Vec<(&NativeRow, u64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.role != Role::Body.name()) {
+        match by_line
+            .iter_mut()
+            .find(|(l, _)| (&l.file, l.line) == (&r.file, r.line))
+        {
+            Some(e) => e.1 += r.samples,
+            None => by_line.push((r, r.samples)),
+        }
+    }
+    by_line.sort_by_key(|(l, n)| (std::cmp::Reverse(*n), l.line));
+    let at = by_line.first().map(|(r, _)| *r);
+    Some(Hint {
+        kind: "jit_overhead",
+        program_id: p.id,
+        program: p.full_name.clone().unwrap_or_else(|| p.name.clone()),
+        file: at.and_then(|r| r.file.clone()),
+        line: at.and_then(|r| r.line),
+        source: at.and_then(|r| r.source.as_deref().map(|t| t.trim().to_string())),
+        figure: pct,
+        threshold: JIT_OVERHEAD_SHARE,
+        unit: "%",
+        evidence: format!(
+            "{pct:.2}% of the program's samples ({n} of {whole}) are in the JIT's function prologues and epilogues ({frame}) and in mitigation thunks ({calls} on the calls and jumps into them, {inside} inside them)"
+        ),
+        fix: "each run pays for entering and leaving the program (frame, saved registers, the return thunk the kernel's mitigations put in place of `ret`) before any work: do more per run and run less often (filter in a narrower hook, batch events, merge small programs), and keep BPF-to-BPF calls out of hot paths, since every subprogram pays the same",
+    })
+}
+
 /// The hints of one program: from its stacks, then those read from the
 /// kernel at the end of the capture.
 pub fn for_program(profile: &Profile, p: &ProgramProfile) -> Vec<Hint> {
@@ -256,6 +326,7 @@ pub fn tail_calls(p: &ProgramProfile, cpu_percent: f64, chain: &[String]) -> Opt
 mod tests {
     use super::*;
     use crate::model::profile::Frame;
+    use crate::model::report::NativeRow;
 
     fn frame(sym: &str) -> Frame {
         Frame {
@@ -398,6 +469,75 @@ mod tests {
         assert!(h.evidence.contains("depth 2: b -> c"));
         assert!(tail_calls(&p, 1.0, &chain).is_none(), "not hot");
         assert!(tail_calls(&p, 50.0, &[]).is_none(), "no tail call");
+    }
+
+    fn native(samples: u64, role: Role, line: u32) -> NativeRow {
+        NativeRow {
+            samples,
+            role: role.name(),
+            file: Some("/s/x.c".into()),
+            line: Some(line),
+            source: Some(format!("  line_{line}();")),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn jit_overhead_counts_frame_thunk_calls_and_time_inside_thunks() {
+        // 100 direct samples: 20 entering, 10 leaving, 5 on the jump into
+        // the return thunk; 10 kernel samples inside a retpoline.
+        let rows = vec![
+            native(65, Role::Body, 12),
+            native(20, Role::Prologue, 10),
+            native(10, Role::Epilogue, 14),
+            native(5, Role::Thunk, 14),
+        ];
+        let mut p = prog(100, vec![stack(10, 12, &["__x86_indirect_thunk_rax"])]);
+        p.stacks
+            .push(stack(4, 12, &["__x86_indirect_thunk_r11", "memcpy"]));
+        p.kernel_samples += 4;
+        // An interrupt that arrived while the line ran, whose own frames
+        // end in a thunk: neither the program's call nor its samples.
+        let mut irq = stack(
+            7,
+            12,
+            &["asm_sysvec_apic_timer_interrupt", "__x86_return_thunk"],
+        );
+        irq.interrupt = Some("asm_sysvec_apic_timer_interrupt".into());
+        p.stacks.push(irq);
+        p.interrupt_samples += 7;
+        let h = jit_overhead(&p, &rows).unwrap();
+        // (20 + 10 + 5 + 10) of 114 inclusive; the thunk frame under memcpy
+        // is not where those samples landed.
+        assert_eq!(
+            (h.figure, h.threshold, h.unit),
+            (39.47, JIT_OVERHEAD_SHARE, "%")
+        );
+        assert!(
+            h.evidence.contains("(45 of 114)")
+                && h.evidence.contains("prologues and epilogues (30)")
+                && h.evidence
+                    .contains("5 on the calls and jumps into them, 10 inside them"),
+            "{}",
+            h.evidence
+        );
+        assert_eq!((h.kind, h.line), ("jit_overhead", Some(10)));
+        assert_eq!(h.source.as_deref(), Some("line_10();"));
+        // At or below the threshold: nothing.
+        let rows = vec![native(67, Role::Body, 12), native(33, Role::Prologue, 10)];
+        assert!(
+            jit_overhead(&prog(100, vec![]), &rows).is_none(),
+            "33% is not more than 33%"
+        );
+        let rows = vec![native(66, Role::Body, 12), native(34, Role::Prologue, 10)];
+        assert!(jit_overhead(&prog(100, vec![]), &rows).is_some());
+        // Too few samples, whatever the share.
+        let rows = vec![native(1, Role::Body, 12), native(19, Role::Epilogue, 10)];
+        assert!(
+            jit_overhead(&prog(20, vec![]), &rows).is_none(),
+            "19 samples"
+        );
+        assert!(jit_overhead(&prog(20, vec![]), &[]).is_none());
     }
 
     #[test]

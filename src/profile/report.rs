@@ -2,15 +2,20 @@
 //! programs with their ordered and limited rows, Other totals, payers,
 //! hints and figures, computed once after a capture.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use crate::inspect::native::roles::{self, Role};
+use crate::inspect::native::NativeImage;
 use crate::kernel::cgroups::Workloads;
 use crate::model::activity::ActivityRow;
 use crate::model::container::Workload;
-use crate::model::profile::{round, share, Hint, InterruptHotspot, Payer, Profile, ProgramProfile};
+use crate::model::profile::{
+    round, share, Hint, Hotspot, InterruptHotspot, Payer, Profile, ProgramProfile,
+};
 use crate::model::report::{
-    Capture, Figured, Other, Payers, ProgramReport, Report, Rows, SampledWorkloads, Totals,
+    Annotation, Capture, Figured, NativeRow, Other, Payers, ProgramReport, Report, Rows,
+    SampledWorkloads, Totals,
 };
 
 use super::aggregate::{listed, ProgramView};
@@ -274,6 +279,45 @@ fn program(
         unloaded_after: p.unloaded_after,
         loaded_cpu_percent: loaded.map(|s| profile.cpu_percent_over(p.samples, s)),
         loaded_inclusive_cpu_percent: loaded.map(|s| profile.cpu_percent_over(inclusive, s)),
+        native: None,
+    }
+}
+
+/// The decoded JIT code of one listed program for `--annotate`, or why it
+/// could not be read.
+pub type NativeCode = std::result::Result<NativeImage, String>;
+
+/// `--annotate`: give every listed program its sampled native
+/// instructions (from `code`, by program ID) and, when its JIT prologue,
+/// epilogue and mitigation thunks take a large share, that hint.
+pub fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u32, NativeCode>) {
+    let line_limit = report.totals.line_limit;
+    for p in &mut report.programs {
+        let Some(raw) = profile.program(p.id) else {
+            continue;
+        };
+        let missing = Err("the JIT code was not read".to_string());
+        let code = code.get(&p.id).unwrap_or(&missing);
+        let rows = native_rows(raw, code.as_ref().ok());
+        if let Some(h) = hints::jit_overhead(raw, &rows) {
+            p.hints.push(h);
+        }
+        let shown = if line_limit > 0 && rows.len() > line_limit {
+            line_limit
+        } else {
+            rows.len()
+        };
+        let rest: u64 = rows.iter().skip(shown).map(|r| r.samples).sum();
+        let other = (shown < rows.len()).then(|| Other {
+            samples: rest,
+            cpu_percent: profile.cpu_percent(rest),
+        });
+        p.native = Some(Annotation {
+            all: figured(profile, rows, raw.samples, |r| r.samples),
+            shown,
+            other,
+            unavailable: code.as_ref().err().cloned(),
+        });
     }
 }
 
@@ -305,11 +349,256 @@ fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<
     }
 }
 
+/// Every direct sample of `raw` by instruction, in the engine's order
+/// (most samples first, ties by address), with the instruction's text and
+/// role from `image` and the line its samples went to.
+fn native_rows(raw: &ProgramProfile, image: Option<&NativeImage>) -> Vec<NativeRow> {
+    let mut lines: Vec<&Hotspot> = raw
+        .hotspots
+        .iter()
+        .filter(|h| h.jited_address.is_some())
+        .collect();
+    lines.sort_by_key(|h| h.jited_address);
+    let mut role_cache: HashMap<usize, Vec<Role>> = HashMap::new();
+    raw.native
+        .iter()
+        .map(|n| {
+            // The line record a sample is counted under is the one with the
+            // greatest JIT address at or below it, so it has a row.
+            let at = lines
+                .partition_point(|h| h.jited_address.is_some_and(|a| a <= n.ip))
+                .checked_sub(1)
+                .and_then(|i| lines.get(i));
+            let insn = image
+                .zip(n.func_index)
+                .zip(n.offset)
+                .and_then(|((img, f), off)| {
+                    let func = img.function(f)?;
+                    let pos = func.position(off)?;
+                    let roles = role_cache
+                        .entry(f)
+                        .or_insert_with(|| roles::roles(img.arch, func));
+                    let i = func.insns.get(pos)?;
+                    let role = roles.get(pos).copied().unwrap_or(Role::Body);
+                    (u64::from(i.offset) == off).then(|| (i.asm.clone(), role))
+                });
+            NativeRow {
+                samples: n.samples,
+                ip: n.ip,
+                func_index: n.func_index,
+                function: n.function.clone(),
+                offset: n.offset,
+                file: at.and_then(|h| h.file.clone()),
+                line: at.and_then(|h| h.line),
+                source: at.and_then(|h| h.source.clone()),
+                role: insn.as_ref().map_or(Role::Body, |(_, r)| *r).name(),
+                // Text left out by the decoder (a row a text report does
+                // not print) is no text.
+                asm: insn.map(|(a, _)| a).filter(|a| !a.is_empty()),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::model::profile::{Frame, Stack};
+    use crate::inspect::native::{Arch, JitFunction, NativeInsn};
+    use crate::model::profile::{Frame, NativeSamples, Stack};
     use crate::profile::aggregate::tests::profile;
+
+    fn sampled(ip: u64, samples: u64) -> NativeSamples {
+        NativeSamples {
+            samples,
+            ip,
+            func_index: Some(0),
+            function: Some("main_fn".into()),
+            offset: Some(ip),
+        }
+    }
+
+    /// Program 98's code (its function starts at 0): a frame, the code of
+    /// lines 77, 107 and 16, and a return through the return thunk.
+    pub(crate) fn image98() -> NativeImage {
+        let insn = |offset: u32, len: usize, asm: &str, target: Option<&str>| NativeInsn {
+            offset,
+            bytes: vec![0x90; len],
+            asm: asm.into(),
+            target: target.map(String::from),
+            line: None,
+        };
+        NativeImage {
+            arch: Arch::X86_64,
+            functions: vec![JitFunction {
+                name: "main_fn".into(),
+                index: 0,
+                address: Some(0),
+                length: 0x36,
+                insns: vec![
+                    insn(0x0, 2, "nop ax", None),
+                    insn(0x2, 1, "push rbp", None),
+                    insn(0x3, 3, "mov rbp, rsp", None),
+                    insn(0x6, 10, "xor eax, eax", None),
+                    insn(0x10, 16, "mov eax, 0x1", None),
+                    insn(
+                        0x20,
+                        4,
+                        "call bpf_map_lookup_elem",
+                        Some("bpf_map_lookup_elem"),
+                    ),
+                    insn(0x24, 12, "add rax, 0x1", None),
+                    insn(0x30, 1, "leave", None),
+                    insn(
+                        0x31,
+                        5,
+                        "jmp __x86_return_thunk",
+                        Some("__x86_return_thunk"),
+                    ),
+                ],
+            }],
+        }
+    }
+
+    /// The fixture profile with program 98's 10 direct samples by
+    /// instruction (one below its first line record, so unmapped), and
+    /// its report annotated with [`image98`] (program 7's code withheld),
+    /// cut at `line_limit`.
+    pub(crate) fn annotated(line_limit: usize) -> (Profile, Report) {
+        let mut prof = profile();
+        prof.programs[0].native = vec![
+            sampled(0x20, 3),
+            sampled(0x10, 2),
+            sampled(0x24, 2),
+            sampled(0x2, 1),
+            sampled(0x30, 1),
+            sampled(0x31, 1),
+        ];
+        let mut r = build(&prof, &opts(0, line_limit));
+        let mut code = HashMap::new();
+        code.insert(98, Ok(image98()));
+        code.insert(7, Err("the kernel withholds it".to_string()));
+        annotate(&mut r, &prof, &code);
+        (prof, r)
+    }
+
+    #[test]
+    fn annotation_lists_every_sampled_instruction() {
+        let (prof, r) = annotated(2);
+        let a = r.programs[0].native.as_ref().unwrap();
+        // Every sampled instruction, most samples first, ties by address;
+        // they add up to the program's direct samples.
+        type Seen<'a> = (Option<u64>, u64, Option<&'a str>, &'a str, Option<u32>);
+        let rows: Vec<Seen> = a
+            .all
+            .iter()
+            .map(|n| (n.offset, n.samples, n.asm.as_deref(), n.role, n.line))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (
+                    Some(0x20),
+                    3,
+                    Some("call bpf_map_lookup_elem"),
+                    "body",
+                    Some(107)
+                ),
+                (Some(0x10), 2, Some("mov eax, 0x1"), "body", Some(77)),
+                (Some(0x24), 2, Some("add rax, 0x1"), "body", Some(107)),
+                (Some(0x2), 1, Some("push rbp"), "prologue", None),
+                (Some(0x30), 1, Some("leave"), "epilogue", Some(16)),
+                (
+                    Some(0x31),
+                    1,
+                    Some("jmp __x86_return_thunk"),
+                    "thunk",
+                    Some(16)
+                ),
+            ]
+        );
+        let total: u64 = a.all.iter().map(|n| n.samples).sum();
+        assert_eq!(total, prof.programs[0].samples);
+        assert_eq!(a.all[0].sample_percent, 30.0);
+        assert_eq!(a.all[0].cpu_percent, 0.3);
+        assert_eq!(a.all[4].file.as_deref(), Some("/src/dir/maps.bpf.h"));
+        assert_eq!(a.all[4].source.as_deref(), Some("\tif (val)"));
+        assert_eq!(a.all[0].function.as_deref(), Some("main_fn"));
+        // The --line-limit view: two rows and the rest as Other.
+        assert_eq!(a.shown_rows().len(), 2);
+        assert_eq!(
+            a.other,
+            Some(Other {
+                samples: 5,
+                cpu_percent: 0.5
+            })
+        );
+        assert_eq!(a.unavailable, None);
+        // Program 7 has no instruction samples; its code was not read.
+        let seven = r.programs[1].native.as_ref().unwrap();
+        assert!(seven.all.is_empty() && seven.other.is_none());
+        assert_eq!(
+            seven.unavailable.as_deref(),
+            Some("the kernel withholds it")
+        );
+        // No limit: every row shown, no Other.
+        let (_, all) = annotated(0);
+        let a = all.programs[0].native.as_ref().unwrap();
+        assert_eq!((a.shown_rows().len(), a.other), (6, None));
+        // Without --annotate there is no annotation.
+        assert!(build(&prof, &opts(0, 2))
+            .programs
+            .iter()
+            .all(|p| p.native.is_none()));
+    }
+
+    #[test]
+    fn annotation_without_code_keeps_samples_and_lines() {
+        let mut prof = profile();
+        prof.programs[0].native = vec![sampled(0x20, 6), sampled(0x7, 4)];
+        let mut r = build(&prof, &opts(0, 0));
+        let mut code = HashMap::new();
+        code.insert(98, Err("no eBPF program with id 98".to_string()));
+        annotate(&mut r, &prof, &code);
+        let a = r.programs[0].native.as_ref().unwrap();
+        let rows: Vec<(u64, Option<&str>, &str, Option<u32>)> = a
+            .all
+            .iter()
+            .map(|n| (n.samples, n.asm.as_deref(), n.role, n.line))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![(6, None, "body", Some(107)), (4, None, "body", None)]
+        );
+        assert_eq!(a.unavailable.as_deref(), Some("no eBPF program with id 98"));
+        // An offset inside an instruction gets no text.
+        let mut r = build(&prof, &opts(0, 0));
+        let mut code = HashMap::new();
+        code.insert(98, Ok(image98()));
+        annotate(&mut r, &prof, &code);
+        let a = r.programs[0].native.as_ref().unwrap();
+        assert_eq!(a.all[1].asm, None, "0x7 is inside `xor eax, eax`");
+        assert_eq!(a.all[0].asm.as_deref(), Some("call bpf_map_lookup_elem"));
+    }
+
+    #[test]
+    fn annotation_adds_the_jit_overhead_hint() {
+        let mut prof = profile();
+        // 40 of 49 inclusive samples in the frame and the return thunk.
+        prof.programs[0].samples = 40;
+        prof.programs[0].native = vec![
+            sampled(0x2, 15),
+            sampled(0x30, 10),
+            sampled(0x31, 10),
+            sampled(0x20, 5),
+        ];
+        let mut r = build(&prof, &opts(0, 0));
+        let mut code = HashMap::new();
+        code.insert(98, Ok(image98()));
+        annotate(&mut r, &prof, &code);
+        let kinds: Vec<&str> = r.programs[0].hints.iter().map(|h| h.kind).collect();
+        assert_eq!(kinds, vec!["jit_overhead"]);
+        assert_eq!(r.hints().count(), 1);
+    }
 
     fn opts(limit: usize, line_limit: usize) -> ReportOptions {
         ReportOptions { limit, line_limit }

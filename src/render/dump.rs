@@ -367,6 +367,7 @@ fn native_csv(image: &ProgramImage, n: &NativeImage) -> String {
     };
     let function = JitFunction {
         name: String::new(),
+        index: 0,
         address: None,
         length: 0,
         insns: Vec::new(),

@@ -9,7 +9,7 @@ use super::listing::{container_json, pod_json};
 use super::{csv, dash, dump, num, table, Format};
 use crate::inspect::source::{basename, DumpContext};
 use crate::model::profile::{Hint, Hotspot, InterruptHotspot, KernelHotspot, Payer};
-use crate::model::report::{Figured, Other, Payers, ProgramReport, Report};
+use crate::model::report::{Annotation, Figured, NativeRow, Other, Payers, ProgramReport, Report};
 use crate::model::{Container, Pod};
 
 /// How to present a profile (what it lists is the report's).
@@ -129,6 +129,82 @@ fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     sections.join("\n\n")
 }
 
+/// The title of a program's `INSTRUCTIONS` table, and why its
+/// instructions have no text when the JIT code could not be read.
+pub fn instructions_heading(p: &ProgramReport, a: &Annotation) -> String {
+    let mut out = format!("Instructions of program {} ({}):", p.id, p.display_name());
+    if let Some(why) = &a.unavailable {
+        out.push_str(&format!("\nNo instruction text: {why}"));
+    }
+    out
+}
+
+/// `file:line` of a native row (`-` without a line record).
+fn file_line(r: &NativeRow, wide: bool) -> String {
+    match (&r.file, r.line) {
+        (Some(f), Some(l)) => format!("{}:{l}", file_cell(Some(f), wide)),
+        (Some(f), None) => file_cell(Some(f), wide),
+        (None, _) => "-".into(),
+    }
+}
+
+/// The instruction with the part of the JIT it belongs to, unless it is
+/// the program's own code.
+fn instruction_cell(r: &NativeRow) -> String {
+    let asm = r.asm.clone().unwrap_or_else(|| "-".into());
+    match r.role {
+        "body" => asm,
+        role => format!("{asm} [{role}]"),
+    }
+}
+
+/// The `INSTRUCTIONS` table: a program's hottest native instructions, cut
+/// by `--line-limit` with an Other row. `%THIS` is of its direct samples.
+pub fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) -> String {
+    let headers = [
+        "SAMPLES",
+        "%THIS",
+        "FUNCTION",
+        "OFFSET",
+        "INSTRUCTION",
+        "FILE:LINE",
+    ];
+    let align = [
+        (true, true),
+        (true, true),
+        (false, false),
+        (true, true),
+        (false, false),
+        (false, false),
+    ];
+    let mut rows: Vec<Vec<String>> = a
+        .shown_rows()
+        .iter()
+        .map(|r| {
+            vec![
+                r.samples.to_string(),
+                format!("{:.2}", r.sample_percent),
+                dash(r.function.as_deref()),
+                r.offset.map_or_else(|| "-".into(), |o| format!("+{o:#x}")),
+                instruction_cell(r),
+                file_line(r, wide),
+            ]
+        })
+        .collect();
+    if let Some(o) = a.other {
+        let direct: u64 = a.all.iter().map(|r| r.samples).sum();
+        rows.push(vec![
+            o.samples.to_string(),
+            format!("{:.2}", crate::model::profile::share(o.samples, direct)),
+            "-".into(),
+            "-".into(),
+            format!("Other native instructions not shown (--line-limit={line_limit})"),
+            "-".into(),
+        ]);
+    }
+    table::aligned(&headers, &align, &rows)
+}
+
 /// `seconds` as the lifetime notes print it.
 fn secs(s: f64) -> String {
     format!("{s:.2} s")
@@ -179,6 +255,10 @@ fn program_sections(
     if !p.direct.rows.is_empty() || p.direct.other.samples > 0 {
         sections.push(format!("Breakdown of program {} ({name}):", p.id));
         sections.push(direct_table(p, view, line_limit));
+    }
+    if let Some(a) = p.native.as_ref().filter(|a| !a.all.is_empty()) {
+        sections.push(instructions_heading(p, a));
+        sections.push(instructions_table(a, view.wide, line_limit));
     }
     let (rows, omitted) = if view.kernel_ip_detail {
         (p.kernel_ips.rows.len(), p.kernel_ips.other.samples)
@@ -852,7 +932,23 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     // New, additive: last so the original's keys keep their places.
     f.push(("full_name", p.display_name().into()));
     f.extend(program_tail(p));
+    if let Some(a) = &p.native {
+        f.push(("native", Json::Arr(a.all.iter().map(native_json).collect())));
+    }
     to_obj(f)
+}
+
+/// One sampled native instruction (`--annotate`): every one is listed.
+fn native_json(r: &Figured<NativeRow>) -> Json {
+    to_obj(vec![
+        ("function", opt_str(&r.function)),
+        ("offset", r.offset.into()),
+        ("asm", opt_str(&r.asm)),
+        ("file", opt_str(&r.file)),
+        ("line", r.line.into()),
+        ("samples", r.samples.into()),
+        ("percent", r.sample_percent.into()),
+    ])
 }
 
 /// A kernel address as text: JSON numbers above 2^53 lose precision in
@@ -1043,12 +1139,46 @@ fn csv_program_tail(p: &ProgramReport) -> Vec<(&'static str, Json)> {
         .collect()
 }
 
+/// The cells appended with `--annotate`, after every other column: the
+/// native instruction of a `native` row (empty on the other rows).
+fn native_csv_fields(r: &NativeRow) -> Vec<(&'static str, Json)> {
+    vec![
+        ("native_function", opt_str(&r.function)),
+        ("native_offset", r.offset.into()),
+        ("native_asm", opt_str(&r.asm)),
+    ]
+}
+
+/// A `native` row as a direct hotspot, so that it fills the direct
+/// columns: the instruction's address as its `jited_address`, the line
+/// record its samples went to.
+fn native_hotspot(r: &Figured<NativeRow>) -> Figured<Hotspot> {
+    Figured {
+        row: Hotspot {
+            samples: r.samples,
+            jited_address: Some(r.ip),
+            file: r.file.clone(),
+            line: r.line,
+            source: r.source.clone(),
+            function: r.function.clone(),
+            ..Hotspot::default()
+        },
+        sample_percent: r.sample_percent,
+        cpu_percent: r.cpu_percent,
+    }
+}
+
 fn to_csv(report: &Report) -> String {
     let parts = CsvParts::new();
     let meta = cells(&metadata(report));
     let meta_tail = cells(&metadata_tail(report));
     let tail_len = 1 + csv_program_tail(&ProgramReport::default()).len();
     let blank = |n: usize| vec![String::new(); n];
+    // Only an annotated report has the native columns, so that the
+    // original's CSV stays as it was.
+    let annotated = report.programs.iter().any(|p| p.native.is_some());
+    let native_keys = native_csv_fields(&NativeRow::default());
+    let extra = if annotated { native_keys.len() } else { 0 };
     let mut rows: Vec<Vec<String>> = Vec::new();
     if report.programs.is_empty() {
         // Keep the telemetry even when no program was sampled.
@@ -1057,6 +1187,7 @@ fn to_csv(report: &Report) -> String {
             parts.program + parts.hotspot() + tail_len + HEX_COLUMNS.len(),
         ));
         r.extend(meta_tail.iter().cloned());
+        r.extend(blank(extra));
         rows.push(r);
     }
     for p in &report.programs {
@@ -1064,24 +1195,27 @@ fn to_csv(report: &Report) -> String {
         prog.extend(cells(&csv_program_fields(p)));
         let mut tail = vec![p.display_name().to_string()];
         tail.extend(cells(&csv_program_tail(p)));
+        let native = p.native.as_ref().map_or(&[][..], |a| &a.all[..]);
         // Each row: program cells, hotspot cells, the program's new
-        // columns, the row's hex addresses, the new metadata columns.
-        let mut push = |hotspot: Vec<String>, hex: [Option<u64>; 3]| {
+        // columns, the row's hex addresses, the new metadata columns, then
+        // with --annotate the native instruction.
+        let mut push = |hotspot: Vec<String>, hex: [Option<u64>; 3], insn: Vec<String>| {
             let mut r = prog.clone();
             r.extend(hotspot);
             r.extend(tail.iter().cloned());
             r.extend(hex.iter().map(|&v| csv::cell(&hex_json(v))));
             r.extend(meta_tail.iter().cloned());
+            r.extend(insn);
             rows.push(r);
         };
-        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() {
-            push(blank(parts.hotspot()), [None, None, None]);
+        if p.direct.rows.is_empty() && p.kernel_ips.rows.is_empty() && native.is_empty() {
+            push(blank(parts.hotspot()), [None, None, None], blank(extra));
         }
         for (i, h) in p.direct.rows.iter().enumerate() {
             let mut r = vec!["bpf".into(), (i + 1).to_string()];
             r.extend(cells(&hotspot_fields(h)));
             r.extend(blank(parts.kernel));
-            push(r, [h.jited_address, None, None]);
+            push(r, [h.jited_address, None, None], blank(extra));
         }
         for (i, k) in p.kernel_ips.rows.iter().enumerate() {
             let mut r = vec!["kernel".into(), (i + 1).to_string()];
@@ -1090,10 +1224,19 @@ fn to_csv(report: &Report) -> String {
             r.extend(kc);
             r.extend(blank(parts.direct - SHARED_FIGURES));
             r.extend(rest);
-            push(r, [None, Some(k.ip), k.bpf_jited_address]);
+            push(r, [None, Some(k.ip), k.bpf_jited_address], blank(extra));
+        }
+        for (i, n) in native.iter().enumerate() {
+            let mut r = vec!["native".into(), (i + 1).to_string()];
+            r.extend(cells(&hotspot_fields(&native_hotspot(n))));
+            r.extend(blank(parts.kernel));
+            push(r, [Some(n.ip), None, None], cells(&native_csv_fields(n)));
         }
     }
-    let header = csv_header(report);
+    let mut header = csv_header(report);
+    if annotated {
+        header.extend(native_keys.iter().map(|(k, _)| k.to_string()));
+    }
     debug_assert!(rows.iter().all(|r| r.len() == header.len()));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     csv::render(&header, &rows)
@@ -1526,6 +1669,139 @@ No BPF JIT samples captured."
         for r in &rows {
             assert_eq!(r.split(',').count(), header_len(), "{r}");
         }
+    }
+
+    fn annotated_view(format: Format) -> String {
+        let (_, r) = crate::profile::report::tests::annotated(2);
+        render(&r, &view(format).view, None)
+    }
+
+    #[test]
+    fn text_instructions_table() {
+        let out = annotated_view(Format::Text);
+        let expected = [
+            "Instructions of program 98 (sys_exit):",
+            "",
+            "SAMPLES  %THIS  FUNCTION  OFFSET  INSTRUCTION                                           FILE:LINE  ",
+            "      3  30.00  main_fn    +0x20  call bpf_map_lookup_elem                              x.bpf.c:107",
+            "      2  20.00  main_fn    +0x10  mov eax, 0x1                                          x.bpf.c:77 ",
+            "      5  50.00  -              -  Other native instructions not shown (--line-limit=2)  -          ",
+            "",
+            "Kernel/helper samples for program 98 (sys_exit):",
+        ]
+        .join("\n");
+        assert!(out.contains(&expected), "{out}");
+        // After the line breakdown; program 7 has no sampled instruction
+        // and so no table, even though its code was not read.
+        assert!(out.contains("--line-limit=2)\n\nInstructions of program 98"));
+        assert!(!out.contains("Instructions of program 7"));
+        // Roles and missing text, full paths with -w.
+        let (_, r) = crate::profile::report::tests::annotated(0);
+        let a = r.programs[0].native.as_ref().unwrap();
+        assert_eq!(
+            instructions_table(a, true, 0),
+            [
+                "SAMPLES  %THIS  FUNCTION  OFFSET  INSTRUCTION                     FILE:LINE             ",
+                "      3  30.00  main_fn    +0x20  call bpf_map_lookup_elem        /src/dir/x.bpf.c:107  ",
+                "      2  20.00  main_fn    +0x10  mov eax, 0x1                    /src/dir/x.bpf.c:77   ",
+                "      2  20.00  main_fn    +0x24  add rax, 0x1                    /src/dir/x.bpf.c:107  ",
+                "      1  10.00  main_fn     +0x2  push rbp [prologue]             -                     ",
+                "      1  10.00  main_fn    +0x30  leave [epilogue]                /src/dir/maps.bpf.h:16",
+                "      1  10.00  main_fn    +0x31  jmp __x86_return_thunk [thunk]  /src/dir/maps.bpf.h:16",
+            ]
+            .join("\n")
+        );
+        let mut a = a.clone();
+        a.unavailable = Some("the kernel withholds it".into());
+        a.all[0].row.asm = None;
+        let p = &r.programs[0];
+        assert_eq!(
+            instructions_heading(p, &a),
+            "Instructions of program 98 (sys_exit):\nNo instruction text: the kernel withholds it"
+        );
+        assert!(instructions_table(&a, false, 0).contains("  +0x20  -  "));
+    }
+
+    #[test]
+    fn json_native_lists_every_instruction_last() {
+        let out = annotated_view(Format::Json { pretty: false });
+        assert!(out.contains(
+            r#""loaded_inclusive_cpu_percent":null,"native":[{"function":"main_fn","offset":32,"asm":"call bpf_map_lookup_elem","file":"/src/dir/x.bpf.c","line":107,"samples":3,"percent":30.0},{"function":"main_fn","offset":16,"asm":"mov eax, 0x1","file":"/src/dir/x.bpf.c","line":77,"samples":2,"percent":20.0},"#
+        ), "{out}");
+        assert!(out.contains(
+            r#"{"function":"main_fn","offset":2,"asm":"push rbp","file":null,"line":null,"samples":1,"percent":10.0},"#
+        ));
+        // Every sampled instruction despite --line-limit=2, and the
+        // program's hints know of the JIT code only with --annotate.
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let native = doc["items"][0]["native"].as_array().unwrap();
+        assert_eq!(native.len(), 6);
+        let sum: u64 = native.iter().map(|n| n["samples"].as_u64().unwrap()).sum();
+        assert_eq!(sum, doc["items"][0]["samples"].as_u64().unwrap());
+        assert_eq!(doc["items"][1]["native"], serde_json::json!([]));
+        // Without --annotate the document has no native key.
+        let plain = render_n(&profile(), &view(Format::Json { pretty: false }));
+        assert!(!plain.contains("\"native\""));
+    }
+
+    /// The fields of a CSV line (quoted fields may hold commas).
+    fn csv_fields(line: &str) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut quoted = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    out.last_mut().unwrap().push('"');
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => out.push(String::new()),
+                (c, _) => out.last_mut().unwrap().push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn csv_native_rows_and_columns_only_when_annotated() {
+        let out = annotated_view(Format::Csv);
+        let mut lines = out.lines();
+        let header = lines.next().unwrap();
+        // After every other column, the original's and the new ones.
+        assert_eq!(
+            header,
+            format!("{},native_function,native_offset,native_asm", header_text())
+        );
+        let columns: Vec<&str> = header.split(',').collect();
+        let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
+        let rows: Vec<&str> = lines.collect();
+        // 98: 2 bpf + 2 kernel + 6 native rows; 7: 1 bpf row.
+        assert_eq!(rows.len(), 11);
+        for r in &rows {
+            assert_eq!(csv_fields(r).len(), columns.len(), "{r}");
+        }
+        let part = |r: &str, from: &str, to: &str| csv_fields(r)[at(from)..=at(to)].join(",");
+        assert_eq!(
+            part(rows[4], "program_id", "full_name"),
+            "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,native,1,3,30.0,0.3,32,,/src/dir/x.bpf.c,107,,\t\tif (c),,,,,,,,,,,,sys_exit"
+        );
+        assert_eq!(
+            part(rows[4], "jited_address_hex", "native_asm"),
+            "0x20,,,0,,,main_fn,32,call bpf_map_lookup_elem"
+        );
+        assert!(part(rows[0], "program_id", "hotspot_samples").starts_with("98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5"));
+        assert!(rows[0].ends_with(",,,"), "{}", rows[0]);
+        assert!(
+            rows[9].ends_with(",main_fn,49,jmp __x86_return_thunk"),
+            "{}",
+            rows[9]
+        );
+        assert_eq!(part(rows[10], "full_name", "full_name"), "small");
+        assert!(rows[10].ends_with(",,,"), "{}", rows[10]);
+        // Without --annotate the CSV is the original's and the new columns.
+        let plain = render_n(&profile(), &view(Format::Csv));
+        assert_eq!(plain.lines().next(), Some(header_text().as_str()));
     }
 
     /// Program 98 with 4 interrupt samples (3 timer, 1 device) while its

@@ -1,16 +1,22 @@
 //! One program as the drilldown and `dump` show it: its image (read once
-//! per drilldown), bpftool's disassembly and the helper names beside it,
-//! its decoded native code, and whether the program is still loaded.
+//! per drilldown), the helper names beside it, its decoded native code,
+//! and whether the program is still loaded; and the JIT code `--annotate`
+//! reads for the programs a report lists.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::error::{BrrError, Result};
 use crate::inspect::disasm::CallNames;
-use crate::inspect::native::{self, Arch, NativeImage};
+use crate::inspect::native::{self, NativeImage, Symbols};
 use crate::inspect::{helper_syms, insn};
 use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::{lines, objects};
+use crate::model::image::JitCode;
+use crate::model::profile::Profile;
+use crate::model::report::Report;
 use crate::model::ProgramImage;
+use crate::profile::report::NativeCode;
 
 /// The image of program `id`: its translated and JITed instructions with
 /// their source lines, shared by whoever shows it.
@@ -18,12 +24,20 @@ pub fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
     lines::image_by_id(u64::from(id)).map(Arc::new)
 }
 
-/// What mixed mode shows beside an image: bpftool's disassembly lines
-/// (none when bpftool is missing or fails) and the names of the helpers
-/// and subprograms the instructions call.
-pub fn disassembly(image: &ProgramImage) -> (Vec<String>, CallNames) {
-    let bpftool = crate::bpftool::disasm(u64::from(image.program.id));
-    (bpftool, call_names(image))
+/// What the mixed and native views show beside an image: the names of
+/// the helpers and subprograms its translated instructions call, and its
+/// native code decoded (or why there is none, in the drilldown's words).
+/// The kernel symbol table is read once for both.
+pub fn disassembly(
+    image: &ProgramImage,
+) -> (CallNames, std::result::Result<Arc<NativeImage>, String>) {
+    let ksyms = Kallsyms::load();
+    let names = call_names_from(&ksyms, image);
+    let native = lines::jited_image_by_id(u64::from(image.program.id), false)
+        .and_then(|jited| decode(&jited, &Symbols::new(move || ksyms), &|_, _| true))
+        .map(Arc::new)
+        .map_err(|e| e.message());
+    (names, native)
 }
 
 /// The kernel symbols that the image's helper calls and subprogram calls
@@ -32,15 +46,19 @@ pub fn disassembly(image: &ProgramImage) -> (Vec<String>, CallNames) {
 /// from brr; the helper calls then read `imm` 0
 /// ([`crate::inspect::disasm::call_targets_hidden`]).
 pub fn call_names(image: &ProgramImage) -> CallNames {
-    helper_syms::for_program(&insn::slots(&image.xlated), &image.jit_ranges)
+    call_names_from(&Kallsyms::load(), image)
+}
+
+/// [`call_names`] from a symbol table already read.
+fn call_names_from(ksyms: &Kallsyms, image: &ProgramImage) -> CallNames {
+    helper_syms::from_kallsyms(ksyms, &insn::slots(&image.xlated), &image.jit_ranges)
 }
 
 /// The decoded native code of program `id`, for naming the instructions
 /// a profile sampled; None when it cannot be read (the program is gone,
 /// addresses are hidden) or this host's code is not decoded.
 pub fn native_code(id: u32) -> Option<NativeImage> {
-    let image = lines::jited_image_by_id(u64::from(id), false).ok()?;
-    native::build(&image, Arch::host(), lines::kptr_restrict(), Kallsyms::load).ok()
+    native_image(id).ok()
 }
 
 /// Whether program `id` has been unloaded. Any other failure to open it
@@ -50,4 +68,57 @@ pub fn program_gone(id: u32) -> bool {
         objects::open_program(u64::from(id)),
         Err(BrrError::NoProgram(_))
     )
+}
+
+/// The decoded native code of program `id` (every function, calls named
+/// from the kernel symbol table), for the drilldown's native view.
+pub fn native_image(id: u32) -> Result<NativeImage> {
+    let jited = lines::jited_image_by_id(u64::from(id), false)?;
+    decode(&jited, &Symbols::new(Kallsyms::load), &|_, _| true)
+}
+
+fn decode(
+    image: &ProgramImage,
+    symbols: &Symbols<impl FnOnce() -> Kallsyms>,
+    wanted: &dyn Fn(usize, u32) -> bool,
+) -> Result<NativeImage> {
+    // The sysctl only words the reason the kernel withheld the code.
+    let kptr = matches!(image.jited, JitCode::Withheld)
+        .then(lines::kptr_restrict)
+        .flatten();
+    native::build_with(image, native::Arch::host(), kptr, symbols, wanted)
+}
+
+/// `--annotate`: read and decode the JIT code of every listed program
+/// that has direct samples (once each, the kernel symbol table at most
+/// once and only when a printed call or jump leaves its program), and add
+/// each one's sampled instructions to the report. With `every` each
+/// sampled instruction gets its text (JSON and CSV list them all), else
+/// only those the `--line-limit` view shows; formatting is most of the
+/// cost of decoding.
+pub fn annotate(report: &mut Report, profile: &Profile, every: bool) {
+    let symbols = Symbols::new(Kallsyms::load);
+    let limit = match report.totals.line_limit {
+        n if n > 0 && !every => n,
+        _ => usize::MAX,
+    };
+    let mut code: HashMap<u32, NativeCode> = HashMap::new();
+    for p in report.programs.iter().filter(|p| p.samples > 0) {
+        // The engine's order is the report's: most samples first.
+        let sampled: HashSet<(usize, u32)> = profile
+            .program(p.id)
+            .map(|raw| {
+                raw.native
+                    .iter()
+                    .take(limit)
+                    .filter_map(|n| Some((n.func_index?, u32::try_from(n.offset?).ok()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let decoded = lines::jited_image_by_id(u64::from(p.id), false)
+            .and_then(|img| decode(&img, &symbols, &|f, off| sampled.contains(&(f, off))))
+            .map_err(|e| e.message());
+        code.insert(p.id, decoded);
+    }
+    crate::profile::report::annotate(report, profile, &code);
 }

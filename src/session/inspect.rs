@@ -141,6 +141,11 @@ pub fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
             .iter()
             .map(|g| g.row.clone())
             .collect(),
+        native: p
+            .native
+            .iter()
+            .flat_map(|a| a.all.iter().map(|n| n.row.clone()))
+            .collect(),
         interrupt_samples: p.interrupt_samples,
     });
     let telemetry = &report.capture.telemetry;

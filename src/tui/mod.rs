@@ -56,6 +56,8 @@ pub struct Config {
     pub program_id: Option<u32>,
     /// Start that drilldown in mixed mode.
     pub mixed: bool,
+    /// Start that drilldown in the native view.
+    pub native: bool,
     /// Exact kernel IPs instead of functions in the drilldown.
     pub kernel_ip_detail: bool,
     /// Hotspot rows kept per list of a profile; 0 keeps all.

@@ -16,6 +16,7 @@ use super::Config;
 use crate::activity::ActivityRow;
 use crate::error::BrrError;
 use crate::inspect::drilldown::{Mode, NativeRow};
+use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
 use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
 use crate::model::profile::{KernelHotspot, Payer};
 use crate::model::report::{Capture, Figured, Payers, ProgramReport, Report};
@@ -34,6 +35,7 @@ pub(crate) fn config() -> Config {
         light: false,
         program_id: None,
         mixed: false,
+        native: false,
         kernel_ip_detail: false,
         line_limit: 0,
         devmode: None,
@@ -666,6 +668,56 @@ fn kernel(
     }
 }
 
+fn native_sample(offset: u64, samples: u64) -> crate::inspect::profile::NativeSample {
+    crate::inspect::profile::NativeSample {
+        samples,
+        ip: 0x1000 + offset,
+        func_index: Some(0),
+        offset: Some(offset),
+        ..Default::default()
+    }
+}
+
+/// The native code of [`image`]: two 2-byte instructions per translated
+/// slot (each line record's JIT address is its slot times 4), a frame at
+/// the start and a return at the end.
+fn native_image(img: &ProgramImage) -> NativeImage {
+    let slots = img.xlated.len() / 8;
+    let insns = (0..slots * 2)
+        .map(|n| {
+            let offset = n as u32 * 2;
+            let asm = match n {
+                0 => "push rbp".to_string(),
+                1 => "mov rbp, rsp".to_string(),
+                _ if n == slots * 2 - 2 => "leave".to_string(),
+                _ if n == slots * 2 - 1 => "ret".to_string(),
+                _ if n % 2 == 1 => "nop".to_string(),
+                _ => format!("add rax, {:#x}", n / 2),
+            };
+            NativeInsn {
+                offset,
+                bytes: vec![0x90; 2],
+                asm,
+                target: None,
+                line: img.lines.iter().rposition(|r| {
+                    r.jited_addr
+                        .is_some_and(|a| a <= 0x1000 + u64::from(offset))
+                }),
+            }
+        })
+        .collect();
+    NativeImage {
+        arch: crate::inspect::native::Arch::X86_64,
+        functions: vec![JitFunction {
+            name: "prog_main".into(),
+            index: 0,
+            address: Some(0x1000),
+            length: slots as u32 * 4,
+            insns,
+        }],
+    }
+}
+
 fn done(img: &ProgramImage) -> ProfileDone {
     let functions = vec![
         kernel(10, "lookup_nulls_elem_raw", "kernel", 5, 3, img),
@@ -689,6 +741,12 @@ fn done(img: &ProgramImage) -> ProfileDone {
             ],
             kernel_functions: functions,
             kernel_ips: ips,
+            native: vec![
+                native_sample(104, 30),
+                native_sample(106, 20),
+                native_sample(16, 20),
+                native_sample(52, 10),
+            ],
             ..Default::default()
         }),
         line_limit: 0,
@@ -1163,21 +1221,94 @@ fn mixed_mode_round_trip() {
     assert_eq!(d(&app).status_lines(), vec!["Rendering mixed view..."]);
     app.on_msg(Msg::Disasm {
         seq,
-        bpftool: Vec::new(),
         call_names: Default::default(),
+        native: Ok(Arc::new(native_image(&image()))),
     });
     assert_eq!(d(&app).mode, Mode::Mixed);
     assert!(d(&app).title().contains("mode=mixed disasm=internal"));
-    assert!(shown(&app)
-        .iter()
-        .any(|c| c.starts_with("  0x0000: raw=07")));
+    assert!(shown(&app).iter().any(|c| c == "     0: (07) r0 += 0"));
+    // The ld_imm64's upper half (slot 5) has no row of its own.
+    assert!(shown(&app).iter().any(|c| c == "     4: (18) r0 = 0x0"));
+    assert!(shown(&app).iter().any(|c| c.starts_with("     6: (07)")));
+    assert!(!shown(&app).iter().any(|c| c.starts_with("     5: ")));
     assert!(code(&app).starts_with(&row), "same row after the switch");
     assert!(d(&app).view.folds.is_empty(), "no folds in mixed mode");
-    // Back to source without another request.
+    // On to the native view without another request: the same source
+    // row, its instructions under it, folds again.
+    assert!(app.on_key(ch(' ')).is_empty(), "disassembly cached");
+    assert_eq!(d(&app).mode, Mode::Native);
+    assert!(d(&app).title().contains("mode=native disasm=x86_64"));
+    assert!(code(&app).starts_with(&row), "same row after the switch");
+    let texts: Vec<&str> = d(&app)
+        .dd
+        .as_ref()
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| r.text.as_str())
+        .collect();
+    assert!(
+        texts.contains(&"      +0x0  push rbp  [prologue]"),
+        "{texts:#?}"
+    );
+    assert!(texts.contains(&"     +0x7e  ret  [epilogue]"), "{texts:#?}");
+    assert!(!d(&app).view.folds.is_empty(), "folds in the native view");
+    // Back to source.
     assert!(app.on_key(ch(' ')).is_empty());
     assert_eq!(d(&app).mode, Mode::Source);
     assert_eq!(code(&app), row);
-    assert!(app.on_key(ch(' ')).is_empty(), "disassembly cached");
+}
+
+#[test]
+fn search_finds_native_instructions() {
+    let mut app = drill_app((120, 40), true);
+    let fx = app.on_key(ch(' '));
+    let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    app.on_msg(Msg::Disasm {
+        seq,
+        call_names: Default::default(),
+        native: Ok(Arc::new(native_image(&image()))),
+    });
+    app.on_key(ch(' '));
+    assert_eq!(d(&app).mode, Mode::Native);
+    app.on_key(ch('/'));
+    for c in "LEAVE".chars() {
+        app.on_key(ch(c));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["1 source search matches for 'LEAVE'"]
+    );
+    assert!(
+        code(&app).ends_with("+0x7c  leave  [epilogue]"),
+        "{}",
+        code(&app)
+    );
+}
+
+#[test]
+fn native_view_without_native_code_says_why() {
+    let mut app = drill_app((120, 40), true);
+    let fx = app.on_key(ch(' '));
+    let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    app.on_msg(Msg::Disasm {
+        seq,
+        call_names: Default::default(),
+        native: Err("permission denied while trying to read the JIT code of program 42".into()),
+    });
+    assert!(app.on_key(ch(' ')).is_empty());
+    assert_eq!(d(&app).mode, Mode::Native);
+    assert_eq!(
+        d(&app).status_lines(),
+        vec!["no native code to show: permission denied while trying to read the JIT code of program 42"]
+    );
+    // The source rows stay: the program is still readable.
+    assert!(shown(&app).iter().any(|c| c.contains("prog.bpf.c:25:")));
 }
 
 #[test]
@@ -1582,16 +1713,42 @@ fn snapshots_drilldown_views_and_form() {
             };
             a.on_msg(Msg::Disasm {
                 seq,
-                bpftool: Vec::new(),
                 call_names: Default::default(),
+                native: Ok(Arc::new(native_image(&image()))),
             });
             a.on_key(ch('E'));
             a
         },
         |f| {
             assert!(
-                f.contains("mode=mixed") && f.contains(": raw="),
+                f.contains("mode=mixed") && f.contains(": (07) r0 += 0"),
                 "instructions interleaved with the source lines:\n{f}"
+            )
+        },
+    );
+    snap(
+        "drill_native",
+        |s| {
+            let mut a = drill_app(s, true);
+            let fx = a.on_key(ch(' '));
+            let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
+                panic!()
+            };
+            a.on_msg(Msg::Disasm {
+                seq,
+                call_names: Default::default(),
+                native: Ok(Arc::new(native_image(&image()))),
+            });
+            a.on_key(ch(' '));
+            a.on_key(ch('E'));
+            a
+        },
+        |f| {
+            assert!(
+                f.contains("mode=native disasm=x86_64")
+                    && f.contains("+0x68  add rax, 0x1a")
+                    && f.contains("31.58"),
+                "native instructions under their lines, with samples:\n{f}"
             )
         },
     );
@@ -2183,8 +2340,8 @@ fn no_line_drill(config: &Config, size: (u16, u16)) -> Drill {
         .insert(0x1000 + 269_488, "bpf_ktime_get_ns".into());
     drill.on_msg(Msg::Disasm {
         seq,
-        bpftool: Vec::new(),
         call_names: names,
+        native: Err("not read in this test".into()),
     });
     drill
 }
@@ -2215,12 +2372,12 @@ fn without_line_info_the_unmapped_rows_expand_and_calls_are_named() {
     assert_eq!(d(&app).mode, Mode::Source);
     assert!(
         code.iter()
-            .any(|c| c.ends_with("; call bpf_ktime_get_ns#269488")),
+            .any(|c| c.ends_with(": (85) call bpf_ktime_get_ns#269488")),
         "{code:?}"
     );
     // No name known: the bare immediate.
     assert!(
-        code.iter().any(|c| c.ends_with("; call #330864")),
+        code.iter().any(|c| c.ends_with(": (85) call #330864")),
         "{code:?}"
     );
 

@@ -16,6 +16,7 @@ use crate::activity::{self, ActivityRow};
 use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{native_rows, NativeRow};
+use crate::inspect::native::NativeImage;
 use crate::inspect::profile::ProfileInput;
 use crate::model::profile::Profile;
 use crate::model::report::Report;
@@ -44,8 +45,8 @@ pub enum Cmd {
     Measure { delay: f64 },
     /// Read a program's image (and then watch it for unloading).
     Load { id: u32, seq: u64 },
-    /// bpftool's disassembly and helper names for mixed mode, beside the
-    /// image `Load` read (read here only when it was not).
+    /// Helper names for mixed mode and the native code for the native
+    /// view, beside the image `Load` read (read here only when it was not).
     Disasm { id: u32, seq: u64 },
     /// The drilldown closed: stop watching its program.
     Close,
@@ -82,8 +83,9 @@ pub enum Msg {
     },
     Disasm {
         seq: u64,
-        bpftool: Vec<String>,
         call_names: CallNames,
+        /// The decoded JIT code, or why there is none.
+        native: Result<Arc<NativeImage>, String>,
     },
     /// The watched program is gone.
     Vanished {
@@ -207,7 +209,9 @@ impl Worker {
                     line_limit: job.line_limit,
                 };
                 let workloads = session::workloads(&prof);
-                let report = profile::report::build_with(&prof, &opts, &workloads);
+                let mut report = profile::report::build_with(&prof, &opts, &workloads);
+                // The native view places samples by instruction.
+                session::image::annotate(&mut report, &prof, false);
                 ProfileDone {
                     input: session::drilldown_input(&report, job.id),
                     native: unmapped_native(&prof, &report, job.id),
@@ -425,20 +429,23 @@ fn sampler(
     }
 }
 
-/// Mixed mode's disassembly of program `id`, beside the image `Load`
-/// read (kept in `image`), or one read now.
+/// The mixed and native views' disassembly of program `id`, beside the
+/// image `Load` read (kept in `image`), or one read now.
 fn disasm(id: u32, seq: u64, image: &mut Option<Arc<ProgramImage>>) -> Msg {
     if image.as_ref().is_none_or(|img| img.program.id != id) {
         *image = session::program_image(id).ok();
     }
-    let (bpftool, call_names) = match image {
+    let (call_names, native) = match image {
         Some(img) => session::disassembly(img),
-        None => (Vec::new(), CallNames::default()),
+        None => (
+            CallNames::default(),
+            Err(format!("no eBPF program with id {id}")),
+        ),
     };
     Msg::Disasm {
         seq,
-        bpftool,
         call_names,
+        native,
     }
 }
 

@@ -5,7 +5,10 @@
 //! kfuncs, trampolines, mitigation thunks).
 
 pub mod arm64;
+pub mod roles;
 pub mod x86;
+
+use std::cell::{Cell, OnceCell};
 
 use crate::error::{BrrError, Result};
 use crate::kernel::kallsyms::Kallsyms;
@@ -41,8 +44,18 @@ impl Arch {
 
     /// Decode one function's code.
     pub fn decode(self, code: &[u8]) -> Vec<Decoded> {
+        self.decode_some(code, &|_| true)
+    }
+
+    /// Decode one function's code, with the text of the instructions
+    /// `wanted` picks by offset and of those that say where the function
+    /// starts and returns (its first instructions, calls, jumps, returns
+    /// and what restores the caller's state); the others' text may be
+    /// left empty. Formatting is most of the decoding cost.
+    pub fn decode_some(self, code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
         match self {
-            Arch::X86_64 => x86::decode(code),
+            Arch::X86_64 => x86::decode_some(code, wanted),
+            // A fixed-width decoder that formats as it decodes.
             Arch::Aarch64 => arm64::decode(code),
         }
     }
@@ -102,6 +115,8 @@ pub struct NativeInsn {
 pub struct JitFunction {
     /// Its BTF name; without BTF, its kernel symbol (or the program's name).
     pub name: String,
+    /// Its index in the kernel's `jited_ksyms` order (0 = the main program).
+    pub index: usize,
     /// Its start; None when the kernel gave no function addresses.
     pub address: Option<u64>,
     pub length: u32,
@@ -122,6 +137,23 @@ impl NativeImage {
 
     pub fn byte_count(&self) -> u64 {
         self.functions.iter().map(|f| u64::from(f.length)).sum()
+    }
+
+    /// The function at `index` in `jited_ksyms` order.
+    pub fn function(&self, index: usize) -> Option<&JitFunction> {
+        self.functions.iter().find(|f| f.index == index)
+    }
+}
+
+impl JitFunction {
+    /// The position of the instruction holding byte `offset`.
+    pub fn position(&self, offset: u64) -> Option<usize> {
+        let i = self
+            .insns
+            .partition_point(|n| u64::from(n.offset) <= offset)
+            .checked_sub(1)?;
+        let n = &self.insns[i];
+        (offset < u64::from(n.offset) + n.bytes.len().max(1) as u64).then_some(i)
     }
 }
 
@@ -159,6 +191,54 @@ pub fn build(
     kptr_restrict: Option<u32>,
     kallsyms: impl FnOnce() -> Kallsyms,
 ) -> Result<NativeImage> {
+    build_with(
+        image,
+        arch,
+        kptr_restrict,
+        &Symbols::new(kallsyms),
+        &|_, _| true,
+    )
+}
+
+/// The kernel symbol table, read at most once and only when a destination
+/// first needs a name: it costs tens of milliseconds of kernel time, more
+/// than reading and decoding a program's JIT code.
+pub struct Symbols<F: FnOnce() -> Kallsyms> {
+    table: OnceCell<Kallsyms>,
+    load: Cell<Option<F>>,
+}
+
+impl<F: FnOnce() -> Kallsyms> Symbols<F> {
+    pub fn new(load: F) -> Symbols<F> {
+        Symbols {
+            table: OnceCell::new(),
+            load: Cell::new(Some(load)),
+        }
+    }
+
+    pub fn get(&self) -> &Kallsyms {
+        self.table
+            .get_or_init(|| self.load.take().map_or_else(Kallsyms::default, |f| f()))
+    }
+
+    /// Whether the table has been read.
+    pub fn is_read(&self) -> bool {
+        self.table.get().is_some()
+    }
+}
+
+/// [`build`] for the instructions `wanted` picks (by function index and
+/// offset): only their calls and jumps that leave the program make
+/// `symbols` read the symbol table; the others name a destination only
+/// when the table has been read anyway, else show its address, and may
+/// have no text unless [`roles`] needs it.
+pub fn build_with(
+    image: &ProgramImage,
+    arch: Option<Arch>,
+    kptr_restrict: Option<u32>,
+    symbols: &Symbols<impl FnOnce() -> Kallsyms>,
+    wanted: &dyn Fn(usize, u32) -> bool,
+) -> Result<NativeImage> {
     let Some(arch) = arch else {
         return Err(BrrError::Unsupported(format!(
             "dump --jited decodes x86_64 and aarch64 JIT code; this host is {}",
@@ -169,20 +249,25 @@ pub fn build(
         return Err(unavailable(image, kptr_restrict));
     };
     let parts = split(image, code);
-    let decoded: Vec<Vec<Decoded>> = parts.iter().map(|p| arch.decode(p.code)).collect();
+    let decoded: Vec<Vec<Decoded>> = parts
+        .iter()
+        .map(|p| arch.decode_some(p.code, &|off| wanted(p.index, off)))
+        .collect();
     let leaves = parts.iter().zip(&decoded).any(|(p, d)| {
-        d.iter()
-            .any(|i| i.dest.is_some_and(|t| p.absolute(t, &parts).is_some()))
+        d.iter().any(|i| {
+            wanted(p.index, i.offset) && i.dest.is_some_and(|t| p.absolute(t, &parts).is_some())
+        })
     });
-    let ksyms = if leaves {
-        kallsyms()
+    let empty = Kallsyms::default();
+    let ksyms = if leaves || symbols.is_read() {
+        symbols.get()
     } else {
-        Kallsyms::default()
+        &empty
     };
     let functions = parts
         .iter()
         .zip(decoded)
-        .map(|(p, d)| p.function(d, &parts, &image.lines, &ksyms))
+        .map(|(p, d)| p.function(d, &parts, &image.lines, ksyms))
         .collect();
     Ok(NativeImage { arch, functions })
 }
@@ -190,6 +275,8 @@ pub fn build(
 /// One function's slice of the image.
 struct Part<'a> {
     name: String,
+    /// Its index in the kernel's `jited_ksyms` order.
+    index: usize,
     start: Option<u64>,
     code: &'a [u8],
 }
@@ -201,6 +288,7 @@ fn split<'a>(image: &ProgramImage, code: &'a [u8]) -> Vec<Part<'a>> {
     if image.jit_ranges.is_empty() {
         return vec![Part {
             name: image.program.display_name().to_string(),
+            index: 0,
             start: None,
             code,
         }];
@@ -214,6 +302,7 @@ fn split<'a>(image: &ProgramImage, code: &'a [u8]) -> Vec<Part<'a>> {
             at = at.saturating_add(r.len as usize);
             Part {
                 name: function_name(image, r),
+                index: r.func_index,
                 start: Some(r.start),
                 code: code.get(from..at.min(code.len())).unwrap_or_default(),
             }
@@ -306,6 +395,7 @@ impl Part<'_> {
             .collect();
         JitFunction {
             name: self.name.clone(),
+            index: self.index,
             address: self.start,
             length: self.code.len() as u32,
             insns,

@@ -2,7 +2,7 @@
 
 use iced_x86::{
     Decoder, DecoderOptions, Formatter, FormatterOperandOptions, FormatterOptionsProvider,
-    Instruction, IntelFormatter, MemorySizeOptions, NumberFormattingOptions, OpKind,
+    Instruction, IntelFormatter, MemorySizeOptions, Mnemonic, NumberFormattingOptions, OpKind,
 };
 
 use super::{Decoded, Dest};
@@ -45,9 +45,28 @@ fn formatter() -> IntelFormatter {
     f
 }
 
+/// Instructions from a function's start whose text is always made: more
+/// than any JIT prologue holds.
+const LEADING: usize = 32;
+
+/// Whether the roles need the text of `insn` wherever it is: returns,
+/// what restores registers before them, padding after them.
+fn structural(insn: &Instruction) -> bool {
+    matches!(
+        insn.mnemonic(),
+        Mnemonic::Ret | Mnemonic::Leave | Mnemonic::Pop | Mnemonic::Int3
+    )
+}
+
 /// Decode one function's code; addresses count from its first byte, so a
 /// direct branch's destination is its offset from the function's start.
 pub fn decode(code: &[u8]) -> Vec<Decoded> {
+    decode_some(code, &|_| true)
+}
+
+/// [`decode`], with text only for the instructions `wanted` picks by
+/// offset, the first [`LEADING`], branches and [`structural`] ones.
+pub fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
     let mut f = formatter();
     let mut decoder = Decoder::with_ip(64, code, 0, DecoderOptions::NONE);
     let mut insn = Instruction::default();
@@ -72,7 +91,9 @@ pub fn decode(code: &[u8]) -> Vec<Decoded> {
             text.push(' ');
             Some(Dest::Relative(insn.near_branch_target() as i64))
         } else {
-            f.format(&insn, &mut text);
+            if out.len() < LEADING || structural(&insn) || wanted(offset as u32) {
+                f.format(&insn, &mut text);
+            }
             None
         };
         out.push(Decoded {
@@ -146,6 +167,23 @@ mod tests {
         assert_eq!((d[5].text.as_str(), d[5].dest), ("call rax", None));
         assert_eq!(d[6].text, "add rsi, -0x4");
         assert_eq!(d[7].text, "ret");
+    }
+
+    #[test]
+    fn unwanted_text_is_left_out_but_not_what_roles_read() {
+        // 40 `add rbx, 0x1`, then `pop rbx; leave; ret; int3`.
+        let mut code: Vec<u8> = [0x48, 0x83, 0xc3, 0x01].repeat(40);
+        code.extend([0x5b, 0xc9, 0xc3, 0xcc]);
+        let d = decode_some(&code, &|off| off == 36 * 4);
+        let texts: Vec<&str> = d.iter().map(|i| i.text.as_str()).collect();
+        assert!(texts[..LEADING].iter().all(|t| *t == "add rbx, 0x1"));
+        assert_eq!(texts[LEADING], "");
+        assert_eq!(texts[36], "add rbx, 0x1", "wanted");
+        assert_eq!(&texts[40..], ["pop rbx", "leave", "ret", "int3"]);
+        // Boundaries do not depend on the text.
+        let all = decode(&code);
+        let at = |v: &[Decoded]| v.iter().map(|i| (i.offset, i.len)).collect::<Vec<_>>();
+        assert_eq!(at(&d), at(&all));
     }
 
     #[test]

@@ -9,6 +9,8 @@ use crate::inspect::drilldown::{RowKind, SourceKey};
 pub(super) struct Anchor {
     key: Option<SourceKey>,
     slot: Option<usize>,
+    /// Native instruction rows: function and offset.
+    native: Option<(usize, u32)>,
     /// Child rows: the kernel symbol.
     child: Option<String>,
     /// Summary and context rows: their text.
@@ -52,6 +54,11 @@ impl Drill {
                 slot: Some(slot),
                 ..Default::default()
             },
+            RowKind::Native { func, offset } => Anchor {
+                key: preceding_key(row),
+                native: Some((func, offset)),
+                ..Default::default()
+            },
             // A child under a summary row (no source key) is known by its
             // text; the symbol alone would match any of its siblings.
             RowKind::Child => Anchor {
@@ -63,7 +70,7 @@ impl Drill {
                 text: Some(r.text.clone()),
                 ..Default::default()
             },
-            RowKind::Context | RowKind::Summary => Anchor {
+            RowKind::Context | RowKind::Summary | RowKind::Function { .. } => Anchor {
                 text: Some(r.text.clone()),
                 ..Default::default()
             },
@@ -91,6 +98,7 @@ impl Drill {
                     }
                 }
                 RowKind::Instruction { slot } if Some(*slot) == a.slot => Some(5),
+                RowKind::Native { func, offset } if Some((*func, *offset)) == a.native => Some(5),
                 RowKind::Source { key } if a.key.as_ref() == Some(&dd.keys[*key]) => Some(4),
                 RowKind::Source { key } => {
                     let k = &dd.keys[*key];
@@ -99,7 +107,11 @@ impl Drill {
                         .filter(|ak| ak.file == k.file && ak.line == k.line && k.line.is_some())
                         .map(|_| 2)
                 }
-                RowKind::Context | RowKind::Summary if a.text.as_ref() == Some(&r.text) => Some(4),
+                RowKind::Context | RowKind::Summary | RowKind::Function { .. }
+                    if a.text.as_ref() == Some(&r.text) =>
+                {
+                    Some(4)
+                }
                 _ => None,
             };
             if let Some(s) = score {

@@ -163,20 +163,21 @@ impl Drill {
         Vec::new()
     }
 
-    /// Space: source <-> mixed, keeping the selected row on its screen
-    /// line. The first switch to mixed asks the worker for the
-    /// disassembly and rebuilds when it arrives.
+    /// Space: source -> mixed -> native -> source, keeping the selected
+    /// row on its screen line. The first switch to mixed asks the worker
+    /// for the disassembly (and native code) and rebuilds when it arrives.
     fn toggle_mode(&mut self) -> Vec<Effect> {
         let anchor = self.anchor(self.cursor);
         let screen = self.cursor.saturating_sub(self.top);
         self.mode = match self.mode {
             Mode::Source => Mode::Mixed,
-            Mode::Mixed => Mode::Source,
+            Mode::Mixed => Mode::Native,
+            Mode::Native => Mode::Source,
         };
-        if self.mode == Mode::Mixed && self.disasm.is_none() {
+        if self.mode != Mode::Source && self.disasm.is_none() {
             return self.request_disasm();
         }
-        self.message = None;
+        self.message = self.native_unavailable();
         self.rebuild(true);
         if let Some(a) = anchor {
             self.relocate(&a, screen);

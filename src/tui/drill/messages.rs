@@ -1,5 +1,6 @@
-//! Worker messages for the drilldown (the image, mixed-mode disassembly,
-//! profile progress and results) and the commands it sends the worker.
+//! Worker messages for the drilldown (the image, the disassembly of the
+//! mixed and native views, profile progress and results) and the commands
+//! it sends the worker.
 
 use std::sync::Arc;
 
@@ -10,8 +11,18 @@ use crate::profile;
 use crate::tui::effect::Effect;
 use crate::tui::worker::{Cmd, Msg, ProfileDone, ProfileJob};
 
-/// The status while mixed mode waits for its disassembly.
-const RENDERING: &str = "Rendering mixed view...";
+/// The status while the mixed or native view waits for its disassembly.
+fn rendering(mode: Mode) -> String {
+    format!("Rendering {} view...", mode.name())
+}
+
+/// Whether `message` is the status [`rendering`] set, for either view (the
+/// mode may have changed since it was set).
+fn is_rendering(message: &str) -> bool {
+    [Mode::Mixed, Mode::Native]
+        .into_iter()
+        .any(|m| message == rendering(m))
+}
 
 impl Drill {
     pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
@@ -24,7 +35,7 @@ impl Drill {
                     let names_now = img.lines.is_empty();
                     self.image = Some(img);
                     self.rebuild(true);
-                    if self.mode == Mode::Mixed || names_now {
+                    if self.mode != Mode::Source || names_now {
                         return self.request_disasm();
                     }
                 }
@@ -32,15 +43,18 @@ impl Drill {
             },
             Msg::Disasm {
                 seq,
-                bpftool,
                 call_names,
+                native,
             } if Some(seq) == self.disasm_seq => {
                 self.disasm_seq = None;
-                self.disasm = Some((bpftool, call_names));
-                if self.message.as_deref() == Some(RENDERING) {
+                self.disasm = Some((call_names, native));
+                if self.message.as_deref().is_some_and(is_rendering) {
                     self.message = None;
                 }
-                if self.mode == Mode::Mixed {
+                if let Some(why) = self.native_unavailable() {
+                    self.message = Some(why);
+                }
+                if self.mode != Mode::Source {
                     self.rebuild(true);
                 } else if self.image.as_ref().is_some_and(|i| i.lines.is_empty()) {
                     self.rebuild(false);
@@ -149,12 +163,20 @@ impl Drill {
         }
     }
 
+    /// In the native view without native code: why, for the status line.
+    pub(super) fn native_unavailable(&self) -> Option<String> {
+        match (&self.disasm, self.mode) {
+            (Some((_, Err(why))), Mode::Native) => Some(format!("no native code to show: {why}")),
+            _ => None,
+        }
+    }
+
     pub(super) fn request_disasm(&mut self) -> Vec<Effect> {
         if self.disasm.is_some() {
             return Vec::new();
         }
-        if self.mode == Mode::Mixed {
-            self.message = Some(RENDERING.into());
+        if self.mode != Mode::Source {
+            self.message = Some(rendering(self.mode));
         }
         let seq = self.next_seq();
         self.disasm_seq = Some(seq);

@@ -32,6 +32,7 @@ use super::worker::{Msg, ProfileDone};
 use super::Config;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{Drilldown, Line, Mode, NativeRow, ViewState};
+use crate::inspect::native::NativeImage;
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::model::profile::{Hint, Profile};
@@ -41,12 +42,12 @@ use crate::model::ProgramImage;
 pub use form::{Form, FORM_LABELS, FORM_PROMPT};
 pub use search::{Search, SEARCH_HINT};
 
-pub const HELP_LINE: &str = "Space source/mixed | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
+pub const HELP_LINE: &str = "Space source/mixed/native | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 
 /// Drilldown help overlay rows.
 pub const HELP_ROWS: [(&str, &str); 14] = [
     ("Up/Down, PgUp/PgDn, Home/End", "Navigate rows"),
-    ("Space", "Switch source/mixed view"),
+    ("Space", "Cycle source/mixed/native view"),
     ("/", "Search source"),
     ("n / N", "Next / previous search match"),
     ("p / P", "Profile with defaults / choose options"),
@@ -116,7 +117,9 @@ pub struct Drill {
     pub image: Option<Arc<ProgramImage>>,
     pub failed: Option<String>,
     pub vanished: bool,
-    pub disasm: Option<(Vec<String>, CallNames)>,
+    /// Helper names (mixed view) and the native code or why there is
+    /// none (native view), once the worker has read them.
+    pub disasm: Option<(CallNames, Result<Arc<NativeImage>, String>)>,
     disasm_seq: Option<u64>,
     pub mode: Mode,
     pub exact_ips: bool,
@@ -159,10 +162,10 @@ impl Drill {
             vanished: false,
             disasm: None,
             disasm_seq: None,
-            mode: if config.mixed && config.program_id == Some(id) {
-                Mode::Mixed
-            } else {
-                Mode::Source
+            mode: match (config.program_id == Some(id), config.mixed, config.native) {
+                (true, _, true) => Mode::Native,
+                (true, true, _) => Mode::Mixed,
+                _ => Mode::Source,
             },
             exact_ips: config.kernel_ip_detail,
             profile: None,

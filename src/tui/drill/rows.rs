@@ -34,19 +34,24 @@ impl Drill {
     fn build(&mut self) -> Option<Drilldown> {
         let img = Arc::clone(self.image.as_ref()?);
         let mixed = self.mode == Mode::Mixed;
+        let native_view = self.mode == Mode::Native;
         // Helper names serve source mode too: a program without line
         // info shows its instructions there.
-        let (bpftool, call_names) = match (&self.disasm, mixed) {
-            (Some((b, c)), true) => (b.clone(), c.clone()),
-            (Some((_, c)), false) => (Vec::new(), c.clone()),
+        let call_names = match &self.disasm {
+            Some((c, _)) => c.clone(),
             _ => Default::default(),
+        };
+        let native = match (&self.disasm, native_view) {
+            (Some((_, Ok(n))), true) => Some(Arc::clone(n)),
+            _ => None,
         };
         let opts = Options {
             mixed,
             exact_ips: self.exact_ips,
             source_limit: 0,
-            bpftool,
             call_names,
+            native_view,
+            native,
         };
         let data = ProgramData {
             id: img.program.id,
@@ -157,11 +162,14 @@ impl Drill {
             let own = if r.leaf {
                 r.samples
             } else {
-                // Mixed mode: the instructions up to the next source row.
+                // Mixed and native views: the instructions up to the next
+                // source row.
                 dd.rows[i + 1..]
                     .iter()
                     .take_while(|x| !matches!(x.kind, RowKind::Source { .. }))
-                    .filter(|x| matches!(x.kind, RowKind::Instruction { .. }))
+                    .filter(|x| {
+                        matches!(x.kind, RowKind::Instruction { .. } | RowKind::Native { .. })
+                    })
                     .map(|x| x.samples)
                     .sum()
             };
