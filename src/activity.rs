@@ -4,19 +4,24 @@ use std::collections::HashMap;
 
 use crate::model::Program;
 
-pub use crate::model::activity::ActivityRow;
+pub(crate) use crate::model::activity::ActivityRow;
 
 /// Deltas for every program in `current`: a program new in the window counts
 /// from zero, one gone by the end is dropped. Sorted by time delta, count
 /// delta (both descending) then ID; idle programs kept only with `all`;
 /// `limit` 0 keeps every row.
-pub fn compute(base: &[Program], current: &[Program], all: bool, limit: usize) -> Vec<ActivityRow> {
+pub(crate) fn compute(
+    base: &[Program],
+    current: &[Program],
+    all: bool,
+    limit: usize,
+) -> Vec<ActivityRow> {
     compute_owned(base, current.to_vec(), all, limit)
 }
 
 /// [`compute`] taking `current` over: the rows own its programs, so that
 /// a window of thousands of programs is not copied once more.
-pub fn compute_owned(
+pub(crate) fn compute_owned(
     base: &[Program],
     current: Vec<Program>,
     all: bool,

@@ -122,12 +122,12 @@ pub fn parse_text_indexes(text: &str) -> Vec<u64> {
         .collect()
 }
 
-pub fn dump_json(id: u64) -> Result<Vec<Entry>> {
+pub(crate) fn dump_json(id: u64) -> Result<Vec<Entry>> {
     let id = id.to_string();
     parse_json(&run(&["-j", "prog", "dump", "xlated", "id", &id, "linum"])?)
 }
 
-pub fn dump_text(id: u64) -> Result<Vec<u64>> {
+pub(crate) fn dump_text(id: u64) -> Result<Vec<u64>> {
     let id = id.to_string();
     let text = run(&["prog", "dump", "xlated", "id", &id, "linum"])?;
     let idx = parse_text_indexes(&text);

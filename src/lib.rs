@@ -12,54 +12,59 @@
 //!    crate denies `unsafe_code` everywhere else).
 //! 2. [`kernel`]: safe, typed views of the kernel's BPF objects, stats,
 //!    BTF, kallsyms and bpffs pins; [`bpftool`] runs the optional external
-//!    tool. [`privilege`] names the capabilities an operation needs and
+//!    tool. `privilege` names the capabilities an operation needs and
 //!    [`error`] turns failures into one-line messages and exit codes.
 //! 3. [`model`]: the plain data the kernel views fill and every layer above
 //!    reads.
-//! 4. Analysis of that data: [`activity`] (run counts and run time over a
+//! 4. Analysis of that data: `activity` (run counts and run time over a
 //!    window), [`profile`] (sampling, attribution, aggregation, the
 //!    report), [`inspect`] (instruction slots, source lines, native code,
-//!    drilldown rows) and [`doctor`] (what brr can do on this host, and
+//!    drilldown rows) and `doctor` (what brr can do on this host, and
 //!    why not).
 //! 5. Views: [`render`] (plain data to text tables, JSON, CSV and
 //!    textmode) and [`export`] (profile files: folded stacks, flame graph,
 //!    pprof). Nothing below them formats output.
-//! 6. [`session`]: the one collector the front ends share: the measuring
+//! 6. `session`: the one collector the front ends share: the measuring
 //!    window, object context (one owner scan, full names and memlock read
 //!    once), the listings with the fields each view prints, a capture that
 //!    Ctrl-C ends early, pins, the `--devmode` tree.
 //! 7. Front ends: [`cli`] (the command line), [`commands`] (dispatch),
-//!    [`top`] (`brr top` as textmode or interactive), [`tui`] (the
-//!    interactive view, the only module that knows a key) and [`serve`]
+//!    `top` (`brr top` as textmode or interactive), `tui` (the
+//!    interactive view, the only module that knows a key) and `serve`
 //!    (`brr exporter`, the Prometheus service). The TUI and the exporter
 //!    ask `session` rather than read the kernel themselves; nothing below
 //!    the front ends imports them.
 //!
-//! Three leaf modules serve any layer: [`values`] (number parsers shared by
+//! Three leaf modules serve any layer: `values` (number parsers shared by
 //! the command line and the TUI's input fields), [`utc`] (Unix times as
-//! ISO 8601 dates) and [`trace`] (readiness lines for tests and scripts).
+//! ISO 8601 dates) and `trace` (readiness lines for tests and scripts).
+//!
+//! The library's public surface is what the binary, the integration tests,
+//! the fuzz targets and the examples use; everything else is `pub(crate)`
+//! and the crate warns on an unreachable `pub` (`unreachable_pub`), so the
+//! compiler sees dead code.
 
-pub mod activity;
+pub(crate) mod activity;
 pub mod bpftool;
 pub mod cli;
 pub mod commands;
-pub mod doctor;
+pub(crate) mod doctor;
 pub mod error;
 pub mod export;
 pub mod inspect;
 pub mod kernel;
 pub mod model;
-pub mod privilege;
+pub(crate) mod privilege;
 pub mod profile;
 pub mod render;
-pub mod serve;
-pub mod session;
+pub(crate) mod serve;
+pub(crate) mod session;
 // Cargo.toml denies unsafe_code crate-wide; the syscall layer is the one
 // exemption, so unsafe cannot spread to other modules unnoticed.
 #[allow(unsafe_code)]
 pub mod sys;
-pub mod top;
-pub mod trace;
-pub mod tui;
+pub(crate) mod top;
+pub(crate) mod trace;
+pub(crate) mod tui;
 pub mod utc;
-pub mod values;
+pub(crate) mod values;

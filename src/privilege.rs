@@ -12,7 +12,7 @@
 /// The capabilities brr's operations depend on, with their kernel bit numbers
 /// (`include/uapi/linux/capability.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cap {
+pub(crate) enum Cap {
     IpcLock,
     SysAdmin,
     Syslog,
@@ -21,7 +21,7 @@ pub enum Cap {
 }
 
 impl Cap {
-    pub fn bit(self) -> u32 {
+    pub(crate) fn bit(self) -> u32 {
         match self {
             Cap::IpcLock => 14,
             Cap::SysAdmin => 21,
@@ -31,7 +31,7 @@ impl Cap {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Cap::IpcLock => "CAP_IPC_LOCK",
             Cap::SysAdmin => "CAP_SYS_ADMIN",
@@ -44,7 +44,7 @@ impl Cap {
 
 /// A kernel operation that can fail with EPERM/EACCES for lack of privilege.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
+pub(crate) enum Operation {
     /// bpf() `*_GET_NEXT_ID`, `*_GET_FD_BY_ID` and `ENABLE_STATS`.
     BpfObjects,
     /// perf_event_open for one CPU, all tasks (every event brr opens).
@@ -52,38 +52,34 @@ pub enum Operation {
     /// JIT addresses, line-info addresses and helper-call targets in
     /// `OBJ_GET_INFO_BY_FD`, and addresses in /proc/kallsyms.
     KernelAddresses,
-    /// Perf rings larger than `kernel.perf_event_mlock_kb` plus
-    /// RLIMIT_MEMLOCK.
-    LockedPerfRing,
 }
 
 /// Any one of these capabilities lets the operation through; the first is the
 /// one to ask for (CAP_SYS_ADMIN is listed last where a narrower one works).
-pub fn needed(op: Operation) -> &'static [Cap] {
+pub(crate) fn needed(op: Operation) -> &'static [Cap] {
     match op {
         Operation::BpfObjects => &[Cap::SysAdmin],
         Operation::PerfCpuWide => &[Cap::Perfmon, Cap::SysAdmin],
         Operation::KernelAddresses => &[Cap::Syslog],
-        Operation::LockedPerfRing => &[Cap::IpcLock],
     }
 }
 
 /// A capability bit set, as in the `CapEff:` line of /proc/PID/status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CapSet(pub u64);
+pub(crate) struct CapSet(pub u64);
 
 impl CapSet {
-    pub fn has(self, cap: Cap) -> bool {
+    pub(crate) fn has(self, cap: Cap) -> bool {
         self.0 & (1u64 << cap.bit()) != 0
     }
 
     /// Whether the set lets `op` through on capabilities alone.
-    pub fn allows(self, op: Operation) -> bool {
+    pub(crate) fn allows(self, op: Operation) -> bool {
         needed(op).iter().any(|c| self.has(*c))
     }
 
     /// The effective set from the text of /proc/self/status.
-    pub fn from_status(status: &str) -> Option<CapSet> {
+    pub(crate) fn from_status(status: &str) -> Option<CapSet> {
         let hex = status
             .lines()
             .find_map(|l| l.strip_prefix("CapEff:"))?
@@ -92,7 +88,7 @@ impl CapSet {
     }
 
     /// This process's effective set; None when /proc is unreadable.
-    pub fn current() -> Option<CapSet> {
+    pub(crate) fn current() -> Option<CapSet> {
         std::fs::read_to_string("/proc/self/status")
             .ok()
             .and_then(|s| CapSet::from_status(&s))
@@ -113,7 +109,7 @@ fn sysctl_alternative(op: Operation) -> Option<&'static str> {
 /// the refusal came from elsewhere and sudo alone may not help). `held` is
 /// None when the effective set could not be read; the message then assumes
 /// the capability is missing, the common case.
-pub fn denial_hint(op: Operation, held: Option<CapSet>) -> String {
+pub(crate) fn denial_hint(op: Operation, held: Option<CapSet>) -> String {
     let need = needed(op)[0].name();
     if held.is_some_and(|h| h.allows(op)) {
         return format!(
@@ -155,7 +151,6 @@ mod tests {
         let admin = set(&[Cap::SysAdmin]);
         assert!(admin.allows(Operation::BpfObjects) && admin.allows(Operation::PerfCpuWide));
         assert!(!admin.allows(Operation::KernelAddresses));
-        assert!(!admin.allows(Operation::LockedPerfRing));
     }
 
     #[test]

@@ -82,7 +82,7 @@ fn profile_program(
 }
 
 /// The interactive view's settings from the command line.
-pub fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
+pub(crate) fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
     tui::Config {
         delay: t.delay,
         extended: cli.extended,
@@ -153,7 +153,7 @@ fn inspect_section(
     Ok(textmode::inspect(&dd, t.collapse_samples))
 }
 
-pub fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
+pub(crate) fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     if !t.textmode {
         return tui::run(tui_config(cli, t));
     }

@@ -15,7 +15,7 @@ use std::io::Write;
 const READY_ENV: &str = "BRR_TRACE_READY";
 
 /// Report that brr reached `point` (no-op unless `BRR_TRACE_READY` is set).
-pub fn ready(point: &str) {
+pub(crate) fn ready(point: &str) {
     if std::env::var_os(READY_ENV).is_some() {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "brr-trace: ready {point}");

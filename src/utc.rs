@@ -44,7 +44,7 @@ pub fn iso8601(unix_secs: i64) -> String {
 /// Unix seconds `t` to the millisecond, `2026-12-01T09:30:05.123Z`
 /// (clamped to 0 and below the year 10000, so that it always has this
 /// shape).
-pub fn iso8601_millis(t: f64) -> String {
+pub(crate) fn iso8601_millis(t: f64) -> String {
     let t = if t.is_finite() {
         t.clamp(0.0, 253_402_300_799.999)
     } else {

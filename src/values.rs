@@ -67,7 +67,7 @@ fn without_separators(t: &str) -> Option<String> {
 }
 
 /// A finite float; surrounding whitespace is ignored.
-pub fn number(s: &str) -> Result<f64, ValueError> {
+pub(crate) fn number(s: &str) -> Result<f64, ValueError> {
     let t = without_separators(s.trim()).ok_or(ValueError::NotANumber)?;
     // Rust also takes "infinity"/"nan"; they fail the finiteness check below.
     let v: f64 = t.parse().map_err(|_| ValueError::NotANumber)?;
@@ -79,12 +79,12 @@ pub fn number(s: &str) -> Result<f64, ValueError> {
 }
 
 /// A time length in seconds: `0 < v <= MAX_SECONDS`.
-pub fn seconds(s: &str) -> Result<f64, ValueError> {
+pub(crate) fn seconds(s: &str) -> Result<f64, ValueError> {
     seconds_in_range(number(s)?)
 }
 
 /// [`seconds`]' range check on a number already parsed.
-pub fn seconds_in_range(v: f64) -> Result<f64, ValueError> {
+pub(crate) fn seconds_in_range(v: f64) -> Result<f64, ValueError> {
     if v.is_nan() {
         Err(ValueError::NotANumber)
     } else if v <= 0.0 {
@@ -98,7 +98,7 @@ pub fn seconds_in_range(v: f64) -> Result<f64, ValueError> {
 
 /// An integer with optional sign; magnitudes beyond i128 saturate, which
 /// every caller then rejects as too large.
-pub fn integer(s: &str) -> Result<i128, ValueError> {
+pub(crate) fn integer(s: &str) -> Result<i128, ValueError> {
     let t = without_separators(s.trim()).ok_or(ValueError::NotAnInteger)?;
     let (neg, digits) = if let Some(rest) = t.strip_prefix('-') {
         (true, rest)
@@ -117,7 +117,7 @@ fn at_most<T: TryFrom<i128> + std::fmt::Display + Copy>(v: i128, max: T) -> Resu
 }
 
 /// An integer `> 0` that fits in u64.
-pub fn positive_int(s: &str) -> Result<u64, ValueError> {
+pub(crate) fn positive_int(s: &str) -> Result<u64, ValueError> {
     let v = integer(s)?;
     if v <= 0 {
         return Err(ValueError::NotPositive);
@@ -126,7 +126,7 @@ pub fn positive_int(s: &str) -> Result<u64, ValueError> {
 }
 
 /// An integer `>= 0` that fits in u64.
-pub fn non_negative_int(s: &str) -> Result<u64, ValueError> {
+pub(crate) fn non_negative_int(s: &str) -> Result<u64, ValueError> {
     let v = integer(s)?;
     if v < 0 {
         return Err(ValueError::Negative);
@@ -135,7 +135,7 @@ pub fn non_negative_int(s: &str) -> Result<u64, ValueError> {
 }
 
 /// A kernel object ID: `> 0` and a u32, as the kernel's IDs are.
-pub fn object_id(s: &str) -> Result<u32, ValueError> {
+pub(crate) fn object_id(s: &str) -> Result<u32, ValueError> {
     let v = integer(s)?;
     if v <= 0 {
         return Err(ValueError::NotPositive);
@@ -146,7 +146,7 @@ pub fn object_id(s: &str) -> Result<u32, ValueError> {
 /// A listening address: a numeric IPv4 or bracketed IPv6 address and a
 /// port (0 lets the kernel choose). Host names are not resolved, so the
 /// address served is always the one written.
-pub fn listen_address(s: &str) -> Result<std::net::SocketAddr, ValueError> {
+pub(crate) fn listen_address(s: &str) -> Result<std::net::SocketAddr, ValueError> {
     s.trim().parse().map_err(|_| ValueError::NotAnAddress)
 }
 
@@ -156,7 +156,7 @@ fn is_auto(s: &str) -> bool {
 
 /// Perf ring data pages per CPU: `auto` (None) or a power of two that fits
 /// in u32. An empty value is not an integer.
-pub fn perf_pages(s: &str) -> Result<Option<u64>, ValueError> {
+pub(crate) fn perf_pages(s: &str) -> Result<Option<u64>, ValueError> {
     if is_auto(s) {
         return Ok(None);
     }
@@ -169,7 +169,7 @@ pub fn perf_pages(s: &str) -> Result<Option<u64>, ValueError> {
 }
 
 /// [`perf_pages`]' check on a number: a power of two that fits in u32.
-pub fn pages_in_range(v: u64) -> Result<u64, ValueError> {
+pub(crate) fn pages_in_range(v: u64) -> Result<u64, ValueError> {
     if v == 0 {
         Err(ValueError::NotPositive)
     } else if v > u64::from(u32::MAX) || !v.is_power_of_two() {
@@ -181,7 +181,7 @@ pub fn pages_in_range(v: u64) -> Result<u64, ValueError> {
 
 /// Longest interval between ring sweeps in ms: `auto` (None) or `> 0`;
 /// values past u32 are clamped (no sweep waits 49 days).
-pub fn drain_ms(s: &str) -> Result<Option<u64>, ValueError> {
+pub(crate) fn drain_ms(s: &str) -> Result<Option<u64>, ValueError> {
     if is_auto(s) {
         return Ok(None);
     }
@@ -193,7 +193,7 @@ pub fn drain_ms(s: &str) -> Result<Option<u64>, ValueError> {
 }
 
 /// [`drain_ms`]' range on a number: `1..=u32::MAX`.
-pub fn drain_ms_in_range(v: u64) -> Result<u64, ValueError> {
+pub(crate) fn drain_ms_in_range(v: u64) -> Result<u64, ValueError> {
     if v == 0 {
         Err(ValueError::NotPositive)
     } else {
@@ -203,7 +203,7 @@ pub fn drain_ms_in_range(v: u64) -> Result<u64, ValueError> {
 
 /// [`perf_pages`] for `top` and the TUI form: empty means auto, and the
 /// messages name the setting.
-pub fn perf_pages_or_empty(s: &str) -> Result<Option<u64>, String> {
+pub(crate) fn perf_pages_or_empty(s: &str) -> Result<Option<u64>, String> {
     if s.trim().is_empty() {
         return Ok(None);
     }
@@ -214,7 +214,7 @@ pub fn perf_pages_or_empty(s: &str) -> Result<Option<u64>, String> {
 }
 
 /// [`drain_ms`] for `top` and the TUI form: empty means auto.
-pub fn drain_ms_or_empty(s: &str) -> Result<Option<u64>, String> {
+pub(crate) fn drain_ms_or_empty(s: &str) -> Result<Option<u64>, String> {
     if s.trim().is_empty() {
         return Ok(None);
     }

@@ -14,7 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use super::parsers::{self, Auto, Dialect, InspectMode, ProfileDialect, TopDialect};
 use crate::profile::{CallGraph, Event};
 
-pub const VERSION_TEXT: &str =
+pub(crate) const VERSION_TEXT: &str =
     "brr 0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
 pub(super) const DESCRIPTION: &str =
     "eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
@@ -76,11 +76,11 @@ pub(super) struct OutputFlags {
 }
 
 impl OutputFlags {
-    pub fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         self.json || self.csv || self.pretty
     }
 
-    pub fn or(&self, other: &OutputFlags) -> OutputFlags {
+    pub(super) fn or(&self, other: &OutputFlags) -> OutputFlags {
         OutputFlags {
             json: self.json || other.json,
             csv: self.csv || other.csv,
@@ -114,7 +114,7 @@ pub(super) struct ExportFlags {
 
 impl ExportFlags {
     /// The first flag given, for usage errors.
-    pub fn first_given(&self) -> Option<&'static str> {
+    pub(super) fn first_given(&self) -> Option<&'static str> {
         [
             (self.folded.is_some(), "--folded"),
             (self.flamegraph.is_some(), "--flamegraph"),
@@ -124,7 +124,7 @@ impl ExportFlags {
         .find_map(|(given, name)| given.then_some(name))
     }
 
-    pub fn then(self, later: ExportFlags) -> ExportFlags {
+    pub(super) fn then(self, later: ExportFlags) -> ExportFlags {
         ExportFlags {
             folded: later.folded.or(self.folded),
             flamegraph: later.flamegraph.or(self.flamegraph),
@@ -200,7 +200,7 @@ pub(super) struct CaptureArgs<D: Dialect> {
 
 impl<D: Dialect> CaptureArgs<D> {
     /// Whether any option was given.
-    pub fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         let CaptureArgs {
             frequency,
             event,
@@ -227,7 +227,7 @@ impl<D: Dialect> CaptureArgs<D> {
     }
 
     /// `self` overridden by `later`.
-    pub fn then(self, later: CaptureArgs<D>) -> CaptureArgs<D> {
+    pub(super) fn then(self, later: CaptureArgs<D>) -> CaptureArgs<D> {
         CaptureArgs {
             frequency: later.frequency.or(self.frequency),
             event: later.event.or(self.event),
@@ -330,7 +330,7 @@ pub(super) struct TopArgs {
 
 impl TopArgs {
     /// Whether any option was given (root-level top options need a top command).
-    pub fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         let TopArgs {
             delay,
             limit,
@@ -363,7 +363,7 @@ impl TopArgs {
     }
 
     /// `self` (root level) overridden by `later` (the `top` subcommand).
-    pub fn then(self, later: TopArgs) -> TopArgs {
+    pub(super) fn then(self, later: TopArgs) -> TopArgs {
         TopArgs {
             delay: later.delay.or(self.delay),
             limit: later.limit.or(self.limit),

@@ -18,14 +18,14 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::error::BrrError;
-pub use crate::export::Targets;
+pub(crate) use crate::export::Targets;
 use crate::profile::{self, Invalid};
 use crate::render::num::py_repr;
 use crate::render::Format;
 use crate::values;
 
 pub use crate::values::MAX_SECONDS;
-pub use args::VERSION_TEXT;
+pub(crate) use args::VERSION_TEXT;
 
 use args::{CaptureArgs, ExportFlags, OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
 use parsers::{Dialect, InspectMode, Rejected};
@@ -159,7 +159,7 @@ pub enum Parsed {
     Print(String),
 }
 
-pub use crate::session::listings::EVERY_MOUNT;
+pub(crate) use crate::session::listings::EVERY_MOUNT;
 const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 
 /// The whole grammar as a clap command (also used for completions and man).

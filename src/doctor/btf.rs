@@ -15,7 +15,7 @@ const KIND_ENUM64: u32 = 19;
 /// is not in the BTF at all (the answer then comes from the kernel
 /// version).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Features {
+pub(crate) struct Features {
     /// `BPF_ENABLE_STATS` in `enum bpf_cmd`.
     pub enable_stats: Option<bool>,
     /// `BPF_LINK_GET_NEXT_ID` in `enum bpf_cmd` and `struct bpf_link_info`.
@@ -53,7 +53,7 @@ fn string(strings: &[u8], off: u32) -> Option<&[u8]> {
 /// For each struct, union or enum named in `wanted` (the first of that
 /// name), the names of its members or values. A malformed blob yields
 /// what was read before the damage.
-pub fn members(data: &[u8], wanted: &[&str]) -> HashMap<String, Vec<String>> {
+pub(crate) fn members(data: &[u8], wanted: &[&str]) -> HashMap<String, Vec<String>> {
     let mut out = HashMap::new();
     if data.len() < 24 || u16::from_le_bytes([data[0], data[1]]) != MAGIC {
         return out;
@@ -97,7 +97,7 @@ pub fn members(data: &[u8], wanted: &[&str]) -> HashMap<String, Vec<String>> {
 }
 
 /// The features in a vmlinux BTF blob.
-pub fn features(data: &[u8]) -> Features {
+pub(crate) fn features(data: &[u8]) -> Features {
     let m = members(
         data,
         &[
@@ -121,11 +121,11 @@ pub fn features(data: &[u8]) -> Features {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A blob with one type per `(kind, name, member names)`.
-    pub fn blob(types: &[(u32, &str, &[&str])]) -> Vec<u8> {
+    pub(crate) fn blob(types: &[(u32, &str, &[&str])]) -> Vec<u8> {
         let mut strs = vec![0u8];
         let mut add = |s: &str| {
             let off = strs.len() as u32;

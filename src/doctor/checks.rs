@@ -30,18 +30,22 @@ fn value(s: Sysctl) -> String {
 }
 
 /// The kernel's major and minor version.
-pub fn version(f: &Facts) -> Option<(u32, u32)> {
+pub(crate) fn version(f: &Facts) -> Option<(u32, u32)> {
     f.release.as_deref().and_then(super::facts::version)
 }
 
 /// Whether the kernel has a feature: from its BTF when that describes the
 /// type carrying it, else from the release it first appeared in.
-pub fn feature(btf: Option<bool>, version: Option<(u32, u32)>, since: (u32, u32)) -> Option<bool> {
+pub(crate) fn feature(
+    btf: Option<bool>,
+    version: Option<(u32, u32)>,
+    since: (u32, u32),
+) -> Option<bool> {
     btf.or_else(|| version.map(|v| v >= since))
 }
 
 /// The JIT-address policy the facts describe.
-pub fn policy(f: &Facts) -> AddressPolicy {
+pub(crate) fn policy(f: &Facts) -> AddressPolicy {
     AddressPolicy {
         kptr_restrict: f.sysctl.kptr_restrict.value(),
         perf_event_paranoid: f.sysctl.perf_event_paranoid.value(),
@@ -50,7 +54,7 @@ pub fn policy(f: &Facts) -> AddressPolicy {
 }
 
 /// Every check, in report order.
-pub fn all(f: &Facts) -> Vec<Check> {
+pub(crate) fn all(f: &Facts) -> Vec<Check> {
     let mut out = vec![kernel(f)];
     out.extend(features(f));
     out.push(vmlinux(f));
@@ -364,7 +368,7 @@ fn mlock(f: &Facts) -> Check {
 }
 
 /// The names of the catalogue events that opened.
-pub fn openable(f: &Facts) -> Vec<&'static str> {
+pub(crate) fn openable(f: &Facts) -> Vec<&'static str> {
     f.perf
         .events
         .iter()

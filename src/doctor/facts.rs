@@ -17,7 +17,7 @@ use crate::sys::Errno;
 
 /// A sysctl as read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sysctl {
+pub(crate) enum Sysctl {
     Value(i64),
     /// It exists but this user may not read it (some are root-only).
     Unreadable,
@@ -26,14 +26,14 @@ pub enum Sysctl {
 }
 
 impl Sysctl {
-    pub fn value(self) -> Option<i64> {
+    pub(crate) fn value(self) -> Option<i64> {
         match self {
             Sysctl::Value(v) => Some(v),
             _ => None,
         }
     }
 
-    pub fn read(path: &Path) -> Sysctl {
+    pub(crate) fn read(path: &Path) -> Sysctl {
         match std::fs::read_to_string(path) {
             Ok(text) => text
                 .trim()
@@ -45,7 +45,7 @@ impl Sysctl {
     }
 
     /// `name=value` or what stands in for the value.
-    pub fn show(self, name: &str) -> String {
+    pub(crate) fn show(self, name: &str) -> String {
         match self {
             Sysctl::Value(v) => format!("{name}={v}"),
             Sysctl::Unreadable => format!("{name} is not readable by this user"),
@@ -56,7 +56,7 @@ impl Sysctl {
 
 /// The sysctls doctor reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sysctls {
+pub(crate) struct Sysctls {
     pub kptr_restrict: Sysctl,
     pub perf_event_paranoid: Sysctl,
     pub perf_event_max_sample_rate: Sysctl,
@@ -86,7 +86,7 @@ impl Sysctls {
 
 /// `/sys/kernel/btf/vmlinux`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VmlinuxBtf {
+pub(crate) enum VmlinuxBtf {
     /// Read: its size in bytes.
     Read(usize),
     /// There but not readable: the error text.
@@ -97,7 +97,7 @@ pub enum VmlinuxBtf {
 /// How many objects of each kind are loaded, or why they could not be
 /// counted (only IDs are walked; nothing is opened).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ObjectCounts {
+pub(crate) struct ObjectCounts {
     pub progs: Result<u32, Errno>,
     pub maps: Result<u32, Errno>,
     pub links: Result<u32, Errno>,
@@ -106,7 +106,7 @@ pub struct ObjectCounts {
 
 /// The loaded programs as the profiler would see them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct JitSurvey {
+pub(crate) struct JitSurvey {
     /// JIT-compiled programs.
     pub jited: u32,
     /// Programs running in the interpreter.
@@ -117,7 +117,7 @@ pub struct JitSurvey {
 
 /// perf_event_open as brr uses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PerfFacts {
+pub(crate) struct PerfFacts {
     /// Every catalogue event with the result of opening it (CPU-wide, as
     /// a capture does) on one CPU.
     pub events: Vec<(EventSpec, Result<(), Errno>)>,
@@ -130,7 +130,7 @@ pub struct PerfFacts {
 
 /// Everything the checks and verdicts are made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// `/proc/sys/kernel/osrelease`.
     pub release: Option<String>,
     pub vmlinux_btf: VmlinuxBtf,
@@ -158,7 +158,7 @@ pub struct Facts {
 }
 
 /// The release's major and minor number: `6.18.44-x` -> (6, 18).
-pub fn version(release: &str) -> Option<(u32, u32)> {
+pub(crate) fn version(release: &str) -> Option<(u32, u32)> {
     let mut parts = release.split(['.', '-', '+']);
     let major = parts.next()?.parse().ok()?;
     let minor = parts
@@ -249,7 +249,7 @@ fn in_user_namespace() -> Option<bool> {
 }
 
 /// Look at this host.
-pub fn gather() -> Facts {
+pub(crate) fn gather() -> Facts {
     let (vmlinux_btf, features) = vmlinux();
     let objects = ObjectCounts {
         progs: count(ObjKind::Prog),
@@ -281,7 +281,7 @@ pub fn gather() -> Facts {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::profile::events::tests::results;
 
@@ -291,7 +291,7 @@ pub mod tests {
 
     /// A 6.18 host with root running brr, three JIT-compiled programs, no
     /// hardware PMU and statistics off.
-    pub fn root_host() -> Facts {
+    pub(crate) fn root_host() -> Facts {
         Facts {
             release: Some("6.18.44".into()),
             vmlinux_btf: VmlinuxBtf::Read(5 << 20),
@@ -339,7 +339,7 @@ pub mod tests {
     }
 
     /// The same host seen by uid 65534 with no capability.
-    pub fn unprivileged() -> Facts {
+    pub(crate) fn unprivileged() -> Facts {
         let denied = Err(Errno(libc::EPERM));
         let mut f = root_host();
         f.caps = Some(CapSet(0));

@@ -10,12 +10,12 @@ use crate::kernel::owners::parse_comm;
 use crate::model::Owner;
 
 /// What `/proc/PID/fd/N` of a statistics fd links to.
-pub const STATS_TARGET: &str = "anon_inode:bpf-stats";
+pub(crate) const STATS_TARGET: &str = "anon_inode:bpf-stats";
 
 /// The holders found, and how many processes could not be looked at
 /// (another user's, without privilege).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StatsHolders {
+pub(crate) struct StatsHolders {
     /// By pid.
     pub holders: Vec<Owner>,
     pub unreadable: usize,
@@ -23,7 +23,7 @@ pub struct StatsHolders {
 
 /// Scan a procfs-shaped tree. Processes and fds that vanish meanwhile are
 /// skipped.
-pub fn scan(proc_root: &Path) -> StatsHolders {
+pub(crate) fn scan(proc_root: &Path) -> StatsHolders {
     let mut out = StatsHolders::default();
     let Ok(dir) = std::fs::read_dir(proc_root) else {
         return out;

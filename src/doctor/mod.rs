@@ -7,16 +7,16 @@
 //! statistics and writes no sysctl; a perf event it opens to see whether
 //! it opens is closed at once.
 
-pub mod btf;
-pub mod checks;
-pub mod facts;
-pub mod holders;
-pub mod mounts;
-pub mod verdicts;
+pub(crate) mod btf;
+pub(crate) mod checks;
+pub(crate) mod facts;
+pub(crate) mod holders;
+pub(crate) mod mounts;
+pub(crate) mod verdicts;
 
 /// How far brr can use what a check looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Ok,
     /// Usable with a loss, or at a cost the host pays.
     Limited,
@@ -25,7 +25,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Limited => "limited",
@@ -36,7 +36,7 @@ impl Status {
 
 /// One thing looked at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: String,
     pub status: Status,
     pub detail: String,
@@ -46,7 +46,7 @@ pub struct Check {
 
 /// Whether a command works here.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub command: &'static str,
     pub works: bool,
     /// Why it does not work; for a command that works, what it cannot
@@ -55,13 +55,13 @@ pub struct Verdict {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
+pub(crate) struct Report {
     pub checks: Vec<Check>,
     pub commands: Vec<Verdict>,
 }
 
 /// Look at this host and judge it.
-pub fn examine() -> Report {
+pub(crate) fn examine() -> Report {
     let f = facts::gather();
     Report {
         checks: checks::all(&f),

@@ -2,11 +2,11 @@
 //! names, tracefs), from the one `/proc/self/mountinfo` reader that the
 //! bpffs scan and the cgroup2 lookup use ([`crate::kernel::mountinfo`]).
 
-pub use crate::kernel::mountinfo::{parse, Mount};
+pub(crate) use crate::kernel::mountinfo::{parse, Mount};
 
 /// Where file systems of type `fstype` are mounted, in mount order, as
 /// text (bytes that are not UTF-8 replaced).
-pub fn points(mounts: &[Mount], fstype: &str) -> Vec<String> {
+pub(crate) fn points(mounts: &[Mount], fstype: &str) -> Vec<String> {
     mounts
         .iter()
         .filter(|m| m.fstype == fstype)

@@ -134,7 +134,7 @@ fn works_but(command: &'static str, note: Option<String>) -> Verdict {
 }
 
 /// Every command brr has that touches the kernel, in usage order.
-pub fn all(f: &Facts) -> Vec<Verdict> {
+pub(crate) fn all(f: &Facts) -> Vec<Verdict> {
     let progs = listing(f, f.objects.progs);
     let activity = progs.clone().and_then(|()| stats(f));
     let profile = perf(f)

@@ -16,7 +16,7 @@ use crate::model::profile::{Frame, Profile, ProgramProfile, Stack};
 /// separates frames (C source is full of them, so it becomes the
 /// full-width `；`, which reads the same), and line breaks and runs of
 /// blanks would split or pad the name.
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {
@@ -31,14 +31,14 @@ pub fn sanitize(text: &str) -> String {
     out
 }
 
-pub fn program_frame(p: &ProgramProfile) -> String {
+pub(crate) fn program_frame(p: &ProgramProfile) -> String {
     let name = p.full_name.as_deref().unwrap_or(&p.name);
     sanitize(&format!("{name} [prog {}]", p.id))
 }
 
 /// `file:line text` with the file's basename (as the text report shows it),
 /// or `[no line info]` for code without a line record.
-pub fn line_frame(s: &Stack) -> String {
+pub(crate) fn line_frame(s: &Stack) -> String {
     match (&s.file, s.line) {
         (Some(file), Some(line)) => {
             let base = file.rsplit('/').next().unwrap_or(file);
@@ -54,7 +54,7 @@ pub fn line_frame(s: &Stack) -> String {
 }
 
 /// The symbol (with `[module]` for module code), or the address.
-pub fn kernel_frame(f: &Frame) -> String {
+pub(crate) fn kernel_frame(f: &Frame) -> String {
     match (&f.symbol, &f.module) {
         (Some(sym), Some(module)) => sanitize(&format!("{sym} [{module}]")),
         (Some(sym), None) => sanitize(sym),
@@ -63,7 +63,7 @@ pub fn kernel_frame(f: &Frame) -> String {
 }
 
 /// The frame an interrupt's stack starts with, under its program.
-pub fn interrupt_frame(entry: &str) -> String {
+pub(crate) fn interrupt_frame(entry: &str) -> String {
     sanitize(&format!("[interrupt] {entry}"))
 }
 

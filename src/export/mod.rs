@@ -30,7 +30,7 @@ pub struct Targets {
 
 impl Targets {
     /// The first option given, as its flag, for usage errors.
-    pub fn first_flag(&self) -> Option<&'static str> {
+    pub(crate) fn first_flag(&self) -> Option<&'static str> {
         [
             (self.folded.is_some(), "--folded"),
             (self.flamegraph.is_some(), "--flamegraph"),
@@ -40,7 +40,7 @@ impl Targets {
         .find_map(|(given, flag)| given.then_some(flag))
     }
 
-    pub fn folded_to_stdout(&self) -> bool {
+    pub(crate) fn folded_to_stdout(&self) -> bool {
         self.folded.as_deref() == Some(Path::new("-"))
     }
 }
@@ -67,7 +67,7 @@ pub fn write(profile: &Profile, targets: &Targets) -> Result<Option<String>> {
 
 /// [`write`], the pprof samples labelled with the containers and pods in
 /// `workloads`.
-pub fn write_with(
+pub(crate) fn write_with(
     profile: &Profile,
     targets: &Targets,
     workloads: &SampledWorkloads,

@@ -226,7 +226,7 @@ impl Context {
     }
 
     /// The same, with the samples' containers and pods from `workloads`.
-    pub fn with_workloads(self, workloads: SampledWorkloads) -> Context {
+    pub(crate) fn with_workloads(self, workloads: SampledWorkloads) -> Context {
         Context { workloads, ..self }
     }
 }
@@ -255,7 +255,7 @@ fn workload_labels(t: &mut Tables, w: &Workload, out: &mut Vec<pb::PbLabel>) {
 }
 
 /// One sample stands for this many ns of CPU.
-pub fn period_ns(frequency: u64) -> i64 {
+pub(crate) fn period_ns(frequency: u64) -> i64 {
     if frequency == 0 {
         0
     } else {

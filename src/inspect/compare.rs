@@ -14,7 +14,7 @@ use crate::model::image::LineRecord;
 
 /// One bpftool row: its instruction index and line fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolRow {
+pub(crate) struct ToolRow {
     pub index: u64,
     pub file: Option<String>,
     pub line: Option<i64>,
@@ -23,7 +23,7 @@ pub struct ToolRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetMismatch {
+pub(crate) struct OffsetMismatch {
     pub position: usize,
     pub expected: Option<u64>,
     pub actual: Option<u64>,
@@ -31,13 +31,13 @@ pub struct OffsetMismatch {
 
 /// A compared value: text or integer, shown unstripped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
+pub(crate) enum Value {
     Text(String),
     Int(i64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceMismatch {
+pub(crate) struct SourceMismatch {
     pub index: u64,
     pub field: &'static str,
     pub expected: Option<Value>,
@@ -45,7 +45,7 @@ pub struct SourceMismatch {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub program_id: u32,
     pub brr_slots: usize,
     pub brr_visible: usize,
@@ -60,7 +60,7 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.offsets.is_empty() && self.sources.is_empty()
     }
 }
@@ -112,7 +112,7 @@ fn same(field: &str, expected: &Option<Value>, actual: &Option<Value>) -> Match 
     }
 }
 
-pub fn compare(
+pub(crate) fn compare(
     program_id: u32,
     slots: &[Slot],
     lines: &[LineRecord],

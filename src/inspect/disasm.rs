@@ -229,7 +229,7 @@ const HELPERS: &[&str] = &[
 
 /// `bpf_<name>` for a helper ID, if known: the names of the kernel's
 /// `enum bpf_func_id` (UAPI values, which never change once released).
-pub fn helper_name(id: i32) -> Option<String> {
+pub(crate) fn helper_name(id: i32) -> Option<String> {
     usize::try_from(id)
         .ok()
         .filter(|&i| i > 0)
@@ -239,7 +239,7 @@ pub fn helper_name(id: i32) -> Option<String> {
 
 /// Kernel symbol names for helper-call targets of an xlated image.
 #[derive(Debug, Clone, Default)]
-pub struct CallNames {
+pub(crate) struct CallNames {
     /// Address of `__bpf_call_base`.
     pub base: Option<u64>,
     /// Symbol name by exact address.
@@ -256,7 +256,7 @@ pub struct CallNames {
 /// helper whose `enum bpf_func_id` value the immediate is (an image the
 /// verifier has not rewritten). None when neither knows it: the caller
 /// then shows the bare immediate.
-pub fn helper_call_name<'a>(
+pub(crate) fn helper_call_name<'a>(
     imm: i32,
     resolve: impl FnOnce(i32) -> Option<&'a str>,
 ) -> Option<String> {
@@ -267,13 +267,13 @@ pub fn helper_call_name<'a>(
 
 impl CallNames {
     /// The kernel symbol at a helper call's target, when kallsyms named it.
-    pub fn resolve(&self, imm: i32) -> Option<&str> {
+    pub(crate) fn resolve(&self, imm: i32) -> Option<&str> {
         let addr = self.base?.wrapping_add(imm as i64 as u64);
         self.names.get(&addr).map(String::as_str)
     }
 
     /// Addresses that helper calls in `slots` jump to (relative to `base`).
-    pub fn targets(slots: &[Slot], base: u64) -> Vec<u64> {
+    pub(crate) fn targets(slots: &[Slot], base: u64) -> Vec<u64> {
         slots
             .iter()
             .filter(|s| s.opcode == 0x85 && s.src == 0)
@@ -394,7 +394,7 @@ fn ld_imm64(s: &Slot, next: Option<&Slot>) -> String {
 
 /// Readable text for `s`; `next` is the following slot (the upper half of
 /// an `ld_imm64`); helper calls are named through `names`.
-pub fn text(s: &Slot, next: Option<&Slot>, names: &CallNames) -> String {
+pub(crate) fn text(s: &Slot, next: Option<&Slot>, names: &CallNames) -> String {
     let code = s.opcode;
     let class = code & 0x07;
     let op = code & 0xf0;
@@ -485,7 +485,7 @@ fn invalid(code: u8) -> String {
 
 /// The text of every slot of an image, in kernel notation; `None` for the
 /// upper half of an `ld_imm64`, which the lower half's text covers.
-pub fn listing(slots: &[Slot], names: &CallNames) -> Vec<Option<String>> {
+pub(crate) fn listing(slots: &[Slot], names: &CallNames) -> Vec<Option<String>> {
     let second = super::insn::second_halves(slots);
     slots
         .iter()
@@ -500,7 +500,7 @@ pub fn listing(slots: &[Slot], names: &CallNames) -> Vec<Option<String>> {
 /// Whether the image's helper calls had their targets zeroed because the
 /// reader may not see kernel addresses (`kernel.kptr_restrict`, or no
 /// CAP_SYSLOG): the kernel writes 0 in every helper call's `imm` then.
-pub fn call_targets_hidden(slots: &[Slot]) -> bool {
+pub(crate) fn call_targets_hidden(slots: &[Slot]) -> bool {
     let second = super::insn::second_halves(slots);
     slots
         .iter()

@@ -24,7 +24,7 @@ use crate::model::image::{JitRange, LineRecord};
 use crate::model::profile::NativeSamples;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Source,
     Mixed,
     /// Source lines with the native JIT instructions under them.
@@ -32,7 +32,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Source => "source",
             Mode::Mixed => "mixed",
@@ -43,7 +43,7 @@ impl Mode {
 
 /// Source-mapping markers, in their fixed display order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Marker {
+pub(crate) enum Marker {
     SourceMismatch,
     Unmapped,
     Split,
@@ -55,7 +55,7 @@ pub enum Marker {
 }
 
 /// Every marker with its legend text (for the TUI's legend overlay).
-pub const LEGEND: [(Marker, &str); 8] = [
+pub(crate) const LEGEND: [(Marker, &str); 8] = [
     (
         Marker::SourceMismatch,
         "BTF source snippet differs from resolved local source.",
@@ -85,7 +85,7 @@ pub const LEGEND: [(Marker, &str); 8] = [
 ];
 
 impl Marker {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Marker::SourceMismatch => "source-mismatch",
             Marker::Unmapped => "unmapped",
@@ -102,7 +102,7 @@ impl Marker {
 /// A source row's identity: (file, line, source text); the column is not
 /// part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct SourceKey {
+pub(crate) struct SourceKey {
     pub file: Option<String>,
     pub line: Option<u32>,
     pub source: Option<String>,
@@ -118,7 +118,7 @@ impl SourceKey {
     }
 
     /// `{basename}:{line}: {source}` (`-` for missing parts).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let line = self.line.map_or("-".to_string(), |l| l.to_string());
         let src = self.source.as_deref().unwrap_or("-");
         match &self.file {
@@ -129,7 +129,7 @@ impl SourceKey {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RowKind {
+pub(crate) enum RowKind {
     /// A unique source line (index into [`Drilldown::keys`]).
     Source { key: usize },
     /// One translated instruction slot.
@@ -151,7 +151,7 @@ pub enum RowKind {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     pub kind: RowKind,
     /// CODE text without the `+ `/`- ` prefix and markers.
     pub text: String,
@@ -186,13 +186,13 @@ impl Row {
 /// Where the instruction text comes from: brr's own disassembly of the
 /// translated instructions, or of the native code for an architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Disasm {
+pub(crate) enum Disasm {
     Internal,
     Native(Arch),
 }
 
 impl Disasm {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Disasm::Internal => "internal",
             Disasm::Native(arch) => arch.name(),
@@ -202,7 +202,7 @@ impl Disasm {
 
 /// The program as the drilldown needs it.
 #[derive(Debug, Clone, Copy)]
-pub struct ProgramData<'a> {
+pub(crate) struct ProgramData<'a> {
     pub id: u32,
     pub name: &'a str,
     pub xlated: &'a [u8],
@@ -211,7 +211,7 @@ pub struct ProgramData<'a> {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub mixed: bool,
     /// Exact-IP children instead of function groups.
     pub exact_ips: bool,
@@ -228,7 +228,7 @@ pub struct Options {
 /// per JIT address), as a drilldown row: for a program without line info
 /// (every bpftrace program) the only place its own time shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NativeRow {
+pub(crate) struct NativeRow {
     pub ip: u64,
     pub samples: u64,
     /// CODE text: `  function+0xoff: instruction`, the instruction when
@@ -238,7 +238,7 @@ pub struct NativeRow {
 
 /// The rows of one program's native samples, most samples first as given;
 /// `code` is the program's decoded JIT code, when it could be read.
-pub fn native_rows(samples: &[NativeSamples], code: Option<&NativeImage>) -> Vec<NativeRow> {
+pub(crate) fn native_rows(samples: &[NativeSamples], code: Option<&NativeImage>) -> Vec<NativeRow> {
     samples
         .iter()
         .filter(|n| n.samples > 0)
@@ -270,17 +270,17 @@ pub fn native_rows(samples: &[NativeSamples], code: Option<&NativeImage>) -> Vec
 }
 
 /// `--devmode` input: the tree and whether DIR was left to default.
-pub struct Devmode<'a> {
+pub(crate) struct Devmode<'a> {
     pub tree: &'a mut SourceTree,
     pub bare: bool,
 }
 
-pub const DEVMODE_NOTHING: &str = "devmode did not resolve any source files from the current directory; pass --devmode DIR to point at the matching source tree";
+pub(crate) const DEVMODE_NOTHING: &str = "devmode did not resolve any source files from the current directory; pass --devmode DIR to point at the matching source tree";
 
 /// A bare `--devmode` resolved no source row to a local file. The TUI shows
 /// it as a warning; `top --textmode` fails with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NoDevmodeSource;
+pub(crate) struct NoDevmodeSource;
 
 impl std::fmt::Display for NoDevmodeSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -295,7 +295,7 @@ impl From<NoDevmodeSource> for BrrError {
 }
 
 #[derive(Debug, Clone)]
-pub struct Drilldown {
+pub(crate) struct Drilldown {
     pub program_id: u32,
     pub name: String,
     pub mode: Mode,
@@ -310,7 +310,7 @@ pub struct Drilldown {
 /// Split `units` over `counts` in proportion to `counts / denom` by the
 /// largest-remainder rule; ties go to the earlier position. Only positive
 /// counts take part in the remainder round.
-pub fn largest_remainder(units: u64, counts: &[u64], denom: u64) -> Vec<u64> {
+pub(crate) fn largest_remainder(units: u64, counts: &[u64], denom: u64) -> Vec<u64> {
     if denom == 0 {
         return vec![0; counts.len()];
     }
@@ -354,7 +354,7 @@ fn child_row(text: String, samples: u64) -> Row {
 }
 
 /// The text of a kernel child row.
-pub fn child_text(k: &KernelRow, exact_ips: bool) -> String {
+pub(crate) fn child_text(k: &KernelRow, exact_ips: bool) -> String {
     let symbol = k.symbol.clone().unwrap_or_else(|| format!("0x{:x}", k.ip));
     let detail = if exact_ips {
         match (k.symbol.is_some(), k.symbol_offset) {
@@ -766,7 +766,7 @@ impl Unshown {
 }
 
 /// The row of interrupts that arrived while the program ran.
-pub const INTERRUPTS_ROW: &str = "Interrupts while the program ran (not its calls)";
+pub(crate) const INTERRUPTS_ROW: &str = "Interrupts while the program ran (not its calls)";
 
 /// Where [`summary_labels`] puts the direct and the under-eBPF samples
 /// without source metadata: the summary rows that list where they went.
@@ -826,7 +826,7 @@ fn summary_labels(
 impl Drilldown {
     /// Build the full row list. Fails only for bare `--devmode` when no
     /// source row resolves to a local file.
-    pub fn build(
+    pub(crate) fn build(
         prog: ProgramData<'_>,
         profile: Option<&ProfileInput>,
         opts: &Options,
@@ -838,7 +838,7 @@ impl Drilldown {
     /// [`Drilldown::build`], with the profile's sampled native
     /// instructions: those no line record covers are listed under the
     /// summary row of direct samples without source metadata.
-    pub fn build_with_native(
+    pub(crate) fn build_with_native(
         prog: ProgramData<'_>,
         profile: Option<&ProfileInput>,
         native: &[NativeRow],
@@ -1235,17 +1235,17 @@ impl Drilldown {
         }
     }
 
-    pub fn profiled(&self) -> bool {
+    pub(crate) fn profiled(&self) -> bool {
         self.profile.is_some()
     }
 
     /// Rows that have child rows (their group can be expanded).
-    pub fn parents(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn parents(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.rows.len()).filter(|&i| !self.rows[i].children.is_empty())
     }
 
     /// The CPU line and warnings (profiled views only).
-    pub fn header_lines(&self) -> Vec<String> {
+    pub(crate) fn header_lines(&self) -> Vec<String> {
         let Some(p) = &self.profile else {
             return Vec::new();
         };
@@ -1284,7 +1284,7 @@ impl Drilldown {
     /// Fold ranges for a viewport of `viewport` rows (source and native
     /// views, profiled, some samples, list longer than the viewport). Rows
     /// within 2 of a hot row stay; runs of at least 2 other rows fold.
-    pub fn folds(&self, viewport: usize) -> Vec<Range<usize>> {
+    pub(crate) fn folds(&self, viewport: usize) -> Vec<Range<usize>> {
         let n = self.rows.len();
         if self.mode == Mode::Mixed
             || !self.profiled()
@@ -1324,7 +1324,7 @@ impl Drilldown {
     }
 
     /// The rows to show under `state`, with their cell texts.
-    pub fn lines(&self, state: &ViewState) -> Vec<Line> {
+    pub(crate) fn lines(&self, state: &ViewState) -> Vec<Line> {
         let mut out = Vec::new();
         let mut shown_fold: HashSet<usize> = HashSet::new();
         for (i, r) in self.rows.iter().enumerate() {
@@ -1421,7 +1421,7 @@ fn slot_for(
 
 /// What is shown: markers, expanded parents, folds.
 #[derive(Debug, Clone, Default)]
-pub struct ViewState {
+pub(crate) struct ViewState {
     pub markers: bool,
     /// Parent rows whose children are shown.
     pub expanded: HashSet<usize>,
@@ -1432,7 +1432,7 @@ pub struct ViewState {
 
 impl ViewState {
     /// Textmode: markers on, every parent expanded unless collapsed, no folds.
-    pub fn textmode(dd: &Drilldown, collapse: bool) -> ViewState {
+    pub(crate) fn textmode(dd: &Drilldown, collapse: bool) -> ViewState {
         ViewState {
             markers: true,
             expanded: if collapse {
@@ -1447,7 +1447,7 @@ impl ViewState {
 
 /// One shown line of the drilldown table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
+pub(crate) struct Line {
     /// The row shown (None for a fold).
     pub row: Option<usize>,
     /// The fold this `...` line stands for.

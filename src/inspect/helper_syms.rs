@@ -10,7 +10,7 @@ use crate::model::image::JitRange;
 /// Resolve the helper-call targets of `slots` and the symbols of the
 /// program's JITed subprograms. An unreadable kallsyms or hidden addresses
 /// give an empty table (calls are then named by helper ID).
-pub fn from_kallsyms(syms: &Kallsyms, slots: &[Slot], ranges: &[JitRange]) -> CallNames {
+pub(crate) fn from_kallsyms(syms: &Kallsyms, slots: &[Slot], ranges: &[JitRange]) -> CallNames {
     let Some(base) = syms.address_of("__bpf_call_base") else {
         return CallNames::default();
     };

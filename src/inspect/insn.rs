@@ -4,11 +4,11 @@
 use crate::model::image::LineRecord;
 
 /// Opcode of the 16-byte `ld_imm64` (it occupies two slots).
-pub const LD_IMM64: u8 = 0x18;
+pub(crate) const LD_IMM64: u8 = 0x18;
 
 /// One 8-byte slot of the xlated image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot {
+pub(crate) struct Slot {
     /// Byte offset in the image.
     pub offset: usize,
     pub raw: [u8; 8],
@@ -21,7 +21,7 @@ pub struct Slot {
 }
 
 impl Slot {
-    pub fn from_bytes(offset: usize, raw: [u8; 8]) -> Slot {
+    pub(crate) fn from_bytes(offset: usize, raw: [u8; 8]) -> Slot {
         Slot {
             offset,
             raw,
@@ -34,16 +34,17 @@ impl Slot {
     }
 
     /// Instruction index (8-byte units).
-    pub fn index(&self) -> usize {
+    pub(crate) fn index(&self) -> usize {
         self.offset / 8
     }
 
-    pub fn raw_hex(&self) -> String {
+    pub(crate) fn raw_hex(&self) -> String {
         crate::kernel::names::hex(&self.raw)
     }
 
     /// `  0x0020: raw=... op=0x85 dst=0 src=0 off=0 imm=1` without the indent.
-    pub fn internal_text(&self) -> String {
+    #[cfg(test)]
+    pub(crate) fn internal_text(&self) -> String {
         format!(
             "0x{:04x}: raw={} op=0x{:02x} dst={} src={} off={} imm={}",
             self.offset,
@@ -58,7 +59,7 @@ impl Slot {
 }
 
 /// Cut the image into slots; a trailing partial slot is ignored.
-pub fn slots(xlated: &[u8]) -> Vec<Slot> {
+pub(crate) fn slots(xlated: &[u8]) -> Vec<Slot> {
     xlated
         .chunks_exact(8)
         .enumerate()
@@ -72,7 +73,7 @@ pub fn slots(xlated: &[u8]) -> Vec<Slot> {
 
 /// Whether slot `i` is the second half of an `ld_imm64` (walking from the
 /// start, so a `0x18` inside a pair's second half does not start a pair).
-pub fn second_halves(slots: &[Slot]) -> Vec<bool> {
+pub(crate) fn second_halves(slots: &[Slot]) -> Vec<bool> {
     let mut out = vec![false; slots.len()];
     let mut i = 0;
     while i < slots.len() {
@@ -89,7 +90,7 @@ pub fn second_halves(slots: &[Slot]) -> Vec<bool> {
 /// For every slot, the index into `lines` of its line record: the record
 /// with the greatest `insn_off <= slot index`; among records sharing that
 /// offset the last in kernel order. Slots before the first record get None.
-pub fn match_lines(slot_count: usize, lines: &[LineRecord]) -> Vec<Option<usize>> {
+pub(crate) fn match_lines(slot_count: usize, lines: &[LineRecord]) -> Vec<Option<usize>> {
     let mut order: Vec<usize> = (0..lines.len()).collect();
     order.sort_by_key(|&i| lines[i].insn_off); // stable
     let mut out = Vec::with_capacity(slot_count);

@@ -2,14 +2,14 @@
 //! instruction text, `--devmode` source context, and the drilldown rows
 //! shared by `top --textmode` and the TUI, and the native JIT code.
 
-pub mod compare;
-pub mod disasm;
-pub mod drilldown;
-pub mod helper_syms;
-pub mod insn;
+pub(crate) mod compare;
+pub(crate) mod disasm;
+pub(crate) mod drilldown;
+pub(crate) mod helper_syms;
+pub(crate) mod insn;
 pub mod native;
-pub mod profile;
-pub mod source;
+pub(crate) mod profile;
+pub(crate) mod source;
 
 #[cfg(test)]
 mod drilldown_tests;

@@ -7,20 +7,20 @@
 /// code, keyed by the line record with the greatest JIT address at or below
 /// the IP (so `instruction_offset` is that record's first instruction).
 /// The engine's own row type; it is plain data.
-pub use crate::model::profile::Hotspot as DirectHotspot;
+pub(crate) use crate::model::profile::Hotspot as DirectHotspot;
 
 /// A retained under-eBPF row: the engine's kernel row and how many distinct
 /// IPs it sums (1 for an exact-IP row, which also has a `symbol_offset`).
-pub use crate::model::profile::KernelGroup as KernelRow;
+pub(crate) use crate::model::profile::KernelGroup as KernelRow;
 
 /// A sampled native instruction (`--annotate`): the report's row.
-pub use crate::model::report::NativeRow as NativeSample;
+pub(crate) use crate::model::report::NativeRow as NativeSample;
 
 /// One program's share of a capture, with the hotspot lists `--line-limit`
 /// retained, most samples first (then file and line, then symbol for kernel
 /// rows).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DrillProfile {
+pub(crate) struct DrillProfile {
     /// Direct samples.
     pub samples: u64,
     /// Under-eBPF samples.
@@ -49,7 +49,7 @@ pub struct DrillProfile {
 
 /// A finished capture as the drilldown sees it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProfileInput {
+pub(crate) struct ProfileInput {
     /// None when the program got no samples at all.
     pub program: Option<DrillProfile>,
     /// `--line-limit` in force (0 = unlimited).

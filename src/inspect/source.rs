@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 
 /// What a BTF file name resolved to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     Resolved { path: String, lines: Vec<String> },
     Ambiguous,
     Unresolved,
 }
 
 impl Resolution {
-    pub fn resolved(&self) -> Option<(&str, &[String])> {
+    pub(crate) fn resolved(&self) -> Option<(&str, &[String])> {
         match self {
             Resolution::Resolved { path, lines } => Some((path, lines)),
             _ => None,
@@ -24,7 +24,7 @@ impl Resolution {
 }
 
 /// Split like Python's `str.splitlines()`.
-pub fn split_lines(text: &str) -> Vec<String> {
+pub(crate) fn split_lines(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = text.chars().peekable();
@@ -55,14 +55,14 @@ fn components(path: &str) -> Vec<&str> {
 
 /// A local source tree, indexed lazily by file basename.
 #[derive(Debug)]
-pub struct SourceTree {
+pub(crate) struct SourceTree {
     dir: PathBuf,
     index: Option<HashMap<String, Vec<Vec<String>>>>,
     cache: HashMap<String, Resolution>,
 }
 
 impl SourceTree {
-    pub fn new(dir: impl Into<PathBuf>) -> SourceTree {
+    pub(crate) fn new(dir: impl Into<PathBuf>) -> SourceTree {
         SourceTree {
             dir: dir.into(),
             index: None,
@@ -70,7 +70,7 @@ impl SourceTree {
         }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -99,7 +99,7 @@ impl SourceTree {
     }
 
     /// Resolve a BTF file name (cached).
-    pub fn resolve(&mut self, btf_name: &str) -> &Resolution {
+    pub(crate) fn resolve(&mut self, btf_name: &str) -> &Resolution {
         if !self.cache.contains_key(btf_name) {
             let r = self.lookup(btf_name);
             self.cache.insert(btf_name.to_string(), r);
@@ -154,14 +154,14 @@ fn read(display: String, path: &Path) -> Resolution {
 
 /// One mapped source line as the context walk sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mapped {
+pub(crate) struct Mapped {
     pub file: String,
     pub line: u32,
 }
 
 /// An output position: a mapped entry (by index) or an inserted file line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Placed {
+pub(crate) enum Placed {
     Mapped(usize),
     Context {
         file: String,
@@ -172,7 +172,7 @@ pub enum Placed {
 }
 
 /// Insert context lines around `mapped` (in display order).
-pub fn with_context(mapped: &[Mapped], tree: &mut SourceTree) -> Vec<Placed> {
+pub(crate) fn with_context(mapped: &[Mapped], tree: &mut SourceTree) -> Vec<Placed> {
     let mut seen: HashSet<(String, u32)> =
         mapped.iter().map(|m| (m.file.clone(), m.line)).collect();
     let mut out = Vec::new();
@@ -246,7 +246,7 @@ pub fn with_context(mapped: &[Mapped], tree: &mut SourceTree) -> Vec<Placed> {
 /// A BTF snippet that differs from the resolved file line (trailing
 /// whitespace ignored).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mismatch {
+pub(crate) struct Mismatch {
     pub file: String,
     pub line: u32,
     pub btf_source: String,
@@ -254,7 +254,7 @@ pub struct Mismatch {
     pub resolved_path: String,
 }
 
-pub fn mismatch(
+pub(crate) fn mismatch(
     tree: &mut SourceTree,
     file: &str,
     line: u32,
@@ -273,7 +273,7 @@ pub fn mismatch(
 
 /// A row of `brr dump --devmode`'s source-context report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContextRow {
+pub(crate) struct ContextRow {
     /// `mapped` or `context`.
     pub kind: &'static str,
     /// The BTF file name.
@@ -285,7 +285,7 @@ pub struct ContextRow {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DumpContext {
+pub(crate) struct DumpContext {
     pub unresolved_files: Vec<String>,
     pub ambiguous_files: Vec<String>,
     pub mismatches: Vec<Mismatch>,
@@ -296,7 +296,7 @@ pub struct DumpContext {
 
 /// The dump's source context: mapped lines (rows with file and line, a
 /// repeat of the previous kept line dropped) with context lines between.
-pub fn dump_context<'a>(
+pub(crate) fn dump_context<'a>(
     rows: impl Iterator<Item = (Option<&'a str>, Option<u32>, Option<&'a str>)>,
     tree: &mut SourceTree,
 ) -> DumpContext {
@@ -371,7 +371,7 @@ pub fn dump_context<'a>(
 }
 
 /// The last path component.
-pub fn basename(path: &str) -> &str {
+pub(crate) fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
@@ -391,11 +391,11 @@ mod tests {
     }
 
     mod tempdir {
-        pub struct Dir {
+        pub(super) struct Dir {
             pub path: std::path::PathBuf,
         }
         impl Dir {
-            pub fn new() -> Dir {
+            pub(super) fn new() -> Dir {
                 use std::sync::atomic::{AtomicUsize, Ordering};
                 static N: AtomicUsize = AtomicUsize::new(0);
                 let path = std::env::temp_dir().join(format!(

@@ -16,18 +16,18 @@ use crate::sys::Errno;
 
 /// The root that stands for every bpffs mount: what brr scans when
 /// `--bpffs` is not given.
-pub const EVERY_MOUNT: &str = "";
+pub(crate) const EVERY_MOUNT: &str = "";
 
 /// Where bpffs is mounted by convention: scanned when the mounts cannot be
 /// read.
 const CONVENTIONAL: &str = "/sys/fs/bpf";
 
 /// `BPF_FS_MAGIC`, the file system type statfs(2) reports for bpffs.
-pub const BPF_FS_MAGIC: u64 = 0xcafe_4a11;
+pub(crate) const BPF_FS_MAGIC: u64 = 0xcafe_4a11;
 
 /// What a `--bpffs` directory is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RootKind {
+pub(crate) enum RootKind {
     /// On a bpffs: walked as given.
     Bpffs,
     /// On another file system: only the bpffs mounts below it are walked
@@ -38,7 +38,7 @@ pub enum RootKind {
 }
 
 /// What `root` is, for a warning before a command runs.
-pub fn root_kind(root: &Path) -> RootKind {
+pub(crate) fn root_kind(root: &Path) -> RootKind {
     match on_bpffs(root) {
         Ok(true) => RootKind::Bpffs,
         Ok(false) => RootKind::Other {
@@ -97,27 +97,27 @@ fn walk_roots(root: &Path) -> Vec<PathBuf> {
 
 /// Pinned paths per object ID, one table per object kind.
 #[derive(Debug, Default, Clone)]
-pub struct Pins {
+pub(crate) struct Pins {
     pub progs: HashMap<u32, Vec<String>>,
     pub maps: HashMap<u32, Vec<String>>,
     pub links: HashMap<u32, Vec<String>>,
 }
 
 impl Pins {
-    pub fn for_prog(&self, id: u32) -> Vec<String> {
+    pub(crate) fn for_prog(&self, id: u32) -> Vec<String> {
         self.progs.get(&id).cloned().unwrap_or_default()
     }
-    pub fn for_map(&self, id: u32) -> Vec<String> {
+    pub(crate) fn for_map(&self, id: u32) -> Vec<String> {
         self.maps.get(&id).cloned().unwrap_or_default()
     }
-    pub fn for_link(&self, id: u32) -> Vec<String> {
+    pub(crate) fn for_link(&self, id: u32) -> Vec<String> {
         self.links.get(&id).cloned().unwrap_or_default()
     }
 }
 
 /// Normalise lexically: no repeated or trailing `/`, no `.` parts,
 /// symlinks kept. Works on bytes, so a non-UTF-8 root is scanned as given.
-pub fn normalise(path: &Path) -> PathBuf {
+pub(crate) fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         if c != Component::CurDir {
@@ -134,7 +134,7 @@ pub fn normalise(path: &Path) -> PathBuf {
 /// another file system: the bpffs mounts below it). A missing root,
 /// unreadable directories and files that are not BPF objects are silently
 /// skipped: pins are decoration.
-pub fn scan(root: impl AsRef<Path>) -> Pins {
+pub(crate) fn scan(root: impl AsRef<Path>) -> Pins {
     let mut pins = Pins::default();
     let mut stack = walk_roots(root.as_ref());
     while let Some(dir) = stack.pop() {

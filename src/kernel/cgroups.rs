@@ -33,7 +33,7 @@ pub struct Cgroup2Mount {
 
 /// The cgroup2 mount in `/proc/self/mountinfo` text ([`mountinfo`]); a
 /// mount of the whole hierarchy (root `/`) is preferred over a subtree's.
-pub fn parse_mountinfo(text: &str) -> Option<Cgroup2Mount> {
+pub(crate) fn parse_mountinfo(text: &str) -> Option<Cgroup2Mount> {
     let mut found = mountinfo::parse(text)
         .into_iter()
         .filter(|m| m.fstype == "cgroup2")
@@ -131,7 +131,7 @@ pub fn paths_of(ids: impl IntoIterator<Item = u64>) -> BTreeMap<u64, String> {
 /// (`HIERARCHY:CONTROLLERS:PATH` lines): the cgroup2 line (`0::PATH`);
 /// on a cgroup v1 host, systemd's named hierarchy (`N:name=systemd:PATH`),
 /// else the first controller's line. The path may itself contain `:`.
-pub fn task_path_from(text: &str) -> Option<String> {
+pub(crate) fn task_path_from(text: &str) -> Option<String> {
     let lines: Vec<(&str, &str, &str)> = text
         .lines()
         .filter_map(|l| {
@@ -326,7 +326,7 @@ pub fn workload(path: &str) -> Workload {
 /// DNS labels and subdomains) and UIDs have none, so `_` splits these names
 /// unambiguously; the container ID is the part after the last `-`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KubeletLogs {
+pub(crate) struct KubeletLogs {
     /// Pod UID -> (namespace, name).
     pods: HashMap<String, (String, String)>,
     /// Container ID -> (pod namespace, pod name, container name).
@@ -336,7 +336,7 @@ pub struct KubeletLogs {
 impl KubeletLogs {
     /// Read both directories once (only their entries' names); missing
     /// directories give an empty index.
-    pub fn read(dir: &Path) -> KubeletLogs {
+    pub(crate) fn read(dir: &Path) -> KubeletLogs {
         let names = |sub: &str| -> Vec<String> {
             std::fs::read_dir(dir.join(sub))
                 .map(|rd| {
@@ -351,7 +351,7 @@ impl KubeletLogs {
 
     /// The index from the entry names of `pods/` and `containers/`; names
     /// of any other shape are skipped.
-    pub fn from_names(pod_dirs: &[String], container_logs: &[String]) -> KubeletLogs {
+    pub(crate) fn from_names(pod_dirs: &[String], container_logs: &[String]) -> KubeletLogs {
         let mut out = KubeletLogs::default();
         for d in pod_dirs {
             let [ns, name, uid] = d.split('_').collect::<Vec<_>>()[..] else {
@@ -383,25 +383,27 @@ impl KubeletLogs {
     }
 
     /// Whether nothing was found.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.pods.is_empty() && self.containers.is_empty()
     }
 
     /// Namespace and name of the pod with `uid`.
-    pub fn pod(&self, uid: &str) -> Option<(&str, &str)> {
+    pub(crate) fn pod(&self, uid: &str) -> Option<(&str, &str)> {
         self.pods
             .get(uid)
             .map(|(ns, name)| (ns.as_str(), name.as_str()))
     }
 
     /// The name of the container with `id`.
-    pub fn container_name(&self, id: &str) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn container_name(&self, id: &str) -> Option<&str> {
         self.containers.get(id).map(|(_, _, name)| name.as_str())
     }
 
     /// Fill in `w`'s container name and pod namespace and name; a pod whose
     /// directory is missing takes them from its container's log name.
-    pub fn name(&self, w: &mut Workload) {
+    pub(crate) fn name(&self, w: &mut Workload) {
         let by_container = w.container.as_mut().and_then(|c| {
             let (ns, pod, name) = self.containers.get(&c.id)?;
             c.name = Some(name.clone());

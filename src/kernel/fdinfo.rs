@@ -130,7 +130,7 @@ pub fn parse_prog(text: &str) -> ProgFdinfo {
     p
 }
 
-pub fn parse_map(text: &str) -> MapFdinfo {
+pub(crate) fn parse_map(text: &str) -> MapFdinfo {
     let mut m = MapFdinfo::default();
     for (k, v) in lines(text) {
         match k {
@@ -149,7 +149,7 @@ pub fn parse_map(text: &str) -> MapFdinfo {
     m
 }
 
-pub fn parse_link(text: &str) -> LinkFdinfo {
+pub(crate) fn parse_link(text: &str) -> LinkFdinfo {
     let mut l = LinkFdinfo::default();
     for (k, v) in lines(text) {
         match k {
@@ -212,7 +212,7 @@ pub fn parse(text: &str) -> Fdinfo {
 /// The object id in raw fdinfo bytes: the value of the first complete
 /// `<key>:\t<digits>\n` line. Works on bytes without allocating, for the
 /// owner scan that reads thousands of these.
-pub fn id_in(raw: &[u8], key: &[u8]) -> Option<u32> {
+pub(crate) fn id_in(raw: &[u8], key: &[u8]) -> Option<u32> {
     value_in(raw, key).and_then(|v| u32::try_from(v).ok())
 }
 
@@ -220,7 +220,7 @@ pub fn id_in(raw: &[u8], key: &[u8]) -> Option<u32> {
 /// raw fdinfo bytes, without allocating: for the one or two fields a
 /// listing reads from every object. A value that is not plain decimal (or
 /// overflows) is `None`.
-pub fn value_in(raw: &[u8], key: &[u8]) -> Option<u64> {
+pub(crate) fn value_in(raw: &[u8], key: &[u8]) -> Option<u64> {
     let mut rest = raw;
     loop {
         let nl = rest.iter().position(|&b| b == b'\n')?;
@@ -340,7 +340,7 @@ impl OwnFdinfo {
 
     /// [`OwnFdinfo::read_object`], handing the raw bytes to `parse`
     /// rather than making a string of them.
-    pub fn read_object_with<T>(
+    pub(crate) fn read_object_with<T>(
         &mut self,
         fd: BorrowedFd<'_>,
         key: &[u8],
@@ -392,13 +392,15 @@ pub(crate) mod tests {
     use super::*;
 
     // Recorded on this machine (6.18) from a fixture process's fds.
-    pub const PROG: &str = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1039\nprog_type:\t1\n\
+    pub(crate) const PROG: &str =
+        "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1039\nprog_type:\t1\n\
 prog_jited:\t1\nprog_tag:\t76e12d2eda8c6cc5\nmemlock:\t8192\nprog_id:\t1106\n\
 run_time_ns:\t5765206870\nrun_cnt:\t372719\nrecursion_misses:\t0\nverified_insns:\t1004\n";
-    pub const MAP: &str = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1039\nmap_type:\t2\n\
+    pub(crate) const MAP: &str =
+        "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1039\nmap_type:\t2\n\
 key_size:\t4\nvalue_size:\t8\nmax_entries:\t4\nmap_flags:\t0x0\nmap_extra:\t0x0\n\
 memlock:\t344\nmap_id:\t1028\nfrozen:\t0\n";
-    pub const LINK: &str = "pos:\t0\nflags:\t02000000\nmnt_id:\t17\nino:\t1039\n\
+    pub(crate) const LINK: &str = "pos:\t0\nflags:\t02000000\nmnt_id:\t17\nino:\t1039\n\
 link_type:\traw_tracepoint\nlink_id:\t90\nprog_tag:\t59f4a931744dcdc6\nprog_id:\t1108\n\
 tp_name:\tsched_switch\ncookie:\t0\n";
     // A cgroup link as 6.x prints it.

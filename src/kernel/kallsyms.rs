@@ -104,7 +104,7 @@ impl Kallsyms {
 
     /// The address of the symbol called `name` (the lowest, should there
     /// be several).
-    pub fn address_of(&self, name: &str) -> Option<u64> {
+    pub(crate) fn address_of(&self, name: &str) -> Option<u64> {
         self.syms
             .iter()
             .find(|s| self.symbol(s).name == name)

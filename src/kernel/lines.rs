@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::error::{BrrError, Result};
 use crate::kernel::btf::BtfData;
 use crate::kernel::objects::{self, open_action, program_from_info};
-pub use crate::model::image::{FuncRecord, JitCode, JitRange, LineRecord, ProgramImage};
+pub(crate) use crate::model::image::{FuncRecord, JitCode, JitRange, LineRecord, ProgramImage};
 use crate::sys::bpf::{self, JitedInsns, ObjKind, ProgDetail, ProgWant};
 use crate::sys::Errno;
 
@@ -26,7 +26,12 @@ fn u32s(rec: &[u8]) -> [u32; 4] {
 
 /// Decode raw `line_info` records (first 16 bytes of each `rec_size` slot;
 /// smaller records are ignored) and pair them with JIT addresses by index.
-pub fn parse_lines(raw: &[u8], rec_size: u32, jited: &[u64], btf: &BtfData) -> Vec<LineRecord> {
+pub(crate) fn parse_lines(
+    raw: &[u8],
+    rec_size: u32,
+    jited: &[u64],
+    btf: &BtfData,
+) -> Vec<LineRecord> {
     if rec_size < 16 {
         return Vec::new();
     }
@@ -49,7 +54,7 @@ pub fn parse_lines(raw: &[u8], rec_size: u32, jited: &[u64], btf: &BtfData) -> V
 }
 
 /// Decode `func_info` records {insn_off, type_id}.
-pub fn parse_funcs(raw: &[u8], rec_size: u32, btf: &BtfData) -> Vec<FuncRecord> {
+pub(crate) fn parse_funcs(raw: &[u8], rec_size: u32, btf: &BtfData) -> Vec<FuncRecord> {
     if rec_size < 8 {
         return Vec::new();
     }
@@ -66,7 +71,7 @@ pub fn parse_funcs(raw: &[u8], rec_size: u32, btf: &BtfData) -> Vec<FuncRecord> 
 
 /// Pair `jited_ksyms[i]` with `jited_func_lens[i]`; zero entries are dropped
 /// (kernels hiding addresses give none). func_info is in the same order.
-pub fn jit_ranges(ksyms: &[u64], lens: &[u32], funcs: &[FuncRecord]) -> Vec<JitRange> {
+pub(crate) fn jit_ranges(ksyms: &[u64], lens: &[u32], funcs: &[FuncRecord]) -> Vec<JitRange> {
     ksyms
         .iter()
         .zip(lens)
@@ -95,13 +100,13 @@ fn program_btf(btf_id: u32) -> BtfData {
 /// BTF objects fetched once per ID: a capture reads many programs, and
 /// many of them share one BTF object.
 #[derive(Default)]
-pub struct BtfCache {
+pub(crate) struct BtfCache {
     by_id: HashMap<u32, Arc<BtfData>>,
 }
 
 impl BtfCache {
     /// The BTF object; empty if there is none or it vanished.
-    pub fn get(&mut self, id: u32) -> Arc<BtfData> {
+    pub(crate) fn get(&mut self, id: u32) -> Arc<BtfData> {
         self.by_id
             .entry(id)
             .or_insert_with(|| Arc::new(program_btf(id)))
@@ -111,7 +116,7 @@ impl BtfCache {
 
 /// The image from a program's info arrays and its BTF (`xlated` and map IDs
 /// are empty unless they were asked for).
-pub fn image_from_detail(d: ProgDetail, btf: &BtfData) -> ProgramImage {
+pub(crate) fn image_from_detail(d: ProgDetail, btf: &BtfData) -> ProgramImage {
     let lines = parse_lines(&d.line_info, d.line_info_rec_size, &d.jited_line_info, btf);
     let funcs = parse_funcs(&d.func_info, d.func_info_rec_size, btf);
     let jit = jit_ranges(&d.jited_ksyms, &d.jited_func_lens, &funcs);
@@ -135,7 +140,7 @@ pub fn image_from_detail(d: ProgDetail, btf: &BtfData) -> ProgramImage {
 
 /// What the kernel's answer about the native image means; `offloaded`:
 /// the program is bound to a device (`ifindex`), whose JIT made the image.
-pub fn jit_code(j: JitedInsns, offloaded: bool) -> JitCode {
+pub(crate) fn jit_code(j: JitedInsns, offloaded: bool) -> JitCode {
     if offloaded {
         JitCode::Offloaded
     } else if j.withheld {
@@ -148,7 +153,7 @@ pub fn jit_code(j: JitedInsns, offloaded: bool) -> JitCode {
 }
 
 /// Everything `dump` and the drilldown show.
-pub const FULL: ProgWant = ProgWant {
+pub(crate) const FULL: ProgWant = ProgWant {
     map_ids: true,
     xlated: true,
     jit_ranges: true,
@@ -157,7 +162,7 @@ pub const FULL: ProgWant = ProgWant {
 };
 
 /// Read the parts `want` names of one open program.
-pub fn read_image(
+pub(crate) fn read_image(
     fd: &OwnedFd,
     want: ProgWant,
     btf: &mut BtfCache,
@@ -169,19 +174,22 @@ pub fn read_image(
 
 /// `kernel.kptr_restrict`, which decides whether root may see kernel
 /// addresses (None when unreadable).
-pub fn kptr_restrict() -> Option<u32> {
+pub(crate) fn kptr_restrict() -> Option<u32> {
     std::fs::read_to_string("/proc/sys/kernel/kptr_restrict")
         .ok()
         .and_then(|s| s.trim().parse().ok())
 }
 
-pub fn image_from_fd(fd: &OwnedFd) -> std::result::Result<ProgramImage, Errno> {
+pub(crate) fn image_from_fd(fd: &OwnedFd) -> std::result::Result<ProgramImage, Errno> {
     read_image(fd, FULL, &mut BtfCache::default())
 }
 
 /// [`image_from_fd`] with the native JIT code (`dump --jited`); the
 /// translated instructions only with `xlated`.
-pub fn jited_image_from_fd(fd: &OwnedFd, xlated: bool) -> std::result::Result<ProgramImage, Errno> {
+pub(crate) fn jited_image_from_fd(
+    fd: &OwnedFd,
+    xlated: bool,
+) -> std::result::Result<ProgramImage, Errno> {
     let want = ProgWant { xlated, ..FULL };
     let (d, code) = bpf::prog_detail_jited(fd, want)?;
     let btf = BtfCache::default().get(d.info.btf_id);
@@ -192,13 +200,13 @@ pub fn jited_image_from_fd(fd: &OwnedFd, xlated: bool) -> std::result::Result<Pr
 }
 
 /// The image of a program the user named by ID.
-pub fn image_by_id(id: u64) -> Result<ProgramImage> {
+pub(crate) fn image_by_id(id: u64) -> Result<ProgramImage> {
     by_id(id, image_from_fd)
 }
 
 /// [`image_by_id`] with the native JIT code (and the translated
 /// instructions only with `xlated`).
-pub fn jited_image_by_id(id: u64, xlated: bool) -> Result<ProgramImage> {
+pub(crate) fn jited_image_by_id(id: u64, xlated: bool) -> Result<ProgramImage> {
     by_id(id, |fd| jited_image_from_fd(fd, xlated))
 }
 

@@ -38,7 +38,7 @@ pub trait Resolve {
 }
 
 /// Resolves nothing: every target falls back to its numbers.
-pub struct NoNames;
+pub(crate) struct NoNames;
 
 impl Resolve for NoNames {
     fn ifname(&mut self, _: u32) -> Option<String> {
@@ -342,7 +342,8 @@ impl SystemNames {
     }
 
     /// Walk a different cgroup2 root (tests).
-    pub fn with_cgroup_root(root: &Path) -> SystemNames {
+    #[cfg(test)]
+    pub(crate) fn with_cgroup_root(root: &Path) -> SystemNames {
         SystemNames {
             cgroup_mount: Some(Cgroup2Mount {
                 mount_point: root.to_path_buf(),

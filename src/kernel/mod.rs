@@ -1,16 +1,16 @@
 //! Safe, typed views of the kernel's BPF objects.
 
-pub mod bpffs;
+pub(crate) mod bpffs;
 pub mod btf;
 pub mod cgroups;
 pub mod fdinfo;
 pub mod kallsyms;
-pub mod lines;
+pub(crate) mod lines;
 pub mod link_target;
-pub mod mountinfo;
-pub mod names;
+pub(crate) mod mountinfo;
+pub(crate) mod names;
 pub mod objects;
 pub mod owners;
-pub mod perf_attach;
+pub(crate) mod perf_attach;
 pub mod prog_extra;
-pub mod stats;
+pub(crate) mod stats;

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// One mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
+pub(crate) struct Mount {
     /// The directory of the file system shown at the mount point (`/`
     /// unless a subtree was bind-mounted), as the file system names it.
     pub root: String,
@@ -26,7 +26,7 @@ pub struct Mount {
 
 /// Every mount in mountinfo text, in mount order; malformed lines are
 /// skipped.
-pub fn parse(text: &str) -> Vec<Mount> {
+pub(crate) fn parse(text: &str) -> Vec<Mount> {
     text.lines()
         .filter_map(|line| {
             let fields: Vec<&str> = line.split(' ').collect();
@@ -41,14 +41,14 @@ pub fn parse(text: &str) -> Vec<Mount> {
 }
 
 /// This process's mounts; none when mountinfo cannot be read.
-pub fn read() -> Vec<Mount> {
+pub(crate) fn read() -> Vec<Mount> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .map(|t| parse(&t))
         .unwrap_or_default()
 }
 
 /// `\NNN` octal escapes decoded; anything else is kept as written.
-pub fn unescape(s: &str) -> Vec<u8> {
+pub(crate) fn unescape(s: &str) -> Vec<u8> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -72,7 +72,7 @@ pub fn unescape(s: &str) -> Vec<u8> {
 }
 
 /// [`unescape`] as text (bytes that are not UTF-8 replaced).
-pub fn unescape_lossy(s: &str) -> String {
+pub(crate) fn unescape_lossy(s: &str) -> String {
     String::from_utf8_lossy(&unescape(s)).into_owned()
 }
 

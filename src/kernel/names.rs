@@ -149,20 +149,20 @@ fn lookup(table: &[&str], n: u32) -> String {
     }
 }
 
-pub fn prog_type(n: u32) -> String {
+pub(crate) fn prog_type(n: u32) -> String {
     lookup(PROG_TYPES, n)
 }
 
-pub fn map_type(n: u32) -> String {
+pub(crate) fn map_type(n: u32) -> String {
     lookup(MAP_TYPES, n)
 }
 
-pub fn link_type(n: u32) -> String {
+pub(crate) fn link_type(n: u32) -> String {
     lookup(LINK_TYPES, n)
 }
 
 /// Attach types past the table print as plain decimal.
-pub fn attach_type(n: u32) -> String {
+pub(crate) fn attach_type(n: u32) -> String {
     match ATTACH_TYPES.get(n as usize) {
         Some(s) => (*s).to_string(),
         None => n.to_string(),
@@ -170,7 +170,7 @@ pub fn attach_type(n: u32) -> String {
 }
 
 /// A kernel object name: bytes up to the first NUL, lossy UTF-8, `-` if empty.
-pub fn object_name(raw: &[u8]) -> String {
+pub(crate) fn object_name(raw: &[u8]) -> String {
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
     if end == 0 {
         "-".to_string()
@@ -179,7 +179,7 @@ pub fn object_name(raw: &[u8]) -> String {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {

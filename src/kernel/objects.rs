@@ -17,7 +17,7 @@ use crate::sys::Errno;
 
 const LIST_ACTION: &str = "list eBPF object IDs";
 
-pub fn open_action(id: u32) -> String {
+pub(crate) fn open_action(id: u32) -> String {
     format!("open eBPF object id {id}")
 }
 
@@ -26,7 +26,7 @@ pub fn open_action(id: u32) -> String {
 /// it is still being created (a link has an ID before it is settled, and
 /// the kernel answers as if it did not exist yet); both are skipped. Results come out in ID order because the kernel hands IDs out
 /// ascending.
-pub fn walk_each<T>(
+pub(crate) fn walk_each<T>(
     mut next: impl FnMut(u32) -> std::result::Result<Option<u32>, Errno>,
     mut read: impl FnMut(u32) -> std::result::Result<T, Errno>,
     mut each: impl FnMut(T) -> Result<()>,
@@ -62,7 +62,7 @@ pub fn walk<T>(
 }
 
 /// Walk one kind of object, reading each through its fd.
-pub fn walk_kind<T>(
+pub(crate) fn walk_kind<T>(
     kind: ObjKind,
     mut read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
     each: impl FnMut(T) -> Result<()>,
@@ -89,7 +89,7 @@ fn collect_kind<T>(
     Ok(out)
 }
 
-pub fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
+pub(crate) fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
     Program {
         id: info.id,
         prog_type: names::prog_type(info.prog_type),
@@ -113,7 +113,7 @@ pub fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
 /// full name and memlock cannot change while it lives), so that the reader
 /// does not read them again.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KnownProg {
+pub(crate) struct KnownProg {
     pub full_name: Option<String>,
     pub memlock: Option<u64>,
 }
@@ -141,7 +141,7 @@ impl ProgramReader {
 
     /// Read one program; `known` is asked, with the row from the info
     /// struct, what need not be read again.
-    pub fn read_known(
+    pub(crate) fn read_known(
         &mut self,
         fd: &OwnedFd,
         known: impl FnOnce(&Program) -> KnownProg,
@@ -170,7 +170,7 @@ impl ProgramReader {
     }
 
     /// [`ProgramReader::each`], asking `known` before each read.
-    pub fn each_known(
+    pub(crate) fn each_known(
         &mut self,
         mut known: impl FnMut(&Program) -> KnownProg,
         each: impl FnMut(Program) -> Result<()>,
@@ -186,7 +186,7 @@ impl ProgramReader {
 
 /// Each program's id and map IDs in ID order: one info call per program,
 /// for what a listing needs to know about all programs before its rows.
-pub fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()>) -> Result<()> {
+pub(crate) fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()>) -> Result<()> {
     walk_kind(
         ObjKind::Prog,
         |_, fd| bpf::prog_info_listing(fd, true),
@@ -228,7 +228,7 @@ impl MapReader {
     /// Read one map; `known_memlock` is asked, with the row from the info
     /// struct, for a memlock that need not be read again (frozen is then
     /// not read either).
-    pub fn read_known(
+    pub(crate) fn read_known(
         &mut self,
         fd: &OwnedFd,
         known_memlock: impl FnOnce(&Map) -> Option<u64>,
@@ -264,7 +264,7 @@ impl MapReader {
     }
 
     /// [`MapReader::each`], asking `known_memlock` before each fdinfo read.
-    pub fn each_known(
+    pub(crate) fn each_known(
         &mut self,
         mut known_memlock: impl FnMut(&Map) -> Option<u64>,
         each: impl FnMut(Map) -> Result<()>,
@@ -309,7 +309,7 @@ fn nonzero(v: u32) -> Option<u32> {
 }
 
 /// A link row from its fetched info and decoded attach point.
-pub fn link_from_target(fetched: &FetchedLinkInfo, t: LinkTarget) -> Link {
+pub(crate) fn link_from_target(fetched: &FetchedLinkInfo, t: LinkTarget) -> Link {
     let i = &fetched.info;
     let (obj, btf) = if i.type_ == LINK_TRACING {
         let t = i.tracing();
@@ -332,7 +332,7 @@ pub fn link_from_target(fetched: &FetchedLinkInfo, t: LinkTarget) -> Link {
 
 /// Reads link rows, naming targets (with `fields.target_names`) through
 /// one cached resolver.
-pub struct LinkReader {
+pub(crate) struct LinkReader {
     names: Option<SystemNames>,
 }
 
@@ -343,13 +343,13 @@ impl Default for LinkReader {
 }
 
 impl LinkReader {
-    pub fn new(fields: LinkFields) -> LinkReader {
+    pub(crate) fn new(fields: LinkFields) -> LinkReader {
         LinkReader {
             names: fields.target_names.then(SystemNames::default),
         }
     }
 
-    pub fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Link, Errno> {
+    pub(crate) fn read(&mut self, fd: &OwnedFd) -> std::result::Result<Link, Errno> {
         let (fetched, name) = link_info::link_info_with_name(fd.as_fd())?;
         let t = match &mut self.names {
             Some(names) => link_target::decode(&fetched, name.as_deref(), names),
@@ -358,7 +358,7 @@ impl LinkReader {
         Ok(link_from_target(&fetched, t))
     }
 
-    pub fn each(&mut self, each: impl FnMut(Link) -> Result<()>) -> Result<()> {
+    pub(crate) fn each(&mut self, each: impl FnMut(Link) -> Result<()>) -> Result<()> {
         walk_kind(ObjKind::Link, |_, fd| self.read(fd), each)
     }
 }
@@ -369,7 +369,7 @@ pub fn links(fields: LinkFields) -> Result<Vec<Link>> {
     collect_kind(ObjKind::Link, |_, fd| r.read(fd))
 }
 
-pub fn btfs() -> Result<Vec<BtfObject>> {
+pub(crate) fn btfs() -> Result<Vec<BtfObject>> {
     collect_kind(ObjKind::Btf, |_, fd| {
         let (info, name, _) = bpf::btf_info(fd, false)?;
         Ok(BtfObject {
@@ -384,7 +384,7 @@ pub fn btfs() -> Result<Vec<BtfObject>> {
 
 /// BTF object id -> the programs and maps whose BTF it is (their info's
 /// `btf_id`), each list in ID order: one info call per program and map.
-pub fn btf_users() -> Result<BTreeMap<u32, BtfUsers>> {
+pub(crate) fn btf_users() -> Result<BTreeMap<u32, BtfUsers>> {
     let mut out: BTreeMap<u32, BtfUsers> = BTreeMap::new();
     walk_kind(
         ObjKind::Prog,
@@ -413,7 +413,7 @@ pub fn btf_users() -> Result<BTreeMap<u32, BtfUsers>> {
 }
 
 /// Open a program the user named by ID. IDs past u32 cannot exist.
-pub fn open_program(id: u64) -> Result<OwnedFd> {
+pub(crate) fn open_program(id: u64) -> Result<OwnedFd> {
     let id32 = u32::try_from(id).map_err(|_| BrrError::NoProgram(id))?;
     bpf::fd_by_id(ObjKind::Prog, id32).map_err(|e| match e.0 {
         libc::ENOENT => BrrError::NoProgram(id),

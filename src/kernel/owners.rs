@@ -50,7 +50,7 @@ impl HeldKind {
 /// kernel's anon-inode names are `bpf-prog`, `bpf-map` and `bpf_link`
 /// (checked on 6.18); `bpf-link` is accepted in case a kernel spells it
 /// like the others.
-pub fn classify_target(target: &[u8]) -> Option<HeldKind> {
+pub(crate) fn classify_target(target: &[u8]) -> Option<HeldKind> {
     match target {
         b"anon_inode:bpf-prog" => Some(HeldKind::Prog),
         b"anon_inode:bpf-map" => Some(HeldKind::Map),
@@ -89,7 +89,7 @@ impl Owners {
     }
 
     /// Where program `id` is attached through perf event fds.
-    pub fn perf_attached(&self, id: u32) -> &[AttachPoint] {
+    pub(crate) fn perf_attached(&self, id: u32) -> &[AttachPoint] {
         self.perf_attached
             .get(&id)
             .map(Vec::as_slice)
@@ -104,32 +104,32 @@ type PerfSighting = (u32, String, String, PerfEventFd);
 /// Collects (kind, id, pid) sightings; a process holding many fds on one
 /// object is one owner.
 #[derive(Debug, Default)]
-pub struct Aggregator {
+pub(crate) struct Aggregator {
     seen: Vec<(HeldKind, u32, u32)>,
     comms: BTreeMap<u32, String>,
     perf: Vec<PerfSighting>,
 }
 
 impl Aggregator {
-    pub fn add(&mut self, kind: HeldKind, id: u32, pid: u32) {
+    pub(crate) fn add(&mut self, kind: HeldKind, id: u32, pid: u32) {
         self.seen.push((kind, id, pid));
     }
 
     /// Process `pid`'s perf event fd `fd`, through which the kernel says
     /// `q.prog_id` is attached. The process holds the program through it,
     /// so it is one of the program's owners too.
-    pub fn add_perf(&mut self, pid: u32, fd: u32, q: &TaskFdQuery) {
+    pub(crate) fn add_perf(&mut self, pid: u32, fd: u32, q: &TaskFdQuery) {
         let (attach_type, target) = perf_attach::describe(q);
         self.add(HeldKind::Prog, q.prog_id, pid);
         self.perf
             .push((q.prog_id, attach_type, target, PerfEventFd { pid, fd }));
     }
 
-    pub fn set_comm(&mut self, pid: u32, comm: String) {
+    pub(crate) fn set_comm(&mut self, pid: u32, comm: String) {
         self.comms.insert(pid, comm);
     }
 
-    pub fn finish(mut self) -> Owners {
+    pub(crate) fn finish(mut self) -> Owners {
         self.seen.sort_unstable();
         self.seen.dedup();
         let mut out = Owners::default();
@@ -163,7 +163,7 @@ impl Aggregator {
 }
 
 /// `/proc/PID/comm` text: one line, at most 15 bytes.
-pub fn parse_comm(raw: &[u8]) -> String {
+pub(crate) fn parse_comm(raw: &[u8]) -> String {
     let line = raw.split(|&b| b == b'\n').next().unwrap_or_default();
     String::from_utf8_lossy(line).into_owned()
 }
@@ -202,7 +202,7 @@ fn read_at<'b>(dir: impl AsFd, path: &CStr, buf: &'b mut [u8]) -> Option<&'b [u8
 
 /// Which program is attached through fd `fd` of process `pid`, if any;
 /// the name buffer is reused across calls.
-pub type PerfQuery<'q> = dyn FnMut(u32, u32) -> Option<TaskFdQuery> + 'q;
+pub(crate) type PerfQuery<'q> = dyn FnMut(u32, u32) -> Option<TaskFdQuery> + 'q;
 
 /// Reused buffers of one scan, and how perf event fds are asked.
 struct Scratch<'q> {
@@ -224,12 +224,17 @@ pub fn scan() -> Owners {
 
 /// Scan a procfs-shaped tree under `root` (tests point it at a fake one),
 /// leaving out `skip_pid`; perf event fds are not asked about.
-pub fn scan_root(root: &Path, skip_pid: u32) -> Owners {
+#[cfg(test)]
+pub(crate) fn scan_root(root: &Path, skip_pid: u32) -> Owners {
     scan_root_with(root, skip_pid, &mut |_, _| None)
 }
 
 /// [`scan_root`], asking `query` about every perf event fd.
-pub fn scan_root_with<'q>(root: &Path, skip_pid: u32, query: &'q mut PerfQuery<'q>) -> Owners {
+pub(crate) fn scan_root_with<'q>(
+    root: &Path,
+    skip_pid: u32,
+    query: &'q mut PerfQuery<'q>,
+) -> Owners {
     let mut agg = Aggregator::default();
     let Ok(proc_fd) = openat(
         CWD,
@@ -332,7 +337,7 @@ fn scan_pid(proc_fd: &OwnedFd, pid: u32, s: &mut Scratch<'_>, agg: &mut Aggregat
 /// its fd directory: ENOENT for no such process, EACCES for one brr may not
 /// look into. (Separate from the every-process scan, which skips what it
 /// cannot read.)
-pub fn programs_of_pid(root: &Path, pid: u32) -> Result<Vec<u32>, Errno> {
+pub(crate) fn programs_of_pid(root: &Path, pid: u32) -> Result<Vec<u32>, Errno> {
     let dir = root.join(pid.to_string());
     let fds = std::fs::read_dir(dir.join("fd"))
         .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;

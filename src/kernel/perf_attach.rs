@@ -5,7 +5,7 @@
 //! Targets are written as a perf-event link's are (`kernel::link_target`),
 //! so that both ways of attaching read alike.
 
-pub use crate::sys::bpf::TaskFdQuery;
+pub(crate) use crate::sys::bpf::TaskFdQuery;
 
 /// `enum bpf_task_fd_type`.
 const RAW_TRACEPOINT: u32 = 0;
@@ -17,7 +17,7 @@ const URETPROBE: u32 = 5;
 
 /// Ask the kernel which program is attached through `fd` of `pid`; None
 /// when none is (or the process or fd is gone, or brr may not ask).
-pub fn query(pid: u32, fd: u32, buf: &mut [u8]) -> Option<TaskFdQuery> {
+pub(crate) fn query(pid: u32, fd: u32, buf: &mut [u8]) -> Option<TaskFdQuery> {
     crate::sys::bpf::task_fd_query(pid, fd, buf)
         .ok()
         .filter(|q| q.prog_id != 0)
@@ -26,7 +26,7 @@ pub fn query(pid: u32, fd: u32, buf: &mut [u8]) -> Option<TaskFdQuery> {
 /// The attach type and target of one answer: `tracepoint` and
 /// `sched_switch`, `kprobe` and `do_sys_openat2+0x10` (or `addr 0x...` for
 /// a probe placed by address), `uprobe` and `/usr/bin/bash+0x4a2f0`.
-pub fn describe(q: &TaskFdQuery) -> (String, String) {
+pub(crate) fn describe(q: &TaskFdQuery) -> (String, String) {
     let name = String::from_utf8_lossy(&q.name).into_owned();
     let with_offset = |name: String| match q.probe_offset {
         0 => name,

@@ -39,7 +39,7 @@ pub struct ProgExtra {
 /// Wall-clock nanoseconds since the epoch at boot: REALTIME - BOOTTIME,
 /// read back to back. Suspend time is in BOOTTIME, so this stays right
 /// across suspends (load_time is BOOTTIME-based).
-pub fn boot_epoch_ns() -> i128 {
+pub(crate) fn boot_epoch_ns() -> i128 {
     let ns =
         |t: rustix::time::Timespec| i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
     let real = ns(clock_gettime(ClockId::Realtime));
@@ -67,7 +67,7 @@ pub fn full_name(
 
 /// The pure part: fields from the info struct, the first func_info type id
 /// and the fdinfo text.
-pub fn from_parts(
+pub(crate) fn from_parts(
     info: &ProgInfo,
     first_func_type: Option<u32>,
     btf: Option<&BtfData>,
@@ -146,7 +146,7 @@ impl ExtraReader {
     /// Extras from an info struct already read (with at most one
     /// `func_info` record asked for); `with_fdinfo` adds the memlock at the
     /// cost of one small read.
-    pub fn complete(
+    pub(crate) fn complete(
         &mut self,
         fd: &OwnedFd,
         info: &ProgInfo,
@@ -179,23 +179,10 @@ impl ExtraReader {
         extra
     }
 
-    /// The fdinfo text of one of brr's own fds, through the cached
-    /// directory.
-    pub fn fdinfo_text(&mut self, fd: &OwnedFd) -> Option<String> {
-        self.fdinfo_reads += 1;
-        let dir = self
-            .fdinfo
-            .get_or_insert_with(|| fdinfo::OwnFdinfo::open().ok());
-        match dir {
-            Some(d) => d.read(fd.as_fd()).ok(),
-            None => fdinfo::read_own(fd.as_fd()).ok(),
-        }
-    }
-
     /// What `parse` makes of the fdinfo of the object `key` = `id`
     /// (`prog_id`, `map_id`) behind one of brr's own fds; see
     /// [`fdinfo::OwnFdinfo::read_object_with`].
-    pub fn fdinfo_object<T>(
+    pub(crate) fn fdinfo_object<T>(
         &mut self,
         fd: &OwnedFd,
         key: &[u8],

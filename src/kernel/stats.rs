@@ -7,12 +7,12 @@ use crate::sys::bpf;
 
 /// Run-time statistics stay enabled while this guard lives (the kernel
 /// reference-counts holders, so others' enablement is never disturbed).
-pub struct StatsGuard {
+pub(crate) struct StatsGuard {
     _fd: OwnedFd,
 }
 
 impl StatsGuard {
-    pub fn enable() -> Result<StatsGuard> {
+    pub(crate) fn enable() -> Result<StatsGuard> {
         bpf::enable_stats()
             .map(|fd| StatsGuard { _fd: fd })
             .map_err(|e| BrrError::bpf("enable eBPF runtime statistics", e))

@@ -17,23 +17,23 @@ impl ActivityRow {
     pub fn run_count_total(&self) -> u64 {
         self.prog.run_count
     }
-    pub fn run_time_ns_total(&self) -> u64 {
+    pub(crate) fn run_time_ns_total(&self) -> u64 {
         self.prog.run_time_ns
     }
-    pub fn avg_ns(&self) -> u64 {
+    pub(crate) fn avg_ns(&self) -> u64 {
         floor_div(self.run_time_ns_delta, self.run_count_delta)
     }
-    pub fn cumulative_avg_ns(&self) -> u64 {
+    pub(crate) fn cumulative_avg_ns(&self) -> u64 {
         floor_div(self.prog.run_time_ns, self.prog.run_count)
     }
     /// Percent of one CPU over a window of `secs` seconds.
-    pub fn cpu_pct(&self, secs: f64) -> f64 {
+    pub(crate) fn cpu_pct(&self, secs: f64) -> f64 {
         self.run_time_ns_delta as f64 / (secs * 1e9) * 100.0
     }
     pub fn execs_per_sec(&self, secs: f64) -> f64 {
         (self.run_count_delta as f64 / secs).round_ties_even()
     }
-    pub fn ns_per_sec(&self, secs: f64) -> f64 {
+    pub(crate) fn ns_per_sec(&self, secs: f64) -> f64 {
         (self.run_time_ns_delta as f64 / secs).round_ties_even()
     }
 }

@@ -34,7 +34,7 @@ impl JitRange {
 
 /// A subprogram entry from `func_info`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FuncRecord {
+pub(crate) struct FuncRecord {
     pub insn_off: u32,
     pub name: Option<String>,
 }

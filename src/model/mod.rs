@@ -9,10 +9,10 @@ pub mod objects;
 pub mod profile;
 pub mod report;
 
-pub use activity::ActivityRow;
 pub use container::{Container, Pod, Qos, Runtime, Workload};
-pub use image::{FuncRecord, JitRange, LineRecord, ProgramImage};
-pub use objects::{
-    AttachPoint, BtfObject, BtfUsers, Holder, Keepers, Link, LinkFields, Map, MapFields, Owner,
-    PerfEventFd, ProgFields, Program,
+pub use image::{JitRange, LineRecord, ProgramImage};
+pub(crate) use objects::{
+    AttachPoint, BtfObject, BtfUsers, Holder, Keepers, LinkFields, MapFields, PerfEventFd,
+    ProgFields,
 };
+pub use objects::{Link, Map, Owner, Program};

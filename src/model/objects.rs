@@ -86,7 +86,7 @@ pub struct Program {
 
 impl Program {
     /// The name to show people: the full name when there is one.
-    pub fn display_name(&self) -> &str {
+    pub(crate) fn display_name(&self) -> &str {
         if self.full_name.is_empty() {
             &self.name
         } else {
@@ -125,7 +125,7 @@ pub struct Link {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BtfObject {
+pub(crate) struct BtfObject {
     pub id: u32,
     pub name: String,
     pub size: u32,
@@ -137,7 +137,7 @@ pub struct BtfObject {
 
 /// The programs and maps that use one BTF object (their `btf_id`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BtfUsers {
+pub(crate) struct BtfUsers {
     pub prog_ids: Vec<u32>,
     pub map_ids: Vec<u32>,
 }
@@ -162,7 +162,8 @@ pub struct ProgFields {
 
 impl ProgFields {
     /// Every field.
-    pub const ALL: ProgFields = ProgFields {
+    #[cfg(test)]
+    pub(crate) const ALL: ProgFields = ProgFields {
         full_name: true,
         map_ids: true,
         memlock: true,
@@ -182,7 +183,7 @@ pub struct MapFields {
 }
 
 impl MapFields {
-    pub const ALL: MapFields = MapFields {
+    pub(crate) const ALL: MapFields = MapFields {
         fdinfo: true,
         pins: true,
         keepers: true,
@@ -201,7 +202,7 @@ pub struct LinkFields {
 }
 
 impl LinkFields {
-    pub const ALL: LinkFields = LinkFields {
+    pub(crate) const ALL: LinkFields = LinkFields {
         target_names: true,
         pins: true,
         keepers: true,

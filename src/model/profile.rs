@@ -47,7 +47,7 @@ pub struct Telemetry {
 
 impl Telemetry {
     /// `round(running / enabled × 100, 4)`, or 100.0 when nothing was enabled.
-    pub fn running_percent(&self) -> f64 {
+    pub(crate) fn running_percent(&self) -> f64 {
         if self.time_enabled_ns == 0 {
             100.0
         } else {
@@ -84,7 +84,7 @@ pub struct Hotspot {
 }
 
 impl Hotspot {
-    pub fn is_unmapped(&self) -> bool {
+    pub(crate) fn is_unmapped(&self) -> bool {
         self.jited_address.is_none()
     }
 }
@@ -281,7 +281,7 @@ impl ProgramProfile {
 
     /// Seconds of a capture of `seconds` during which the program was
     /// loaded, when it was loaded or unloaded during the capture.
-    pub fn loaded_seconds(&self, seconds: f64) -> Option<f64> {
+    pub(crate) fn loaded_seconds(&self, seconds: f64) -> Option<f64> {
         if self.loaded_after.is_none() && self.unloaded_after.is_none() {
             return None;
         }
@@ -303,7 +303,7 @@ pub enum CallGraph {
 
 impl CallGraph {
     /// Every value, in the order option help and errors list them.
-    pub const ALL: [CallGraph; 2] = [CallGraph::Fp, CallGraph::Lbr];
+    pub(crate) const ALL: [CallGraph; 2] = [CallGraph::Fp, CallGraph::Lbr];
 
     /// The option value and the JSON/CSV text: `fp` or `lbr`.
     pub fn name(self) -> &'static str {
@@ -368,7 +368,7 @@ impl Profile {
 
     /// The same over `seconds` instead of the capture (the time a program
     /// was loaded).
-    pub fn cpu_percent_over(&self, samples: u64, seconds: f64) -> f64 {
+    pub(crate) fn cpu_percent_over(&self, samples: u64, seconds: f64) -> f64 {
         let denom = seconds * self.frequency as f64;
         if denom <= 0.0 {
             0.0
@@ -383,7 +383,7 @@ impl Profile {
 
     /// Whether the report covers program `id`: every program, or only
     /// the selected ones.
-    pub fn selects(&self, id: u32) -> bool {
+    pub(crate) fn selects(&self, id: u32) -> bool {
         self.program_ids.is_empty() || self.program_ids.contains(&id)
     }
 }

@@ -117,7 +117,7 @@ pub struct Payers {
 
 impl Payers {
     /// The payers the `--line-limit` view shows.
-    pub fn shown_rows(&self) -> &[Figured<Payer>] {
+    pub(crate) fn shown_rows(&self) -> &[Figured<Payer>] {
         self.all.get(..self.shown).unwrap_or(&self.all)
     }
 
@@ -146,7 +146,7 @@ pub struct SampledWorkloads {
 impl SampledWorkloads {
     /// The workload of a sample of task `pid` with cgroup ID `cgroup` (0
     /// when the kernel gave none): its cgroup's, else its task's.
-    pub fn of_sample(&self, pid: u32, cgroup: u64) -> Option<&Workload> {
+    pub(crate) fn of_sample(&self, pid: u32, cgroup: u64) -> Option<&Workload> {
         let by_cgroup = (cgroup != 0).then(|| self.cgroups.get(&cgroup)).flatten();
         by_cgroup.or_else(|| self.tasks.get(&pid))
     }
@@ -196,7 +196,7 @@ pub struct Annotation {
 
 impl Annotation {
     /// The instructions the `--line-limit` view shows.
-    pub fn shown_rows(&self) -> &[Figured<NativeRow>] {
+    pub(crate) fn shown_rows(&self) -> &[Figured<NativeRow>] {
         self.all.get(..self.shown).unwrap_or(&self.all)
     }
 }
@@ -263,7 +263,7 @@ pub struct ProgramReport {
 impl ProgramReport {
     /// The BTF name of the main function, which the kernel's `name` cuts at
     /// 15 bytes; `name` for a program without BTF.
-    pub fn display_name(&self) -> &str {
+    pub(crate) fn display_name(&self) -> &str {
         self.full_name.as_deref().unwrap_or(&self.name)
     }
 }

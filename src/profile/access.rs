@@ -16,7 +16,7 @@ use crate::privilege::{Cap, CapSet};
 /// The inputs of the kernel's decision, as read on this host (None: not
 /// readable here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AddressPolicy {
+pub(crate) struct AddressPolicy {
     pub kptr_restrict: Option<i64>,
     pub perf_event_paranoid: Option<i64>,
     /// Whether brr holds CAP_SYSLOG.
@@ -25,7 +25,7 @@ pub struct AddressPolicy {
 
 impl AddressPolicy {
     /// This host's sysctls and this process's capabilities.
-    pub fn current() -> AddressPolicy {
+    pub(crate) fn current() -> AddressPolicy {
         AddressPolicy {
             kptr_restrict: super::events::kernel_sysctl("kptr_restrict"),
             perf_event_paranoid: super::events::kernel_sysctl("perf_event_paranoid"),
@@ -36,19 +36,19 @@ impl AddressPolicy {
 
 /// Why brr cannot see kernel addresses, and what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hidden {
+pub(crate) struct Hidden {
     /// What hides them: `kernel.kptr_restrict=2`, ...
     pub by: String,
     pub fix: String,
 }
 
 impl Hidden {
-    pub fn cause(&self) -> String {
+    pub(crate) fn cause(&self) -> String {
         format!("BPF JIT addresses are hidden by {}", self.by)
     }
 
     /// One line: the cause, then the fix.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         format!("{}; {}", self.cause(), self.fix)
     }
 }
@@ -56,7 +56,7 @@ impl Hidden {
 /// The policy decides that brr cannot see JIT addresses. None when they
 /// are visible, or when what decides could not be read (the capture then
 /// finds out from the programs themselves).
-pub fn hidden_by_policy(p: &AddressPolicy) -> Option<Hidden> {
+pub(crate) fn hidden_by_policy(p: &AddressPolicy) -> Option<Hidden> {
     let kptr = p.kptr_restrict?;
     if kptr >= 2 {
         return Some(Hidden {
@@ -84,7 +84,7 @@ pub fn hidden_by_policy(p: &AddressPolicy) -> Option<Hidden> {
 
 /// What the capture saw of one program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProgSight {
+pub(crate) struct ProgSight {
     pub id: u32,
     /// The kernel JIT-compiled it (`jited_prog_len` > 0).
     pub jited: bool,
@@ -96,7 +96,7 @@ pub struct ProgSight {
 /// `program_id` alone), if that is so. `jit_enable` is
 /// `net.core.bpf_jit_enable` (None: absent, a kernel without the JIT).
 /// No programs, or the chosen one gone: nothing to say.
-pub fn unattributable(
+pub(crate) fn unattributable(
     progs: &[ProgSight],
     program_id: Option<u32>,
     jit_enable: Option<i64>,
@@ -106,7 +106,7 @@ pub fn unattributable(
 }
 
 /// [`unattributable`] for a set of selected programs (empty: every one).
-pub fn unattributable_among(
+pub(crate) fn unattributable_among(
     progs: &[ProgSight],
     selected: &[u32],
     jit_enable: Option<i64>,
@@ -142,7 +142,7 @@ pub fn unattributable_among(
 }
 
 /// Why programs run in the interpreter, and the fix.
-pub fn interpreted_cause(jit_enable: Option<i64>) -> String {
+pub(crate) fn interpreted_cause(jit_enable: Option<i64>) -> String {
     match jit_enable {
         None => "this kernel has no BPF JIT (net.core.bpf_jit_enable is missing), and interpreted programs cannot be sampled; use a kernel built with CONFIG_BPF_JIT".into(),
         Some(0) => "net.core.bpf_jit_enable=0 runs programs in the interpreter, which cannot be sampled; set it to 1 and reload the programs".into(),
@@ -151,7 +151,7 @@ pub fn interpreted_cause(jit_enable: Option<i64>) -> String {
 }
 
 /// `net.core.bpf_jit_enable`, None when the file is missing or unreadable.
-pub fn jit_enable() -> Option<i64> {
+pub(crate) fn jit_enable() -> Option<i64> {
     std::fs::read_to_string("/proc/sys/net/core/bpf_jit_enable")
         .ok()?
         .trim()

@@ -18,7 +18,7 @@ fn min_opt<T: Ord + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
 
 /// Group exact-IP rows (given in first-seen order) by function and caller
 /// line; groups keep first-seen order until sorted.
-pub fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
+pub(crate) fn function_groups(rows: &[KernelHotspot]) -> Vec<KernelGroup> {
     type GroupKey<'a> = (
         Option<&'a str>,
         Option<&'a str>,
@@ -100,17 +100,17 @@ fn group_key(g: &KernelGroup) -> (Reverse<u64>, &str, &str, u64, &str, u32) {
 }
 
 /// Direct rows by `(-samples, file, line)`, stable.
-pub fn sort_hotspots(rows: &mut [Hotspot]) {
+pub(crate) fn sort_hotspots(rows: &mut [Hotspot]) {
     rows.sort_by(|a, b| hotspot_key(a).cmp(&hotspot_key(b)));
 }
 
 /// Exact-IP rows by `(-samples, symbol, ip, bpf_file, bpf_line)`, stable.
-pub fn sort_kernel(rows: &mut [KernelHotspot]) {
+pub(crate) fn sort_kernel(rows: &mut [KernelHotspot]) {
     rows.sort_by(|a, b| kernel_key(a).cmp(&kernel_key(b)));
 }
 
 /// Groups by `(-samples, symbol, module, unresolved ip, bpf_file, bpf_line)`, stable.
-pub fn sort_groups(rows: &mut [KernelGroup]) {
+pub(crate) fn sort_groups(rows: &mut [KernelGroup]) {
     rows.sort_by(|a, b| group_key(a).cmp(&group_key(b)));
 }
 
@@ -123,8 +123,7 @@ fn keep<T>(mut rows: Vec<T>, limit: usize) -> Vec<T> {
 
 /// One program with its lists sorted and cut by `--line-limit`.
 #[derive(Debug, Clone)]
-pub struct ProgramView<'a> {
-    pub p: &'a ProgramProfile,
+pub(crate) struct ProgramView {
     pub hotspots: Vec<Hotspot>,
     pub kernel: Vec<KernelHotspot>,
     pub groups: Vec<KernelGroup>,
@@ -133,8 +132,8 @@ pub struct ProgramView<'a> {
     pub groups_omitted: u64,
 }
 
-impl<'a> ProgramView<'a> {
-    pub fn new(p: &'a ProgramProfile, line_limit: usize) -> ProgramView<'a> {
+impl ProgramView {
+    pub(crate) fn new(p: &ProgramProfile, line_limit: usize) -> ProgramView {
         let mut hotspots = p.hotspots.clone();
         sort_hotspots(&mut hotspots);
         let mut kernel = p.kernel_hotspots.clone();
@@ -155,7 +154,6 @@ impl<'a> ProgramView<'a> {
             groups_omitted: p
                 .kernel_samples
                 .saturating_sub(sum(&mut groups.iter().map(|h| h.samples))),
-            p,
             hotspots,
             kernel,
             groups,
@@ -165,7 +163,7 @@ impl<'a> ProgramView<'a> {
 
 /// The programs a report lists: the selected ones that were sampled in
 /// program mode, else the first `limit`.
-pub fn listed(profile: &Profile, limit: usize) -> Vec<&ProgramProfile> {
+pub(crate) fn listed(profile: &Profile, limit: usize) -> Vec<&ProgramProfile> {
     if profile.program_ids.is_empty() {
         keep(profile.programs.iter().collect(), limit)
     } else {
@@ -178,11 +176,11 @@ pub fn listed(profile: &Profile, limit: usize) -> Vec<&ProgramProfile> {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::profile::{Counters, Telemetry};
 
-    pub fn hs(samples: u64, file: &str, line: u32, src: &str, jit: u64) -> Hotspot {
+    pub(crate) fn hs(samples: u64, file: &str, line: u32, src: &str, jit: u64) -> Hotspot {
         Hotspot {
             samples,
             jited_address: Some(jit),
@@ -195,7 +193,7 @@ pub mod tests {
         }
     }
 
-    pub fn kh(
+    pub(crate) fn kh(
         samples: u64,
         ip: u64,
         sym: Option<&str>,
@@ -279,7 +277,7 @@ pub mod tests {
         }
     }
 
-    pub fn profile() -> Profile {
+    pub(crate) fn profile() -> Profile {
         let p98 = prog98();
         let p7 = ProgramProfile {
             id: 7,
@@ -337,7 +335,7 @@ pub mod tests {
 
     /// Stacks that agree with a program's rows: one per direct row (task
     /// 100 + line) and one single-frame stack per exact-IP kernel row.
-    pub fn stacks_of(p: &ProgramProfile) -> Vec<crate::model::profile::Stack> {
+    pub(crate) fn stacks_of(p: &ProgramProfile) -> Vec<crate::model::profile::Stack> {
         use crate::model::profile::{Frame, Stack};
         let direct = p.hotspots.iter().map(|h| Stack {
             samples: h.samples,

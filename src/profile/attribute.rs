@@ -19,7 +19,7 @@ use crate::model::profile::{
 /// A small multiplicative hasher for integer keys (the default SipHash is
 /// several times slower and DoS resistance is irrelevant here).
 #[derive(Default, Clone, Copy)]
-pub struct IntHasher(u64);
+pub(crate) struct IntHasher(u64);
 
 impl Hasher for IntHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -102,7 +102,7 @@ struct Range {
 }
 
 /// The live JIT range table plus every program's counters.
-pub struct Attributor {
+pub(crate) struct Attributor {
     slots: Vec<ProgSlot>,
     by_id: HashMap<u32, usize>,
     /// Sorted by start, non-overlapping.
@@ -123,7 +123,7 @@ pub struct Attributor {
 }
 
 impl Attributor {
-    pub fn new(shape: Shape) -> Attributor {
+    pub(crate) fn new(shape: Shape) -> Attributor {
         Attributor {
             slots: Vec::new(),
             by_id: HashMap::new(),
@@ -139,14 +139,14 @@ impl Attributor {
         }
     }
 
-    pub fn knows(&self, id: u32) -> bool {
+    pub(crate) fn knows(&self, id: u32) -> bool {
         self.by_id.contains_key(&id)
     }
 
     /// Start matching a program's JIT ranges. A program seen before keeps
     /// its counters. Ranges it overlaps belong to unloaded programs whose
     /// memory was reused, so they are dropped.
-    pub fn register(&mut self, meta: ProgMeta) {
+    pub(crate) fn register(&mut self, meta: ProgMeta) {
         let slot = match self.by_id.get(&meta.id) {
             Some(&s) => {
                 if self.ranges.iter().any(|r| r.slot as usize == s) {
@@ -192,21 +192,21 @@ impl Attributor {
     }
 
     /// Record that program `id` was loaded `secs` into the capture.
-    pub fn loaded_at(&mut self, id: u32, secs: f64) {
+    pub(crate) fn loaded_at(&mut self, id: u32, secs: f64) {
         if let Some(&s) = self.by_id.get(&id) {
             self.slots[s].loaded_at = Some(secs);
         }
     }
 
     /// Record that program `id` was unloaded `secs` into the capture.
-    pub fn unloaded_at(&mut self, id: u32, secs: f64) {
+    pub(crate) fn unloaded_at(&mut self, id: u32, secs: f64) {
         if let Some(&s) = self.by_id.get(&id) {
             self.slots[s].unloaded_at = Some(secs);
         }
     }
 
     /// Stop matching a program (unloaded).
-    pub fn unregister_prog(&mut self, id: u32) {
+    pub(crate) fn unregister_prog(&mut self, id: u32) {
         if let Some(&s) = self.by_id.get(&id) {
             self.ranges.retain(|r| r.slot as usize != s);
             self.reindex();
@@ -214,7 +214,7 @@ impl Attributor {
     }
 
     /// Stop matching the JIT function starting at `addr` (unregistered symbol).
-    pub fn unregister_addr(&mut self, addr: u64) {
+    pub(crate) fn unregister_addr(&mut self, addr: u64) {
         let before = self.ranges.len();
         self.ranges.retain(|r| r.start != addr);
         if self.ranges.len() != before {
@@ -245,7 +245,7 @@ impl Attributor {
 
     /// Account one sample.
     #[inline]
-    pub fn sample(&mut self, s: &Sample<'_>) {
+    pub(crate) fn sample(&mut self, s: &Sample<'_>) {
         self.counters.total_samples += 1;
         if !s.callchain.is_empty() || !s.branches.is_empty() {
             self.counters.callchain_samples += 1;
@@ -365,7 +365,7 @@ impl Attributor {
 
     /// Turn the counters into rows. `ksyms` resolves kernel IPs (empty when
     /// not loaded); `pinned` gives a program's pinned paths.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         ksyms: &Kallsyms,
         mut pinned: impl FnMut(u32) -> Vec<String>,
@@ -513,7 +513,7 @@ const INTERRUPT_ENTRIES: &[&str] = &[
 ];
 
 /// Whether a kernel symbol is an interrupt or exception entry point.
-pub fn is_interrupt_entry(name: &str) -> bool {
+pub(crate) fn is_interrupt_entry(name: &str) -> bool {
     INTERRUPT_ENTRIES.contains(&name)
         || INTERRUPT_ENTRY_PREFIXES.iter().any(|p| name.starts_with(p))
 }
@@ -523,7 +523,9 @@ pub fn is_interrupt_entry(name: &str) -> bool {
 /// nearest the BPF frame, if any: the sample was then taken in an
 /// interrupt that arrived while that BPF code (or kernel code it called)
 /// ran, and the frames from the leaf to the entry are the interrupt's.
-pub fn interrupt_entry<'a>(names: impl IntoIterator<Item = Option<&'a str>>) -> Option<usize> {
+pub(crate) fn interrupt_entry<'a>(
+    names: impl IntoIterator<Item = Option<&'a str>>,
+) -> Option<usize> {
     names
         .into_iter()
         .enumerate()
@@ -787,7 +789,7 @@ const MAP_OP_SUFFIXES: &[&str] = &["_map_lookup_elem", "_map_update_elem", "_map
 /// `filemap_map_pages` a map function and missed hash-table internals such
 /// as `lookup_nulls_elem_raw`; BPF program symbols (`bpf_prog_<tag>_...`),
 /// trampolines and dispatchers are not helpers.
-pub fn classify(name: Option<&str>, module: Option<&str>) -> &'static str {
+pub(crate) fn classify(name: Option<&str>, module: Option<&str>) -> &'static str {
     let Some(name) = name.filter(|n| !n.is_empty()) else {
         return "unknown";
     };
@@ -820,7 +822,7 @@ mod tests {
 
     /// Program 7: main at 0x1000..0x1100 ("main"), subprog at 0x2000..0x2080
     /// ("sub"); lines at 0x1000 (l10), 0x1040 (l11), 0x2000 (l20), 0x2010 (l21).
-    pub fn prog7() -> ProgMeta {
+    pub(super) fn prog7() -> ProgMeta {
         ProgMeta {
             id: 7,
             prog_type: "socket_filter".into(),

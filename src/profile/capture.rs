@@ -22,7 +22,7 @@ use crate::sys::perf::{self, Ring, Waker};
 // ---------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PlanInput {
+pub(crate) struct PlanInput {
     pub frequency: u64,
     pub shape: Shape,
     /// `--perf-buffer-pages` (None = auto).
@@ -43,10 +43,10 @@ pub struct PlanInput {
 /// Automatic ring size limit per CPU when CAP_IPC_LOCK lifts the kernel's
 /// cap: 8 MiB, enough for 100 kHz direct sampling with 100 ms drains and
 /// several times the headroom; larger rings only lock more memory.
-pub const LOCK_EXEMPT_MAX_PAGES: u64 = 2048;
+pub(crate) const LOCK_EXEMPT_MAX_PAGES: u64 = 2048;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub record_bytes: u64,
     pub pages: u64,
     pub bytes_per_cpu: u64,
@@ -57,7 +57,7 @@ pub struct Plan {
 }
 
 /// Estimated bytes per sample record for a shape.
-pub fn record_bytes(shape: Shape, max_stack: Option<i64>, max_contexts: Option<i64>) -> u64 {
+pub(crate) fn record_bytes(shape: Shape, max_stack: Option<i64>, max_contexts: Option<i64>) -> u64 {
     let positive = |v: Option<i64>, d: u64| v.filter(|&v| v > 0).map_or(d, |v| v as u64);
     match shape {
         Shape::Direct => 48,
@@ -74,7 +74,7 @@ fn largest_pow2_le(v: u64) -> u64 {
     }
 }
 
-pub fn plan(i: &PlanInput) -> Plan {
+pub(crate) fn plan(i: &PlanInput) -> Plan {
     let record = record_bytes(i.shape, i.max_stack, i.max_contexts);
     let page = i.page_size.max(1);
     let f = i.frequency as f64;
@@ -150,12 +150,12 @@ impl StopSignal {
         StopSignal::default()
     }
 
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         *self.cancelled.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.cv.notify_all();
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         *self.cancelled.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -184,14 +184,14 @@ impl StopSignal {
 // ---------------------------------------------------------------------------
 
 /// One CPU's event and ring.
-pub struct CpuRing {
+pub(crate) struct CpuRing {
     pub cpu: u32,
     pub fd: OwnedFd,
     pub ring: Ring,
 }
 
 /// Where programs loaded during the capture are read from.
-pub trait ProgSource {
+pub(crate) trait ProgSource {
     /// The program with this ID, if it still exists.
     fn by_id(&mut self, id: u32) -> Option<ProgMeta>;
     /// The IDs of every loaded program (after side-band records were
@@ -208,7 +208,7 @@ pub struct Progress {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct LoopOutcome {
+pub(crate) struct LoopOutcome {
     pub started: Option<Instant>,
     /// Seconds between the last enable and the disable.
     pub actual_duration: f64,
@@ -395,7 +395,7 @@ impl Loop<'_> {
 
 /// How much the drain thread's nice value is lowered while it drains, so
 /// that on a busy host the scheduler runs it before the rings fill.
-pub const DRAIN_NICE_BOOST: i32 = 10;
+pub(crate) const DRAIN_NICE_BOOST: i32 = 10;
 
 /// Lowers the calling thread's nice value (Linux applies PRIO_PROCESS with
 /// pid 0 to the calling thread) and restores it on drop. Without
@@ -440,7 +440,7 @@ fn ceil_ms(d: Duration) -> i32 {
 /// cancelled, disable, drain once more. Events must be open, mapped and
 /// disabled; side-band events already enabled.
 #[allow(clippy::too_many_arguments)]
-pub fn run(
+pub(crate) fn run(
     rings: &mut [CpuRing],
     side: &mut [CpuRing],
     sample_type: u64,

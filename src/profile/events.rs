@@ -26,7 +26,7 @@ const fn hw(name: &'static str, config: u64, precise_ip: u8) -> EventSpec {
 /// Every name `--event` accepts, `auto` first, then the catalogue in its
 /// canonical order (the `perf-events` listing and the "expected one of"
 /// list). [`EVENTS`] takes its names from here.
-pub const EVENT_NAMES: &[&str] = &[
+pub(crate) const EVENT_NAMES: &[&str] = &[
     "auto",
     "cycles:ppp",
     "cycles:pp",
@@ -45,7 +45,7 @@ pub const EVENT_NAMES: &[&str] = &[
 ];
 
 /// The catalogue, in [`EVENT_NAMES`] order.
-pub const EVENTS: &[EventSpec] = &[
+pub(crate) const EVENTS: &[EventSpec] = &[
     hw(EVENT_NAMES[1], 0, 3),
     hw(EVENT_NAMES[2], 0, 2),
     hw(EVENT_NAMES[3], 0, 1),
@@ -68,10 +68,10 @@ pub const EVENTS: &[EventSpec] = &[
 ];
 
 /// What `auto` tries, in order.
-pub const AUTO_CANDIDATES: &[&str] =
+pub(crate) const AUTO_CANDIDATES: &[&str] =
     &["cycles:ppp", "cycles:pp", "cycles:p", "cycles", "cpu-clock"];
 
-pub fn lookup(name: &str) -> Option<&'static EventSpec> {
+pub(crate) fn lookup(name: &str) -> Option<&'static EventSpec> {
     EVENTS.iter().find(|e| e.name == name)
 }
 
@@ -104,7 +104,7 @@ impl Event {
 }
 
 impl EventSpec {
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         if self.type_ == perf::PERF_TYPE_HARDWARE {
             "hardware"
         } else {
@@ -126,10 +126,10 @@ pub enum Shape {
 /// What every sample carries: the IP to attribute and the task that pays.
 /// Time, CPU and period are not requested: nothing reads them, and at the
 /// maximum rate every byte per record is ring space and drain time.
-pub const SAMPLE_DIRECT: u64 = records::SAMPLE_IP | records::SAMPLE_TID;
+pub(crate) const SAMPLE_DIRECT: u64 = records::SAMPLE_IP | records::SAMPLE_TID;
 
 impl Shape {
-    pub fn sample_type(self) -> u64 {
+    pub(crate) fn sample_type(self) -> u64 {
         match self {
             Shape::Direct => SAMPLE_DIRECT,
             Shape::Callchain => SAMPLE_DIRECT | records::SAMPLE_CALLCHAIN,
@@ -140,7 +140,7 @@ impl Shape {
 
 /// The attribute block of a sampling event. `watermark` is the wakeup
 /// watermark in bytes for a capture; `None` for a probe (`wakeup_events = 1`).
-pub fn sample_attr(
+pub(crate) fn sample_attr(
     ev: &EventSpec,
     freq: u64,
     shape: Shape,
@@ -181,7 +181,7 @@ pub fn sample_attr(
 /// Whether this kernel fills `PERF_SAMPLE_CGROUP` for `attr`'s event:
 /// one trial open on `cpu` (older kernels reject the unknown bit with
 /// EINVAL).
-pub fn cgroup_supported(attr: &PerfEventAttr, cpu: u32) -> bool {
+pub(crate) fn cgroup_supported(attr: &PerfEventAttr, cpu: u32) -> bool {
     let mut probe = *attr;
     probe.sample_type |= records::SAMPLE_CGROUP;
     perf::open_cpu_event(&probe, cpu).is_ok()
@@ -191,7 +191,7 @@ pub fn cgroup_supported(attr: &PerfEventAttr, cpu: u32) -> bool {
 /// JIT symbol (un)registration and tasks' new command names (exec,
 /// prctl) on its CPU, each record ending with its CLOCK_MONOTONIC time
 /// (`records::Layout::SIDE_BAND`).
-pub fn side_band_attr() -> PerfEventAttr {
+pub(crate) fn side_band_attr() -> PerfEventAttr {
     PerfEventAttr {
         type_: perf::PERF_TYPE_SOFTWARE,
         size: perf::ATTR_SIZE_VER3,
@@ -211,7 +211,7 @@ pub fn side_band_attr() -> PerfEventAttr {
 }
 
 /// The catalogue message for a failed perf_event_open.
-pub fn open_error(name: &str, e: Errno) -> BrrError {
+pub(crate) fn open_error(name: &str, e: Errno) -> BrrError {
     match e.0 {
         libc::EPERM | libc::EACCES => BrrError::Permission(format!(
             "permission denied while opening perf event {name}; {}",
@@ -228,7 +228,7 @@ pub fn open_error(name: &str, e: Errno) -> BrrError {
 }
 
 /// An integer sysctl under /proc/sys/kernel.
-pub fn kernel_sysctl(name: &str) -> Option<i64> {
+pub(crate) fn kernel_sysctl(name: &str) -> Option<i64> {
     std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
         .ok()?
         .trim()
@@ -236,19 +236,19 @@ pub fn kernel_sysctl(name: &str) -> Option<i64> {
         .ok()
 }
 
-pub fn max_sample_rate() -> Option<i64> {
+pub(crate) fn max_sample_rate() -> Option<i64> {
     kernel_sysctl("perf_event_max_sample_rate")
 }
 
 /// `F` must not exceed a readable, positive `kernel.perf_event_max_sample_rate`.
 /// Returns the limit that was read.
-pub fn check_frequency(freq: u64) -> Result<Option<i64>> {
+pub(crate) fn check_frequency(freq: u64) -> Result<Option<i64>> {
     let max = max_sample_rate();
     check_frequency_against(freq, max)?;
     Ok(max)
 }
 
-pub fn check_frequency_against(freq: u64, max: Option<i64>) -> Result<()> {
+pub(crate) fn check_frequency_against(freq: u64, max: Option<i64>) -> Result<()> {
     match max {
         Some(m) if m > 0 && freq > m as u64 => Err(BrrError::Unsupported(format!(
             "requested perf sample frequency {freq} Hz exceeds current kernel.perf_event_max_sample_rate {m} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
@@ -258,7 +258,7 @@ pub fn check_frequency_against(freq: u64, max: Option<i64>) -> Result<()> {
 }
 
 /// Parse a sysfs CPU list such as `0-3,5,7-8`.
-pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
+pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
     let mut out = Vec::new();
     for item in s.trim().split(',').map(str::trim).filter(|i| !i.is_empty()) {
         match item.split_once('-') {
@@ -276,7 +276,7 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
 }
 
 /// Online CPUs, else the process affinity set.
-pub fn online_cpus() -> Vec<u32> {
+pub(crate) fn online_cpus() -> Vec<u32> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|s| parse_cpu_list(&s))
@@ -284,18 +284,28 @@ pub fn online_cpus() -> Vec<u32> {
 }
 
 /// The CPU probes run on: the first online CPU, else 0.
-pub fn probe_cpu() -> u32 {
+pub(crate) fn probe_cpu() -> u32 {
     online_cpus().first().copied().unwrap_or(0)
 }
 
 /// Open and immediately close the event on `cpu`.
-pub fn probe(ev: &EventSpec, freq: u64, shape: Shape, cpu: u32) -> std::result::Result<(), Errno> {
+pub(crate) fn probe(
+    ev: &EventSpec,
+    freq: u64,
+    shape: Shape,
+    cpu: u32,
+) -> std::result::Result<(), Errno> {
     perf::open_cpu_event(&sample_attr(ev, freq, shape, None), cpu).map(drop)
 }
 
 /// Resolve `--event` to an event that opens with the attributes the
 /// capture will use, so failures surface here.
-pub fn select(requested: Event, freq: u64, shape: Shape, cpu: u32) -> Result<&'static EventSpec> {
+pub(crate) fn select(
+    requested: Event,
+    freq: u64,
+    shape: Shape,
+    cpu: u32,
+) -> Result<&'static EventSpec> {
     if let Event::Named(ev) = requested {
         return probe(ev, freq, shape, cpu)
             .map(|_| ev)
@@ -318,7 +328,7 @@ pub fn select(requested: Event, freq: u64, shape: Shape, cpu: u32) -> Result<&'s
 
 /// One row of `brr perf-events`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub event: EventSpec,
     pub selected_by_auto: bool,
 }
@@ -326,7 +336,7 @@ pub struct Listed {
 /// Given each catalogue event's probe result, the openable events and who
 /// `auto` would pick. With nothing openable, a permission failure is an
 /// error instead of an empty list.
-pub fn listing_from_probes(
+pub(crate) fn listing_from_probes(
     results: &[(EventSpec, std::result::Result<(), Errno>)],
 ) -> Result<Vec<Listed>> {
     let auto = AUTO_CANDIDATES
@@ -352,7 +362,7 @@ pub fn listing_from_probes(
 }
 
 /// The openable catalogue events for `brr perf-events`, probed on one CPU.
-pub fn listing(freq: u64) -> Result<Vec<Listed>> {
+pub(crate) fn listing(freq: u64) -> Result<Vec<Listed>> {
     check_frequency(freq)?;
     let cpu = probe_cpu();
     let results: Vec<_> = EVENTS
@@ -363,7 +373,7 @@ pub fn listing(freq: u64) -> Result<Vec<Listed>> {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -456,7 +466,10 @@ pub mod tests {
         );
     }
 
-    pub fn results(ok: &[&str], err: Errno) -> Vec<(EventSpec, std::result::Result<(), Errno>)> {
+    pub(crate) fn results(
+        ok: &[&str],
+        err: Errno,
+    ) -> Vec<(EventSpec, std::result::Result<(), Errno>)> {
         EVENTS
             .iter()
             .map(|e| {

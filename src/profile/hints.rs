@@ -10,7 +10,7 @@ use crate::model::profile::{Frame, Hint, Profile, ProgramProfile, Stack};
 use crate::model::report::NativeRow;
 
 /// Evidence below this many samples is noise, whatever its share.
-pub const MIN_SAMPLES: u64 = 20;
+pub(crate) const MIN_SAMPLES: u64 = 20;
 /// Hash-map contention: share (%) of a program's inclusive samples spent in
 /// lock functions beneath a map update or delete. Bucket locks spin with
 /// interrupts disabled, so only an NMI-driven PMU event samples the wait.
@@ -22,28 +22,28 @@ pub const MIN_SAMPLES: u64 = 20;
 /// held 76-80 % of the program's samples with one thread and 80-93 % with
 /// two updating one key, so it cannot tell contention from an uncontended
 /// update and is no evidence here.
-pub const CONTENTION_SHARE: f64 = 10.0;
+pub(crate) const CONTENTION_SHARE: f64 = 10.0;
 /// Map access dominates: samples in map helpers and the kernel code under
 /// them, per sample in the program's own instructions.
-pub const MAP_ACCESS_RATIO: f64 = 1.0;
+pub(crate) const MAP_ACCESS_RATIO: f64 = 1.0;
 /// Output cost: share (%) of a program's inclusive samples in ring-buffer
 /// or perf-buffer output helpers and the copies under them.
-pub const OUTPUT_SHARE: f64 = 20.0;
+pub(crate) const OUTPUT_SHARE: f64 = 20.0;
 /// Hot and slow: average run time (ns) above which a program is slow
 /// (`top --slow-ns` overrides it)...
-pub const SLOW_AVG_NS: f64 = 300.0;
+pub(crate) const SLOW_AVG_NS: f64 = 300.0;
 /// ...when it also costs more than this share (%) of one CPU.
-pub const SLOW_CPU_PERCENT: f64 = 5.0;
+pub(crate) const SLOW_CPU_PERCENT: f64 = 5.0;
 /// Tail calls: a program that tail-calls is worth a hint when it costs
 /// more than this share (%) of one CPU.
-pub const TAIL_CALL_CPU_PERCENT: f64 = 5.0;
+pub(crate) const TAIL_CALL_CPU_PERCENT: f64 = 5.0;
 /// JIT overhead (`--annotate`): share (%) of a program's inclusive samples
 /// in the code the JIT wraps around its functions (prologue, epilogue) and
 /// in mitigation thunks. That cost is paid per run whatever the program
 /// does; past a third of its time, work per run, not its code, is what
 /// to change. A loop-heavy program spends well under 1 % there, a
 /// few-instruction one most of its time.
-pub const JIT_OVERHEAD_SHARE: f64 = 33.0;
+pub(crate) const JIT_OVERHEAD_SHARE: f64 = 33.0;
 
 /// Lock functions that a contended map bucket spins in.
 const LOCK_PREFIXES: &[&str] = &[
@@ -193,7 +193,7 @@ fn output_cost(p: &ProgramProfile) -> Option<Hint> {
 /// JIT overhead, from the program's sampled native instructions
 /// (`--annotate`) and the kernel samples inside mitigation thunks it
 /// called (`--kernel-samples`).
-pub fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
+pub(crate) fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
     let of = |role: Role| -> u64 {
         rows.iter()
             .filter(|r| r.role == role.name())
@@ -253,7 +253,7 @@ pub fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
 
 /// The hints of one program: from its stacks, then those read from the
 /// kernel at the end of the capture.
-pub fn for_program(profile: &Profile, p: &ProgramProfile) -> Vec<Hint> {
+pub(crate) fn for_program(profile: &Profile, p: &ProgramProfile) -> Vec<Hint> {
     [contention(p), map_access(p), output_cost(p)]
         .into_iter()
         .flatten()
@@ -270,7 +270,7 @@ pub fn for_program(profile: &Profile, p: &ProgramProfile) -> Vec<Hint> {
 /// An activity window of one program: `runs` runs taking `run_ns` in
 /// `seconds`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WindowFigures {
+pub(crate) struct WindowFigures {
     pub runs: u64,
     pub run_ns: u64,
     pub seconds: f64,
@@ -278,7 +278,7 @@ pub struct WindowFigures {
 
 /// Hot and slow, from an activity window, with `slow_ns` as the average
 /// run time threshold.
-pub fn hot_and_slow(id: u32, program: &str, w: WindowFigures, slow_ns: f64) -> Option<Hint> {
+pub(crate) fn hot_and_slow(id: u32, program: &str, w: WindowFigures, slow_ns: f64) -> Option<Hint> {
     let WindowFigures {
         runs,
         run_ns,
@@ -307,7 +307,7 @@ pub fn hot_and_slow(id: u32, program: &str, w: WindowFigures, slow_ns: f64) -> O
 /// Tail calls: `chain` is the longest chain of programs reached through
 /// prog_array maps (program names, the caller first; its length is the
 /// depth).
-pub fn tail_calls(p: &ProgramProfile, cpu_percent: f64, chain: &[String]) -> Option<Hint> {
+pub(crate) fn tail_calls(p: &ProgramProfile, cpu_percent: f64, chain: &[String]) -> Option<Hint> {
     (cpu_percent > TAIL_CALL_CPU_PERCENT && !chain.is_empty()).then(|| Hint {
         figure: chain.len() as f64,
         threshold: TAIL_CALL_CPU_PERCENT,

@@ -12,7 +12,7 @@ use crate::sys::Errno;
 
 /// A program as the profiler sees it.
 #[derive(Debug, Clone, Default)]
-pub struct ProgMeta {
+pub(crate) struct ProgMeta {
     pub id: u32,
     pub prog_type: String,
     pub name: String,
@@ -27,34 +27,34 @@ pub struct ProgMeta {
 }
 
 /// A line record's JIT address (only records that have one are kept).
-pub fn jit(l: &LineRecord) -> u64 {
+pub(crate) fn jit(l: &LineRecord) -> u64 {
     l.jited_addr.unwrap_or(0)
 }
 
 impl ProgMeta {
     /// The line record covering `addr`: greatest JIT address ≤ addr, with
     /// no upper bound (the kernel has no finer JIT -> insn table).
-    pub fn line_index(&self, addr: u64) -> Option<usize> {
+    pub(crate) fn line_index(&self, addr: u64) -> Option<usize> {
         self.lines
             .partition_point(|l| jit(l) <= addr)
             .checked_sub(1)
     }
 
     /// The function containing `addr`.
-    pub fn func_at(&self, addr: u64) -> Option<&JitRange> {
+    pub(crate) fn func_at(&self, addr: u64) -> Option<&JitRange> {
         self.funcs
             .iter()
             .find(|f| f.start <= addr && addr < f.end())
     }
 
     /// The main function's BTF name.
-    pub fn full_name(&self) -> Option<&str> {
+    pub(crate) fn full_name(&self) -> Option<&str> {
         self.funcs.first().and_then(|f| f.func_name.as_deref())
     }
 }
 
 /// The profiler's view of an image: only lines that have a JIT address.
-pub fn from_image(img: ProgramImage) -> ProgMeta {
+pub(crate) fn from_image(img: ProgramImage) -> ProgMeta {
     let mut recs: Vec<LineRecord> = img
         .lines
         .into_iter()
@@ -73,7 +73,7 @@ pub fn from_image(img: ProgramImage) -> ProgMeta {
 }
 
 /// What the profiler asks the kernel for.
-pub const WANT: ProgWant = ProgWant {
+pub(crate) const WANT: ProgWant = ProgWant {
     map_ids: false,
     xlated: false,
     jit_ranges: true,
@@ -82,12 +82,12 @@ pub const WANT: ProgWant = ProgWant {
 };
 
 /// Read one open program.
-pub fn read_meta(fd: &OwnedFd, cache: &mut BtfCache) -> Result<ProgMeta, Errno> {
+pub(crate) fn read_meta(fd: &OwnedFd, cache: &mut BtfCache) -> Result<ProgMeta, Errno> {
     lines::read_image(fd, WANT, cache).map(from_image)
 }
 
 /// Read a program by ID (`Ok(None)` if it is gone).
-pub fn read_meta_by_id(id: u32, cache: &mut BtfCache) -> Result<Option<ProgMeta>, Errno> {
+pub(crate) fn read_meta_by_id(id: u32, cache: &mut BtfCache) -> Result<Option<ProgMeta>, Errno> {
     let read = bpf::fd_by_id(ObjKind::Prog, id).and_then(|fd| read_meta(&fd, cache));
     match read {
         Ok(m) => Ok(Some(m)),
@@ -97,14 +97,14 @@ pub fn read_meta_by_id(id: u32, cache: &mut BtfCache) -> Result<Option<ProgMeta>
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::kernel::btf::tests::blob;
     use crate::kernel::btf::BtfData;
     use crate::sys::bpf::ProgDetail;
 
     /// A line record at `jit` for tests.
-    pub fn line(jit: u64, insn: u32, file: &str, line: u32, src: &str) -> LineRecord {
+    pub(crate) fn line(jit: u64, insn: u32, file: &str, line: u32, src: &str) -> LineRecord {
         LineRecord {
             insn_off: insn,
             file: Some(file.into()),
@@ -115,7 +115,7 @@ pub mod tests {
         }
     }
 
-    pub fn range(start: u64, len: u32, i: usize, name: &str) -> JitRange {
+    pub(crate) fn range(start: u64, len: u32, i: usize, name: &str) -> JitRange {
         JitRange {
             start,
             len,

@@ -6,17 +6,17 @@
 //! ordered and cut by [`aggregate`], payers from [`who`], [`hints`]), and
 //! `render::profile` lays that out as text, JSON or CSV.
 
-pub mod access;
-pub mod aggregate;
-pub mod attribute;
-pub mod capture;
-pub mod events;
-pub mod hints;
-pub mod image;
+pub(crate) mod access;
+pub(crate) mod aggregate;
+pub(crate) mod attribute;
+pub(crate) mod capture;
+pub(crate) mod events;
+pub(crate) mod hints;
+pub(crate) mod image;
 pub mod records;
-pub mod report;
-pub mod tailcalls;
-pub mod who;
+pub(crate) mod report;
+pub(crate) mod tailcalls;
+pub(crate) mod who;
 
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
@@ -76,10 +76,10 @@ pub enum Invalid {
 
 impl Request {
     /// Capture length when none is given.
-    pub const DEFAULT_DURATION: f64 = 5.0;
+    pub(crate) const DEFAULT_DURATION: f64 = 5.0;
     /// Sampling frequency when none is given: a prime, so that sampling
     /// does not beat with periodic work.
-    pub const DEFAULT_FREQUENCY: u64 = 997;
+    pub(crate) const DEFAULT_FREQUENCY: u64 = 997;
 
     /// The first reason, in field order, why this cannot be captured.
     pub fn validate(&self) -> std::result::Result<(), Invalid> {

@@ -10,17 +10,17 @@
 use crate::sys::perf::abi;
 
 /// `perf_event_header.type` values brr understands.
-pub const RECORD_LOST: u32 = abi::PERF_RECORD_LOST;
-pub const RECORD_THROTTLE: u32 = abi::PERF_RECORD_THROTTLE;
-pub const RECORD_UNTHROTTLE: u32 = abi::PERF_RECORD_UNTHROTTLE;
-pub const RECORD_SAMPLE: u32 = abi::PERF_RECORD_SAMPLE;
-pub const RECORD_LOST_SAMPLES: u32 = abi::PERF_RECORD_LOST_SAMPLES;
-pub const RECORD_KSYMBOL: u32 = abi::PERF_RECORD_KSYMBOL;
-pub const RECORD_BPF_EVENT: u32 = abi::PERF_RECORD_BPF_EVENT;
-pub const RECORD_COMM: u32 = abi::PERF_RECORD_COMM;
+pub(crate) const RECORD_LOST: u32 = abi::PERF_RECORD_LOST;
+pub(crate) const RECORD_THROTTLE: u32 = abi::PERF_RECORD_THROTTLE;
+pub(crate) const RECORD_UNTHROTTLE: u32 = abi::PERF_RECORD_UNTHROTTLE;
+pub(crate) const RECORD_SAMPLE: u32 = abi::PERF_RECORD_SAMPLE;
+pub(crate) const RECORD_LOST_SAMPLES: u32 = abi::PERF_RECORD_LOST_SAMPLES;
+pub(crate) const RECORD_KSYMBOL: u32 = abi::PERF_RECORD_KSYMBOL;
+pub(crate) const RECORD_BPF_EVENT: u32 = abi::PERF_RECORD_BPF_EVENT;
+pub(crate) const RECORD_COMM: u32 = abi::PERF_RECORD_COMM;
 /// `perf_event_header.misc` bit of a COMM record: the name came with an
 /// exec.
-pub const MISC_COMM_EXEC: u16 = abi::PERF_RECORD_MISC_COMM_EXEC as u16;
+pub(crate) const MISC_COMM_EXEC: u16 = abi::PERF_RECORD_MISC_COMM_EXEC as u16;
 
 /// `sample_type` bits whose fields the parser knows how to skip or read.
 pub const SAMPLE_IP: u64 = abi::PERF_SAMPLE_IP as u64;
@@ -34,16 +34,16 @@ pub const SAMPLE_BRANCH_STACK: u64 = abi::PERF_SAMPLE_BRANCH_STACK as u64;
 pub const SAMPLE_CGROUP: u64 = abi::PERF_SAMPLE_CGROUP as u64;
 
 /// `PERF_RECORD_KSYMBOL` symbol type for BPF JIT images.
-pub const KSYMBOL_TYPE_BPF: u16 = abi::PERF_RECORD_KSYMBOL_TYPE_BPF as u16;
+pub(crate) const KSYMBOL_TYPE_BPF: u16 = abi::PERF_RECORD_KSYMBOL_TYPE_BPF as u16;
 /// `PERF_RECORD_KSYMBOL` flag: the symbol goes away.
-pub const KSYMBOL_FLAG_UNREGISTER: u16 = abi::PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER as u16;
+pub(crate) const KSYMBOL_FLAG_UNREGISTER: u16 = abi::PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER as u16;
 /// `PERF_RECORD_BPF_EVENT` types.
-pub const BPF_EVENT_PROG_LOAD: u16 = abi::PERF_BPF_EVENT_PROG_LOAD as u16;
-pub const BPF_EVENT_PROG_UNLOAD: u16 = abi::PERF_BPF_EVENT_PROG_UNLOAD as u16;
+pub(crate) const BPF_EVENT_PROG_LOAD: u16 = abi::PERF_BPF_EVENT_PROG_LOAD as u16;
+pub(crate) const BPF_EVENT_PROG_UNLOAD: u16 = abi::PERF_BPF_EVENT_PROG_UNLOAD as u16;
 
 /// Callchain entries at or above this are `PERF_CONTEXT_*` markers.
 #[allow(clippy::unnecessary_cast)] // c_ulong is u64 only on 64-bit targets
-pub const CONTEXT_MARKER_MIN: u64 = abi::PERF_CONTEXT_MAX as u64;
+pub(crate) const CONTEXT_MARKER_MIN: u64 = abi::PERF_CONTEXT_MAX as u64;
 
 // The parser's layouts assume these values; a binding that disagrees is a
 // build error, not a misread ring.
@@ -272,7 +272,7 @@ fn c_string(b: &[u8]) -> &[u8] {
 /// Parse one complete record (`bytes.len()` equals the header's size, ≥ 8).
 /// Returns the data-carrying record, if any, and updates `stats`.
 #[inline]
-pub fn parse_record<'a>(
+pub(crate) fn parse_record<'a>(
     bytes: &'a [u8],
     layout: Layout,
     stats: &mut ParseStats,
@@ -441,7 +441,7 @@ pub fn walk(
 
 /// [`walk`] over one contiguous byte stream.
 #[cfg(test)]
-pub fn walk_bytes(
+pub(crate) fn walk_bytes(
     bytes: &[u8],
     layout: impl Into<Layout>,
     stats: &mut ParseStats,
@@ -470,14 +470,14 @@ pub mod build {
         v
     }
 
-    pub fn u64s(vals: &[u64]) -> Vec<u8> {
+    pub(crate) fn u64s(vals: &[u64]) -> Vec<u8> {
         vals.iter().flat_map(|v| v.to_ne_bytes()).collect()
     }
 
     /// A sample with IP|TID|TIME|CPU|PERIOD and optionally a callchain.
     /// The fields [`sample`] writes besides a callchain: what brr requests
     /// plus time, CPU and period (which it must be able to skip).
-    pub const SAMPLE_FIELDS: u64 =
+    pub(crate) const SAMPLE_FIELDS: u64 =
         SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_PERIOD;
 
     pub fn sample(ip: u64, cpu: u32, chain: Option<&[u64]>) -> Vec<u8> {
@@ -498,7 +498,7 @@ pub mod build {
 
     /// The time side-band records built here end with (as
     /// [`Layout::SIDE_BAND`] has them), unless one is given.
-    pub const TIME: u64 = 5_000_000_000;
+    pub(crate) const TIME: u64 = 5_000_000_000;
 
     /// A NUL-terminated string padded to 8 bytes, as the kernel writes
     /// names.
@@ -510,7 +510,7 @@ pub mod build {
         }
     }
 
-    pub fn ksymbol(addr: u64, len: u32, flags: u16, name: &str) -> Vec<u8> {
+    pub(crate) fn ksymbol(addr: u64, len: u32, flags: u16, name: &str) -> Vec<u8> {
         let mut p = Vec::new();
         p.extend_from_slice(&addr.to_ne_bytes());
         p.extend_from_slice(&len.to_ne_bytes());
@@ -521,11 +521,11 @@ pub mod build {
         record(RECORD_KSYMBOL, &p)
     }
 
-    pub fn bpf_event(kind: u16, id: u32) -> Vec<u8> {
+    pub(crate) fn bpf_event(kind: u16, id: u32) -> Vec<u8> {
         bpf_event_at(kind, id, TIME)
     }
 
-    pub fn bpf_event_at(kind: u16, id: u32, time: u64) -> Vec<u8> {
+    pub(crate) fn bpf_event_at(kind: u16, id: u32, time: u64) -> Vec<u8> {
         let mut p = Vec::new();
         p.extend_from_slice(&kind.to_ne_bytes());
         p.extend_from_slice(&0u16.to_ne_bytes());

@@ -23,7 +23,7 @@ use super::{hints, who};
 
 /// What a report lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReportOptions {
+pub(crate) struct ReportOptions {
     /// Programs (`--limit`); 0 = all. Program mode lists the selected one.
     pub limit: usize,
     /// Detail rows per program and list (`--line-limit`); 0 = all.
@@ -31,11 +31,12 @@ pub struct ReportOptions {
 }
 
 /// Where the kubelet's log directories are unless `--kubelet-logs` says.
-pub const DEFAULT_KUBELET_LOGS: &str = "/var/log";
+pub(crate) const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 
 /// The report of `profile`, its workloads named from the kubelet's logs in
 /// [`DEFAULT_KUBELET_LOGS`].
-pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
+#[cfg(test)]
+pub(crate) fn build(profile: &Profile, opts: &ReportOptions) -> Report {
     build_with(
         profile,
         opts,
@@ -46,7 +47,7 @@ pub fn build(profile: &Profile, opts: &ReportOptions) -> Report {
 /// The workload of every sampled cgroup and task, named from the kubelet's
 /// log directories under `kubelet_logs` (read at most once, and only when
 /// some cgroup lies in a pod).
-pub fn workloads(profile: &Profile, kubelet_logs: &Path) -> SampledWorkloads {
+pub(crate) fn workloads(profile: &Profile, kubelet_logs: &Path) -> SampledWorkloads {
     let mut names = Workloads::new(kubelet_logs);
     let cgroups: BTreeMap<u64, Workload> = profile
         .cgroups
@@ -78,7 +79,11 @@ pub fn workloads(profile: &Profile, kubelet_logs: &Path) -> SampledWorkloads {
 }
 
 /// The report of `profile`, its payers' workloads taken from `workloads`.
-pub fn build_with(profile: &Profile, opts: &ReportOptions, workloads: &SampledWorkloads) -> Report {
+pub(crate) fn build_with(
+    profile: &Profile,
+    opts: &ReportOptions,
+    workloads: &SampledWorkloads,
+) -> Report {
     Report {
         capture: Capture {
             requested_event: profile.requested_event.clone(),
@@ -103,7 +108,7 @@ pub fn build_with(profile: &Profile, opts: &ReportOptions, workloads: &SampledWo
 
 /// Hot and slow: the hint an activity window gives a program, for the
 /// views that show it beside a report (`top --textmode`).
-pub fn hot_and_slow(row: &ActivityRow, measured: f64, slow_ns: u64) -> Option<Hint> {
+pub(crate) fn hot_and_slow(row: &ActivityRow, measured: f64, slow_ns: u64) -> Option<Hint> {
     let window = hints::WindowFigures {
         runs: row.run_count_delta,
         run_ns: row.run_time_ns_delta,
@@ -285,12 +290,12 @@ fn program(
 
 /// The decoded JIT code of one listed program for `--annotate`, or why it
 /// could not be read.
-pub type NativeCode = std::result::Result<NativeImage, String>;
+pub(crate) type NativeCode = std::result::Result<NativeImage, String>;
 
 /// `--annotate`: give every listed program its sampled native
 /// instructions (from `code`, by program ID) and, when its JIT prologue,
 /// epilogue and mitigation thunks take a large share, that hint.
-pub fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u32, NativeCode>) {
+pub(crate) fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u32, NativeCode>) {
     let line_limit = report.totals.line_limit;
     for p in &mut report.programs {
         let Some(raw) = profile.program(p.id) else {

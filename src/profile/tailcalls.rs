@@ -17,7 +17,7 @@ const MAX_SLOTS: u32 = 4096;
 
 /// Whether translated instructions call `bpf_tail_call` (the kernel shows
 /// its internal tail-call instruction as that helper call in dumps).
-pub fn calls_tail_call(xlated: &[u8]) -> bool {
+pub(crate) fn calls_tail_call(xlated: &[u8]) -> bool {
     xlated.chunks_exact(8).any(|i| {
         let imm = i32::from_ne_bytes([i[4], i[5], i[6], i[7]]);
         // BPF_JMP | BPF_CALL with src_reg 0: a helper call.
@@ -27,7 +27,7 @@ pub fn calls_tail_call(xlated: &[u8]) -> bool {
 
 /// What the chain walk needs to know of one program.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TailNode {
+pub(crate) struct TailNode {
     pub name: String,
     pub tail_calls: bool,
     /// Programs in its prog_array maps.
@@ -35,12 +35,12 @@ pub struct TailNode {
 }
 
 /// Reads programs for the walk; `None` for one that is gone.
-pub trait Programs {
+pub(crate) trait Programs {
     fn node(&mut self, id: u32) -> Option<TailNode>;
 }
 
 /// The live kernel.
-pub struct Kernel;
+pub(crate) struct Kernel;
 
 impl Programs for Kernel {
     fn node(&mut self, id: u32) -> Option<TailNode> {
@@ -84,7 +84,7 @@ impl Programs for Kernel {
 
 /// The longest chain of tail-call targets from `id` (ID and name, the
 /// first callee first); empty when `id` does not tail-call.
-pub fn chain(id: u32, progs: &mut dyn Programs) -> Vec<(u32, String)> {
+pub(crate) fn chain(id: u32, progs: &mut dyn Programs) -> Vec<(u32, String)> {
     fn walk(
         node: &TailNode,
         progs: &mut dyn Programs,
@@ -119,7 +119,7 @@ pub fn chain(id: u32, progs: &mut dyn Programs) -> Vec<(u32, String)> {
 /// `tail_calls` hints for the profile's programs that tail-call, costed
 /// with the samples of the whole chain (a tail call does not return, so
 /// the callees' samples are the caller's work).
-pub fn hints(profile: &Profile, progs: &mut dyn Programs) -> Vec<Hint> {
+pub(crate) fn hints(profile: &Profile, progs: &mut dyn Programs) -> Vec<Hint> {
     profile
         .programs
         .iter()

@@ -12,14 +12,14 @@ use std::path::Path;
 use crate::model::profile::{Payer, Profile, ProgramProfile};
 
 /// The name of pid 0, as `ps` and `perf` call the idle task.
-pub const IDLE_COMM: &str = "swapper";
+pub(crate) const IDLE_COMM: &str = "swapper";
 /// A task that exited before the report was made.
-pub const GONE_COMM: &str = "?";
+pub(crate) const GONE_COMM: &str = "?";
 
 /// `comm` of every pid in the programs' stacks: the name the kernel
 /// reported during the capture (`seen`), else the one read under `proc`
 /// now.
-pub fn comms(
+pub(crate) fn comms(
     programs: &[ProgramProfile],
     proc: &Path,
     seen: &HashMap<u32, String>,
@@ -64,7 +64,7 @@ fn work(p: &ProgramProfile) -> impl Iterator<Item = &crate::model::profile::Stac
 
 /// The processes in whose context `p` ran, with their samples (adding up
 /// to its inclusive samples).
-pub fn tasks(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
+pub(crate) fn tasks(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
     ranked(work(p).map(|s| (s.pid, s.samples)))
         .into_iter()
         .map(|(pid, samples)| Payer {
@@ -81,7 +81,7 @@ pub fn tasks(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
 
 /// The cgroups in whose context `p` ran; empty when the kernel reported
 /// none. A cgroup that is gone has the path `?`.
-pub fn cgroups(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
+pub(crate) fn cgroups(profile: &Profile, p: &ProgramProfile) -> Vec<Payer> {
     if work(p).all(|s| s.cgroup == 0) {
         return Vec::new();
     }

@@ -3,7 +3,7 @@
 
 use super::json::Json;
 
-pub fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -12,7 +12,7 @@ pub fn field(s: &str) -> String {
 }
 
 /// Header plus records, `\n`-terminated lines joined; no trailing newline.
-pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = headers.join(",");
     for row in rows {
         out.push('\n');
@@ -24,7 +24,7 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 
 /// A JSON value as a CSV cell: null empty, lists joined with `;`, floats
 /// in the JSON text form, strings raw (non-ASCII stays UTF-8).
-pub fn cell(v: &Json) -> String {
+pub(crate) fn cell(v: &Json) -> String {
     match v {
         Json::Null => String::new(),
         Json::Bool(b) => b.to_string(),
@@ -38,7 +38,7 @@ pub fn cell(v: &Json) -> String {
 
 /// The keys of an item's fields, in order: the CSV header of the rows
 /// made from such items.
-pub fn keys(fields: &[(&'static str, Json)]) -> Vec<&'static str> {
+pub(crate) fn keys(fields: &[(&'static str, Json)]) -> Vec<&'static str> {
     fields.iter().map(|(k, _)| *k).collect()
 }
 
@@ -46,7 +46,7 @@ pub fn keys(fields: &[(&'static str, Json)]) -> Vec<&'static str> {
 /// `sample`'s fields (a record made from placeholder values, so that a
 /// table without records keeps its header), each record the cells of its
 /// fields' values.
-pub fn from_fields(
+pub(crate) fn from_fields(
     sample: &[(&'static str, Json)],
     records: impl Iterator<Item = Vec<(&'static str, Json)>>,
 ) -> String {
@@ -62,7 +62,7 @@ pub fn from_fields(
 
 /// CSV of JSON objects: the `keys` header, then each object's values under
 /// those keys (a missing key is an empty cell).
-pub fn from_items(keys: &[&str], items: &[Json]) -> String {
+pub(crate) fn from_items(keys: &[&str], items: &[Json]) -> String {
     let rows: Vec<Vec<String>> = items
         .iter()
         .map(|item| {

@@ -89,7 +89,7 @@ fn document(r: &Report) -> Json {
 
 /// The report in `format`. The command line refuses CSV for doctor (two
 /// tables do not make one CSV); were it asked for, the JSON is given.
-pub fn render(r: &Report, format: Format) -> String {
+pub(crate) fn render(r: &Report, format: Format) -> String {
     match format {
         Format::Text => text(r),
         Format::Json { pretty } => json::to_string(&document(r), pretty),

@@ -11,7 +11,7 @@ use crate::inspect::source::{basename, DumpContext};
 use crate::model::image::{LineRecord, ProgramImage};
 
 /// `--devmode` results to append.
-pub struct DumpDevmode<'a> {
+pub(crate) struct DumpDevmode<'a> {
     /// The directory searched, as given (normalised) or the cwd.
     pub devdir: String,
     pub context: &'a DumpContext,
@@ -21,7 +21,7 @@ pub struct DumpDevmode<'a> {
 /// the kernel symbols their calls go to, and `kernel.kptr_restrict` to say
 /// why they cannot be named when the kernel hid their targets.
 #[derive(Debug, Clone, Default)]
-pub struct Calls<'a> {
+pub(crate) struct Calls<'a> {
     pub names: Option<&'a CallNames>,
     pub kptr_restrict: Option<u32>,
 }
@@ -74,7 +74,7 @@ fn warnings(image: &ProgramImage, calls: &Calls<'_>) -> Vec<String> {
 /// `dump`; with `native` (`--jited`) text and CSV list the native
 /// instructions instead of the translated ones, and JSON appends them.
 /// Translated instructions are named with `calls`.
-pub fn dump(
+pub(crate) fn dump(
     image: &ProgramImage,
     format: Format,
     dev: Option<&DumpDevmode<'_>>,
@@ -416,7 +416,7 @@ fn context_text(ctx: &DumpContext) -> String {
 
 /// Mismatch warnings, then `heading` and the KIND/FILE/LINE/SOURCE table
 /// (or `heading` + " no matching source context found.").
-pub fn context_report(ctx: &DumpContext, heading: &str) -> String {
+pub(crate) fn context_report(ctx: &DumpContext, heading: &str) -> String {
     let mut out = Vec::new();
     if !ctx.mismatches.is_empty() {
         out.push(format!(
@@ -456,7 +456,7 @@ pub fn context_report(ctx: &DumpContext, heading: &str) -> String {
     out.join("\n")
 }
 
-pub fn context_json(dev: &DumpDevmode<'_>) -> Json {
+pub(crate) fn context_json(dev: &DumpDevmode<'_>) -> Json {
     let ctx = dev.context;
     let names = |v: &[String]| Json::Arr(v.iter().map(|s| Json::from(s.as_str())).collect());
     obj([
@@ -517,7 +517,7 @@ fn value_json(v: &Option<Value>) -> Json {
     }
 }
 
-pub fn compare(c: &Comparison, format: Format) -> String {
+pub(crate) fn compare(c: &Comparison, format: Format) -> String {
     match format {
         Format::Text => compare_text(c),
         Format::Json { pretty } => compare_json(c, pretty),

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Json {
+pub(crate) enum Json {
     Null,
     Bool(bool),
     Int(i128),
@@ -55,18 +55,18 @@ impl<T: Into<Json> + Clone> From<&[T]> for Json {
 }
 
 /// Build an object from (key, value) pairs, keeping their order.
-pub fn obj<const N: usize>(pairs: [(&str, Json); N]) -> Json {
+pub(crate) fn obj<const N: usize>(pairs: [(&str, Json); N]) -> Json {
     fields(pairs.into_iter().collect())
 }
 
 /// [`obj`] of a list built field by field (an item whose keys its CSV
 /// rows share).
-pub fn fields(pairs: Vec<(&str, Json)>) -> Json {
+pub(crate) fn fields(pairs: Vec<(&str, Json)>) -> Json {
     Json::Obj(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 /// `{"kind": ..., "items": [...], "metadata": {...}}`.
-pub fn document(kind: &str, items: Vec<Json>, metadata: Json) -> Json {
+pub(crate) fn document(kind: &str, items: Vec<Json>, metadata: Json) -> Json {
     obj([
         ("kind", kind.into()),
         ("items", Json::Arr(items)),
@@ -175,7 +175,7 @@ fn write_fields<'a>(
 /// A `{"kind": ..., "items": [...], "metadata": ...}` document written item
 /// by item, byte for byte as [`to_string`] writes it from [`document`], so
 /// that a listing never holds more than one item.
-pub struct DocumentWriter<'w> {
+pub(crate) struct DocumentWriter<'w> {
     out: &'w mut dyn std::io::Write,
     kind: String,
     pretty: bool,
@@ -185,7 +185,11 @@ pub struct DocumentWriter<'w> {
 }
 
 impl<'w> DocumentWriter<'w> {
-    pub fn new(out: &'w mut dyn std::io::Write, kind: &str, pretty: bool) -> DocumentWriter<'w> {
+    pub(crate) fn new(
+        out: &'w mut dyn std::io::Write,
+        kind: &str,
+        pretty: bool,
+    ) -> DocumentWriter<'w> {
         DocumentWriter {
             out,
             kind: kind.to_string(),
@@ -211,14 +215,14 @@ impl<'w> DocumentWriter<'w> {
         self.out.write_all(s.as_bytes())
     }
 
-    pub fn item(&mut self, v: &Json) -> std::io::Result<()> {
+    pub(crate) fn item(&mut self, v: &Json) -> std::io::Result<()> {
         self.item_with(|s, pretty| write(v, pretty, 2, s))
     }
 
     /// An object item from borrowed keys, written as [`DocumentWriter::item`]
     /// writes the same [`Json::Obj`], without making a string of each key
     /// (listings write a few dozen keys per object).
-    pub fn item_fields(&mut self, fields: &[(&str, Json)]) -> std::io::Result<()> {
+    pub(crate) fn item_fields(&mut self, fields: &[(&str, Json)]) -> std::io::Result<()> {
         if fields.is_empty() {
             return self.item(&Json::Obj(Vec::new()));
         }
@@ -244,7 +248,7 @@ impl<'w> DocumentWriter<'w> {
     }
 
     /// Close the array and write the metadata.
-    pub fn finish(mut self, metadata: &Json) -> std::io::Result<()> {
+    pub(crate) fn finish(mut self, metadata: &Json) -> std::io::Result<()> {
         if self.items == 0 {
             self.head()?;
         }
@@ -265,7 +269,7 @@ impl<'w> DocumentWriter<'w> {
     }
 }
 
-pub fn to_string(v: &Json, pretty: bool) -> String {
+pub(crate) fn to_string(v: &Json, pretty: bool) -> String {
     let mut out = String::new();
     write(v, pretty, 0, &mut out);
     out

@@ -35,7 +35,7 @@ pub fn map_fields(format: Format, extended: bool) -> MapFields {
 }
 
 /// What `brr link` prints in `format`.
-pub fn link_fields(format: Format, extended: bool) -> LinkFields {
+pub(crate) fn link_fields(format: Format, extended: bool) -> LinkFields {
     let text = format == Format::Text;
     LinkFields {
         target_names: true,
@@ -47,7 +47,7 @@ pub fn link_fields(format: Format, extended: bool) -> LinkFields {
 /// What `brr activity` (and `top --textmode`) prints in `format`: JSON
 /// and CSV rows carry the pins but no `-x` columns; text shows the pins,
 /// holders, attach points and memlock with `-x`.
-pub fn activity_fields(format: Format, extended: bool) -> ProgFields {
+pub(crate) fn activity_fields(format: Format, extended: bool) -> ProgFields {
     let text_x = format == Format::Text && extended;
     ProgFields {
         full_name: true,
@@ -112,7 +112,7 @@ fn emit_with<'h>(
 
 /// The OWNERS cell: the first two holders as `comm(pid)`, then `+N`; an
 /// object nobody holds says what keeps it loaded.
-pub fn owners_cell(k: Option<&Keepers>, pinned: bool) -> String {
+pub(crate) fn owners_cell(k: Option<&Keepers>, pinned: bool) -> String {
     let Some(k) = k else {
         return "-".into();
     };
@@ -145,7 +145,7 @@ fn holder_text(h: Holder) -> String {
 
 /// A program's attach points for a text cell: `attach_type:target` per
 /// link or perf event fd.
-pub fn attach_cell(points: &[AttachPoint]) -> String {
+pub(crate) fn attach_cell(points: &[AttachPoint]) -> String {
     let cells: Vec<String> = points
         .iter()
         .map(|a| match (&a.attach_type, &a.target) {
@@ -163,7 +163,7 @@ pub fn attach_cell(points: &[AttachPoint]) -> String {
 }
 
 /// The MAPS_MEM cell: bytes, and how many of the maps other programs use.
-pub fn maps_mem_cell(p: &Program) -> String {
+pub(crate) fn maps_mem_cell(p: &Program) -> String {
     maps_mem_with(p, |b| b.to_string())
 }
 
@@ -179,7 +179,7 @@ fn maps_mem_with(p: &Program, num: impl Fn(u64) -> String) -> String {
 
 /// A container as JSON: `{"runtime", "id", "name"}` (`name` null where the
 /// kubelet's logs do not name it), or null.
-pub fn container_json(c: Option<&Container>) -> Json {
+pub(crate) fn container_json(c: Option<&Container>) -> Json {
     c.map_or(Json::Null, |c| {
         obj([
             ("runtime", c.runtime.as_str().into()),
@@ -190,7 +190,7 @@ pub fn container_json(c: Option<&Container>) -> Json {
 }
 
 /// A pod as JSON: `{"uid", "namespace", "name", "qos"}`, or null.
-pub fn pod_json(p: Option<&Pod>) -> Json {
+pub(crate) fn pod_json(p: Option<&Pod>) -> Json {
     p.map_or(Json::Null, |p| {
         let opt = |s: Option<&str>| s.map_or(Json::Null, Json::from);
         obj([
@@ -267,12 +267,12 @@ fn attached_json(points: &[AttachPoint], csv: bool) -> Json {
 
 /// A program's JSON item: today's keys, then the ones added after them;
 /// `extended` adds who holds it and where it is attached.
-pub fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
+pub(crate) fn program_json(p: &Program, extended: bool, csv: bool) -> Json {
     json::fields(program_items(p, extended, csv))
 }
 
 /// [`program_json`]'s keys and values, for [`RowWriter::row_fields`].
-pub fn program_items(p: &Program, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
+pub(crate) fn program_items(p: &Program, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = program_base_fields(p);
     item.extend([
         ("full_name", p.display_name().into()),
@@ -294,7 +294,7 @@ pub fn program_items(p: &Program, extended: bool, csv: bool) -> Vec<(&'static st
 
 /// The keys every program object has carried since the first release
 /// (`dump` shows only these).
-pub fn program_base_json(p: &Program) -> Json {
+pub(crate) fn program_base_json(p: &Program) -> Json {
     json::fields(program_base_fields(p))
 }
 
@@ -326,7 +326,7 @@ fn program_base_fields(p: &Program) -> Vec<(&'static str, Json)> {
 /// A `prog`, `map` or `link` listing in JSON or CSV written row by row as
 /// the objects are read, byte for byte as the whole-listing functions
 /// write it (without the final newline).
-pub struct RowWriter<'w> {
+pub(crate) struct RowWriter<'w> {
     sink: Sink<'w>,
 }
 
@@ -341,7 +341,7 @@ enum Sink<'w> {
 
 /// The listings [`RowWriter`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListingKind {
+pub(crate) enum ListingKind {
     Programs,
     Maps,
     Links,
@@ -349,7 +349,7 @@ pub enum ListingKind {
 
 impl<'w> RowWriter<'w> {
     /// `None` for text, whose column widths need every row first.
-    pub fn new(
+    pub(crate) fn new(
         out: &'w mut dyn std::io::Write,
         format: Format,
         kind: ListingKind,
@@ -374,20 +374,20 @@ impl<'w> RowWriter<'w> {
     }
 
     /// Whether items must be built for CSV (`program_json(.., csv)`).
-    pub fn csv(&self) -> bool {
+    pub(crate) fn csv(&self) -> bool {
         matches!(self.sink, Sink::Csv { .. })
     }
 
     /// A row from its item's keys and values ([`program_items`] and the
     /// like): JSON writes them without making the object first.
-    pub fn row_fields(&mut self, fields: Vec<(&'static str, Json)>) -> std::io::Result<()> {
+    pub(crate) fn row_fields(&mut self, fields: Vec<(&'static str, Json)>) -> std::io::Result<()> {
         match &mut self.sink {
             Sink::Json(w) => w.item_fields(&fields),
             Sink::Csv { .. } => self.row(&json::fields(fields)),
         }
     }
 
-    pub fn row(&mut self, item: &Json) -> std::io::Result<()> {
+    pub(crate) fn row(&mut self, item: &Json) -> std::io::Result<()> {
         match &mut self.sink {
             Sink::Json(w) => w.item(item),
             Sink::Csv { out, keys, header } => {
@@ -407,7 +407,7 @@ impl<'w> RowWriter<'w> {
         }
     }
 
-    pub fn finish(self) -> std::io::Result<()> {
+    pub(crate) fn finish(self) -> std::io::Result<()> {
         match self.sink {
             Sink::Json(w) => w.finish(&obj([])),
             Sink::Csv { out, keys, header } if !header => out.write_all(keys.join(",").as_bytes()),
@@ -426,7 +426,7 @@ fn csv_keys(kind: ListingKind, extended: bool) -> Vec<&'static str> {
     })
 }
 
-pub fn prog_headers(stats: bool, extended: bool) -> Vec<&'static str> {
+pub(crate) fn prog_headers(stats: bool, extended: bool) -> Vec<&'static str> {
     let mut headers = vec!["ID", "TYPE", "NAME", "XLATED_BYTES", "JITED_BYTES"];
     if stats {
         headers.extend(["RUN_CNT", "RUN_TIME_NS"]);
@@ -437,7 +437,7 @@ pub fn prog_headers(stats: bool, extended: bool) -> Vec<&'static str> {
     headers
 }
 
-pub fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> {
+pub(crate) fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> {
     let mut r = vec![
         p.id.to_string(),
         p.prog_type.clone(),
@@ -486,7 +486,7 @@ pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -
     )
 }
 
-pub fn map_headers(extended: bool) -> Vec<&'static str> {
+pub(crate) fn map_headers(extended: bool) -> Vec<&'static str> {
     let mut headers = vec![
         "ID",
         "TYPE",
@@ -502,7 +502,7 @@ pub fn map_headers(extended: bool) -> Vec<&'static str> {
     headers
 }
 
-pub fn map_row(m: &Map, extended: bool) -> Vec<String> {
+pub(crate) fn map_row(m: &Map, extended: bool) -> Vec<String> {
     let mut r = vec![
         m.id.to_string(),
         m.map_type.clone(),
@@ -520,12 +520,12 @@ pub fn map_row(m: &Map, extended: bool) -> Vec<String> {
     r
 }
 
-pub fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
+pub(crate) fn map_json(m: &Map, extended: bool, csv: bool) -> Json {
     json::fields(map_items(m, extended, csv))
 }
 
 /// [`map_json`]'s keys and values, for [`RowWriter::row_fields`].
-pub fn map_items(m: &Map, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
+pub(crate) fn map_items(m: &Map, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = vec![
         ("id", m.id.into()),
         ("type", m.map_type.as_str().into()),
@@ -563,7 +563,7 @@ pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
     )
 }
 
-pub fn link_headers(extended: bool) -> Vec<&'static str> {
+pub(crate) fn link_headers(extended: bool) -> Vec<&'static str> {
     let mut headers = vec![
         "ID",
         "TYPE",
@@ -579,7 +579,7 @@ pub fn link_headers(extended: bool) -> Vec<&'static str> {
     headers
 }
 
-pub fn link_row(l: &Link, extended: bool) -> Vec<String> {
+pub(crate) fn link_row(l: &Link, extended: bool) -> Vec<String> {
     let mut r = vec![
         l.id.to_string(),
         l.link_type.clone(),
@@ -596,12 +596,12 @@ pub fn link_row(l: &Link, extended: bool) -> Vec<String> {
     r
 }
 
-pub fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
+pub(crate) fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
     json::fields(link_items(l, extended, csv))
 }
 
 /// [`link_json`]'s keys and values, for [`RowWriter::row_fields`].
-pub fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
+pub(crate) fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static str, Json)> {
     let mut item = vec![
         ("id", l.id.into()),
         ("type", l.link_type.as_str().into()),
@@ -638,7 +638,7 @@ pub fn links(list: &[Link], format: Format, extended: bool) -> String {
 
 /// `brr btf`; `extended` adds the programs and maps that use each object
 /// (PROGS and MAPS, JSON/CSV `prog_ids` and `map_ids`).
-pub fn btfs(list: &[BtfObject], format: Format, extended: bool) -> String {
+pub(crate) fn btfs(list: &[BtfObject], format: Format, extended: bool) -> String {
     let ids = |v: &[u32]| -> String {
         let cells: Vec<String> = v.iter().map(u32::to_string).collect();
         dash_join(&cells, ",")
@@ -703,7 +703,7 @@ pub struct ActivityRun {
 }
 
 /// The line after a text table whose window Ctrl-C cut short.
-pub fn ended_early(run: &ActivityRun) -> Option<String> {
+pub(crate) fn ended_early(run: &ActivityRun) -> Option<String> {
     (run.measured < run.duration).then(|| {
         format!(
             "window ended early after {:.2} s of {} s",
@@ -716,7 +716,7 @@ pub fn ended_early(run: &ActivityRun) -> Option<String> {
 /// A column of the activity table (`brr activity`, `top --textmode` and
 /// the TUI's live table): its header and its cell, defined here once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ActivityCol {
+pub(crate) enum ActivityCol {
     Id,
     Type,
     Name,
@@ -743,7 +743,7 @@ pub enum ActivityCol {
 impl ActivityCol {
     /// The columns shown, in order: `cumulative` adds the totals, `extended`
     /// (`-x`) what identifies and keeps a program.
-    pub fn shown(cumulative: bool, extended: bool) -> Vec<ActivityCol> {
+    pub(crate) fn shown(cumulative: bool, extended: bool) -> Vec<ActivityCol> {
         use ActivityCol::*;
         let mut cols = vec![Id, Type, Name, Cpu, ExecsPerSec, AvgNs];
         if cumulative {
@@ -758,7 +758,7 @@ impl ActivityCol {
         cols
     }
 
-    pub fn header(self) -> &'static str {
+    pub(crate) fn header(self) -> &'static str {
         match self {
             ActivityCol::Id => "ID",
             ActivityCol::Type => "TYPE",
@@ -785,7 +785,7 @@ impl ActivityCol {
     }
 
     /// Words rather than figures: left-aligned in the TUI.
-    pub fn left_aligned(self) -> bool {
+    pub(crate) fn left_aligned(self) -> bool {
         matches!(
             self,
             ActivityCol::Type
@@ -799,7 +799,7 @@ impl ActivityCol {
 
     /// The cell of `r` over a window of `d` seconds; `num` formats the
     /// integer cells (plain here, `,`-grouped in `top`).
-    pub fn cell(self, r: &ActivityRow, d: f64, num: &impl Fn(u64) -> String) -> String {
+    pub(crate) fn cell(self, r: &ActivityRow, d: f64, num: &impl Fn(u64) -> String) -> String {
         let p = &r.prog;
         match self {
             ActivityCol::Id => p.id.to_string(),
@@ -830,7 +830,7 @@ impl ActivityCol {
 
 /// The activity table's columns and cells over a window of `d` seconds;
 /// `num` formats the integer cells (see [`ActivityCol::cell`]).
-pub fn activity_table(
+pub(crate) fn activity_table(
     rows: &[ActivityRow],
     d: f64,
     cumulative: bool,
@@ -846,7 +846,7 @@ pub fn activity_table(
 }
 
 /// Header texts of `cols`.
-pub fn activity_headers(cols: &[ActivityCol]) -> Vec<&'static str> {
+pub(crate) fn activity_headers(cols: &[ActivityCol]) -> Vec<&'static str> {
     cols.iter().map(|c| c.header()).collect()
 }
 
@@ -867,7 +867,7 @@ pub fn activity(
 /// One window of `activity --interval`, with its trailing newline: text is
 /// the table under a heading naming the window's end (UTC) and length; JSON
 /// is one line; CSV is the rows, with the header only when `first`.
-pub fn activity_window(
+pub(crate) fn activity_window(
     rows: &[ActivityRow],
     run: ActivityRun,
     format: Format,

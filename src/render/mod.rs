@@ -1,15 +1,15 @@
 //! Turning plain data into text tables, JSON and CSV.
 
-pub mod csv;
-pub mod doctor;
-pub mod dump;
-pub mod json;
+pub(crate) mod csv;
+pub(crate) mod doctor;
+pub(crate) mod dump;
+pub(crate) mod json;
 pub mod listing;
-pub mod num;
-pub mod perf_events;
-pub mod profile;
-pub mod table;
-pub mod textmode;
+pub(crate) mod num;
+pub(crate) mod perf_events;
+pub(crate) mod profile;
+pub(crate) mod table;
+pub(crate) mod textmode;
 
 /// The output format chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,12 +20,12 @@ pub enum Format {
 }
 
 /// An optional value as a text cell: `-` when absent.
-pub fn dash<T: ToString>(v: Option<T>) -> String {
+pub(crate) fn dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
 /// Join pinned paths (or other lists) for a text cell: `-` when empty.
-pub fn dash_join(items: &[String], sep: &str) -> String {
+pub(crate) fn dash_join(items: &[String], sep: &str) -> String {
     if items.is_empty() {
         "-".into()
     } else {

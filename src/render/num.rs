@@ -4,7 +4,7 @@
 
 /// Python-style shortest round-trip float text (`5.0`, `2.5e-05`, `1e+16`),
 /// used by both JSON and CSV.
-pub fn float(v: f64) -> String {
+pub(crate) fn float(v: f64) -> String {
     if !v.is_finite() {
         return if v.is_nan() {
             "NaN".into()
@@ -35,7 +35,7 @@ pub fn float(v: f64) -> String {
 
 /// Python `format(x, "g")`: 6 significant digits, fixed notation for
 /// decimal exponents in [-4, 6), trailing zeros dropped.
-pub fn fmt_g(x: f64) -> String {
+pub(crate) fn fmt_g(x: f64) -> String {
     if x == 0.0 {
         return "0".into();
     }
@@ -69,7 +69,7 @@ pub fn fmt_g(x: f64) -> String {
 }
 
 /// Digits grouped by three with `,`.
-pub fn commas(n: u64) -> String {
+pub(crate) fn commas(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -82,13 +82,13 @@ pub fn commas(n: u64) -> String {
 }
 
 /// A CPU share with the four decimals every table shows.
-pub fn percent4(v: f64) -> String {
+pub(crate) fn percent4(v: f64) -> String {
     format!("{v:.4}")
 }
 
 /// Python `repr()` of a string: the command line's `invalid choice: 'x'`
 /// messages and the TUI's search messages quote what was typed this way.
-pub fn py_repr(s: &str) -> String {
+pub(crate) fn py_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {

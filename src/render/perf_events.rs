@@ -28,7 +28,7 @@ fn fields(l: &Listed) -> Vec<(&'static str, Json)> {
 }
 
 /// `brr perf-events` output.
-pub fn render(items: &[Listed], format: Format) -> String {
+pub(crate) fn render(items: &[Listed], format: Format) -> String {
     match format {
         Format::Text if items.is_empty() => "No openable brr perf events found.".into(),
         Format::Text => {

@@ -14,7 +14,7 @@ use crate::model::{Container, Pod};
 
 /// How to present a profile (what it lists is the report's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct View {
+pub(crate) struct View {
     pub wide: bool,
     pub extended: bool,
     pub kernel_ip_detail: bool,
@@ -23,12 +23,12 @@ pub struct View {
 
 /// `--devmode` source context per listed program (text and JSON only).
 #[derive(Debug, Clone, Default)]
-pub struct SourceContexts {
+pub(crate) struct SourceContexts {
     pub devdir: String,
     pub by_program: HashMap<u32, DumpContext>,
 }
 
-pub fn render(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
+pub(crate) fn render(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     match view.format {
         Format::Text => text(report, view, ctx),
         Format::Json { pretty } => json::to_string(&to_json(report, ctx), pretty),
@@ -80,7 +80,7 @@ fn capture_lines(report: &Report) -> [String; 2] {
 }
 
 /// What the program table's CPU% columns cover.
-pub fn cpu_percent_note(kernel_samples: bool) -> &'static str {
+pub(crate) fn cpu_percent_note(kernel_samples: bool) -> &'static str {
     if kernel_samples {
         "CPU% = the program's own instructions, KERNEL_CPU% = helpers and kernel code it called, INCL_CPU% = both; 100% = one CPU; interrupts that arrived while it ran are not included."
     } else {
@@ -90,7 +90,7 @@ pub fn cpu_percent_note(kernel_samples: bool) -> &'static str {
 
 /// The line that says Ctrl-C cut the capture short, as `activity` says it
 /// of its window.
-pub fn ended_early(report: &Report) -> Option<String> {
+pub(crate) fn ended_early(report: &Report) -> Option<String> {
     let t = &report.capture.telemetry;
     t.cancelled.then(|| {
         format!(
@@ -131,7 +131,7 @@ fn text(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
 
 /// The title of a program's `INSTRUCTIONS` table, and why its
 /// instructions have no text when the JIT code could not be read.
-pub fn instructions_heading(p: &ProgramReport, a: &Annotation) -> String {
+pub(crate) fn instructions_heading(p: &ProgramReport, a: &Annotation) -> String {
     let mut out = format!("Instructions of program {} ({}):", p.id, p.display_name());
     if let Some(why) = &a.unavailable {
         out.push_str(&format!("\nNo instruction text: {why}"));
@@ -160,7 +160,7 @@ fn instruction_cell(r: &NativeRow) -> String {
 
 /// The `INSTRUCTIONS` table: a program's hottest native instructions, cut
 /// by `--line-limit` with an Other row. `%THIS` is of its direct samples.
-pub fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) -> String {
+pub(crate) fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) -> String {
     let headers = [
         "SAMPLES",
         "%THIS",
@@ -298,7 +298,7 @@ fn program_sections(
 }
 
 /// A hint's threshold with its unit, as the text output and the TUI say it.
-pub fn threshold_text(h: &Hint) -> String {
+pub(crate) fn threshold_text(h: &Hint) -> String {
     match h.unit {
         "%" => format!("{}%", h.threshold),
         "x" => format!("{}x", h.threshold),
@@ -309,7 +309,7 @@ pub fn threshold_text(h: &Hint) -> String {
 
 /// Where a hint's evidence points: `at file:line `text``, when it names a
 /// line.
-pub fn hint_at(h: &Hint) -> Option<String> {
+pub(crate) fn hint_at(h: &Hint) -> Option<String> {
     let (f, l) = (h.file.as_deref()?, h.line?);
     Some(match h.source.as_deref().filter(|s| !s.is_empty()) {
         Some(t) => format!("at {}:{l} `{t}`", basename(f)),
@@ -319,7 +319,7 @@ pub fn hint_at(h: &Hint) -> Option<String> {
 
 /// The `Hints` section: one entry per hint, naming the program and line,
 /// the evidence, the threshold and the fix.
-pub fn hints_text(found: &[Hint]) -> String {
+pub(crate) fn hints_text(found: &[Hint]) -> String {
     let mut out = String::from("Hints:");
     for h in found {
         let at = hint_at(h).map(|a| format!(" {a}")).unwrap_or_default();
@@ -337,7 +337,7 @@ pub fn hints_text(found: &[Hint]) -> String {
 }
 
 /// A hint as a JSON object.
-pub fn hint_json(h: &Hint) -> Json {
+pub(crate) fn hint_json(h: &Hint) -> Json {
     to_obj(vec![
         ("kind", h.kind.into()),
         ("program_id", h.program_id.into()),
@@ -445,7 +445,7 @@ fn payer_sections(p: &ProgramReport, line_limit: usize, out: &mut Vec<String>) {
 
 /// A container as a text cell: its name, else the first 12 digits of its
 /// ID (the short form `docker ps` and `crictl ps` print), `-` outside one.
-pub fn container_cell(c: Option<&Container>) -> String {
+pub(crate) fn container_cell(c: Option<&Container>) -> String {
     match c {
         None => "-".into(),
         Some(c) => match &c.name {
@@ -456,7 +456,7 @@ pub fn container_cell(c: Option<&Container>) -> String {
 }
 
 /// A pod as a text cell: `namespace/name`, else its UID, `-` outside one.
-pub fn pod_cell(p: Option<&Pod>) -> String {
+pub(crate) fn pod_cell(p: Option<&Pod>) -> String {
     match p {
         None => "-".into(),
         Some(p) => match (&p.namespace, &p.name) {

@@ -42,7 +42,7 @@ const NUMERIC: &[&str] = &[
     "COLUMN",
 ];
 
-pub fn is_numeric(header: &str) -> bool {
+pub(crate) fn is_numeric(header: &str) -> bool {
     NUMERIC.contains(&header)
 }
 
@@ -60,7 +60,7 @@ fn pad(cell: &str, width: usize, right: bool, out: &mut String) {
 
 /// Render a header and rows with the listing alignment rules. Returns the
 /// lines joined by `\n`, no trailing newline.
-pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
     let align: Vec<(bool, bool)> = headers
         .iter()
         .map(|h| (*h == "ID", is_numeric(h)))
@@ -71,7 +71,7 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
 /// A table where each column says whether its header and its cells are
 /// right-aligned (`(header, cells)`). Every cell is padded to the column
 /// width (in code points); a missing cell is empty.
-pub fn aligned(headers: &[&str], align: &[(bool, bool)], rows: &[Vec<String>]) -> String {
+pub(crate) fn aligned(headers: &[&str], align: &[(bool, bool)], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

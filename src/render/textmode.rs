@@ -8,7 +8,7 @@ use crate::activity::ActivityRow;
 use crate::inspect::drilldown::{Drilldown, ViewState};
 
 /// The `BRR ACTIVITY` section. `measured` is the window in seconds.
-pub fn activity(
+pub(crate) fn activity(
     rows: &[ActivityRow],
     delay: f64,
     measured: f64,
@@ -36,7 +36,7 @@ pub fn activity(
 }
 
 /// The `BRR INSPECT` section.
-pub fn inspect(dd: &Drilldown, collapse: bool) -> String {
+pub(crate) fn inspect(dd: &Drilldown, collapse: bool) -> String {
     let mut out = vec![format!(
         "BRR INSPECT program={} name={} mode={} profiled={} instructions={}",
         dd.program_id,
@@ -64,7 +64,7 @@ pub fn inspect(dd: &Drilldown, collapse: bool) -> String {
 }
 
 /// `--profile-top` with no program to profile.
-pub fn no_program() -> String {
+pub(crate) fn no_program() -> String {
     "BRR PROFILE program=-\nNo program selected for profiling.".into()
 }
 

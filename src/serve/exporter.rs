@@ -18,10 +18,10 @@ use crate::session::{self, StatsGuard, Terminations};
 
 /// Where the exporter listens unless told otherwise: loopback only, so
 /// that the BPF inventory is not served to the network by accident.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:9435";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExporterConfig {
+pub(crate) struct ExporterConfig {
     pub listen: SocketAddr,
     /// Hold BPF_ENABLE_STATS for the exporter's life.
     pub stats: bool,
@@ -71,17 +71,17 @@ fn process() -> Process {
 /// How old an owner scan may be for the `*_owner` series. The scan walks
 /// every fd of every process (milliseconds on a busy host), too much for
 /// every scrape of a 1 s scrape interval; holders change rarely.
-pub const OWNERS_REFRESH: Duration = Duration::from_secs(10);
+pub(crate) const OWNERS_REFRESH: Duration = Duration::from_secs(10);
 
 /// How often objects never scanned for may force an owner scan before
 /// [`OWNERS_REFRESH`] would: a new object's holders are served with it,
 /// while hosts that load and unload programs all the time cost at most one
 /// scan every 2 s, not one per scrape.
-pub const NEW_OBJECT_SCAN_GAP: Duration = Duration::from_secs(2);
+pub(crate) const NEW_OBJECT_SCAN_GAP: Duration = Duration::from_secs(2);
 
 /// What the exporter serves of each program: its full name and memlock
 /// (both read once per program, then recalled), beside the info struct.
-pub const PROGRAM_FIELDS: ProgFields = ProgFields {
+pub(crate) const PROGRAM_FIELDS: ProgFields = ProgFields {
     full_name: true,
     map_ids: false,
     memlock: true,
@@ -91,19 +91,19 @@ pub const PROGRAM_FIELDS: ProgFields = ProgFields {
 
 /// Maps' memlock (recalled for fixed-size maps); links by number: the
 /// `target` label is the attach type and the target's IDs.
-pub const MAP_FIELDS: MapFields = MapFields {
+pub(crate) const MAP_FIELDS: MapFields = MapFields {
     fdinfo: true,
     pins: false,
     keepers: false,
 };
-pub const LINK_FIELDS: LinkFields = LinkFields {
+pub(crate) const LINK_FIELDS: LinkFields = LinkFields {
     target_names: false,
     pins: false,
     keepers: false,
 };
 
 /// Read everything one scrape reports.
-pub fn scrape(stats_enabled: bool) -> Result<Scrape> {
+pub(crate) fn scrape(stats_enabled: bool) -> Result<Scrape> {
     let t = Instant::now();
     let inv = session::inventory(
         PROGRAM_FIELDS,
@@ -154,7 +154,7 @@ impl Scraper {
 
 /// The exporter's routes: `/metrics`, `/` and, when `profile` serves
 /// them, [`profiles::PATH`]; else 404. GET and HEAD only.
-pub fn route(
+pub(crate) fn route(
     req: &HttpRequest,
     metrics: &dyn Fn() -> Result<String>,
     profile: Option<&dyn Fn(&HttpRequest) -> Response>,
@@ -193,7 +193,7 @@ pub fn route(
 /// Serve until SIGTERM, SIGINT or SIGHUP; statistics (unless turned off)
 /// stay on from start to stop. A capture in progress is ended and not
 /// waited for.
-pub fn run(config: ExporterConfig) -> Result<()> {
+pub(crate) fn run(config: ExporterConfig) -> Result<()> {
     let terminations = Terminations::catch()?;
     if let Some(p) = config.profiles {
         // A rate the kernel refuses fails now, not at every request.

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// What a client may send and how long it may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub max_connections: usize,
     pub request_line_bytes: usize,
     pub header_count: usize,
@@ -47,7 +47,7 @@ impl Default for Limits {
 
 /// The parts of a request the exporter routes on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HttpRequest {
+pub(crate) struct HttpRequest {
     pub method: String,
     /// The target without its query string.
     pub path: String,
@@ -57,13 +57,13 @@ pub struct HttpRequest {
 
 impl HttpRequest {
     /// HEAD: answered like GET, without the body.
-    pub fn is_head(&self) -> bool {
+    pub(crate) fn is_head(&self) -> bool {
         self.method == "HEAD"
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Response {
+pub(crate) struct Response {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Vec<u8>,
@@ -78,7 +78,11 @@ pub struct Response {
 }
 
 impl Response {
-    pub fn new(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Response {
+    pub(crate) fn new(
+        status: u16,
+        content_type: &'static str,
+        body: impl Into<Vec<u8>>,
+    ) -> Response {
         Response {
             status,
             content_type,
@@ -90,7 +94,7 @@ impl Response {
     }
 
     /// A plain-text error response with the status's reason as its body.
-    pub fn error(status: u16) -> Response {
+    pub(crate) fn error(status: u16) -> Response {
         Response::new(
             status,
             "text/plain; charset=utf-8",
@@ -99,14 +103,14 @@ impl Response {
     }
 
     /// Status line, headers and body as sent.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut out = self.head().into_bytes();
         out.extend_from_slice(&self.body);
         out
     }
 
     /// Status line and headers: the whole answer to a HEAD request.
-    pub fn head(&self) -> String {
+    pub(crate) fn head(&self) -> String {
         let mut head = format!(
             "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n",
             self.status,
@@ -128,7 +132,7 @@ impl Response {
     }
 }
 
-pub fn reason(status: u16) -> &'static str {
+pub(crate) fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
@@ -147,7 +151,7 @@ pub fn reason(status: u16) -> &'static str {
 
 /// Why no request was read.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Rejected {
+pub(crate) enum Rejected {
     /// The client closed (or reset) before sending anything: nothing to
     /// answer.
     Closed,
@@ -193,7 +197,7 @@ fn line(r: &mut impl BufRead, max: usize, too_long: u16) -> Result<Option<Vec<u8
 }
 
 /// Read one request head (request line and headers) within `limits`.
-pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<HttpRequest, Rejected> {
+pub(crate) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<HttpRequest, Rejected> {
     let first = line(r, limits.request_line_bytes, 414)?.ok_or(Rejected::Closed)?;
     let text = std::str::from_utf8(&first).map_err(|_| Rejected::Status(400))?;
     let mut parts = text.split(' ');
@@ -263,7 +267,7 @@ impl Read for DeadlineReader<'_> {
     }
 }
 
-pub type Handler = dyn Fn(&HttpRequest) -> Response + Send + Sync;
+pub(crate) type Handler = dyn Fn(&HttpRequest) -> Response + Send + Sync;
 
 fn serve_connection(stream: TcpStream, handler: &Handler, limits: &Limits) {
     let _ = stream.set_write_timeout(Some(limits.write_timeout));
@@ -307,25 +311,25 @@ impl Drop for ConnectionSlot {
 }
 
 /// A bound listening socket, not yet serving.
-pub struct Server {
+pub(crate) struct Server {
     listener: TcpListener,
     local: SocketAddr,
 }
 
 impl Server {
-    pub fn bind(addr: SocketAddr) -> io::Result<Server> {
+    pub(crate) fn bind(addr: SocketAddr) -> io::Result<Server> {
         let listener = TcpListener::bind(addr)?;
         let local = listener.local_addr()?;
         Ok(Server { listener, local })
     }
 
     /// The address actually bound (the port the kernel chose for port 0).
-    pub fn local_addr(&self) -> SocketAddr {
+    pub(crate) fn local_addr(&self) -> SocketAddr {
         self.local
     }
 
     /// Serve on a thread of its own until [`RunningServer::stop`].
-    pub fn start(self, handler: Arc<Handler>, limits: Limits) -> io::Result<RunningServer> {
+    pub(crate) fn start(self, handler: Arc<Handler>, limits: Limits) -> io::Result<RunningServer> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let local = self.local;
@@ -338,6 +342,7 @@ impl Server {
             stop,
             local,
             thread,
+            #[cfg(test)]
             active,
         })
     }
@@ -391,22 +396,24 @@ fn accept_loop(
 }
 
 /// A serving server.
-pub struct RunningServer {
+pub(crate) struct RunningServer {
     stop: Arc<AtomicBool>,
     local: SocketAddr,
     thread: JoinHandle<()>,
+    #[cfg(test)]
     active: Arc<AtomicUsize>,
 }
 
 impl RunningServer {
     /// Connections being served now.
-    pub fn connections(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn connections(&self) -> usize {
         self.active.load(Ordering::SeqCst)
     }
 
     /// Stop accepting; connections in progress finish on their own
     /// threads (each within its limits).
-    pub fn stop(self) {
+    pub(crate) fn stop(self) {
         self.stop.store(true, Ordering::SeqCst);
         // accept() has no timeout: a connection of our own wakes it.
         let mut wake = self.local;

@@ -3,10 +3,10 @@
 //! [`prometheus`] writes the text format and [`http`] serves it;
 //! [`profiles`] serves CPU profiles to continuous profilers.
 
-pub mod exporter;
-pub mod http;
-pub mod profiles;
-pub mod prometheus;
+pub(crate) mod exporter;
+pub(crate) mod http;
+pub(crate) mod profiles;
+pub(crate) mod prometheus;
 
-pub use exporter::{run, ExporterConfig, DEFAULT_LISTEN};
-pub use profiles::ProfileServing;
+pub(crate) use exporter::{run, ExporterConfig, DEFAULT_LISTEN};
+pub(crate) use profiles::ProfileServing;

@@ -24,23 +24,23 @@ use crate::profile::{self, CallGraph, Event, Request};
 use crate::session;
 
 /// Where profiles are served: the Go convention every puller uses.
-pub const PATH: &str = "/debug/pprof/profile";
+pub(crate) const PATH: &str = "/debug/pprof/profile";
 /// The capture length when a request names none (Go's default).
-pub const DEFAULT_SECONDS: u64 = 30;
+pub(crate) const DEFAULT_SECONDS: u64 = 30;
 /// The longest capture a request may ask for unless `--max-profile-seconds`
 /// says otherwise.
-pub const DEFAULT_MAX_SECONDS: u64 = 60;
+pub(crate) const DEFAULT_MAX_SECONDS: u64 = 60;
 /// The most `--max-profile-seconds` may allow: an hour.
-pub const MAX_SECONDS_LIMIT: u64 = 3600;
+pub(crate) const MAX_SECONDS_LIMIT: u64 = 3600;
 /// The sampling frequency unless `--profile-hz` says otherwise: the rate
 /// of continuous profilers and of `perf record -F 99` (not 100, so that
 /// sampling does not run in lockstep with 100 Hz timer work). A profile
 /// puller asks every 10-15 s for most of that time, so this rate is paid
 /// nearly all the time; `brr profile` defaults to 997 Hz for one-off
 /// captures.
-pub const DEFAULT_FREQUENCY: u64 = 99;
+pub(crate) const DEFAULT_FREQUENCY: u64 = 99;
 /// `Content-Type` of a profile: what Go's handler sends.
-pub const CONTENT_TYPE: &str = "application/octet-stream";
+pub(crate) const CONTENT_TYPE: &str = "application/octet-stream";
 
 /// How profiles are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ impl Default for ProfileServing {
 /// whole number from 1 to `max` (digits only, as Go's handler reads it),
 /// else [`DEFAULT_SECONDS`] (or `max` when that is lower). `Err` carries
 /// the 400 answer's text.
-pub fn seconds(query: &str, max: u64) -> std::result::Result<u64, String> {
+pub(crate) fn seconds(query: &str, max: u64) -> std::result::Result<u64, String> {
     let value = query.split('&').find_map(|pair| {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         (key == "seconds").then_some(value)
@@ -97,7 +97,7 @@ struct Running {
 
 /// What a profile request got.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Another capture runs; ask again after this many seconds.
     Busy { retry_after: u64 },
     /// The gzipped profile, or why there is none.
@@ -105,7 +105,7 @@ pub enum Outcome {
 }
 
 /// The capture thread and the one capture it may run at a time.
-pub struct Profiler {
+pub(crate) struct Profiler {
     config: ProfileServing,
     jobs: Mutex<Sender<Job>>,
     running: Mutex<Option<Running>>,
@@ -113,7 +113,7 @@ pub struct Profiler {
 
 impl Profiler {
     /// Start the capture thread; it samples nothing until asked.
-    pub fn spawn(config: ProfileServing, bpffs: PathBuf) -> Result<Profiler> {
+    pub(crate) fn spawn(config: ProfileServing, bpffs: PathBuf) -> Result<Profiler> {
         let (jobs, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("brr-profile".into())
@@ -131,12 +131,8 @@ impl Profiler {
         })
     }
 
-    pub fn config(&self) -> ProfileServing {
-        self.config
-    }
-
     /// Seconds until the capture in progress has answered, when one runs.
-    pub fn busy(&self) -> Option<u64> {
+    pub(crate) fn busy(&self) -> Option<u64> {
         let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         running
             .as_ref()
@@ -145,7 +141,7 @@ impl Profiler {
 
     /// Capture for `seconds` and return the encoded profile, unless a
     /// capture runs already.
-    pub fn capture(&self, seconds: u64) -> Outcome {
+    pub(crate) fn capture(&self, seconds: u64) -> Outcome {
         let stop = Arc::new(StopSignal::new());
         {
             let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
@@ -181,7 +177,7 @@ impl Profiler {
     }
 
     /// End the capture in progress now (SIGTERM).
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(r) = running.as_ref() {
             r.stop.cancel();
@@ -191,7 +187,7 @@ impl Profiler {
     /// The answer to a request for [`PATH`]: 400 for a bad `seconds`, 429
     /// while another capture runs, else the profile (or 500 and why not).
     /// HEAD checks the same but captures nothing.
-    pub fn answer(&self, req: &HttpRequest) -> Response {
+    pub(crate) fn answer(&self, req: &HttpRequest) -> Response {
         let seconds = match seconds(&req.query, self.config.max_seconds) {
             Ok(n) => n,
             Err(why) => return Response::new(400, "text/plain; charset=utf-8", why),
@@ -245,7 +241,7 @@ fn too_many(retry_after: u64) -> Response {
 
 /// A capture of every program on every CPU with the helper and kernel
 /// frames under each BPF line.
-pub fn request(frequency: u64, seconds: u64, bpffs: &std::path::Path) -> Request {
+pub(crate) fn request(frequency: u64, seconds: u64, bpffs: &std::path::Path) -> Request {
     Request {
         event: Event::Auto,
         duration: seconds as f64,

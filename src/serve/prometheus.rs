@@ -18,7 +18,7 @@ use crate::session::context::{HeldKind, OwnerScan};
 /// Everything one scrape reports: programs with their full names and
 /// memlock, maps with their memlock (`None` where the kernel did not say).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Scrape {
+pub(crate) struct Scrape {
     pub programs: Vec<Program>,
     pub maps: Vec<Map>,
     pub links: Vec<Link>,
@@ -36,16 +36,16 @@ pub struct Scrape {
 
 /// The exporter's own cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Process {
+pub(crate) struct Process {
     pub cpu_seconds: Option<f64>,
     pub resident_bytes: Option<u64>,
 }
 
 /// The HTTP `Content-Type` of [`render`]'s text.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// A label value with `\`, `"` and newline escaped as the format requires.
-pub fn label_value(v: &str, out: &mut String) {
+pub(crate) fn label_value(v: &str, out: &mut String) {
     for c in v.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
@@ -106,7 +106,7 @@ impl<'a> Family<'a> {
 
 /// What a link is attached to, as one label: the attach type and the
 /// target object or BTF ID the kernel reports, `-` when it reports none.
-pub fn link_target(l: &Link) -> String {
+pub(crate) fn link_target(l: &Link) -> String {
     let mut parts = Vec::new();
     if let Some(a) = &l.attach_type {
         parts.push(a.clone());
@@ -343,7 +343,7 @@ fn own_state(s: &Scrape, out: &mut String) {
 }
 
 /// The exposition text of one scrape.
-pub fn render(s: &Scrape) -> String {
+pub(crate) fn render(s: &Scrape) -> String {
     let mut out = String::with_capacity(256 + s.programs.len() * 400);
     programs(s, &mut out);
     maps_and_links(s, &mut out);

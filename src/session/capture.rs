@@ -11,7 +11,7 @@ use crate::sys::signal::InterruptGuard;
 
 /// One capture in which the first Ctrl-C ends sampling early (the partial
 /// profile is reported as usual) and a second one exits with 130.
-pub fn capture(req: &profile::Request) -> Result<data::Profile> {
+pub(crate) fn capture(req: &profile::Request) -> Result<data::Profile> {
     // Caught from here on, so a Ctrl-C before the watcher runs is not lost.
     let guard = InterruptGuard::block();
     let stop = Arc::new(StopSignal::new());
@@ -34,18 +34,18 @@ pub fn capture(req: &profile::Request) -> Result<data::Profile> {
 
 /// The signals that end the interactive view: SIGINT (`kill -INT`; in raw
 /// mode Ctrl-C is a key), SIGTERM and SIGHUP (a closed terminal).
-pub struct Terminations(());
+pub(crate) struct Terminations(());
 
 impl Terminations {
     /// Catch the terminating signals from now on; they no longer kill the
     /// process, so the caller must act on [`Terminations::wait`].
-    pub fn catch() -> Result<Terminations> {
+    pub(crate) fn catch() -> Result<Terminations> {
         crate::sys::signal::block_terminating();
         Ok(Terminations(()))
     }
 
     /// Block until one of the signals arrives; returns its number.
-    pub fn wait(&mut self) -> i32 {
+    pub(crate) fn wait(&mut self) -> i32 {
         crate::sys::signal::wait_terminating()
     }
 }

@@ -24,10 +24,10 @@ use crate::model::{
 };
 use crate::profile::report::DEFAULT_KUBELET_LOGS;
 
-pub use crate::kernel::owners::{HeldKind, Owners};
+pub(crate) use crate::kernel::owners::{HeldKind, Owners};
 
 /// The owner scan of a caller that wants one taken now (the CLI).
-pub const SCAN_NOW: Duration = Duration::ZERO;
+pub(crate) const SCAN_NOW: Duration = Duration::ZERO;
 
 /// `--kubelet-logs`: where the kubelet's log directories name pods and
 /// containers. Set once by the front end before it collects anything.
@@ -35,12 +35,12 @@ static KUBELET_LOGS: Mutex<Option<PathBuf>> = Mutex::new(None);
 
 /// Name pods and containers from the kubelet's logs under `dir` from now
 /// on (owner scans, profiles).
-pub fn set_kubelet_logs(dir: &Path) {
+pub(crate) fn set_kubelet_logs(dir: &Path) {
     *KUBELET_LOGS.lock().unwrap_or_else(PoisonError::into_inner) = Some(dir.to_path_buf());
 }
 
 /// The directory [`set_kubelet_logs`] named, else the default.
-pub fn kubelet_logs() -> PathBuf {
+pub(crate) fn kubelet_logs() -> PathBuf {
     KUBELET_LOGS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -50,13 +50,13 @@ pub fn kubelet_logs() -> PathBuf {
 
 /// The workload of every cgroup and task `profile` sampled, named from the
 /// kubelet's logs (read once).
-pub fn workloads(profile: &Profile) -> SampledWorkloads {
+pub(crate) fn workloads(profile: &Profile) -> SampledWorkloads {
     crate::profile::report::workloads(profile, &kubelet_logs())
 }
 
 /// One owner scan: who holds each object, and where each holder runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OwnerScan {
+pub(crate) struct OwnerScan {
     pub owners: Owners,
     /// Each holder's workload by pid, from its `/proc/PID/cgroup` (a
     /// holder that exited meanwhile has none).
@@ -81,13 +81,13 @@ impl From<Owners> for OwnerScan {
 
 impl OwnerScan {
     /// Where the holder `pid` runs, when its cgroup was read.
-    pub fn workload(&self, pid: u32) -> Option<&Workload> {
+    pub(crate) fn workload(&self, pid: u32) -> Option<&Workload> {
         self.workloads.get(&pid)
     }
 
     /// Who keeps one object loaded: its holders with their workloads, and
     /// `held_by` (for an object no process holds).
-    pub fn keepers(&self, kind: HeldKind, id: u32, held_by: Option<Holder>) -> Keepers {
+    pub(crate) fn keepers(&self, kind: HeldKind, id: u32, held_by: Option<Holder>) -> Keepers {
         let owners = self.of(kind, id).to_vec();
         let workloads = owners
             .iter()
@@ -103,7 +103,7 @@ impl OwnerScan {
 
 /// Scan the holders of every object, then read each holder's cgroup and
 /// name its container and pod (the kubelet's logs read at most once).
-pub fn scan_owners() -> OwnerScan {
+pub(crate) fn scan_owners() -> OwnerScan {
     let owners = owners::scan();
     let pids: BTreeSet<u32> = [&owners.progs, &owners.maps, &owners.links]
         .into_iter()
@@ -120,14 +120,14 @@ pub fn scan_owners() -> OwnerScan {
 /// The IDs of the objects that existed when an owner scan was taken, per
 /// kind, in ID order: an object not among them was never scanned for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Covered {
+pub(crate) struct Covered {
     pub progs: Vec<u32>,
     pub maps: Vec<u32>,
     pub links: Vec<u32>,
 }
 
 impl Covered {
-    pub fn of(progs: &[Program], maps: &[Map], links: &[Link]) -> Covered {
+    pub(crate) fn of(progs: &[Program], maps: &[Map], links: &[Link]) -> Covered {
         let sorted = |mut v: Vec<u32>| {
             v.sort_unstable();
             v
@@ -140,7 +140,7 @@ impl Covered {
     }
 
     /// Whether every object in `now` was there when `self` was taken.
-    pub fn covers(&self, now: &Covered) -> bool {
+    pub(crate) fn covers(&self, now: &Covered) -> bool {
         let within = |old: &[u32], new: &[u32]| new.iter().all(|id| old.binary_search(id).is_ok());
         within(&self.progs, &now.progs)
             && within(&self.maps, &now.maps)
@@ -162,12 +162,12 @@ struct LastScan {
 /// a few seconds old; callers that find it stale at the same time wait
 /// for one scan rather than run one each.
 #[derive(Debug, Default)]
-pub struct OwnerCache {
+pub(crate) struct OwnerCache {
     last: Mutex<Option<LastScan>>,
 }
 
 impl OwnerCache {
-    pub const fn new() -> OwnerCache {
+    pub(crate) const fn new() -> OwnerCache {
         OwnerCache {
             last: Mutex::new(None),
         }
@@ -176,7 +176,7 @@ impl OwnerCache {
     /// The owners as of at most `max_age` before `now`, running `scan`
     /// when the last scan is older or there is none ([`SCAN_NOW`]: always).
     /// A scan that cannot read /proc yields no owners, and is kept too.
-    pub fn get(
+    pub(crate) fn get(
         &self,
         now: Instant,
         max_age: Duration,
@@ -203,7 +203,7 @@ impl OwnerCache {
     /// existed; one that was not (a new object) is replaced, unless it is
     /// younger than `new_object_gap`, which bounds how often loads and
     /// unloads can force a scan.
-    pub fn get_covering(
+    pub(crate) fn get_covering(
         &self,
         now: Instant,
         max_age: Duration,
@@ -233,7 +233,7 @@ impl OwnerCache {
 static OWNERS: OwnerCache = OwnerCache::new();
 
 /// Who holds each object, from a scan at most `max_age` old.
-pub fn owners(max_age: Duration) -> Arc<OwnerScan> {
+pub(crate) fn owners(max_age: Duration) -> Arc<OwnerScan> {
     OWNERS.get(Instant::now(), max_age, scan_owners)
 }
 
@@ -256,13 +256,13 @@ const FIXED_SIZE_MAPS: [&str; 7] = [
 /// fdinfo is most of the cost of a walk, so a steady host costs only the
 /// info calls that bring the counters.
 #[derive(Debug, Default)]
-pub struct Statics {
+pub(crate) struct Statics {
     progs: BTreeMap<u32, (String, KnownProg)>,
     maps: BTreeMap<u32, (String, String, u64)>,
 }
 
 impl Statics {
-    pub const fn new() -> Statics {
+    pub(crate) const fn new() -> Statics {
         Statics {
             progs: BTreeMap::new(),
             maps: BTreeMap::new(),
@@ -270,7 +270,7 @@ impl Statics {
     }
 
     /// What is known of the program in `p` (its id and tag).
-    pub fn program(&self, p: &Program) -> KnownProg {
+    pub(crate) fn program(&self, p: &Program) -> KnownProg {
         match self.progs.get(&p.id) {
             Some((tag, known)) if *tag == p.tag => known.clone(),
             _ => KnownProg::default(),
@@ -278,7 +278,7 @@ impl Statics {
     }
 
     /// The memlock of the map in `m` (its id, name and type), if known.
-    pub fn map(&self, m: &Map) -> Option<u64> {
+    pub(crate) fn map(&self, m: &Map) -> Option<u64> {
         match self.maps.get(&m.id) {
             Some((name, kind, b)) if *name == m.name && *kind == m.map_type => Some(*b),
             _ => None,
@@ -289,7 +289,7 @@ impl Statics {
     /// order, with what it read: `fields`) beside what was known of the
     /// same program; programs the walk did not see are forgotten. Entries
     /// are updated in place, so that a steady host allocates nothing here.
-    pub fn keep_programs(&mut self, fields: ProgFields, programs: &[Program]) {
+    pub(crate) fn keep_programs(&mut self, fields: ProgFields, programs: &[Program]) {
         self.progs
             .retain(|id, _| programs.binary_search_by_key(id, |p| p.id).is_ok());
         for p in programs {
@@ -313,7 +313,7 @@ impl Statics {
 
     /// Keep the memlock of the fixed-size maps among `maps` (every map a
     /// walk saw, in ID order); maps it did not see are forgotten.
-    pub fn keep_maps(&mut self, maps: &[Map]) {
+    pub(crate) fn keep_maps(&mut self, maps: &[Map]) {
         self.maps
             .retain(|id, _| maps.binary_search_by_key(id, |m| m.id).is_ok());
         for m in maps {
@@ -343,7 +343,7 @@ fn statics() -> MutexGuard<'static, Statics> {
 /// order, recalling the full names and memlock earlier walks of this
 /// process read and keeping what this one read: for views that walk the
 /// programs again and again (windows, the TUI, the exporter).
-pub fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
+pub(crate) fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
     let mut out = Vec::new();
     ProgramReader::new(fields).each_known(
         |p| statics().program(p),
@@ -358,7 +358,7 @@ pub fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
 
 /// Every map with `fields`, in ID order, recalling the memlock of
 /// fixed-size maps (their `frozen` is then not read).
-pub fn maps_recalled(fields: MapFields) -> Result<Vec<Map>> {
+pub(crate) fn maps_recalled(fields: MapFields) -> Result<Vec<Map>> {
     let mut out = Vec::new();
     MapReader::new(fields).each_known(
         |m| statics().map(m),
@@ -375,7 +375,7 @@ pub fn maps_recalled(fields: MapFields) -> Result<Vec<Map>> {
 
 /// The objects and holders one exporter scrape serves.
 #[derive(Debug, Clone, Default)]
-pub struct Inventory {
+pub(crate) struct Inventory {
     pub programs: Vec<Program>,
     pub maps: Vec<Map>,
     pub links: Vec<Link>,
@@ -387,7 +387,7 @@ pub struct Inventory {
 /// of these objects existed: an object never scanned for forces a new
 /// scan, so that its holders are known before it is first served, unless
 /// the last scan is younger than `new_object_gap`.
-pub fn inventory(
+pub(crate) fn inventory(
     progs: ProgFields,
     maps: MapFields,
     links: LinkFields,
@@ -415,7 +415,7 @@ pub fn inventory(
 
 /// Each program's maps' memlock, every map once, and how many of its maps
 /// other programs use as well.
-pub fn add_maps_memlock(progs: &mut [Program], maps: &[Map]) {
+pub(crate) fn add_maps_memlock(progs: &mut [Program], maps: &[Map]) {
     let memlock: HashMap<u32, Option<u64>> = maps.iter().map(|m| (m.id, m.memlock_bytes)).collect();
     let mut users: HashMap<u32, u32> = HashMap::new();
     for p in progs.iter() {
@@ -457,7 +457,7 @@ pub(super) fn add_map_memlock(
 /// the programs' attach points: through their links, then through perf
 /// event fds (the owner scan's); a perf event that a perf-event link also
 /// holds is shown once, as the link.
-pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &OwnerScan) {
+pub(crate) fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &OwnerScan) {
     let mut by_prog: HashMap<u32, Vec<&Link>> = HashMap::new();
     for l in links {
         by_prog.entry(l.prog_id).or_default().push(l);
@@ -489,7 +489,7 @@ pub fn add_prog_keepers(progs: &mut [Program], links: &[Link], owners: &OwnerSca
 /// `-x` adds to activity rows. It costs an owner scan, so views that repeat
 /// read it on their own slower cadence and apply the latest to each window.
 #[derive(Debug, Clone, Default)]
-pub struct ProgContext {
+pub(crate) struct ProgContext {
     by_id: HashMap<u32, Known>,
 }
 
@@ -507,7 +507,7 @@ impl ProgContext {
     /// Read it now: programs and maps (their memlock recalled where it
     /// cannot have changed), links, and owners from a scan at most
     /// `owners_max_age` old.
-    pub fn read(owners_max_age: Duration) -> Result<ProgContext> {
+    pub(crate) fn read(owners_max_age: Duration) -> Result<ProgContext> {
         let mut progs = programs_recalled(ProgFields {
             map_ids: true,
             memlock: true,
@@ -526,7 +526,7 @@ impl ProgContext {
         Ok(ProgContext::from_programs(progs))
     }
 
-    pub fn from_programs(progs: Vec<Program>) -> ProgContext {
+    pub(crate) fn from_programs(progs: Vec<Program>) -> ProgContext {
         let by_id = progs
             .into_iter()
             .map(|p| {
@@ -544,7 +544,7 @@ impl ProgContext {
     }
 
     /// Fill the rows' programs it knows; the others keep theirs.
-    pub fn apply(&self, progs: &mut [Program]) {
+    pub(crate) fn apply(&self, progs: &mut [Program]) {
         for p in progs {
             if let Some(k) = self.by_id.get(&p.id) {
                 p.keepers = Some(k.keepers.clone());

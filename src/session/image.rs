@@ -20,7 +20,7 @@ use crate::profile::report::NativeCode;
 
 /// The image of program `id`: its translated and JITed instructions with
 /// their source lines, shared by whoever shows it.
-pub fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
+pub(crate) fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
     lines::image_by_id(u64::from(id)).map(Arc::new)
 }
 
@@ -28,7 +28,7 @@ pub fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
 /// the helpers and subprograms its translated instructions call, and its
 /// native code decoded (or why there is none, in the drilldown's words).
 /// The kernel symbol table is read once for both.
-pub fn disassembly(
+pub(crate) fn disassembly(
     image: &ProgramImage,
 ) -> (CallNames, std::result::Result<Arc<NativeImage>, String>) {
     let ksyms = Kallsyms::load();
@@ -45,7 +45,7 @@ pub fn disassembly(
 /// (`call bpf_map_lookup_elem#...`). Empty when kernel addresses are hidden
 /// from brr; the helper calls then read `imm` 0
 /// ([`crate::inspect::disasm::call_targets_hidden`]).
-pub fn call_names(image: &ProgramImage) -> CallNames {
+pub(crate) fn call_names(image: &ProgramImage) -> CallNames {
     call_names_from(&Kallsyms::load(), image)
 }
 
@@ -57,13 +57,13 @@ fn call_names_from(ksyms: &Kallsyms, image: &ProgramImage) -> CallNames {
 /// The decoded native code of program `id`, for naming the instructions
 /// a profile sampled; None when it cannot be read (the program is gone,
 /// addresses are hidden) or this host's code is not decoded.
-pub fn native_code(id: u32) -> Option<NativeImage> {
+pub(crate) fn native_code(id: u32) -> Option<NativeImage> {
     native_image(id).ok()
 }
 
 /// Whether program `id` has been unloaded. Any other failure to open it
 /// (a permission lost meanwhile) does not say it is gone.
-pub fn program_gone(id: u32) -> bool {
+pub(crate) fn program_gone(id: u32) -> bool {
     matches!(
         objects::open_program(u64::from(id)),
         Err(BrrError::NoProgram(_))
@@ -72,7 +72,7 @@ pub fn program_gone(id: u32) -> bool {
 
 /// The decoded native code of program `id` (every function, calls named
 /// from the kernel symbol table), for the drilldown's native view.
-pub fn native_image(id: u32) -> Result<NativeImage> {
+pub(crate) fn native_image(id: u32) -> Result<NativeImage> {
     let jited = lines::jited_image_by_id(u64::from(id), false)?;
     decode(&jited, &Symbols::new(Kallsyms::load), &|_, _| true)
 }
@@ -96,7 +96,7 @@ fn decode(
 /// sampled instruction gets its text (JSON and CSV list them all), else
 /// only those the `--line-limit` view shows; formatting is most of the
 /// cost of decoding.
-pub fn annotate(report: &mut Report, profile: &Profile, every: bool) {
+pub(crate) fn annotate(report: &mut Report, profile: &Profile, every: bool) {
     let symbols = Symbols::new(Kallsyms::load);
     let limit = match report.totals.line_limit {
         n if n > 0 && !every => n,

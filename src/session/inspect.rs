@@ -17,7 +17,7 @@ use crate::render::profile::SourceContexts;
 /// The `--devmode` tree: DIR (normalised) or, for a bare flag (an empty
 /// path), the current directory. Returns the tree and whether the flag was
 /// bare.
-pub fn devmode_tree(dir: impl AsRef<Path>) -> (SourceTree, bool) {
+pub(crate) fn devmode_tree(dir: impl AsRef<Path>) -> (SourceTree, bool) {
     let dir = dir.as_ref();
     if dir.as_os_str().is_empty() {
         let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
@@ -29,7 +29,10 @@ pub fn devmode_tree(dir: impl AsRef<Path>) -> (SourceTree, bool) {
 
 /// `--devmode` source context of a program image: its mapped lines in
 /// instruction order with context lines from the resolved files.
-pub fn image_context(image: &lines::ProgramImage, tree: &mut SourceTree) -> source::DumpContext {
+pub(crate) fn image_context(
+    image: &lines::ProgramImage,
+    tree: &mut SourceTree,
+) -> source::DumpContext {
     let slots = insn::slots(&image.xlated);
     let rec = insn::match_lines(slots.len(), &image.lines);
     source::dump_context(
@@ -48,7 +51,7 @@ pub fn image_context(image: &lines::ProgramImage, tree: &mut SourceTree) -> sour
 /// `brr dump --devmode`: the directory searched and the program's source
 /// context. A bare flag that resolves no file at all is an error, since the
 /// current directory was only a guess.
-pub fn dump_devmode(
+pub(crate) fn dump_devmode(
     image: &lines::ProgramImage,
     dir: impl AsRef<Path>,
 ) -> Result<(String, source::DumpContext)> {
@@ -62,7 +65,7 @@ pub fn dump_devmode(
 
 /// `brr profile --devmode`: source context for the programs the report
 /// lists that still exist.
-pub fn profile_contexts(report: &Report, dir: impl AsRef<Path>) -> SourceContexts {
+pub(crate) fn profile_contexts(report: &Report, dir: impl AsRef<Path>) -> SourceContexts {
     let (mut tree, _) = devmode_tree(dir);
     let by_program = report
         .programs
@@ -80,7 +83,7 @@ pub fn profile_contexts(report: &Report, dir: impl AsRef<Path>) -> SourceContext
 
 /// `brr dump-compare`: brr's instruction-to-line mapping of a program
 /// against bpftool's text and JSON dumps of it.
-pub fn compare_with_bpftool(prog_id: u32) -> Result<compare::Comparison> {
+pub(crate) fn compare_with_bpftool(prog_id: u32) -> Result<compare::Comparison> {
     let prog_id = u64::from(prog_id);
     let image = lines::image_by_id(prog_id)?;
     let json = crate::bpftool::dump_json(prog_id)?;
@@ -113,7 +116,7 @@ pub fn compare_with_bpftool(prog_id: u32) -> Result<compare::Comparison> {
 
 /// Program `id`'s part of a report (its rows cut by the report's line
 /// limit, most samples first) as the drilldown's plain input.
-pub fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
+pub(crate) fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
     let program = report.program(id).map(|p| DrillProfile {
         samples: p.samples,
         kernel_samples: p.kernel_samples,

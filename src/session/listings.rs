@@ -13,7 +13,11 @@ use crate::model::{BtfObject, Holder, Link, LinkFields, Map, MapFields, ProgFiel
 /// Programs as `brr prog` lists them, in ID order, with `fields`; with
 /// `stats`, statistics are on while they are read, so the run counters are
 /// current.
-pub fn programs(stats: bool, fields: ProgFields, bpffs: impl AsRef<Path>) -> Result<Vec<Program>> {
+pub(crate) fn programs(
+    stats: bool,
+    fields: ProgFields,
+    bpffs: impl AsRef<Path>,
+) -> Result<Vec<Program>> {
     let mut out = Vec::new();
     programs_each(stats, fields, bpffs, |p| {
         out.push(p);
@@ -27,7 +31,7 @@ pub fn programs(stats: bool, fields: ProgFields, bpffs: impl AsRef<Path>) -> Res
 /// from other objects is read first and kept small: pins, and with
 /// `fields.context` each map's memlock, how many programs use each map
 /// (one brief pass over the programs), the links and the owner scan.
-pub fn programs_each(
+pub(crate) fn programs_each(
     stats: bool,
     fields: ProgFields,
     bpffs: impl AsRef<Path>,
@@ -82,7 +86,7 @@ pub fn programs_each(
 
 /// Maps as `brr map` lists them, with `fields`; `keepers` are who holds
 /// each (a process, else the first program using it).
-pub fn maps(fields: MapFields, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
+pub(crate) fn maps(fields: MapFields, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
     let mut out = Vec::new();
     maps_each(fields, bpffs, |m| {
         out.push(m);
@@ -92,7 +96,7 @@ pub fn maps(fields: MapFields, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
 }
 
 /// [`maps`] one at a time, in ID order.
-pub fn maps_each(
+pub(crate) fn maps_each(
     fields: MapFields,
     bpffs: impl AsRef<Path>,
     mut each: impl FnMut(Map) -> Result<()>,
@@ -123,7 +127,7 @@ pub fn maps_each(
 }
 
 /// Links as `brr link` lists them, with `fields`.
-pub fn links(fields: LinkFields, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
+pub(crate) fn links(fields: LinkFields, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
     let mut out = Vec::new();
     links_each(fields, bpffs, |l| {
         out.push(l);
@@ -133,7 +137,7 @@ pub fn links(fields: LinkFields, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
 }
 
 /// [`links`] one at a time, in ID order.
-pub fn links_each(
+pub(crate) fn links_each(
     fields: LinkFields,
     bpffs: impl AsRef<Path>,
     mut each: impl FnMut(Link) -> Result<()>,
@@ -153,7 +157,7 @@ pub fn links_each(
 
 /// The BTF objects as `brr btf` lists them; with `users`, the programs and
 /// maps that use each (a pass over every program and map).
-pub fn btfs(users: bool) -> Result<Vec<BtfObject>> {
+pub(crate) fn btfs(users: bool) -> Result<Vec<BtfObject>> {
     let mut list = objects::btfs()?;
     if users {
         let mut by_btf = objects::btf_users()?;
@@ -164,15 +168,15 @@ pub fn btfs(users: bool) -> Result<Vec<BtfObject>> {
     Ok(list)
 }
 
-pub use crate::kernel::bpffs::{RootKind, EVERY_MOUNT};
+pub(crate) use crate::kernel::bpffs::{RootKind, EVERY_MOUNT};
 
 /// What a `--bpffs` directory is: a bpffs, or another file system of which
 /// only the bpffs mounts below are scanned.
-pub fn bpffs_root_kind(root: &Path) -> RootKind {
+pub(crate) fn bpffs_root_kind(root: &Path) -> RootKind {
     bpffs::root_kind(root)
 }
 
-pub fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {
+pub(crate) fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {
     let pins = bpffs::scan(root);
     for p in progs {
         p.pinned_paths = pins.for_prog(p.id);

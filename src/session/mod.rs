@@ -18,33 +18,30 @@
 //! Signal handling lives here and nowhere above it, so that the way signals
 //! are caught can change without touching the callers.
 
-pub mod capture;
-pub mod context;
-pub mod image;
-pub mod inspect;
-pub mod listings;
-pub mod window;
+pub(crate) mod capture;
+pub(crate) mod context;
+pub(crate) mod image;
+pub(crate) mod inspect;
+pub(crate) mod listings;
+pub(crate) mod window;
 
 use std::time::Duration;
 
 /// Statistics on for as long as it is held (the exporter holds it for its
 /// life).
-pub use crate::kernel::stats::StatsGuard;
-pub use capture::{capture, Terminations};
-pub use context::{add_maps_memlock, add_prog_keepers, inventory, owners, Inventory, ProgContext};
-pub use context::{kubelet_logs, set_kubelet_logs, workloads, OwnerScan};
-pub use image::{call_names, disassembly, program_gone, program_image};
-pub use inspect::{
-    compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, image_context,
-    profile_contexts,
+pub(crate) use crate::kernel::stats::StatsGuard;
+pub(crate) use capture::{capture, Terminations};
+pub(crate) use context::{inventory, ProgContext};
+pub(crate) use context::{set_kubelet_logs, workloads};
+pub(crate) use image::{call_names, disassembly, program_gone, program_image};
+pub(crate) use inspect::{
+    compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, profile_contexts,
 };
-pub use listings::{
+pub(crate) use listings::{
     attach_prog_pins, bpffs_root_kind, btfs, links, links_each, maps, maps_each, programs,
     programs_each,
 };
-pub use window::{
-    activity, activity_stream, activity_with, measure, Measurement, StreamWindow, Window, BRIEF,
-};
+pub(crate) use window::{activity, activity_stream, activity_with, Window, BRIEF};
 
 /// Longest wait that is ever computed: keeps `Instant + Duration` from
 /// overflowing (the CLI caps durations much lower).
@@ -52,7 +49,7 @@ const MAX_WAIT_SECONDS: f64 = 1e9;
 
 /// `seconds` as a wait that can always be added to an `Instant`: negative
 /// or NaN waits are zero, absurd ones capped.
-pub fn wait_for(seconds: f64) -> Duration {
+pub(crate) fn wait_for(seconds: f64) -> Duration {
     if seconds.is_nan() {
         return Duration::ZERO;
     }

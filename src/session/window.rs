@@ -18,7 +18,7 @@ use crate::sys::signal::InterruptGuard;
 /// these (and `memlock` or `map_ids` when asked); full names and memlock are
 /// read once per program and then recalled. Pins and context are added at
 /// the window's end, only for views that print them.
-pub const BRIEF: ProgFields = ProgFields {
+pub(crate) const BRIEF: ProgFields = ProgFields {
     full_name: true,
     map_ids: false,
     memlock: false,
@@ -34,7 +34,7 @@ fn snapshot(fields: ProgFields) -> Result<Vec<Program>> {
 /// been read. The window's clock starts when the baseline enumeration
 /// starts, so the measured time is the one between the starts of the two
 /// enumerations.
-pub struct Window {
+pub(crate) struct Window {
     stats: StatsGuard,
     fields: ProgFields,
     base: Vec<Program>,
@@ -44,7 +44,7 @@ pub struct Window {
 
 /// Two snapshots of one window and the seconds between them.
 #[derive(Debug, Clone)]
-pub struct Measurement {
+pub(crate) struct Measurement {
     pub base: Vec<Program>,
     pub current: Vec<Program>,
     pub seconds: f64,
@@ -76,7 +76,7 @@ fn unix_seconds(t: SystemTime) -> f64 {
 impl Window {
     /// Enable statistics and read the baseline; the snapshots read
     /// `fields`' `full_name`, `map_ids` and `memlock`.
-    pub fn start(fields: ProgFields) -> Result<Window> {
+    pub(crate) fn start(fields: ProgFields) -> Result<Window> {
         let stats = StatsGuard::enable()?;
         let start = Instant::now();
         let wall_start = SystemTime::now();
@@ -91,18 +91,18 @@ impl Window {
     }
 
     /// When the baseline enumeration started.
-    pub fn started(&self) -> Instant {
+    pub(crate) fn started(&self) -> Instant {
         self.start
     }
 
     /// The baseline snapshot (of a window continued from another one, only
     /// each program's id and counters: what the deltas are taken from).
-    pub fn base(&self) -> &[Program] {
+    pub(crate) fn base(&self) -> &[Program] {
         &self.base
     }
 
     /// When a window of `seconds` ends.
-    pub fn deadline(&self, seconds: f64) -> Instant {
+    pub(crate) fn deadline(&self, seconds: f64) -> Instant {
         self.start + wait_for(seconds)
     }
 
@@ -121,7 +121,7 @@ impl Window {
     }
 
     /// Read the second snapshot; statistics go off right after it.
-    pub fn finish(self) -> Result<Measurement> {
+    pub(crate) fn finish(self) -> Result<Measurement> {
         let (current, _, wall, seconds) = self.second()?;
         drop(self.stats);
         Ok(Measurement {
@@ -136,7 +136,7 @@ impl Window {
     /// Read the second snapshot and keep statistics on: the returned window
     /// starts from that snapshot, so back-to-back windows leave no
     /// unmeasured gap and cost one enumeration each.
-    pub fn finish_and_continue(self) -> Result<(Measurement, Window)> {
+    pub(crate) fn finish_and_continue(self) -> Result<(Measurement, Window)> {
         let (current, at, wall, seconds) = self.second()?;
         let next = Window {
             stats: self.stats,
@@ -160,7 +160,7 @@ impl Window {
 /// in between. Ctrl-C ends the window early; the
 /// rates then cover the shorter window. The snapshots read `fields` as
 /// [`Window::start`] does.
-pub fn measure(duration: f64, fields: ProgFields) -> Result<Measurement> {
+pub(crate) fn measure(duration: f64, fields: ProgFields) -> Result<Measurement> {
     let interrupt = InterruptGuard::block();
     let window = Window::start(fields)?;
     crate::trace::ready("stats-window");
@@ -176,14 +176,12 @@ pub fn measure(duration: f64, fields: ProgFields) -> Result<Measurement> {
 
 /// One window of a stream, as [`activity_stream`] hands it on.
 #[derive(Debug, Clone)]
-pub struct StreamWindow {
+pub(crate) struct StreamWindow {
     pub rows: Vec<ActivityRow>,
     /// Seconds actually measured (shorter than asked when Ctrl-C ended it).
     pub seconds: f64,
     pub wall_start: f64,
     pub wall_end: f64,
-    /// Ctrl-C ended this window; it is the last one.
-    pub interrupted: bool,
 }
 
 /// Back-to-back activity windows of `interval` seconds on one held
@@ -191,7 +189,7 @@ pub struct StreamWindow {
 /// Ctrl-C (which ends the current window early, hands it on, and stops) or
 /// until `emit` breaks. With `fields.pins`, pins are read at every window
 /// end, so programs pinned meanwhile show their paths.
-pub fn activity_stream(
+pub(crate) fn activity_stream(
     interval: f64,
     count: u64,
     bpffs: &Path,
@@ -233,7 +231,6 @@ pub fn activity_stream(
             seconds: m.seconds,
             wall_start: m.wall_start,
             wall_end: m.wall_end,
-            interrupted,
         });
         match next {
             Some(next) if flow.is_continue() => window = next,
@@ -246,7 +243,7 @@ pub fn activity_stream(
 /// `bpffs`, and the measured seconds (`all` and `limit` as in
 /// [`activity::compute`]); with `extended`, who holds each program, where
 /// it is attached and its memlock.
-pub fn activity(
+pub(crate) fn activity(
     duration: f64,
     bpffs: impl AsRef<Path>,
     all: bool,
@@ -264,7 +261,7 @@ pub fn activity(
 /// [`activity`] with the fields the view prints: pins with `fields.pins`,
 /// and with `fields.context` who holds each program, where it is attached
 /// and its memlock.
-pub fn activity_with(
+pub(crate) fn activity_with(
     duration: f64,
     bpffs: impl AsRef<Path>,
     all: bool,

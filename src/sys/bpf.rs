@@ -212,7 +212,7 @@ pub fn obj_get(path: &CStr) -> Result<OwnedFd, Errno> {
 /// Read the element at `key` of a map whose keys and values are both u32
 /// (a prog_array reads back program IDs). `None`: no element there. The
 /// sizes are checked first, so the kernel never writes past `value`.
-pub fn map_lookup_u32(fd: impl AsFd, key: u32) -> Result<Option<u32>, Errno> {
+pub(crate) fn map_lookup_u32(fd: impl AsFd, key: u32) -> Result<Option<u32>, Errno> {
     let info = map_info(fd.as_fd())?;
     if info.key_size != 4 || info.value_size != 4 {
         return Err(Errno(libc::EINVAL));
@@ -234,7 +234,7 @@ pub fn map_lookup_u32(fd: impl AsFd, key: u32) -> Result<Option<u32>, Errno> {
 /// What `BPF_TASK_FD_QUERY` says about a process's fd that a program is
 /// attached through (a perf event fd, or a raw tracepoint's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TaskFdQuery {
+pub(crate) struct TaskFdQuery {
     pub prog_id: u32,
     /// `enum bpf_task_fd_type`: raw_tracepoint 0, tracepoint 1, kprobe 2,
     /// kretprobe 3, uprobe 4, uretprobe 5.
@@ -249,7 +249,7 @@ pub struct TaskFdQuery {
 /// Ask which program is attached through fd `fd` of process `pid`, reusing
 /// `buf` for the name. ENOENT: no program is attached through it (or the
 /// process or fd is gone). A name longer than `buf` is cut to it.
-pub fn task_fd_query(pid: u32, fd: u32, buf: &mut [u8]) -> Result<TaskFdQuery, Errno> {
+pub(crate) fn task_fd_query(pid: u32, fd: u32, buf: &mut [u8]) -> Result<TaskFdQuery, Errno> {
     let mut attr = TaskFdQueryAttr {
         pid,
         fd,
@@ -298,6 +298,7 @@ pub(crate) unsafe trait Pod: Sized + Copy {
 
     /// A value from the first bytes of `raw`; missing bytes stay zero, as
     /// when an older kernel fills less of the struct.
+    #[cfg(test)]
     fn from_prefix(raw: &[u8]) -> Self {
         let mut v = Self::zeroed();
         let n = raw.len().min(std::mem::size_of::<Self>());
@@ -357,7 +358,7 @@ pub fn prog_info_first_func(fd: impl AsFd) -> Result<(ProgInfo, Option<(u32, u32
 
 /// What [`prog_info_listing`] reads.
 #[derive(Debug, Clone)]
-pub struct ListingInfo {
+pub(crate) struct ListingInfo {
     pub info: ProgInfo,
     /// The first `func_info` record `(insn_off, type_id)`, if any.
     pub first_func: Option<(u32, u32)>,
@@ -366,7 +367,7 @@ pub struct ListingInfo {
 
 /// [`prog_info_first_func`] plus, with `map_ids`, up to [`MAX_MAP_IDS`] map
 /// IDs: everything a listing row reads from the info struct, in one call.
-pub fn prog_info_listing(fd: impl AsFd, map_ids: bool) -> Result<ListingInfo, Errno> {
+pub(crate) fn prog_info_listing(fd: impl AsFd, map_ids: bool) -> Result<ListingInfo, Errno> {
     let mut rec = [0u32; 2];
     let mut ids = buffer::<u32>(if map_ids { MAX_MAP_IDS as usize } else { 0 })?;
     let mut info = ProgInfo {
@@ -506,7 +507,7 @@ pub struct ProgDetail {
 }
 
 /// Maximum number of map IDs reported per program (as the original).
-pub const MAX_MAP_IDS: u32 = 256;
+pub(crate) const MAX_MAP_IDS: u32 = 256;
 
 /// A zeroed buffer of `count` elements for the kernel to fill. The byte size
 /// is computed in `usize` with checked arithmetic: a count the kernel
@@ -551,7 +552,7 @@ pub fn prog_detail(fd: impl AsFd, want: ProgWant) -> Result<ProgDetail, Errno> {
 
 /// A program's native JIT code, as far as the kernel gave it out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JitedInsns {
+pub(crate) struct JitedInsns {
     /// The kernel's length of the image (every function's code, in
     /// `jited_ksyms` order); 0 when the program is not JIT-compiled.
     pub len: u32,
@@ -564,7 +565,10 @@ pub struct JitedInsns {
 
 /// [`prog_detail`] plus the program's native JIT image, read in the same
 /// call (the image is only ever copied when a caller asks for it).
-pub fn prog_detail_jited(fd: impl AsFd, want: ProgWant) -> Result<(ProgDetail, JitedInsns), Errno> {
+pub(crate) fn prog_detail_jited(
+    fd: impl AsFd,
+    want: ProgWant,
+) -> Result<(ProgDetail, JitedInsns), Errno> {
     read_detail(fd.as_fd(), want, true)
 }
 
@@ -773,7 +777,7 @@ pub fn btf_info(fd: impl AsFd, with_data: bool) -> Result<(BtfInfo, String, Vec<
 /// What kind of BPF object an fd refers to, from the fd's anon-inode name.
 /// (GET_INFO_BY_FD dispatches on the fd's type, so probing with a program
 /// info struct "succeeds" for maps and links as well.)
-pub fn fd_object_kind(fd: impl AsFd) -> Option<ObjKind> {
+pub(crate) fn fd_object_kind(fd: impl AsFd) -> Option<ObjKind> {
     let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd())).ok()?;
     match link.to_str()? {
         "anon_inode:bpf-prog" => Some(ObjKind::Prog),

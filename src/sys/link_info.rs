@@ -50,10 +50,10 @@ pub struct Iter {
 }
 
 impl Iter {
-    pub fn task_tid(&self) -> u32 {
+    pub(crate) fn task_tid(&self) -> u32 {
         self.arg0 as u32
     }
-    pub fn task_pid(&self) -> u32 {
+    pub(crate) fn task_pid(&self) -> u32 {
         (self.arg0 >> 32) as u32
     }
 }
@@ -113,7 +113,7 @@ pub struct UprobeMulti {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PerfUprobe {
+pub(crate) struct PerfUprobe {
     pub file_name: u64,
     pub name_len: u32,
     pub offset: u32,
@@ -123,7 +123,7 @@ pub struct PerfUprobe {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PerfKprobe {
+pub(crate) struct PerfKprobe {
     pub func_name: u64,
     pub name_len: u32,
     pub offset: u32,
@@ -134,7 +134,7 @@ pub struct PerfKprobe {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PerfTracepoint {
+pub(crate) struct PerfTracepoint {
     pub tp_name: u64,
     pub name_len: u32,
     pub _pad: u32,
@@ -143,7 +143,7 @@ pub struct PerfTracepoint {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PerfEventEvent {
+pub(crate) struct PerfEventEvent {
     pub config: u64,
     pub type_: u32,
     pub _pad: u32,
@@ -231,7 +231,8 @@ impl BpfLinkInfo {
 
     /// The struct from the first bytes of `raw` (a recorded or short read);
     /// what is missing reads as zero.
-    pub fn from_bytes(raw: &[u8]) -> BpfLinkInfo {
+    #[cfg(test)]
+    pub(crate) fn from_bytes(raw: &[u8]) -> BpfLinkInfo {
         Pod::from_prefix(raw)
     }
 
@@ -284,61 +285,63 @@ views! {
 }
 
 impl BpfLinkInfo {
-    pub fn perf_event_type(&self) -> u32 {
+    pub(crate) fn perf_event_type(&self) -> u32 {
         // SAFETY: integer-only union view.
         unsafe { self.u.perf_event.type_ }
     }
-    pub fn perf_uprobe(&self) -> PerfUprobe {
+    pub(crate) fn perf_uprobe(&self) -> PerfUprobe {
         // SAFETY: integer-only union view.
         unsafe { self.u.perf_event.u.uprobe }
     }
-    pub fn perf_kprobe(&self) -> PerfKprobe {
+    pub(crate) fn perf_kprobe(&self) -> PerfKprobe {
         // SAFETY: integer-only union view.
         unsafe { self.u.perf_event.u.kprobe }
     }
-    pub fn perf_tracepoint(&self) -> PerfTracepoint {
+    pub(crate) fn perf_tracepoint(&self) -> PerfTracepoint {
         // SAFETY: integer-only union view.
         unsafe { self.u.perf_event.u.tracepoint }
     }
-    pub fn perf_event_event(&self) -> PerfEventEvent {
+    pub(crate) fn perf_event_event(&self) -> PerfEventEvent {
         // SAFETY: integer-only union view.
         unsafe { self.u.perf_event.u.event }
     }
     // The setters assign one member in place, so the union's other bytes
     // keep their (initialised) values.
-    pub fn set_perf_uprobe(&mut self, type_: u32, v: PerfUprobe) {
+    pub(crate) fn set_perf_uprobe(&mut self, type_: u32, v: PerfUprobe) {
         self.u.perf_event.type_ = type_;
         self.u.perf_event.u.uprobe = v;
     }
-    pub fn set_perf_kprobe(&mut self, type_: u32, v: PerfKprobe) {
+    pub(crate) fn set_perf_kprobe(&mut self, type_: u32, v: PerfKprobe) {
         self.u.perf_event.type_ = type_;
         self.u.perf_event.u.kprobe = v;
     }
-    pub fn set_perf_tracepoint(&mut self, v: PerfTracepoint) {
+    pub(crate) fn set_perf_tracepoint(&mut self, v: PerfTracepoint) {
         self.u.perf_event.type_ = PERF_EVENT_TRACEPOINT;
         self.u.perf_event.u.tracepoint = v;
     }
-    pub fn set_perf_event_event(&mut self, v: PerfEventEvent) {
+    #[cfg(test)]
+    pub(crate) fn set_perf_event_event(&mut self, v: PerfEventEvent) {
         self.u.perf_event.type_ = PERF_EVENT_EVENT;
         self.u.perf_event.u.event = v;
     }
     /// Only the perf event type (an unknown one has no member to set).
-    pub fn set_perf_event_type(&mut self, type_: u32) {
+    #[cfg(test)]
+    pub(crate) fn set_perf_event_type(&mut self, type_: u32) {
         self.u.perf_event.type_ = type_;
     }
 }
 
-pub const LINK_RAW_TRACEPOINT: u32 = 1;
-pub const LINK_ITER: u32 = 4;
-pub const LINK_PERF_EVENT: u32 = 7;
-pub const LINK_UPROBE_MULTI: u32 = 12;
+pub(crate) const LINK_RAW_TRACEPOINT: u32 = 1;
+pub(crate) const LINK_ITER: u32 = 4;
+pub(crate) const LINK_PERF_EVENT: u32 = 7;
+pub(crate) const LINK_UPROBE_MULTI: u32 = 12;
 
-pub const PERF_EVENT_UPROBE: u32 = 1;
-pub const PERF_EVENT_URETPROBE: u32 = 2;
-pub const PERF_EVENT_KPROBE: u32 = 3;
-pub const PERF_EVENT_KRETPROBE: u32 = 4;
-pub const PERF_EVENT_TRACEPOINT: u32 = 5;
-pub const PERF_EVENT_EVENT: u32 = 6;
+pub(crate) const PERF_EVENT_UPROBE: u32 = 1;
+pub(crate) const PERF_EVENT_URETPROBE: u32 = 2;
+pub(crate) const PERF_EVENT_KPROBE: u32 = 3;
+pub(crate) const PERF_EVENT_KRETPROBE: u32 = 4;
+pub(crate) const PERF_EVENT_TRACEPOINT: u32 = 5;
+pub(crate) const PERF_EVENT_EVENT: u32 = 6;
 
 /// A link's info as the kernel filled it.
 #[derive(Clone, Copy)]

@@ -24,8 +24,8 @@ compile_error!("brr's perf sampling uses perf-event-open-sys, which has kernel A
 
 pub mod bpf;
 pub mod link_info;
-pub mod perf;
-pub mod signal;
+pub(crate) mod perf;
+pub(crate) mod signal;
 
 use std::io;
 

@@ -10,44 +10,44 @@ use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The kernel's perf ABI numbers, for the record parser above this layer.
-pub use perf_event_open_sys::bindings as abi;
+pub(crate) use perf_event_open_sys::bindings as abi;
 use perf_event_open_sys::bindings::{perf_event_attr, perf_event_mmap_page};
 use rustix::event::EventfdFlags;
 use rustix::mm::{MapFlags, ProtFlags};
-pub use rustix::process::Resource;
+pub(crate) use rustix::process::Resource;
 
 use super::Errno;
 
-pub const PERF_TYPE_HARDWARE: u32 = abi::PERF_TYPE_HARDWARE;
-pub const PERF_TYPE_SOFTWARE: u32 = abi::PERF_TYPE_SOFTWARE;
-pub const PERF_COUNT_SW_DUMMY: u64 = abi::PERF_COUNT_SW_DUMMY as u64;
+pub(crate) const PERF_TYPE_HARDWARE: u32 = abi::PERF_TYPE_HARDWARE;
+pub(crate) const PERF_TYPE_SOFTWARE: u32 = abi::PERF_TYPE_SOFTWARE;
+pub(crate) const PERF_COUNT_SW_DUMMY: u64 = abi::PERF_COUNT_SW_DUMMY as u64;
 
-pub const FORMAT_TOTAL_TIME_ENABLED: u64 = abi::PERF_FORMAT_TOTAL_TIME_ENABLED as u64;
-pub const FORMAT_TOTAL_TIME_RUNNING: u64 = abi::PERF_FORMAT_TOTAL_TIME_RUNNING as u64;
+pub(crate) const FORMAT_TOTAL_TIME_ENABLED: u64 = abi::PERF_FORMAT_TOTAL_TIME_ENABLED as u64;
+pub(crate) const FORMAT_TOTAL_TIME_RUNNING: u64 = abi::PERF_FORMAT_TOTAL_TIME_RUNNING as u64;
 
-pub const BRANCH_USER: u64 = abi::PERF_SAMPLE_BRANCH_USER as u64;
-pub const BRANCH_KERNEL: u64 = abi::PERF_SAMPLE_BRANCH_KERNEL as u64;
-pub const BRANCH_CALL_STACK: u64 = abi::PERF_SAMPLE_BRANCH_CALL_STACK as u64;
+pub(crate) const BRANCH_USER: u64 = abi::PERF_SAMPLE_BRANCH_USER as u64;
+pub(crate) const BRANCH_KERNEL: u64 = abi::PERF_SAMPLE_BRANCH_KERNEL as u64;
+pub(crate) const BRANCH_CALL_STACK: u64 = abi::PERF_SAMPLE_BRANCH_CALL_STACK as u64;
 
 /// The attribute flags brr uses, numbered as the bits of the ABI's flag
 /// word (so a value reads like the kernel's documentation). They reach the
 /// kernel through the bindings' bitfield setters, never as a raw word.
-pub mod flag {
-    pub const DISABLED: u64 = 1 << 0;
-    pub const EXCLUDE_USER: u64 = 1 << 4;
-    pub const EXCLUDE_HV: u64 = 1 << 6;
-    pub const COMM: u64 = 1 << 9;
-    pub const FREQ: u64 = 1 << 10;
-    pub const WATERMARK: u64 = 1 << 14;
-    pub const PRECISE_SHIFT: u32 = 15;
-    pub const PRECISE_MASK: u64 = 3 << PRECISE_SHIFT;
-    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
-    pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
-    pub const COMM_EXEC: u64 = 1 << 24;
+pub(crate) mod flag {
+    pub(crate) const DISABLED: u64 = 1 << 0;
+    pub(crate) const EXCLUDE_USER: u64 = 1 << 4;
+    pub(crate) const EXCLUDE_HV: u64 = 1 << 6;
+    pub(crate) const COMM: u64 = 1 << 9;
+    pub(crate) const FREQ: u64 = 1 << 10;
+    pub(crate) const WATERMARK: u64 = 1 << 14;
+    pub(crate) const PRECISE_SHIFT: u32 = 15;
+    pub(crate) const PRECISE_MASK: u64 = 3 << PRECISE_SHIFT;
+    pub(crate) const SAMPLE_ID_ALL: u64 = 1 << 18;
+    pub(crate) const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
+    pub(crate) const COMM_EXEC: u64 = 1 << 24;
     /// Timestamps from `clockid` instead of the perf clock.
-    pub const USE_CLOCKID: u64 = 1 << 25;
-    pub const KSYMBOL: u64 = 1 << 29;
-    pub const BPF_EVENT: u64 = 1 << 30;
+    pub(crate) const USE_CLOCKID: u64 = 1 << 25;
+    pub(crate) const KSYMBOL: u64 = 1 << 29;
+    pub(crate) const BPF_EVENT: u64 = 1 << 30;
 
     pub(super) const KNOWN: u64 = DISABLED
         | EXCLUDE_USER
@@ -64,18 +64,18 @@ pub mod flag {
         | BPF_EVENT;
 }
 
-pub const ATTR_SIZE_VER0: u32 = abi::PERF_ATTR_SIZE_VER0;
-pub const ATTR_SIZE_VER2: u32 = abi::PERF_ATTR_SIZE_VER2;
+pub(crate) const ATTR_SIZE_VER0: u32 = abi::PERF_ATTR_SIZE_VER0;
+pub(crate) const ATTR_SIZE_VER2: u32 = abi::PERF_ATTR_SIZE_VER2;
 /// The first size with `clockid`.
-pub const ATTR_SIZE_VER3: u32 = abi::PERF_ATTR_SIZE_VER3;
+pub(crate) const ATTR_SIZE_VER3: u32 = abi::PERF_ATTR_SIZE_VER3;
 /// `CLOCK_MONOTONIC`, the clock of `std::time::Instant` on Linux.
-pub const CLOCK_MONOTONIC: i32 = libc::CLOCK_MONOTONIC;
+pub(crate) const CLOCK_MONOTONIC: i32 = libc::CLOCK_MONOTONIC;
 
 /// What brr asks of `perf_event_open`: the part of `struct perf_event_attr`
 /// it sets, as plain fields. [`open_cpu_event`] writes it into the
 /// bindings' struct; `size` tells the kernel how much of that we mean.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PerfEventAttr {
+pub(crate) struct PerfEventAttr {
     pub type_: u32,
     pub size: u32,
     pub config: u64,
@@ -133,7 +133,7 @@ impl PerfEventAttr {
 
 /// `perf_event_open(attr, pid = -1, cpu, group_fd = -1, FD_CLOEXEC)`:
 /// a system-wide event on one CPU.
-pub fn open_cpu_event(attr: &PerfEventAttr, cpu: u32) -> Result<OwnedFd, Errno> {
+pub(crate) fn open_cpu_event(attr: &PerfEventAttr, cpu: u32) -> Result<OwnedFd, Errno> {
     let mut raw = attr.to_abi()?;
     // SAFETY: `raw` is a live, fully initialised perf_event_attr and its
     // `size` field is at most its size (checked in `to_abi`), so the kernel
@@ -171,17 +171,17 @@ fn event_ioctl(fd: RawFd, op: EventIoctl) -> Result<(), Errno> {
 
 /// Start counting/sampling. Takes a raw fd so a timer thread can stop events
 /// it does not own.
-pub fn enable(fd: RawFd) -> Result<(), Errno> {
+pub(crate) fn enable(fd: RawFd) -> Result<(), Errno> {
     event_ioctl(fd, perf_event_open_sys::ioctls::ENABLE)
 }
 
-pub fn disable(fd: RawFd) -> Result<(), Errno> {
+pub(crate) fn disable(fd: RawFd) -> Result<(), Errno> {
     event_ioctl(fd, perf_event_open_sys::ioctls::DISABLE)
 }
 
 /// `read()` of an event opened with TOTAL_TIME_ENABLED|RUNNING:
 /// `(value, time_enabled, time_running)`; a short read is `None`.
-pub fn read_times(fd: &OwnedFd) -> Result<Option<(u64, u64, u64)>, Errno> {
+pub(crate) fn read_times(fd: &OwnedFd) -> Result<Option<(u64, u64, u64)>, Errno> {
     let mut buf = [0u8; 24];
     let n = rustix::io::read(fd, &mut buf)?;
     if n != buf.len() {
@@ -195,18 +195,18 @@ pub fn read_times(fd: &OwnedFd) -> Result<Option<(u64, u64, u64)>, Errno> {
     Ok(Some((word(0), word(1), word(2))))
 }
 
-pub fn page_size() -> usize {
+pub(crate) fn page_size() -> usize {
     rustix::param::page_size()
 }
 
 /// Soft and hard limits of a resource; `None` components are unlimited.
-pub fn rlimit(resource: Resource) -> (Option<u64>, Option<u64>) {
+pub(crate) fn rlimit(resource: Resource) -> (Option<u64>, Option<u64>) {
     let lim = rustix::process::getrlimit(resource);
     (lim.current, lim.maximum)
 }
 
 /// CPUs this process may run on (sorted).
-pub fn affinity_cpus() -> Vec<u32> {
+pub(crate) fn affinity_cpus() -> Vec<u32> {
     let Ok(set) = rustix::thread::sched_getaffinity(None) else {
         return Vec::new();
     };
@@ -219,7 +219,7 @@ pub fn affinity_cpus() -> Vec<u32> {
 /// A per-CPU ring: one header page plus `2^n` data pages, mapped shared and
 /// writable (so the kernel honours `data_tail` and never overwrites unread
 /// records).
-pub struct Ring {
+pub(crate) struct Ring {
     base: *mut u8,
     len: usize,
     data_offset: usize,
@@ -233,7 +233,7 @@ unsafe impl Send for Ring {}
 
 /// The unread part of a ring: `first` then `second` (non-empty only when the
 /// data wraps around the end of the buffer).
-pub struct RingData<'a> {
+pub(crate) struct RingData<'a> {
     pub first: &'a [u8],
     pub second: &'a [u8],
     /// head − tail as read, before any overrun correction.
@@ -255,7 +255,7 @@ const _: () = assert!(
 );
 
 impl Ring {
-    pub fn map(fd: &OwnedFd, data_pages: usize, page_size: usize) -> Result<Ring, Errno> {
+    pub(crate) fn map(fd: &OwnedFd, data_pages: usize, page_size: usize) -> Result<Ring, Errno> {
         let len = data_pages
             .checked_add(1)
             .and_then(|p| p.checked_mul(page_size))
@@ -308,17 +308,17 @@ impl Ring {
         unsafe { &*(self.base.add(off) as *const AtomicU64) }
     }
 
-    pub fn data_size(&self) -> usize {
+    pub(crate) fn data_size(&self) -> usize {
         self.data_size
     }
 
     /// The head as of now (acquire); pass it to [`Ring::consume_to`].
-    pub fn head(&self) -> u64 {
+    pub(crate) fn head(&self) -> u64 {
         self.word(HEAD_OFF).load(Ordering::Acquire)
     }
 
     /// Consume everything written so far.
-    pub fn consume<R>(&mut self, f: impl FnOnce(RingData<'_>) -> R) -> Option<R> {
+    pub(crate) fn consume<R>(&mut self, f: impl FnOnce(RingData<'_>) -> R) -> Option<R> {
         let head = self.head();
         self.consume_to(head, f)
     }
@@ -326,7 +326,11 @@ impl Ring {
     /// Hand the bytes between the tail and `head` (a value previously
     /// returned by [`Ring::head`]) to `f`, then release them to the kernel.
     /// `None` when there was nothing to read.
-    pub fn consume_to<R>(&mut self, head: u64, f: impl FnOnce(RingData<'_>) -> R) -> Option<R> {
+    pub(crate) fn consume_to<R>(
+        &mut self,
+        head: u64,
+        f: impl FnOnce(RingData<'_>) -> R,
+    ) -> Option<R> {
         let tail = self.word(TAIL_OFF).load(Ordering::Relaxed);
         let size = self.data_size as u64;
         if size == 0 || head <= tail {
@@ -368,7 +372,7 @@ impl Ring {
 #[cfg(test)]
 impl Ring {
     /// An anonymous mapping laid out like a perf ring (header page + data).
-    pub fn anonymous(data_pages: usize, page_size: usize) -> Ring {
+    pub(crate) fn anonymous(data_pages: usize, page_size: usize) -> Ring {
         assert!(page_size >= std::mem::size_of::<perf_event_mmap_page>());
         let len = (data_pages + 1) * page_size;
         // SAFETY: a fresh private anonymous mapping at an address of the
@@ -391,7 +395,7 @@ impl Ring {
     }
 
     /// Append `bytes` at the head (wrapping) and publish the new head.
-    pub fn produce(&mut self, bytes: &[u8]) {
+    pub(crate) fn produce(&mut self, bytes: &[u8]) {
         let head = self.word(HEAD_OFF).load(Ordering::Relaxed);
         for (i, b) in bytes.iter().enumerate() {
             let pos = (head as usize + i) % self.data_size;
@@ -413,27 +417,27 @@ impl Drop for Ring {
 }
 
 /// An eventfd used to wake a poll loop from another thread.
-pub struct Waker {
+pub(crate) struct Waker {
     fd: OwnedFd,
 }
 
 impl Waker {
-    pub fn new() -> Result<Waker, Errno> {
+    pub(crate) fn new() -> Result<Waker, Errno> {
         let fd = rustix::event::eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
         Ok(Waker { fd })
     }
 
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         // A full counter (EAGAIN) already means "woken".
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
 
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
 
     /// Reset the counter after a wake-up.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         // EAGAIN when not woken.
         let _ = rustix::io::read(&self.fd, &mut [0u8; 8]);
     }
@@ -441,7 +445,7 @@ impl Waker {
 
 /// What `poll()` said of one descriptor.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Readiness {
+pub(crate) struct Readiness {
     pub readable: bool,
     /// POLLERR, POLLHUP or POLLNVAL: the descriptor is broken.
     pub failed: bool,
@@ -451,7 +455,7 @@ pub struct Readiness {
 
 /// `poll()` for input on `fds`; fills `out` (one entry per fd, in order)
 /// and returns how many are ready. EINTR retries with the same timeout.
-pub fn poll_input(
+pub(crate) fn poll_input(
     fds: &[BorrowedFd<'_>],
     out: &mut Vec<Readiness>,
     timeout_ms: i32,

@@ -61,7 +61,7 @@ fn catch_sigint(more: bool) -> bool {
 
 /// Catches SIGINT until dropped: a Ctrl-C no longer ends the process but
 /// wakes [`InterruptGuard::wait`]. Every live guard sees every Ctrl-C.
-pub struct InterruptGuard {
+pub(crate) struct InterruptGuard {
     /// The read end of the socket the handler writes to, and the handler's
     /// registration; `None` when signals could not be set up, in which case
     /// `wait` only sleeps and Ctrl-C keeps its default action.
@@ -69,7 +69,7 @@ pub struct InterruptGuard {
 }
 
 impl InterruptGuard {
-    pub fn block() -> InterruptGuard {
+    pub(crate) fn block() -> InterruptGuard {
         let hook = (|| {
             let (reader, writer) = UnixStream::pair().ok()?;
             if !catch_sigint(true) {
@@ -87,7 +87,7 @@ impl InterruptGuard {
     }
 
     /// Sleep up to `timeout`; true if Ctrl-C arrived (and was consumed).
-    pub fn wait(&self, timeout: Duration) -> bool {
+    pub(crate) fn wait(&self, timeout: Duration) -> bool {
         let Some((reader, _)) = &self.hook else {
             std::thread::sleep(timeout);
             return false;
@@ -152,14 +152,14 @@ fn terminating() -> &'static Option<Mutex<Signals>> {
 
 /// From now on SIGINT, SIGTERM and SIGHUP no longer end the process; they
 /// are handed to [`wait_terminating`] instead. Lasts until the process exits.
-pub fn block_terminating() {
+pub(crate) fn block_terminating() {
     terminating();
 }
 
 /// Wait for one of the signals caught since [`block_terminating`]; returns
 /// its number. Without that call (or if the handlers could not be
 /// installed) it never returns, as nothing will be caught.
-pub fn wait_terminating() -> libc::c_int {
+pub(crate) fn wait_terminating() -> libc::c_int {
     loop {
         match terminating() {
             Some(signals) => {

@@ -31,14 +31,14 @@ const METRICS: [Metric; 3] = [
 /// fractions of a percent still show), with its latest, lowest and highest
 /// values.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Series {
+pub(crate) struct Series {
     pub bars: Vec<u64>,
     pub now: f64,
     pub min: f64,
     pub max: f64,
 }
 
-pub fn series(points: &VecDeque<Point>, value: fn(&Point) -> f64, width: usize) -> Series {
+pub(crate) fn series(points: &VecDeque<Point>, value: fn(&Point) -> f64, width: usize) -> Series {
     let skip = points.len().saturating_sub(width);
     let vals: Vec<f64> = points.iter().skip(skip).map(value).collect();
     let max = vals.iter().copied().fold(0.0, f64::max);
@@ -55,7 +55,7 @@ pub fn series(points: &VecDeque<Point>, value: fn(&Point) -> f64, width: usize) 
 
 /// What the pane's border says: the program, and how much time the x axis
 /// spans (oldest window left, newest right).
-pub fn pane_title(id: u32, name: &str, windows: usize, seconds: f64) -> String {
+pub(crate) fn pane_title(id: u32, name: &str, windows: usize, seconds: f64) -> String {
     format!(
         " history of {id} {name}: last {windows} of {WINDOWS} windows of {}s, newest right ",
         fmt_g(seconds)
@@ -63,7 +63,7 @@ pub fn pane_title(id: u32, name: &str, windows: usize, seconds: f64) -> String {
 }
 
 /// The chart pane of the program under the cursor, in `area`.
-pub fn draw_pane(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
+pub(crate) fn draw_pane(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let history = app.history.lock();
     let Some(row) = app.selected() else {
         return;
@@ -117,7 +117,7 @@ pub fn draw_pane(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
 
 /// The drilldown's CPU% sparkline at the right end of its title line;
 /// nothing when the line has no room or the program has no history.
-pub fn draw_cpu_sparkline(
+pub(crate) fn draw_cpu_sparkline(
     f: &mut Frame,
     history: &Shared,
     id: u32,

@@ -7,7 +7,7 @@ use super::worker::{Cmd, ProfileJob};
 /// An outside effect the state machine asks for; the loop in `tui/mod.rs`
 /// carries it out.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
+pub(crate) enum Effect {
     Cmd(Cmd),
     Profile(ProfileJob),
     CancelProfile,

@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::activity::ActivityRow;
 
 /// Windows kept per program.
-pub const WINDOWS: usize = 120;
+pub(crate) const WINDOWS: usize = 120;
 
 /// One program in one window. f32 halves the memory of f64 and is far
 /// finer than a chart row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Point {
+pub(crate) struct Point {
     pub cpu_pct: f32,
     pub execs_per_sec: f32,
     pub avg_ns: f32,
@@ -33,7 +33,7 @@ enum Series {
 }
 
 #[derive(Debug, Default)]
-pub struct History {
+pub(crate) struct History {
     by_prog: HashMap<u32, Series>,
     /// `zeros[n]`: n zero points, what every idle program's series reads as.
     zeros: Vec<VecDeque<Point>>,
@@ -44,7 +44,7 @@ pub struct History {
 impl History {
     /// Add one window; `rows` must hold every loaded program (the TUI's
     /// windows do), so programs absent from it are gone.
-    pub fn record(&mut self, rows: &[ActivityRow], measured: f64) {
+    pub(crate) fn record(&mut self, rows: &[ActivityRow], measured: f64) {
         let d = if measured > 0.0 { measured } else { 1.0 };
         self.window_seconds = measured;
         let loaded: std::collections::HashSet<u32> = rows.iter().map(|r| r.prog.id).collect();
@@ -69,19 +69,19 @@ impl History {
     }
 
     /// A program's points, oldest first.
-    pub fn of(&self, id: u32) -> Option<&VecDeque<Point>> {
+    pub(crate) fn of(&self, id: u32) -> Option<&VecDeque<Point>> {
         match self.by_prog.get(&id)? {
             Series::Idle(n) => self.zeros.get(*n),
             Series::Ran(points) => Some(points),
         }
     }
 
-    pub fn window_seconds(&self) -> f64 {
+    pub(crate) fn window_seconds(&self) -> f64 {
         self.window_seconds
     }
 
     #[cfg(test)]
-    pub fn programs(&self) -> usize {
+    pub(crate) fn programs(&self) -> usize {
         self.by_prog.len()
     }
 }
@@ -112,12 +112,12 @@ fn push(series: &mut Series, point: Point) {
 
 /// The history as the sampler and the UI share it.
 #[derive(Debug, Clone, Default)]
-pub struct Shared(Arc<Mutex<History>>);
+pub(crate) struct Shared(Arc<Mutex<History>>);
 
 impl Shared {
     /// The history, also after a thread panicked while holding it (its
     /// data is still a valid, if partial, history).
-    pub fn lock(&self) -> MutexGuard<'_, History> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, History> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

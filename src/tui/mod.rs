@@ -12,15 +12,15 @@
 //! colours of `theme`; `worker` does the kernel work off the UI thread;
 //! `text` has the input, wrap and scroll helpers both views share.
 
-pub mod app;
-pub mod chart;
-pub mod drill;
-pub mod effect;
-pub mod history;
-pub mod text;
-pub mod theme;
-pub mod ui;
-pub mod worker;
+pub(crate) mod app;
+pub(crate) mod chart;
+pub(crate) mod drill;
+pub(crate) mod effect;
+pub(crate) mod history;
+pub(crate) mod text;
+pub(crate) mod theme;
+pub(crate) mod ui;
+pub(crate) mod worker;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -45,7 +45,7 @@ use worker::{Event, Worker};
 /// What the interactive view is started with, taken from the command line
 /// by the caller.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Config {
+pub(crate) struct Config {
     /// Seconds per activity window.
     pub delay: f64,
     pub extended: bool,
@@ -89,7 +89,7 @@ type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
 /// Run the TUI until the user quits; never returns (the process exits with
 /// the terminal restored, without waiting for a window or profile in
 /// flight, so quitting is immediate at any delay).
-pub fn run(config: Config) -> Result<(String, i32)> {
+pub(crate) fn run(config: Config) -> Result<(String, i32)> {
     // Fail before touching the terminal, so that the error is a plain
     // `brr: <message>` on stderr with its exit status: statistics must be
     // available and every program readable.

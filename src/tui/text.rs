@@ -5,7 +5,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Greedy word wrap to `width` cells (long words are cut).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out = Vec::new();
     let mut line = String::new();
@@ -35,7 +35,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// `1 sample`, `1,234 samples`: a count of samples in the TUI's number
 /// style (the table's thousands separators).
-pub fn samples_text(n: u64) -> String {
+pub(crate) fn samples_text(n: u64) -> String {
     if n == 1 {
         "1 sample".into()
     } else {
@@ -44,7 +44,7 @@ pub fn samples_text(n: u64) -> String {
 }
 
 /// `s` cut to `width` cells, ending in `…` when it was cut.
-pub fn fit(s: &str, width: usize) -> String {
+pub(crate) fn fit(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         return s.to_string();
     }
@@ -57,7 +57,7 @@ pub fn fit(s: &str, width: usize) -> String {
 
 /// The first shown row: `top` moved only as far as needed to keep the
 /// cursor in a viewport of `height` rows over `n` rows.
-pub fn scroll_top(top: usize, cursor: usize, n: usize, height: usize) -> usize {
+pub(crate) fn scroll_top(top: usize, cursor: usize, n: usize, height: usize) -> usize {
     let top = top.min(n.saturating_sub(height));
     if cursor < top {
         cursor
@@ -70,17 +70,17 @@ pub fn scroll_top(top: usize, cursor: usize, n: usize, height: usize) -> usize {
 
 /// A one-line text input (the delay dialog and the filter).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Input {
+pub(crate) struct Input {
     pub text: String,
 }
 
 impl Input {
-    pub fn new(text: &str) -> Input {
+    pub(crate) fn new(text: &str) -> Input {
         Input { text: text.into() }
     }
 
     /// Apply an editing key; false if the key is not an editing key.
-    pub fn edit(&mut self, k: &KeyEvent) -> bool {
+    pub(crate) fn edit(&mut self, k: &KeyEvent) -> bool {
         match k.code {
             KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.text.clear();
@@ -100,7 +100,7 @@ impl Input {
 }
 
 /// Ctrl+C and Ctrl+Q quit from everywhere, also while typing.
-pub fn is_hard_quit(k: &KeyEvent) -> bool {
+pub(crate) fn is_hard_quit(k: &KeyEvent) -> bool {
     k.modifiers.contains(KeyModifiers::CONTROL)
         && matches!(k.code, KeyCode::Char('c') | KeyCode::Char('q'))
 }

@@ -4,7 +4,7 @@
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy)]
-pub struct Theme {
+pub(crate) struct Theme {
     pub header: Style,
     pub col_header: Style,
     pub zebra: [Style; 2],
@@ -18,7 +18,7 @@ pub struct Theme {
 }
 
 impl Theme {
-    pub fn new(light: bool, color: bool) -> Theme {
+    pub(crate) fn new(light: bool, color: bool) -> Theme {
         if !color {
             let plain = Style::default();
             return Theme {

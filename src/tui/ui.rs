@@ -16,12 +16,12 @@ use crate::model::profile::Payer;
 use crate::model::report::Figured;
 use crate::render::num::{commas, fmt_g};
 
-pub use super::theme::Theme;
+pub(crate) use super::theme::Theme;
 
 /// Expand tabs to the next multiple of 8 columns, so that a row is
 /// measured and drawn the same way (a tab counted as one cell but drawn
 /// wide would cut off the row's end).
-pub fn expand_tabs(s: &str) -> String {
+pub(crate) fn expand_tabs(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut col = 0;
     for c in s.chars() {
@@ -58,7 +58,7 @@ fn line_at(f: &mut Frame, area: Rect, y: u16, line: Line<'_>) {
     }
 }
 
-pub fn draw(f: &mut Frame, app: &App, t: &Theme) {
+pub(crate) fn draw(f: &mut Frame, app: &App, t: &Theme) {
     let area = f.area();
     if area.height == 0 || area.width == 0 {
         return;

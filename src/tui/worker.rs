@@ -28,7 +28,7 @@ use crate::session::{self, ProgContext};
 use super::history::Shared;
 
 /// Everything the UI thread waits for.
-pub enum Event {
+pub(crate) enum Event {
     Input(TermEvent),
     /// The terminal input stream ended (closed terminal).
     InputGone,
@@ -39,7 +39,7 @@ pub enum Event {
 
 /// Requests from the UI.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cmd {
+pub(crate) enum Cmd {
     /// Measure one window of `delay` seconds. Any later command ends a
     /// window in flight without a result.
     Measure { delay: f64 },
@@ -57,7 +57,7 @@ pub enum Cmd {
 
 /// A finished profile: its report and the drilldown's rows read from it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProfileDone {
+pub(crate) struct ProfileDone {
     /// The program's rows, from `report`.
     pub input: ProfileInput,
     /// How the capture was taken, who pays for the program (`t`) and its
@@ -71,7 +71,7 @@ pub struct ProfileDone {
 }
 
 #[derive(Debug, Clone)]
-pub enum Msg {
+pub(crate) enum Msg {
     Window {
         rows: Vec<ActivityRow>,
         measured: f64,
@@ -106,7 +106,7 @@ pub enum Msg {
 
 /// A profile to run for the drilldown.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProfileJob {
+pub(crate) struct ProfileJob {
     pub seq: u64,
     pub id: u32,
     pub request: profile::Request,
@@ -130,7 +130,7 @@ const CONTEXT_POLL: Duration = Duration::from_millis(200);
 /// Progress reports are sent at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
-pub struct Worker {
+pub(crate) struct Worker {
     cmds: Sender<Cmd>,
     events: Sender<Event>,
     profile_stop: Option<Arc<StopSignal>>,
@@ -142,7 +142,7 @@ impl Worker {
     /// Start the sampling thread. `held` is the start-up window (its
     /// baseline read with statistics on) that the first window measures
     /// from; every window is also recorded into `history`.
-    pub fn spawn(
+    pub(crate) fn spawn(
         events: Sender<Event>,
         held: Option<session::Window>,
         bpffs: PathBuf,
@@ -167,17 +167,17 @@ impl Worker {
 
     /// Whether the view shows or filters by what the owner scan finds;
     /// the scan runs only while it does.
-    pub fn want_context(&self, wanted: bool) {
+    pub(crate) fn want_context(&self, wanted: bool) {
         self.context.wanted.store(wanted, Ordering::Relaxed);
     }
 
-    pub fn send(&self, cmd: Cmd) {
+    pub(crate) fn send(&self, cmd: Cmd) {
         let _ = self.cmds.send(cmd);
     }
 
     /// Run a profile on its own thread (the sampler stays free). A running
     /// one is cancelled first.
-    pub fn profile(&mut self, mut job: ProfileJob) {
+    pub(crate) fn profile(&mut self, mut job: ProfileJob) {
         self.cancel_profile();
         job.request.bpffs = self.bpffs.clone();
         let stop = Arc::new(StopSignal::new());
@@ -223,7 +223,7 @@ impl Worker {
         });
     }
 
-    pub fn cancel_profile(&mut self) {
+    pub(crate) fn cancel_profile(&mut self) {
         if let Some(stop) = self.profile_stop.take() {
             stop.cancel();
         }

@@ -7,34 +7,34 @@ use std::os::fd::OwnedFd;
 
 use super::sys;
 
-pub const BTF_MAGIC: u16 = 0xeb9f;
-pub const BTF_VERSION: u8 = 1;
-pub const BTF_HDR_LEN: u32 = 24;
+pub(crate) const BTF_MAGIC: u16 = 0xeb9f;
+pub(crate) const BTF_VERSION: u8 = 1;
+pub(crate) const BTF_HDR_LEN: u32 = 24;
 
-pub const BTF_KIND_INT: u32 = 1;
-pub const BTF_KIND_PTR: u32 = 2;
-pub const BTF_KIND_FUNC: u32 = 12;
-pub const BTF_KIND_FUNC_PROTO: u32 = 13;
+pub(crate) const BTF_KIND_INT: u32 = 1;
+pub(crate) const BTF_KIND_PTR: u32 = 2;
+pub(crate) const BTF_KIND_FUNC: u32 = 12;
+pub(crate) const BTF_KIND_FUNC_PROTO: u32 = 13;
 
 /// `BTF_INT_SIGNED` encoding bit.
-pub const BTF_INT_SIGNED: u32 = 1;
+pub(crate) const BTF_INT_SIGNED: u32 = 1;
 
 /// FUNC linkage (stored in the FUNC's vlen).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Linkage {
+pub(crate) enum Linkage {
     Static = 0,
     Global = 1,
 }
 
 /// Encode a BTF type `info` word.
-pub const fn info(kind: u32, vlen: u32, kind_flag: bool) -> u32 {
+pub(crate) const fn info(kind: u32, vlen: u32, kind_flag: bool) -> u32 {
     (vlen & 0xffff) | ((kind & 0x1f) << 24) | ((kind_flag as u32) << 31)
 }
 
 /// Builder for a raw BTF blob. Type ids start at 1 (0 is `void`); string
 /// offset 0 is the empty string.
 #[derive(Debug, Clone)]
-pub struct BtfBuilder {
+pub(crate) struct BtfBuilder {
     types: Vec<u8>,
     strings: Vec<u8>,
     string_offs: HashMap<String, u32>,
@@ -48,7 +48,7 @@ impl Default for BtfBuilder {
 }
 
 impl BtfBuilder {
-    pub fn new() -> BtfBuilder {
+    pub(crate) fn new() -> BtfBuilder {
         let mut string_offs = HashMap::new();
         string_offs.insert(String::new(), 0);
         BtfBuilder {
@@ -60,7 +60,7 @@ impl BtfBuilder {
     }
 
     /// Add (or reuse) a NUL-terminated string; returns its offset.
-    pub fn add_string(&mut self, s: &str) -> u32 {
+    pub(crate) fn add_string(&mut self, s: &str) -> u32 {
         assert!(!s.contains('\0'), "BTF strings cannot contain NUL");
         if let Some(&off) = self.string_offs.get(s) {
             return off;
@@ -86,7 +86,7 @@ impl BtfBuilder {
     }
 
     /// INT type of `size` bytes (bits = size * 8, offset 0).
-    pub fn add_int(&mut self, name: &str, size: u32, signed: bool) -> u32 {
+    pub(crate) fn add_int(&mut self, name: &str, size: u32, signed: bool) -> u32 {
         let name_off = self.add_string(name);
         let id = self.push_type(name_off, info(BTF_KIND_INT, 0, false), size);
         let encoding = if signed { BTF_INT_SIGNED } else { 0 };
@@ -95,13 +95,13 @@ impl BtfBuilder {
     }
 
     /// Anonymous pointer to `target`.
-    pub fn add_ptr(&mut self, target: u32) -> u32 {
+    pub(crate) fn add_ptr(&mut self, target: u32) -> u32 {
         self.push_type(0, info(BTF_KIND_PTR, 0, false), target)
     }
 
     /// Anonymous FUNC_PROTO returning `ret` with the given (name, type)
     /// params.
-    pub fn add_func_proto(&mut self, ret: u32, params: &[(&str, u32)]) -> u32 {
+    pub(crate) fn add_func_proto(&mut self, ret: u32, params: &[(&str, u32)]) -> u32 {
         let id = self.push_type(
             0,
             info(BTF_KIND_FUNC_PROTO, params.len() as u32, false),
@@ -116,18 +116,18 @@ impl BtfBuilder {
     }
 
     /// FUNC named `name` of prototype `proto`.
-    pub fn add_func(&mut self, name: &str, proto: u32, linkage: Linkage) -> u32 {
+    pub(crate) fn add_func(&mut self, name: &str, proto: u32, linkage: Linkage) -> u32 {
         let name_off = self.add_string(name);
         self.push_type(name_off, info(BTF_KIND_FUNC, linkage as u32, false), proto)
     }
 
     /// Number of types added so far.
-    pub fn type_count(&self) -> u32 {
+    pub(crate) fn type_count(&self) -> u32 {
         self.next_id - 1
     }
 
     /// Serialize: header, type section, string section.
-    pub fn build(&self) -> Vec<u8> {
+    pub(crate) fn build(&self) -> Vec<u8> {
         let type_len = self.types.len() as u32;
         let str_len = self.strings.len() as u32;
         let mut out = Vec::with_capacity(24 + self.types.len() + self.strings.len());
@@ -146,14 +146,14 @@ impl BtfBuilder {
 
     /// Build and load with `BPF_BTF_LOAD`; the error carries the kernel's
     /// BTF verifier log.
-    pub fn load(&self) -> io::Result<OwnedFd> {
+    pub(crate) fn load(&self) -> io::Result<OwnedFd> {
         load_btf(&self.build())
     }
 }
 
 /// Load a raw BTF blob; on failure retries with a log and returns it in the
 /// error message.
-pub fn load_btf(blob: &[u8]) -> io::Result<OwnedFd> {
+pub(crate) fn load_btf(blob: &[u8]) -> io::Result<OwnedFd> {
     let mut attr = sys::BtfLoadAttr {
         btf: blob.as_ptr() as u64,
         btf_size: blob.len() as u32,
@@ -187,7 +187,7 @@ pub fn load_btf(blob: &[u8]) -> io::Result<OwnedFd> {
 
 /// Read the string at `off` in the string section of a raw BTF blob
 /// (as returned by `sys::btf_data`). Returns `None` when out of range.
-pub fn blob_string(blob: &[u8], off: u32) -> Option<String> {
+pub(crate) fn blob_string(blob: &[u8], off: u32) -> Option<String> {
     if blob.len() < BTF_HDR_LEN as usize {
         return None;
     }

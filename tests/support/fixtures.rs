@@ -19,18 +19,18 @@ use super::{create_map, load_program, LoadedMap, LoadedProg, ProgBuilder};
 // ---------------------------------------------------------------------------
 
 /// Where bpffs is (or gets) mounted.
-pub const BPFFS_ROOT: &str = "/sys/fs/bpf";
+pub(crate) const BPFFS_ROOT: &str = "/sys/fs/bpf";
 /// `BPF_FS_MAGIC` as reported by statfs(2).
-pub const BPF_FS_MAGIC: i64 = 0xcafe4a11;
+pub(crate) const BPF_FS_MAGIC: i64 = 0xcafe4a11;
 
 /// Is `path` on a bpffs mount?
-pub fn is_bpffs(path: &str) -> io::Result<bool> {
+pub(crate) fn is_bpffs(path: &str) -> io::Result<bool> {
     let st = rustix::fs::statfs(path)?;
     Ok(st.f_type as i64 == BPF_FS_MAGIC)
 }
 
 /// Mount bpffs on /sys/fs/bpf unless it already is one (needs root).
-pub fn ensure_bpffs() -> io::Result<()> {
+pub(crate) fn ensure_bpffs() -> io::Result<()> {
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if is_bpffs(BPFFS_ROOT).unwrap_or(false) {
@@ -53,14 +53,14 @@ pub fn ensure_bpffs() -> io::Result<()> {
 /// A fresh directory `/sys/fs/bpf/brr-test-<pid>-<counter>/`; pins made
 /// through it are unlinked, and its directories removed, on drop.
 #[derive(Debug)]
-pub struct PinDir {
+pub(crate) struct PinDir {
     pub path: PathBuf,
     pins: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
 }
 
 impl PinDir {
-    pub fn new() -> io::Result<PinDir> {
+    pub(crate) fn new() -> io::Result<PinDir> {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         ensure_bpffs()?;
         loop {
@@ -81,7 +81,7 @@ impl PinDir {
     }
 
     /// Create `rel` (relative, may be nested) under the directory.
-    pub fn subdir(&mut self, rel: &str) -> io::Result<PathBuf> {
+    pub(crate) fn subdir(&mut self, rel: &str) -> io::Result<PathBuf> {
         let mut cur = self.path.clone();
         for comp in Path::new(rel).components() {
             cur.push(comp);
@@ -94,7 +94,7 @@ impl PinDir {
     }
 
     /// Pin `fd` at `rel` (parent directories are created).
-    pub fn pin(&mut self, fd: BorrowedFd<'_>, rel: &str) -> io::Result<PathBuf> {
+    pub(crate) fn pin(&mut self, fd: BorrowedFd<'_>, rel: &str) -> io::Result<PathBuf> {
         if let Some(parent) = Path::new(rel).parent() {
             if !parent.as_os_str().is_empty() {
                 self.subdir(parent.to_str().expect("utf-8 path"))?;
@@ -127,7 +127,7 @@ impl Drop for PinDir {
 
 /// Call BPF_PROG_TEST_RUN with `repeat` until `deadline` or until `stop`
 /// is set; returns the number of program runs completed (sum of repeats).
-pub fn drive_test_run(
+pub(crate) fn drive_test_run(
     prog: BorrowedFd<'_>,
     repeat: u32,
     deadline: Option<Instant>,
@@ -148,7 +148,7 @@ pub fn drive_test_run(
 /// Background thread running `prog` for `duration`; joins to the run count.
 /// Panics (inside the thread) if the fd cannot be duplicated or a test run
 /// fails.
-pub fn spawn_test_run_load(
+pub(crate) fn spawn_test_run_load(
     prog: BorrowedFd<'_>,
     repeat: u32,
     duration: Duration,
@@ -163,13 +163,17 @@ pub fn spawn_test_run_load(
 /// Open-ended load on several threads; `stop()` ends it and returns the
 /// total run count.
 #[derive(Debug)]
-pub struct LoadDriver {
+pub(crate) struct LoadDriver {
     stop: Arc<AtomicBool>,
     handles: Vec<JoinHandle<io::Result<u64>>>,
 }
 
 impl LoadDriver {
-    pub fn start(prog: BorrowedFd<'_>, threads: usize, repeat: u32) -> io::Result<LoadDriver> {
+    pub(crate) fn start(
+        prog: BorrowedFd<'_>,
+        threads: usize,
+        repeat: u32,
+    ) -> io::Result<LoadDriver> {
         let stop = Arc::new(AtomicBool::new(false));
         let mut handles = Vec::new();
         for _ in 0..threads.max(1) {
@@ -182,7 +186,7 @@ impl LoadDriver {
         Ok(LoadDriver { stop, handles })
     }
 
-    pub fn stop(mut self) -> io::Result<u64> {
+    pub(crate) fn stop(mut self) -> io::Result<u64> {
         self.stop.store(true, Ordering::Relaxed);
         let mut total = 0;
         for h in self.handles.drain(..) {
@@ -202,7 +206,7 @@ impl Drop for LoadDriver {
 }
 
 /// Run `prog` on `threads` threads for `duration`; returns total runs.
-pub fn run_load(
+pub(crate) fn run_load(
     prog: BorrowedFd<'_>,
     threads: usize,
     repeat: u32,
@@ -224,7 +228,7 @@ pub fn run_load(
 /// Poll `cond` every 5 ms until it holds or `timeout` passes; returns
 /// whether it held. Useful after dropping fixtures: a raw_tp link frees its
 /// program only after an RCU grace period.
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
         if cond() {
@@ -241,12 +245,12 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// Enabling is reference counted by the kernel, so concurrent guards are
 /// fine.
 #[derive(Debug)]
-pub struct StatsGuard {
+pub(crate) struct StatsGuard {
     pub fd: OwnedFd,
 }
 
 impl StatsGuard {
-    pub fn enable() -> io::Result<StatsGuard> {
+    pub(crate) fn enable() -> io::Result<StatsGuard> {
         Ok(StatsGuard {
             fd: sys::enable_stats()?,
         })
@@ -258,15 +262,15 @@ impl StatsGuard {
 // ---------------------------------------------------------------------------
 
 /// Shared ARRAY map parameters of the socket-filter fixture.
-pub const FX_MAP_NAME: &str = "brr_fx_map";
-pub const FX_MAP_KEY_SIZE: u32 = 4;
-pub const FX_MAP_VALUE_SIZE: u32 = 8;
-pub const FX_MAP_MAX_ENTRIES: u32 = 4;
+pub(crate) const FX_MAP_NAME: &str = "brr_fx_map";
+pub(crate) const FX_MAP_KEY_SIZE: u32 = 4;
+pub(crate) const FX_MAP_VALUE_SIZE: u32 = 8;
+pub(crate) const FX_MAP_MAX_ENTRIES: u32 = 4;
 
 /// Default repeat per BPF_PROG_TEST_RUN call for the load fixtures.
-pub const HOT_REPEAT: u32 = 10_000;
+pub(crate) const HOT_REPEAT: u32 = 10_000;
 /// Number of `acc = acc * 31 + i` steps (2 insns each) on the hot lines.
-pub const HOT_STEPS: usize = 2000;
+pub(crate) const HOT_STEPS: usize = 2000;
 
 fn emit_hot_steps(b: &mut ProgBuilder, reg: u8) {
     for i in 0..HOT_STEPS {
@@ -282,7 +286,7 @@ fn emit_hot_steps(b: &mut ProgBuilder, reg: u8) {
 /// and the kernel-reported line_info insn offsets shift accordingly, so
 /// compare xlated offsets only through the kernel's own line_info.
 #[derive(Debug)]
-pub struct SocketFilterFixture {
+pub(crate) struct SocketFilterFixture {
     pub prog: LoadedProg,
     pub map: LoadedMap,
     /// Source file all line records refer to.
@@ -292,12 +296,12 @@ pub struct SocketFilterFixture {
 }
 
 impl SocketFilterFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_sock";
-    pub const FUNC_NAME: &'static str = "brr_fx_sock_filter_main";
-    pub const FILE: &'static str = "/src/brr-fixtures/sock_filter.c";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_sock";
+    pub(crate) const FUNC_NAME: &'static str = "brr_fx_sock_filter_main";
+    pub(crate) const FILE: &'static str = "/src/brr-fixtures/sock_filter.c";
 
     /// Each test run increments map[0] by one and returns 0.
-    pub fn load() -> io::Result<SocketFilterFixture> {
+    pub(crate) fn load() -> io::Result<SocketFilterFixture> {
         let map = create_map(
             FX_MAP_NAME,
             sys::BPF_MAP_TYPE_ARRAY,
@@ -358,7 +362,7 @@ impl SocketFilterFixture {
 
     /// Line records as (insn index, file, line, col, text), exactly as
     /// encoded.
-    pub fn expected_lines(&self) -> Vec<(u32, String, u32, u32, String)> {
+    pub(crate) fn expected_lines(&self) -> Vec<(u32, String, u32, u32, String)> {
         self.prog
             .lines
             .iter()
@@ -369,7 +373,7 @@ impl SocketFilterFixture {
 
 /// (b) Socket filter whose cost is concentrated on one source line.
 #[derive(Debug)]
-pub struct HotFixture {
+pub(crate) struct HotFixture {
     pub prog: LoadedProg,
     pub file: &'static str,
     pub func_name: &'static str,
@@ -380,13 +384,13 @@ pub struct HotFixture {
 }
 
 impl HotFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_hot";
-    pub const FUNC_NAME: &'static str = "brr_fx_hot_main";
-    pub const FILE: &'static str = "/src/brr-fixtures/hot.c";
-    pub const HOT_LINE: u32 = 42;
-    pub const HOT_TEXT: &'static str = "    acc = acc * 31 + i; /* hot */";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_hot";
+    pub(crate) const FUNC_NAME: &'static str = "brr_fx_hot_main";
+    pub(crate) const FILE: &'static str = "/src/brr-fixtures/hot.c";
+    pub(crate) const HOT_LINE: u32 = 42;
+    pub(crate) const HOT_TEXT: &'static str = "    acc = acc * 31 + i; /* hot */";
 
-    pub fn load() -> io::Result<HotFixture> {
+    pub(crate) fn load() -> io::Result<HotFixture> {
         let f = Self::FILE;
         let mut b = ProgBuilder::new();
         b.func(Self::FUNC_NAME, Linkage::Global);
@@ -412,7 +416,7 @@ impl HotFixture {
     }
 
     /// Drive the program from a background thread for `duration`.
-    pub fn spawn_load(&self, duration: Duration) -> JoinHandle<u64> {
+    pub(crate) fn spawn_load(&self, duration: Duration) -> JoinHandle<u64> {
         spawn_test_run_load(self.prog.fd(), HOT_REPEAT, duration)
     }
 }
@@ -420,7 +424,7 @@ impl HotFixture {
 /// (c) Socket filter whose main calls a bpf-to-bpf subprogram holding the
 /// hot code.
 #[derive(Debug)]
-pub struct SubprogFixture {
+pub(crate) struct SubprogFixture {
     pub prog: LoadedProg,
     pub file: &'static str,
     pub main_func: &'static str,
@@ -433,14 +437,14 @@ pub struct SubprogFixture {
 }
 
 impl SubprogFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_sub";
-    pub const MAIN_FUNC: &'static str = "brr_fx_subprog_main";
-    pub const SUB_FUNC: &'static str = "brr_fx_subprog_hot_path";
-    pub const FILE: &'static str = "/src/brr-fixtures/subprog.c";
-    pub const HOT_LINE: u32 = 13;
-    pub const HOT_TEXT: &'static str = "    acc = acc * 31 + i; /* subprog hot */";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_sub";
+    pub(crate) const MAIN_FUNC: &'static str = "brr_fx_subprog_main";
+    pub(crate) const SUB_FUNC: &'static str = "brr_fx_subprog_hot_path";
+    pub(crate) const FILE: &'static str = "/src/brr-fixtures/subprog.c";
+    pub(crate) const HOT_LINE: u32 = 13;
+    pub(crate) const HOT_TEXT: &'static str = "    acc = acc * 31 + i; /* subprog hot */";
 
-    pub fn load() -> io::Result<SubprogFixture> {
+    pub(crate) fn load() -> io::Result<SubprogFixture> {
         let f = Self::FILE;
         let mut b = ProgBuilder::new();
         // main: insns 0..=2
@@ -475,14 +479,14 @@ impl SubprogFixture {
         })
     }
 
-    pub fn spawn_load(&self, duration: Duration) -> JoinHandle<u64> {
+    pub(crate) fn spawn_load(&self, duration: Duration) -> JoinHandle<u64> {
         spawn_test_run_load(self.prog.fd(), HOT_REPEAT, duration)
     }
 }
 
 /// (d) Socket filter whose hot line calls a helper many times.
 #[derive(Debug)]
-pub struct HelperFixture {
+pub(crate) struct HelperFixture {
     pub prog: LoadedProg,
     pub file: &'static str,
     pub func_name: &'static str,
@@ -495,16 +499,16 @@ pub struct HelperFixture {
 }
 
 impl HelperFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_helper";
-    pub const FUNC_NAME: &'static str = "brr_fx_helper_main";
-    pub const FILE: &'static str = "/src/brr-fixtures/helper.c";
-    pub const HOT_LINE: u32 = 32;
-    pub const HOT_TEXT: &'static str = "    t = bpf_ktime_get_ns(); /* helper hot */";
-    pub const CALLS: usize = 500;
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_helper";
+    pub(crate) const FUNC_NAME: &'static str = "brr_fx_helper_main";
+    pub(crate) const FILE: &'static str = "/src/brr-fixtures/helper.c";
+    pub(crate) const HOT_LINE: u32 = 32;
+    pub(crate) const HOT_TEXT: &'static str = "    t = bpf_ktime_get_ns(); /* helper hot */";
+    pub(crate) const CALLS: usize = 500;
     /// Repeat per test run call (each run makes 500 helper calls).
-    pub const REPEAT: u32 = 1000;
+    pub(crate) const REPEAT: u32 = 1000;
 
-    pub fn load() -> io::Result<HelperFixture> {
+    pub(crate) fn load() -> io::Result<HelperFixture> {
         let f = Self::FILE;
         let mut b = ProgBuilder::new();
         b.func(Self::FUNC_NAME, Linkage::Global);
@@ -534,7 +538,7 @@ impl HelperFixture {
         })
     }
 
-    pub fn spawn_load(&self, duration: Duration) -> JoinHandle<u64> {
+    pub(crate) fn spawn_load(&self, duration: Duration) -> JoinHandle<u64> {
         spawn_test_run_load(self.prog.fd(), Self::REPEAT, duration)
     }
 }
@@ -544,23 +548,23 @@ impl HelperFixture {
 /// function), a bounded loop (a backward branch) and a bpf-to-bpf call of
 /// a subprogram that itself calls a helper.
 #[derive(Debug)]
-pub struct JitFixture {
+pub(crate) struct JitFixture {
     pub prog: LoadedProg,
     pub map: LoadedMap,
 }
 
 impl JitFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_jit";
-    pub const MAIN_FUNC: &'static str = "brr_fx_jit_main";
-    pub const SUB_FUNC: &'static str = "brr_fx_jit_clock_sub";
-    pub const FILE: &'static str = "/src/brr-fixtures/jit.c";
-    pub const MAP_NAME: &'static str = "brr_fx_jit_map";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_jit";
+    pub(crate) const MAIN_FUNC: &'static str = "brr_fx_jit_main";
+    pub(crate) const SUB_FUNC: &'static str = "brr_fx_jit_clock_sub";
+    pub(crate) const FILE: &'static str = "/src/brr-fixtures/jit.c";
+    pub(crate) const MAP_NAME: &'static str = "brr_fx_jit_map";
     /// Loop iterations.
-    pub const ROUNDS: i32 = 16;
+    pub(crate) const ROUNDS: i32 = 16;
 
     /// Each run reads map[rand & 3], mixes it 16 times, adds the clock's
     /// low byte and writes it back; returns 0.
-    pub fn load() -> io::Result<JitFixture> {
+    pub(crate) fn load() -> io::Result<JitFixture> {
         let map = create_map(Self::MAP_NAME, sys::BPF_MAP_TYPE_HASH, 4, 8, 4)?;
         for key in 0..4 {
             map.set_u64(key, u64::from(key))?;
@@ -629,15 +633,15 @@ impl JitFixture {
 /// a main function calling `funcs` subprograms of `steps` arithmetic steps
 /// each, a line record every 8 steps and a helper call every 64.
 #[derive(Debug)]
-pub struct LargeFixture {
+pub(crate) struct LargeFixture {
     pub prog: LoadedProg,
 }
 
 impl LargeFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_large";
-    pub const FILE: &'static str = "/src/brr-fixtures/large.c";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_large";
+    pub(crate) const FILE: &'static str = "/src/brr-fixtures/large.c";
 
-    pub fn load(funcs: usize, steps: usize) -> io::Result<LargeFixture> {
+    pub(crate) fn load(funcs: usize, steps: usize) -> io::Result<LargeFixture> {
         let f = Self::FILE;
         let mut b = ProgBuilder::new();
         b.func("brr_fx_large_main", Linkage::Global);
@@ -686,7 +690,7 @@ impl LargeFixture {
 }
 
 /// Raw tracepoint that always exists and fires often.
-pub const RAW_TP_NAME: &str = "sched_switch";
+pub(crate) const RAW_TP_NAME: &str = "sched_switch";
 
 fn load_return_zero(prog_type: u32, name: &str) -> io::Result<LoadedProg> {
     let mut b = ProgBuilder::new();
@@ -701,7 +705,7 @@ fn load_return_zero(prog_type: u32, name: &str) -> io::Result<LoadedProg> {
 /// program only after an RCU grace period (deferred link dealloc), so a
 /// test checking the prog id is gone should poll with [`wait_until`].
 #[derive(Debug)]
-pub struct RawTpLinkFixture {
+pub(crate) struct RawTpLinkFixture {
     pub prog: LoadedProg,
     pub link: OwnedFd,
     pub link_id: u32,
@@ -709,13 +713,13 @@ pub struct RawTpLinkFixture {
 }
 
 impl RawTpLinkFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_rawtp";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_rawtp";
 
-    pub fn load() -> io::Result<RawTpLinkFixture> {
+    pub(crate) fn load() -> io::Result<RawTpLinkFixture> {
         Self::load_named(Self::PROG_NAME)
     }
 
-    pub fn load_named(name: &str) -> io::Result<RawTpLinkFixture> {
+    pub(crate) fn load_named(name: &str) -> io::Result<RawTpLinkFixture> {
         let prog = load_return_zero(sys::BPF_PROG_TYPE_RAW_TRACEPOINT, name)?;
         let link = sys::raw_tracepoint_open(prog.fd(), RAW_TP_NAME)?;
         let link_id = sys::link_info(link.as_fd())?.id;
@@ -732,7 +736,7 @@ impl RawTpLinkFixture {
 /// `<dir>/prog_a`, `<dir>/sub/prog_b` (same prog), `<dir>/map_a`,
 /// `<dir>/link_a`.
 #[derive(Debug)]
-pub struct PinnedFixture {
+pub(crate) struct PinnedFixture {
     pub dir: PinDir,
     pub prog: LoadedProg,
     pub map: LoadedMap,
@@ -744,11 +748,11 @@ pub struct PinnedFixture {
 }
 
 impl PinnedFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_pinned";
-    pub const MAP_NAME: &'static str = "brr_fx_pin_map";
-    pub const TP_PROG_NAME: &'static str = "brr_fx_pin_tp";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_pinned";
+    pub(crate) const MAP_NAME: &'static str = "brr_fx_pin_map";
+    pub(crate) const TP_PROG_NAME: &'static str = "brr_fx_pin_tp";
 
-    pub fn load() -> io::Result<PinnedFixture> {
+    pub(crate) fn load() -> io::Result<PinnedFixture> {
         let mut dir = PinDir::new()?;
         let prog = load_return_zero(sys::BPF_PROG_TYPE_SOCKET_FILTER, Self::PROG_NAME)?;
         let map = create_map(
@@ -776,21 +780,21 @@ impl PinnedFixture {
     }
 
     /// The pin directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.dir.path
     }
 }
 
 /// (h) Program loaded without any BTF (no func_info/line_info).
 #[derive(Debug)]
-pub struct NoBtfFixture {
+pub(crate) struct NoBtfFixture {
     pub prog: LoadedProg,
 }
 
 impl NoBtfFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_nobtf";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_nobtf";
 
-    pub fn load() -> io::Result<NoBtfFixture> {
+    pub(crate) fn load() -> io::Result<NoBtfFixture> {
         Ok(NoBtfFixture {
             prog: load_return_zero(sys::BPF_PROG_TYPE_SOCKET_FILTER, Self::PROG_NAME)?,
         })
@@ -800,7 +804,7 @@ impl NoBtfFixture {
 /// `bpf_get_current_pid_tgid` (enum bpf_func_id).
 const BPF_FUNC_GET_CURRENT_PID_TGID: i32 = 14;
 /// The raw tracepoint every system call enters through.
-pub const SYS_ENTER_TP: &str = "sys_enter";
+pub(crate) const SYS_ENTER_TP: &str = "sys_enter";
 
 /// (i) The hot loop in a raw-tracepoint program on `sys_enter`, run only
 /// for the system calls of one process. Unlike BPF_PROG_TEST_RUN, which
@@ -808,20 +812,20 @@ pub const SYS_ENTER_TP: &str = "sys_enter";
 /// interrupts and softirqs enabled, so interrupts land on it and their
 /// softirqs run on top of it, as on a production host.
 #[derive(Debug)]
-pub struct SyscallHotFixture {
+pub(crate) struct SyscallHotFixture {
     pub prog: LoadedProg,
     pub link: OwnedFd,
 }
 
 impl SyscallHotFixture {
-    pub const PROG_NAME: &'static str = "brr_fx_sysenter";
-    pub const FUNC_NAME: &'static str = "brr_fx_sys_enter_hot";
-    pub const FILE: &'static str = "/src/brr-fixtures/sys_enter.c";
-    pub const HOT_LINE: u32 = 27;
-    pub const HOT_TEXT: &'static str = "    acc = acc * 31 + i; /* per syscall */";
+    pub(crate) const PROG_NAME: &'static str = "brr_fx_sysenter";
+    pub(crate) const FUNC_NAME: &'static str = "brr_fx_sys_enter_hot";
+    pub(crate) const FILE: &'static str = "/src/brr-fixtures/sys_enter.c";
+    pub(crate) const HOT_LINE: u32 = 27;
+    pub(crate) const HOT_TEXT: &'static str = "    acc = acc * 31 + i; /* per syscall */";
 
     /// Load and attach, running the loop for the process `tgid` only.
-    pub fn load(tgid: u32) -> io::Result<SyscallHotFixture> {
+    pub(crate) fn load(tgid: u32) -> io::Result<SyscallHotFixture> {
         let f = Self::FILE;
         let mut b = ProgBuilder::new();
         b.func(Self::FUNC_NAME, Linkage::Global);
@@ -850,7 +854,7 @@ impl SyscallHotFixture {
 
     /// Make system calls from a background thread for `duration` (each one
     /// runs the program once); joins to the number made.
-    pub fn spawn_syscalls(duration: Duration) -> JoinHandle<u64> {
+    pub(crate) fn spawn_syscalls(duration: Duration) -> JoinHandle<u64> {
         let deadline = Instant::now() + duration;
         std::thread::spawn(move || {
             let mut calls = 0u64;
@@ -871,7 +875,7 @@ impl SyscallHotFixture {
 
 /// Raise RLIMIT_NOFILE's soft limit so at least `needed` more fds fit
 /// (best effort, up to the hard limit).
-pub fn raise_nofile_limit(needed: usize) {
+pub(crate) fn raise_nofile_limit(needed: usize) {
     use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     let lim = getrlimit(Resource::Nofile);
     let want = (needed as u64).saturating_add(256);
@@ -886,10 +890,10 @@ pub fn raise_nofile_limit(needed: usize) {
 }
 
 /// Minimal program instructions: `r0 = 0; exit`.
-pub const MINIMAL_PROG: [Insn; 2] = [mov64_imm(R0, 0), exit()];
+pub(crate) const MINIMAL_PROG: [Insn; 2] = [mov64_imm(R0, 0), exit()];
 
 /// Load one minimal socket filter without BTF (fast path, no info query).
-pub fn load_minimal(name: &str) -> io::Result<OwnedFd> {
+pub(crate) fn load_minimal(name: &str) -> io::Result<OwnedFd> {
     let license = c"GPL";
     let mut attr = sys::ProgLoadAttr {
         prog_type: sys::BPF_PROG_TYPE_SOCKET_FILTER,
@@ -907,7 +911,7 @@ pub fn load_minimal(name: &str) -> io::Result<OwnedFd> {
 /// Load `n_progs` minimal programs (`brr_fx_m<i>`) and create `n_maps`
 /// ARRAY maps (`brr_fx_mm<i>`, key 4, value 8, max 4). Programs come first
 /// in the returned vector.
-pub fn try_load_many(n_progs: usize, n_maps: usize) -> io::Result<Vec<OwnedFd>> {
+pub(crate) fn try_load_many(n_progs: usize, n_maps: usize) -> io::Result<Vec<OwnedFd>> {
     raise_nofile_limit(n_progs + n_maps);
     let mut fds = Vec::with_capacity(n_progs + n_maps);
     for i in 0..n_progs {
@@ -926,6 +930,6 @@ pub fn try_load_many(n_progs: usize, n_maps: usize) -> io::Result<Vec<OwnedFd>> 
 }
 
 /// Like [`try_load_many`], panicking on failure.
-pub fn load_many(n_progs: usize, n_maps: usize) -> Vec<OwnedFd> {
+pub(crate) fn load_many(n_progs: usize, n_maps: usize) -> Vec<OwnedFd> {
     try_load_many(n_progs, n_maps).unwrap_or_else(|e| panic!("load_many({n_progs}, {n_maps}): {e}"))
 }

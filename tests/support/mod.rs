@@ -13,13 +13,13 @@
 // test with a panic, and loading BPF objects takes raw bpf(2) calls.
 #![allow(unsafe_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-pub mod btf;
-pub mod fixtures;
-pub mod insn;
-pub mod sys;
+pub(crate) mod btf;
+pub(crate) mod fixtures;
+pub(crate) mod insn;
+pub(crate) mod sys;
 
 #[allow(unused_imports)] // each test crate uses a different subset
-pub use fixtures::*;
+pub(crate) use fixtures::*;
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -29,12 +29,12 @@ use btf::{BtfBuilder, Linkage};
 use insn::Insn;
 
 /// Environment variable: when "1", `live()` panics instead of skipping.
-pub const REQUIRE_LIVE_ENV: &str = "BRR_REQUIRE_LIVE";
+pub(crate) const REQUIRE_LIVE_ENV: &str = "BRR_REQUIRE_LIVE";
 
 /// Whether live BPF tests can run here. When they cannot: panics if
 /// `BRR_REQUIRE_LIVE=1`, otherwise reports the test as skipped ([`skip`])
 /// and returns false. Tests use `if !support::live() { return; }`.
-pub fn live() -> bool {
+pub(crate) fn live() -> bool {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
     match PROBE.get_or_init(probe_live) {
         Ok(()) => true,
@@ -60,7 +60,7 @@ static SKIPPED: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(
 /// line on stderr now, every skip of this test binary is listed once more
 /// when the binary exits, right after libtest's summary line, written to
 /// the real stderr (which libtest does not capture).
-pub fn skip(reason: impl std::fmt::Display) {
+pub(crate) fn skip(reason: impl std::fmt::Display) {
     static AT_EXIT: std::sync::Once = std::sync::Once::new();
     let test = std::thread::current()
         .name()
@@ -121,7 +121,7 @@ fn probe_live() -> Result<(), String> {
 
 /// One `bpf_line_info` record exactly as encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpectedLine {
+pub(crate) struct ExpectedLine {
     /// Instruction index in the program as loaded (not the xlated image).
     pub insn_off: u32,
     pub file: String,
@@ -133,7 +133,7 @@ pub struct ExpectedLine {
 
 /// One `bpf_func_info` record exactly as encoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpectedFunc {
+pub(crate) struct ExpectedFunc {
     pub insn_off: u32,
     pub name: String,
     pub linkage: Linkage,
@@ -143,7 +143,7 @@ pub struct ExpectedFunc {
 
 /// Instruction stream with function and source-line annotations.
 #[derive(Debug, Clone, Default)]
-pub struct ProgBuilder {
+pub(crate) struct ProgBuilder {
     pub insns: Vec<Insn>,
     /// (insn_off, name, linkage) in insn order.
     pub funcs: Vec<(u32, String, Linkage)>,
@@ -151,17 +151,17 @@ pub struct ProgBuilder {
 }
 
 impl ProgBuilder {
-    pub fn new() -> ProgBuilder {
+    pub(crate) fn new() -> ProgBuilder {
         ProgBuilder::default()
     }
 
     /// Index the next emitted instruction will have.
-    pub fn pc(&self) -> usize {
+    pub(crate) fn pc(&self) -> usize {
         self.insns.len()
     }
 
     /// Start a BTF FUNC at the next instruction.
-    pub fn func(&mut self, name: &str, linkage: Linkage) -> &mut Self {
+    pub(crate) fn func(&mut self, name: &str, linkage: Linkage) -> &mut Self {
         self.funcs
             .push((self.pc() as u32, name.to_string(), linkage));
         self
@@ -169,7 +169,7 @@ impl ProgBuilder {
 
     /// Attribute the next instruction (and all following, until the next
     /// `line` call) to `file:line:col` with source text `text`.
-    pub fn line(&mut self, file: &str, line: u32, col: u32, text: &str) -> &mut Self {
+    pub(crate) fn line(&mut self, file: &str, line: u32, col: u32, text: &str) -> &mut Self {
         self.lines.push(ExpectedLine {
             insn_off: self.pc() as u32,
             file: file.to_string(),
@@ -181,26 +181,26 @@ impl ProgBuilder {
     }
 
     /// Append one instruction; returns its index.
-    pub fn emit(&mut self, i: Insn) -> usize {
+    pub(crate) fn emit(&mut self, i: Insn) -> usize {
         self.insns.push(i);
         self.insns.len() - 1
     }
 
     /// Append several instructions (e.g. an `ld_imm64` pair).
-    pub fn emit_all(&mut self, is: &[Insn]) -> &mut Self {
+    pub(crate) fn emit_all(&mut self, is: &[Insn]) -> &mut Self {
         self.insns.extend_from_slice(is);
         self
     }
 
     /// Point the bpf-to-bpf call at `at` to the instruction `target`.
-    pub fn patch_call(&mut self, at: usize, target: usize) {
+    pub(crate) fn patch_call(&mut self, at: usize, target: usize) {
         self.insns[at].imm = target as i32 - at as i32 - 1;
     }
 }
 
 /// A loaded program plus what was encoded into it.
 #[derive(Debug)]
-pub struct LoadedProg {
+pub(crate) struct LoadedProg {
     pub fd: OwnedFd,
     pub id: u32,
     pub prog_type: u32,
@@ -219,38 +219,38 @@ pub struct LoadedProg {
 
 impl LoadedProg {
     /// Tag as 16 lowercase hex digits (bpftool's format).
-    pub fn tag_hex(&self) -> String {
+    pub(crate) fn tag_hex(&self) -> String {
         self.tag.iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
 
     /// Current kernel info (run_cnt etc.).
-    pub fn info(&self) -> io::Result<sys::ProgInfo> {
+    pub(crate) fn info(&self) -> io::Result<sys::ProgInfo> {
         sys::prog_info(self.fd.as_fd())
     }
 
     /// Kernel-reported ids of the maps this program uses.
-    pub fn map_ids(&self) -> io::Result<Vec<u32>> {
+    pub(crate) fn map_ids(&self) -> io::Result<Vec<u32>> {
         sys::prog_map_ids(self.fd.as_fd())
     }
 
     /// One BPF_PROG_TEST_RUN of `repeat` runs.
-    pub fn test_run(&self, repeat: u32) -> io::Result<sys::TestRun> {
+    pub(crate) fn test_run(&self, repeat: u32) -> io::Result<sys::TestRun> {
         sys::test_run(self.fd.as_fd(), repeat)
     }
 
     /// The expected line record covering loaded instruction `insn`.
-    pub fn line_for_insn(&self, insn: u32) -> Option<&ExpectedLine> {
+    pub(crate) fn line_for_insn(&self, insn: u32) -> Option<&ExpectedLine> {
         self.lines.iter().rev().find(|l| l.insn_off <= insn)
     }
 }
 
 /// A created map plus its parameters.
 #[derive(Debug)]
-pub struct LoadedMap {
+pub(crate) struct LoadedMap {
     pub fd: OwnedFd,
     pub id: u32,
     pub name: String,
@@ -261,25 +261,25 @@ pub struct LoadedMap {
 }
 
 impl LoadedMap {
-    pub fn fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
 
     /// Read a u64 value at a u32 key (for key 4 / value 8 maps).
-    pub fn get_u64(&self, key: u32) -> io::Result<u64> {
+    pub(crate) fn get_u64(&self, key: u32) -> io::Result<u64> {
         let mut v = [0u8; 8];
         sys::map_lookup(self.fd.as_fd(), &key.to_ne_bytes(), &mut v)?;
         Ok(u64::from_ne_bytes(v))
     }
 
     /// Write a u64 value at a u32 key.
-    pub fn set_u64(&self, key: u32, value: u64) -> io::Result<()> {
+    pub(crate) fn set_u64(&self, key: u32, value: u64) -> io::Result<()> {
         sys::map_update(self.fd.as_fd(), &key.to_ne_bytes(), &value.to_ne_bytes())
     }
 }
 
 /// Create a map and fetch its id.
-pub fn create_map(
+pub(crate) fn create_map(
     name: &str,
     map_type: u32,
     key_size: u32,
@@ -307,7 +307,7 @@ const VERIFIER_LOG_SIZE: usize = 4 << 20;
 /// (INT "int", FUNC_PROTO `int (void)`, one FUNC per func, strings for the
 /// file names and line texts) is built and loaded, and func_info/line_info
 /// are passed. On failure the error carries the verifier log.
-pub fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::Result<LoadedProg> {
+pub(crate) fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::Result<LoadedProg> {
     assert!(
         name.len() <= 15,
         "program name {name:?} longer than 15 bytes"
@@ -409,7 +409,7 @@ pub fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::Result<L
 /// Run brr (the binary at `brr`) with a stdout whose reader is already gone (every write fails
 /// with EPIPE) and check it ends as it would have: status 0, nothing on
 /// stderr (no panic, no message).
-pub fn assert_quiet_on_closed_stdout(brr: &str, args: &[&str]) {
+pub(crate) fn assert_quiet_on_closed_stdout(brr: &str, args: &[&str]) {
     let (read, write) = std::io::pipe().expect("pipe");
     drop(read);
     let o = std::process::Command::new(brr)

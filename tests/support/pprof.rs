@@ -14,14 +14,14 @@ use prost::Message;
 
 /// One frame of a sample's stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub function: String,
     pub file: String,
     pub line: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// `samples/count`.
     pub count: i64,
     /// String labels by key.
@@ -33,7 +33,7 @@ pub struct Sample {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
+pub(crate) struct Decoded {
     pub samples: Vec<Sample>,
     /// `period` (ns per sample) and `duration_nanos`.
     pub period: i64,
@@ -41,7 +41,7 @@ pub struct Decoded {
 }
 
 /// Decode gzipped profile bytes; panics on anything malformed.
-pub fn decode(gz: &[u8]) -> Decoded {
+pub(crate) fn decode(gz: &[u8]) -> Decoded {
     assert_eq!(gz.get(..2), Some(&[0x1f, 0x8b][..]), "gzip magic");
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(gz)
@@ -88,7 +88,7 @@ pub fn decode(gz: &[u8]) -> Decoded {
 
 impl Decoded {
     /// The samples of program `id` (its `prog_id` label).
-    pub fn of_program(&self, id: u32) -> impl Iterator<Item = &Sample> {
+    pub(crate) fn of_program(&self, id: u32) -> impl Iterator<Item = &Sample> {
         self.samples
             .iter()
             .filter(move |s| s.nums.get("prog_id") == Some(&i64::from(id)))

@@ -13,32 +13,32 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use brr::sys::bpf::{self, ObjKind, ProgWant};
-pub use brr::sys::bpf::{BtfInfo, MapInfo, ProgInfo};
+pub(crate) use brr::sys::bpf::{BtfInfo, MapInfo, ProgInfo};
 
 // ---- commands (enum bpf_cmd) that product code never issues ----
-pub const BPF_MAP_CREATE: u32 = 0;
-pub const BPF_MAP_LOOKUP_ELEM: u32 = 1;
-pub const BPF_MAP_UPDATE_ELEM: u32 = 2;
-pub const BPF_PROG_LOAD: u32 = 5;
-pub const BPF_OBJ_PIN: u32 = 6;
-pub const BPF_PROG_TEST_RUN: u32 = 10;
-pub const BPF_RAW_TRACEPOINT_OPEN: u32 = 17;
-pub const BPF_BTF_LOAD: u32 = 18;
+pub(crate) const BPF_MAP_CREATE: u32 = 0;
+pub(crate) const BPF_MAP_LOOKUP_ELEM: u32 = 1;
+pub(crate) const BPF_MAP_UPDATE_ELEM: u32 = 2;
+pub(crate) const BPF_PROG_LOAD: u32 = 5;
+pub(crate) const BPF_OBJ_PIN: u32 = 6;
+pub(crate) const BPF_PROG_TEST_RUN: u32 = 10;
+pub(crate) const BPF_RAW_TRACEPOINT_OPEN: u32 = 17;
+pub(crate) const BPF_BTF_LOAD: u32 = 18;
 
 // ---- program / map / link types ----
-pub const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
-pub const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
-pub const BPF_MAP_TYPE_HASH: u32 = 1;
-pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
-pub const BPF_LINK_TYPE_RAW_TRACEPOINT: u32 = 1;
+pub(crate) const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
+pub(crate) const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
+pub(crate) const BPF_MAP_TYPE_HASH: u32 = 1;
+pub(crate) const BPF_MAP_TYPE_ARRAY: u32 = 2;
+pub(crate) const BPF_LINK_TYPE_RAW_TRACEPOINT: u32 = 1;
 
 /// Length of the kernel's object name fields (`BPF_OBJ_NAME_LEN`).
-pub const BPF_OBJ_NAME_LEN: usize = 16;
+pub(crate) const BPF_OBJ_NAME_LEN: usize = 16;
 
 /// `BPF_MAP_CREATE` attributes.
 #[repr(C)]
 #[derive(Default)]
-pub struct MapCreateAttr {
+pub(crate) struct MapCreateAttr {
     pub map_type: u32,
     pub key_size: u32,
     pub value_size: u32,
@@ -58,7 +58,7 @@ pub struct MapCreateAttr {
 /// `BPF_MAP_*_ELEM` attributes.
 #[repr(C)]
 #[derive(Default)]
-pub struct MapElemAttr {
+pub(crate) struct MapElemAttr {
     pub map_fd: u32,
     pub _pad: u32,
     pub key: u64,
@@ -69,7 +69,7 @@ pub struct MapElemAttr {
 /// `BPF_PROG_LOAD` attributes (up to and including `log_true_size`).
 #[repr(C)]
 #[derive(Default)]
-pub struct ProgLoadAttr {
+pub(crate) struct ProgLoadAttr {
     pub prog_type: u32,
     pub insn_cnt: u32,
     pub insns: u64,
@@ -101,7 +101,7 @@ pub struct ProgLoadAttr {
 /// `BPF_OBJ_PIN` attributes.
 #[repr(C)]
 #[derive(Default)]
-pub struct ObjAttr {
+pub(crate) struct ObjAttr {
     pub pathname: u64,
     pub bpf_fd: u32,
     pub file_flags: u32,
@@ -110,7 +110,7 @@ pub struct ObjAttr {
 /// `BPF_PROG_TEST_RUN` attributes.
 #[repr(C)]
 #[derive(Default)]
-pub struct TestRunAttr {
+pub(crate) struct TestRunAttr {
     pub prog_fd: u32,
     pub retval: u32,
     pub data_size_in: u32,
@@ -132,7 +132,7 @@ pub struct TestRunAttr {
 /// `BPF_RAW_TRACEPOINT_OPEN` attributes.
 #[repr(C)]
 #[derive(Default)]
-pub struct RawTpAttr {
+pub(crate) struct RawTpAttr {
     pub name: u64,
     pub prog_fd: u32,
     pub _pad: u32,
@@ -141,7 +141,7 @@ pub struct RawTpAttr {
 /// `BPF_BTF_LOAD` attributes.
 #[repr(C)]
 #[derive(Default)]
-pub struct BtfLoadAttr {
+pub(crate) struct BtfLoadAttr {
     pub btf: u64,
     pub btf_log_buf: u64,
     pub btf_size: u32,
@@ -167,7 +167,7 @@ unsafe fn obj_info<T>(fd: BorrowedFd<'_>, info: &mut T) -> io::Result<()> {
 /// As for `brr::sys::bpf::command_fd`: `T` is `cmd`'s attr layout, every
 /// pointer stored in `attr` is zero or valid for the access the kernel
 /// performs, and the command's non-negative result is a new fd.
-pub unsafe fn sys_bpf_fd<T>(cmd: u32, attr: &mut T) -> io::Result<OwnedFd> {
+pub(crate) unsafe fn sys_bpf_fd<T>(cmd: u32, attr: &mut T) -> io::Result<OwnedFd> {
     // SAFETY: forwarded caller contract.
     Ok(unsafe { bpf::command_fd(cmd, attr) }?)
 }
@@ -182,7 +182,7 @@ unsafe fn sys_bpf<T>(cmd: u32, attr: &mut T) -> io::Result<i64> {
 }
 
 /// Copy `name` into a kernel object-name field, truncated to 15 bytes.
-pub fn obj_name(name: &str) -> [u8; BPF_OBJ_NAME_LEN] {
+pub(crate) fn obj_name(name: &str) -> [u8; BPF_OBJ_NAME_LEN] {
     let mut out = [0u8; BPF_OBJ_NAME_LEN];
     let n = name.len().min(BPF_OBJ_NAME_LEN - 1);
     out[..n].copy_from_slice(&name.as_bytes()[..n]);
@@ -190,13 +190,13 @@ pub fn obj_name(name: &str) -> [u8; BPF_OBJ_NAME_LEN] {
 }
 
 /// Decode a NUL-padded kernel object-name field.
-pub fn name_str(raw: &[u8]) -> String {
+pub(crate) fn name_str(raw: &[u8]) -> String {
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
     String::from_utf8_lossy(&raw[..end]).into_owned()
 }
 
 /// Create a map.
-pub fn map_create(
+pub(crate) fn map_create(
     map_type: u32,
     name: &str,
     key_size: u32,
@@ -216,7 +216,7 @@ pub fn map_create(
 }
 
 /// Look up `key` in a map whose value is `value.len()` bytes long.
-pub fn map_lookup(map: BorrowedFd<'_>, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+pub(crate) fn map_lookup(map: BorrowedFd<'_>, key: &[u8], value: &mut [u8]) -> io::Result<()> {
     let mut attr = MapElemAttr {
         map_fd: map.as_raw_fd() as u32,
         key: key.as_ptr() as u64,
@@ -230,7 +230,7 @@ pub fn map_lookup(map: BorrowedFd<'_>, key: &[u8], value: &mut [u8]) -> io::Resu
 }
 
 /// Update `key` in a map with `value`.
-pub fn map_update(map: BorrowedFd<'_>, key: &[u8], value: &[u8]) -> io::Result<()> {
+pub(crate) fn map_update(map: BorrowedFd<'_>, key: &[u8], value: &[u8]) -> io::Result<()> {
     let mut attr = MapElemAttr {
         map_fd: map.as_raw_fd() as u32,
         key: key.as_ptr() as u64,
@@ -243,7 +243,7 @@ pub fn map_update(map: BorrowedFd<'_>, key: &[u8], value: &[u8]) -> io::Result<(
 }
 
 /// Pin a BPF object at `path` (which must be on a bpffs mount).
-pub fn obj_pin(fd: BorrowedFd<'_>, path: &str) -> io::Result<()> {
+pub(crate) fn obj_pin(fd: BorrowedFd<'_>, path: &str) -> io::Result<()> {
     let c = CString::new(path).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let mut attr = ObjAttr {
         pathname: c.as_ptr() as u64,
@@ -255,43 +255,43 @@ pub fn obj_pin(fd: BorrowedFd<'_>, path: &str) -> io::Result<()> {
 }
 
 /// Open a pinned BPF object.
-pub fn obj_get(path: &str) -> io::Result<OwnedFd> {
+pub(crate) fn obj_get(path: &str) -> io::Result<OwnedFd> {
     let c = CString::new(path).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     Ok(bpf::obj_get(&c)?)
 }
 
 /// Next loaded program id after `start` (`None` at the end).
-pub fn prog_next_id(start: u32) -> io::Result<Option<u32>> {
+pub(crate) fn prog_next_id(start: u32) -> io::Result<Option<u32>> {
     Ok(bpf::next_id(ObjKind::Prog, start)?)
 }
 
 /// Next map id after `start` (`None` at the end).
-pub fn map_next_id(start: u32) -> io::Result<Option<u32>> {
+pub(crate) fn map_next_id(start: u32) -> io::Result<Option<u32>> {
     Ok(bpf::next_id(ObjKind::Map, start)?)
 }
 
 /// Next link id after `start` (`None` at the end).
-pub fn link_next_id(start: u32) -> io::Result<Option<u32>> {
+pub(crate) fn link_next_id(start: u32) -> io::Result<Option<u32>> {
     Ok(bpf::next_id(ObjKind::Link, start)?)
 }
 
 /// Open a program by id.
-pub fn prog_fd_by_id(id: u32) -> io::Result<OwnedFd> {
+pub(crate) fn prog_fd_by_id(id: u32) -> io::Result<OwnedFd> {
     Ok(bpf::fd_by_id(ObjKind::Prog, id)?)
 }
 
 /// Open a map by id.
-pub fn map_fd_by_id(id: u32) -> io::Result<OwnedFd> {
+pub(crate) fn map_fd_by_id(id: u32) -> io::Result<OwnedFd> {
     Ok(bpf::fd_by_id(ObjKind::Map, id)?)
 }
 
 /// Open a link by id.
-pub fn link_fd_by_id(id: u32) -> io::Result<OwnedFd> {
+pub(crate) fn link_fd_by_id(id: u32) -> io::Result<OwnedFd> {
     Ok(bpf::fd_by_id(ObjKind::Link, id)?)
 }
 
 /// Open a BTF object by id.
-pub fn btf_fd_by_id(id: u32) -> io::Result<OwnedFd> {
+pub(crate) fn btf_fd_by_id(id: u32) -> io::Result<OwnedFd> {
     Ok(bpf::fd_by_id(ObjKind::Btf, id)?)
 }
 
@@ -300,12 +300,12 @@ fn prog_detail(fd: BorrowedFd<'_>, want: ProgWant) -> io::Result<bpf::ProgDetail
 }
 
 /// Basic program info (no arrays requested).
-pub fn prog_info(fd: BorrowedFd<'_>) -> io::Result<ProgInfo> {
+pub(crate) fn prog_info(fd: BorrowedFd<'_>) -> io::Result<ProgInfo> {
     Ok(prog_detail(fd, ProgWant::default())?.info)
 }
 
 /// Ids of the maps used by a program.
-pub fn prog_map_ids(fd: BorrowedFd<'_>) -> io::Result<Vec<u32>> {
+pub(crate) fn prog_map_ids(fd: BorrowedFd<'_>) -> io::Result<Vec<u32>> {
     let want = ProgWant {
         map_ids: true,
         ..Default::default()
@@ -332,7 +332,7 @@ fn words<const N: usize>(raw: &[u8], rec_size: u32) -> Vec<[u32; N]> {
 
 /// Raw `bpf_line_info` records of a loaded program, as the kernel reports
 /// them (insn offsets refer to the translated image).
-pub fn prog_line_info(fd: BorrowedFd<'_>) -> io::Result<Vec<[u32; 4]>> {
+pub(crate) fn prog_line_info(fd: BorrowedFd<'_>) -> io::Result<Vec<[u32; 4]>> {
     let want = ProgWant {
         line_info: true,
         ..Default::default()
@@ -342,7 +342,7 @@ pub fn prog_line_info(fd: BorrowedFd<'_>) -> io::Result<Vec<[u32; 4]>> {
 }
 
 /// Raw `bpf_func_info` records ({insn_off, type_id}) of a loaded program.
-pub fn prog_func_info(fd: BorrowedFd<'_>) -> io::Result<Vec<[u32; 2]>> {
+pub(crate) fn prog_func_info(fd: BorrowedFd<'_>) -> io::Result<Vec<[u32; 2]>> {
     let want = ProgWant {
         func_info: true,
         ..Default::default()
@@ -355,7 +355,7 @@ pub fn prog_func_info(fd: BorrowedFd<'_>) -> io::Result<Vec<[u32; 2]>> {
 /// request of the test's own (not brr's reader), for checking `dump
 /// --jited` against objdump and kallsyms.
 #[derive(Debug, Clone, Default)]
-pub struct JitedImage {
+pub(crate) struct JitedImage {
     /// Every function's code, concatenated in `ksyms` order.
     pub bytes: Vec<u8>,
     pub ksyms: Vec<u64>,
@@ -367,7 +367,7 @@ pub struct JitedImage {
 }
 
 /// Read `fd`'s JIT image (see [`JitedImage`]).
-pub fn prog_jited(fd: BorrowedFd<'_>) -> io::Result<JitedImage> {
+pub(crate) fn prog_jited(fd: BorrowedFd<'_>) -> io::Result<JitedImage> {
     let sizes = prog_info(fd)?;
     let mut out = JitedImage {
         bytes: vec![0; sizes.jited_prog_len as usize],
@@ -404,20 +404,20 @@ pub fn prog_jited(fd: BorrowedFd<'_>) -> io::Result<JitedImage> {
 }
 
 /// Map info.
-pub fn map_info(fd: BorrowedFd<'_>) -> io::Result<MapInfo> {
+pub(crate) fn map_info(fd: BorrowedFd<'_>) -> io::Result<MapInfo> {
     Ok(bpf::map_info(fd)?)
 }
 
 /// The header of a link's info.
 #[derive(Debug, Clone, Copy)]
-pub struct LinkHeader {
+pub(crate) struct LinkHeader {
     pub link_type: u32,
     pub id: u32,
     pub prog_id: u32,
 }
 
 /// Link info (raw_tracepoint name not requested).
-pub fn link_info(fd: BorrowedFd<'_>) -> io::Result<LinkHeader> {
+pub(crate) fn link_info(fd: BorrowedFd<'_>) -> io::Result<LinkHeader> {
     let f = brr::sys::link_info::link_info(fd)?;
     Ok(LinkHeader {
         link_type: f.info.type_,
@@ -428,24 +428,24 @@ pub fn link_info(fd: BorrowedFd<'_>) -> io::Result<LinkHeader> {
 
 /// Name of the raw tracepoint a raw_tracepoint link is attached to, read
 /// with the fetch brr uses, whose own decoding is what the tests check.
-pub fn link_tp_name(fd: BorrowedFd<'_>) -> io::Result<String> {
+pub(crate) fn link_tp_name(fd: BorrowedFd<'_>) -> io::Result<String> {
     let (_, name) = brr::sys::link_info::link_info_with_name(fd)?;
     Ok(String::from_utf8_lossy(&name.unwrap_or_default()).into_owned())
 }
 
 /// BTF object info (no data requested).
-pub fn btf_info(fd: BorrowedFd<'_>) -> io::Result<BtfInfo> {
+pub(crate) fn btf_info(fd: BorrowedFd<'_>) -> io::Result<BtfInfo> {
     Ok(bpf::btf_info(fd, false)?.0)
 }
 
 /// Raw BTF blob of a loaded BTF object.
-pub fn btf_data(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
+pub(crate) fn btf_data(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
     Ok(bpf::btf_info(fd, true)?.2)
 }
 
 /// Result of one `BPF_PROG_TEST_RUN`.
 #[derive(Debug, Clone, Copy)]
-pub struct TestRun {
+pub(crate) struct TestRun {
     /// Program return value (of the last run).
     pub retval: u32,
     /// Average duration per run in ns, as reported by the kernel.
@@ -454,7 +454,7 @@ pub struct TestRun {
 
 /// Run a program `repeat` times through `BPF_PROG_TEST_RUN` on a zeroed
 /// 64-byte packet.
-pub fn test_run(prog: BorrowedFd<'_>, repeat: u32) -> io::Result<TestRun> {
+pub(crate) fn test_run(prog: BorrowedFd<'_>, repeat: u32) -> io::Result<TestRun> {
     let data = [0u8; 64];
     let mut attr = TestRunAttr {
         prog_fd: prog.as_raw_fd() as u32,
@@ -473,7 +473,7 @@ pub fn test_run(prog: BorrowedFd<'_>, repeat: u32) -> io::Result<TestRun> {
 }
 
 /// Attach a raw-tracepoint program; returns the bpf_link fd.
-pub fn raw_tracepoint_open(prog: BorrowedFd<'_>, tp: &str) -> io::Result<OwnedFd> {
+pub(crate) fn raw_tracepoint_open(prog: BorrowedFd<'_>, tp: &str) -> io::Result<OwnedFd> {
     let c = CString::new(tp).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let mut attr = RawTpAttr {
         name: c.as_ptr() as u64,
@@ -487,7 +487,7 @@ pub fn raw_tracepoint_open(prog: BorrowedFd<'_>, tp: &str) -> io::Result<OwnedFd
 
 /// Turn on run-time statistics (run_cnt / run_time_ns) while the returned
 /// fd stays open.
-pub fn enable_stats() -> io::Result<OwnedFd> {
+pub(crate) fn enable_stats() -> io::Result<OwnedFd> {
     Ok(bpf::enable_stats()?)
 }
 

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 /// How long brr may take to reach a readiness point: far above any normal
 /// start-up, so only a hang or a missing trace line trips it.
-pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// brr started with `BRR_TRACE_READY=1`, its stdout and stderr read on
 /// threads so that the test can wait for a readiness line and still see
 /// everything else brr wrote.
-pub struct Traced {
+pub(crate) struct Traced {
     child: Child,
     lines: mpsc::Receiver<String>,
     stderr: Vec<String>,
@@ -22,7 +22,7 @@ pub struct Traced {
 }
 
 impl Traced {
-    pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> Traced {
+    pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> Traced {
         let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
             .args(args)
             .envs(env.iter().copied())
@@ -56,12 +56,12 @@ impl Traced {
         }
     }
 
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
     /// Block until brr reports `brr-trace: ready <point>`.
-    pub fn wait_ready(&mut self, point: &str) {
+    pub(crate) fn wait_ready(&mut self, point: &str) {
         let want = format!("brr-trace: ready {point}");
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
@@ -92,7 +92,7 @@ impl Traced {
 
     /// Wait for brr to exit. The returned stderr holds every line except
     /// the `brr-trace:` ones, which come back separately.
-    pub fn finish(mut self) -> (Output, Vec<String>) {
+    pub(crate) fn finish(mut self) -> (Output, Vec<String>) {
         let status = self.child.wait().expect("brr finished");
         self.stderr.extend(self.lines.iter());
         let stdout = self.stdout.join().expect("stdout reader");

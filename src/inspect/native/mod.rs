@@ -85,7 +85,7 @@ pub enum Dest {
 }
 
 /// `+0x1a` / `-0x20`: an offset from a function's start.
-pub fn offset_text(off: i64) -> String {
+pub(crate) fn offset_text(off: i64) -> String {
     if off < 0 {
         format!("-{:#x}", off.unsigned_abs())
     } else {
@@ -131,7 +131,7 @@ pub struct NativeImage {
 }
 
 impl NativeImage {
-    pub fn instruction_count(&self) -> usize {
+    pub(crate) fn instruction_count(&self) -> usize {
         self.functions.iter().map(|f| f.insns.len()).sum()
     }
 
@@ -203,26 +203,26 @@ pub fn build(
 /// The kernel symbol table, read at most once and only when a destination
 /// first needs a name: it costs tens of milliseconds of kernel time, more
 /// than reading and decoding a program's JIT code.
-pub struct Symbols<F: FnOnce() -> Kallsyms> {
+pub(crate) struct Symbols<F: FnOnce() -> Kallsyms> {
     table: OnceCell<Kallsyms>,
     load: Cell<Option<F>>,
 }
 
 impl<F: FnOnce() -> Kallsyms> Symbols<F> {
-    pub fn new(load: F) -> Symbols<F> {
+    pub(crate) fn new(load: F) -> Symbols<F> {
         Symbols {
             table: OnceCell::new(),
             load: Cell::new(Some(load)),
         }
     }
 
-    pub fn get(&self) -> &Kallsyms {
+    pub(crate) fn get(&self) -> &Kallsyms {
         self.table
             .get_or_init(|| self.load.take().map_or_else(Kallsyms::default, |f| f()))
     }
 
     /// Whether the table has been read.
-    pub fn is_read(&self) -> bool {
+    pub(crate) fn is_read(&self) -> bool {
         self.table.get().is_some()
     }
 }
@@ -232,7 +232,7 @@ impl<F: FnOnce() -> Kallsyms> Symbols<F> {
 /// `symbols` read the symbol table; the others name a destination only
 /// when the table has been read anyway, else show its address, and may
 /// have no text unless [`roles`] needs it.
-pub fn build_with(
+pub(crate) fn build_with(
     image: &ProgramImage,
     arch: Option<Arch>,
     kptr_restrict: Option<u32>,

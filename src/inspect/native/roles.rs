@@ -41,7 +41,8 @@ impl Role {
 
     /// Not the program's own work: the price of entering, leaving and the
     /// mitigations.
-    pub fn is_overhead(self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_overhead(self) -> bool {
         self != Role::Body
     }
 }
@@ -65,7 +66,7 @@ const THUNK_PREFIXES: &[&str] = &[
 ];
 
 /// Whether kernel symbol `name` is a mitigation thunk.
-pub fn is_mitigation_thunk(name: &str) -> bool {
+pub(crate) fn is_mitigation_thunk(name: &str) -> bool {
     let name = name.split('+').next().unwrap_or(name);
     THUNK_PREFIXES.iter().any(|p| name.starts_with(p))
 }

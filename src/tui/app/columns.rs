@@ -71,7 +71,7 @@ pub(super) fn default_order(a: &ActivityRow, b: &ActivityRow) -> Ordering {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sort {
+pub(crate) struct Sort {
     pub col: ActivityCol,
     pub desc: bool,
 }

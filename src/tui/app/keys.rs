@@ -15,7 +15,7 @@ fn no_match(filter: &str) -> String {
 }
 
 impl App {
-    pub fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
+    pub(crate) fn on_key(&mut self, k: KeyEvent) -> Vec<Effect> {
         if k.kind == KeyEventKind::Release {
             return Vec::new();
         }
@@ -253,7 +253,7 @@ impl App {
 
     /// Whether column `i` stays in place while the others scroll: ID and
     /// NAME say which program a row is.
-    pub fn col_fixed(&self, i: usize) -> bool {
+    pub(crate) fn col_fixed(&self, i: usize) -> bool {
         matches!(self.cols.get(i), Some(ActivityCol::Id | ActivityCol::Name))
     }
 

@@ -22,13 +22,13 @@ use crate::render::listing::{attach_cell, owners_cell};
 use crate::render::num::{commas, fmt_g};
 
 use super::text::{is_hard_quit, scroll_top, Input};
-pub use columns::Sort;
+pub(crate) use columns::Sort;
 use columns::{compare, default_order};
 
-pub const FOOTER: &str = " ^q Quit  r Refresh  ? Inspect  space Pause/mode  x Extended  c Cumulative/fold  d Delay  h Help  s/S Sort  / Filter";
+pub(crate) const FOOTER: &str = " ^q Quit  r Refresh  ? Inspect  space Pause/mode  x Extended  c Cumulative/fold  d Delay  h Help  s/S Sort  / Filter";
 
 /// Main-table help panel rows.
-pub const MAIN_HELP: [(&str, &str); 19] = [
+pub(crate) const MAIN_HELP: [(&str, &str); 19] = [
     ("Up/Down, j/k", "Move one row"),
     ("PgUp/PgDn", "Move one page"),
     ("Home/End", "First / last row"),
@@ -50,7 +50,7 @@ pub const MAIN_HELP: [(&str, &str); 19] = [
     ("q, ^q, ^c", "Quit"),
 ];
 
-pub struct App {
+pub(crate) struct App {
     pub config: Config,
     pub extended: bool,
     pub cumulative: bool,
@@ -95,15 +95,15 @@ pub struct App {
 
 /// Screen lines of the chart pane: a border line, three charts of a
 /// label line and [`CHART_ROWS`] sparkline rows each, a border line.
-pub const CHART_HEIGHT: usize = 2 + 3 * (1 + CHART_ROWS);
+pub(crate) const CHART_HEIGHT: usize = 2 + 3 * (1 + CHART_ROWS);
 /// Rows of each sparkline in the chart pane.
-pub const CHART_ROWS: usize = 2;
+pub(crate) const CHART_ROWS: usize = 2;
 /// Table rows that must stay visible for the chart pane to be shown.
 const MIN_TABLE_ROWS: usize = 5;
 
 impl App {
     /// `rows` is the start-up snapshot (shown at once, zero deltas).
-    pub fn new(config: Config, size: (u16, u16), rows: Vec<ActivityRow>) -> App {
+    pub(crate) fn new(config: Config, size: (u16, u16), rows: Vec<ActivityRow>) -> App {
         let mut app = App {
             delay: config.delay,
             extended: config.extended,
@@ -144,20 +144,20 @@ impl App {
 
     /// Effects to run at start: the first window, or straight into a
     /// drilldown for `--program-id`.
-    pub fn start(&mut self) -> Vec<Effect> {
+    pub(crate) fn start(&mut self) -> Vec<Effect> {
         match self.config.program_id {
             Some(id) => self.open_drill(id),
             None => self.maybe_measure(),
         }
     }
 
-    pub fn next_seq(&mut self) -> u64 {
+    pub(crate) fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
     }
 
     /// Rows of the table body.
-    pub fn body_height(&self) -> usize {
+    pub(crate) fn body_height(&self) -> usize {
         // Header bar, column headers, status line, footer.
         let all = (self.size.1 as usize).saturating_sub(4).max(1);
         if self.chart_shown() {
@@ -169,12 +169,12 @@ impl App {
 
     /// Whether the chart pane is drawn: asked for with `g`, and the
     /// terminal is tall enough to keep some table rows beside it.
-    pub fn chart_shown(&self) -> bool {
+    pub(crate) fn chart_shown(&self) -> bool {
         self.chart && (self.size.1 as usize).saturating_sub(4) >= CHART_HEIGHT + MIN_TABLE_ROWS
     }
 
     /// The program under the cursor (the one the chart pane shows).
-    pub fn selected(&self) -> Option<&ActivityRow> {
+    pub(crate) fn selected(&self) -> Option<&ActivityRow> {
         self.order.get(self.cursor).and_then(|&i| self.rows.get(i))
     }
 
@@ -265,7 +265,7 @@ impl App {
     }
 
     /// Header text with the sort arrow.
-    pub fn header_text(&self, i: usize, h: &str) -> String {
+    pub(crate) fn header_text(&self, i: usize, h: &str) -> String {
         if self.cols.get(i) == Some(&self.sort.col) {
             format!("{h}{}", if self.sort.desc { "▼" } else { "▲" })
         } else {
@@ -284,7 +284,7 @@ impl App {
         self.dirty = true;
     }
 
-    pub fn resize(&mut self, w: u16, h: u16) {
+    pub(crate) fn resize(&mut self, w: u16, h: u16) {
         self.size = (w, h);
         self.clamp_scroll();
         if let Some(d) = &mut self.drill {
@@ -334,7 +334,7 @@ impl App {
         }
     }
 
-    pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
+    pub(crate) fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
             Msg::Window { rows, measured } => {
                 self.window_running = false;

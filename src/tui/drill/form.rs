@@ -10,11 +10,11 @@ use crate::tui::effect::Effect;
 use crate::tui::text::Input;
 use crate::values::{self, ValueError};
 
-pub const FORM_PROMPT: &str =
+pub(crate) const FORM_PROMPT: &str =
     "Edit duration, frequency, event, call graph, perf buffers, and samples; press Enter to profile";
 
 /// Labels of the profile form's fields, in order.
-pub const FORM_LABELS: [&str; 7] = [
+pub(crate) const FORM_LABELS: [&str; 7] = [
     "duration (s)",
     "frequency (Hz)",
     "event",
@@ -25,7 +25,7 @@ pub const FORM_LABELS: [&str; 7] = [
 ];
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Form {
+pub(crate) struct Form {
     /// duration, frequency, event, call graph, pages, drain ms.
     pub fields: [Input; 6],
     pub kernel: bool,
@@ -55,7 +55,7 @@ impl Form {
     /// The request these fields describe, or the first message: each
     /// field's text first, then the request's own rules
     /// ([`profile::Request::validate`]) in the form's words.
-    pub fn request(&self, id: u32) -> Result<profile::Request, String> {
+    pub(crate) fn request(&self, id: u32) -> Result<profile::Request, String> {
         const NUMBERS: &str = "duration must be numeric and frequency must be an integer";
         let f = |i: usize| self.fields[i].text.trim();
         let duration = values::number(f(0)).map_err(|_| NUMBERS)?;

@@ -11,7 +11,7 @@ use crate::tui::effect::Effect;
 use crate::tui::text::{is_hard_quit, Input};
 
 impl Drill {
-    pub fn on_key(&mut self, k: &KeyEvent) -> Outcome {
+    pub(crate) fn on_key(&mut self, k: &KeyEvent) -> Outcome {
         self.dirty = true;
         if is_hard_quit(k) {
             return Outcome::Quit;

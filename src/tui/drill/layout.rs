@@ -11,7 +11,7 @@ impl Drill {
     }
 
     /// Status lines before wrapping.
-    pub fn status_lines(&self) -> Vec<String> {
+    pub(crate) fn status_lines(&self) -> Vec<String> {
         let mut v = Vec::new();
         if let Some(f) = &self.failed {
             v.push(f.clone());
@@ -52,7 +52,7 @@ impl Drill {
     }
 
     /// Status lines wrapped to the panel (at most a third of it).
-    pub fn status_wrapped(&self) -> Vec<String> {
+    pub(crate) fn status_wrapped(&self) -> Vec<String> {
         let w = self.inner_width().saturating_sub(1);
         let max = ((self.size.1 as usize) / 3).max(1);
         let mut out: Vec<String> = self
@@ -66,12 +66,12 @@ impl Drill {
 
     /// The title as drawn: one line, ending in `…` when the panel is
     /// too narrow for all of it.
-    pub fn title_line(&self) -> String {
+    pub(crate) fn title_line(&self) -> String {
         fit(&self.title(), self.inner_width().saturating_sub(1))
     }
 
     /// Rows of the table body.
-    pub fn table_height(&self) -> usize {
+    pub(crate) fn table_height(&self) -> usize {
         let inner = (self.size.1 as usize).saturating_sub(2);
         // The title line, the status lines and the column headers.
         let mut used = 1 + self.status_wrapped().len() + 1;
@@ -84,7 +84,7 @@ impl Drill {
         inner.saturating_sub(used).max(1)
     }
 
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         let (Some(img), Some(dd)) = (&self.image, &self.dd) else {
             return if self.failed.is_some() {
                 format!("program {}", self.id)

@@ -25,7 +25,7 @@ fn is_rendering(message: &str) -> bool {
 }
 
 impl Drill {
-    pub fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
+    pub(crate) fn on_msg(&mut self, msg: Msg) -> Vec<Effect> {
         self.dirty = true;
         match msg {
             Msg::Loaded { seq, result } if seq == self.load_seq => match result {

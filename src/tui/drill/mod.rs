@@ -39,13 +39,13 @@ use crate::model::profile::{Hint, Profile};
 use crate::model::report::{ProgramReport, Report};
 use crate::model::ProgramImage;
 
-pub use form::{Form, FORM_LABELS, FORM_PROMPT};
-pub use search::{Search, SEARCH_HINT};
+pub(crate) use form::{Form, FORM_LABELS, FORM_PROMPT};
+pub(crate) use search::{Search, SEARCH_HINT};
 
-pub const HELP_LINE: &str = "Space source/mixed/native | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
+pub(crate) const HELP_LINE: &str = "Space source/mixed/native | i kernel IPs | m markers | M legend | p/P profile | e/c/E/C folds | h help | Esc closes";
 
 /// Drilldown help overlay rows.
-pub const HELP_ROWS: [(&str, &str); 14] = [
+pub(crate) const HELP_ROWS: [(&str, &str); 14] = [
     ("Up/Down, PgUp/PgDn, Home/End", "Navigate rows"),
     ("Space", "Cycle source/mixed/native view"),
     ("/", "Search source"),
@@ -64,14 +64,14 @@ pub const HELP_ROWS: [(&str, &str); 14] = [
 
 /// What a drilldown key asks of the app: effects to carry out, closing
 /// the drilldown (back to the live table), or quitting.
-pub enum Outcome {
+pub(crate) enum Outcome {
     Effects(Vec<Effect>),
     Close,
     Quit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overlay {
+pub(crate) enum Overlay {
     None,
     Help,
     Legend,
@@ -82,7 +82,7 @@ pub enum Overlay {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Running {
+pub(crate) struct Running {
     pub seq: u64,
     pub duration: f64,
     pub frequency: u64,
@@ -93,7 +93,7 @@ pub struct Running {
 /// What the last profile used, shown in the title (event, frequency,
 /// actual duration, samples) so a result says how it was taken.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Meta {
+pub(crate) struct Meta {
     pub event: String,
     pub frequency: u64,
     pub actual_duration: f64,
@@ -102,13 +102,13 @@ pub struct Meta {
 
 /// What the main table knows about the inspected program.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct About {
+pub(crate) struct About {
     pub full_name: String,
     pub owner: Option<String>,
     pub attach: Option<String>,
 }
 
-pub struct Drill {
+pub(crate) struct Drill {
     pub id: u32,
     load_seq: u64,
     counter: u64,
@@ -150,7 +150,7 @@ pub struct Drill {
 }
 
 impl Drill {
-    pub fn new(id: u32, load_seq: u64, config: &Config, size: (u16, u16)) -> Drill {
+    pub(crate) fn new(id: u32, load_seq: u64, config: &Config, size: (u16, u16)) -> Drill {
         Drill {
             id,
             load_seq,
@@ -192,7 +192,7 @@ impl Drill {
 
     /// A drilldown over an already loaded image (tests, snapshots).
     #[cfg(test)]
-    pub fn with_image(
+    pub(crate) fn with_image(
         config: &Config,
         size: (u16, u16),
         image: ProgramImage,
@@ -222,27 +222,27 @@ impl Drill {
         (self.load_seq << 20) + self.counter
     }
 
-    pub fn take_dirty(&mut self) -> bool {
+    pub(crate) fn take_dirty(&mut self) -> bool {
         std::mem::take(&mut self.dirty)
     }
 
-    pub fn loaded(&self) -> bool {
+    pub(crate) fn loaded(&self) -> bool {
         self.dd.is_some()
     }
 
-    pub fn resize(&mut self, size: (u16, u16)) {
+    pub(crate) fn resize(&mut self, size: (u16, u16)) {
         self.size = size;
         self.compute_folds();
         self.refresh_lines();
     }
 
     /// This program's part of the last profile's report.
-    pub fn last_program(&self) -> Option<&ProgramReport> {
+    pub(crate) fn last_program(&self) -> Option<&ProgramReport> {
         self.last.as_ref().and_then(|(_, r)| r.program(self.id))
     }
 
     /// The last profile's hints for this program, for `H`.
-    pub fn hints(&self) -> &[Hint] {
+    pub(crate) fn hints(&self) -> &[Hint] {
         self.last_program().map_or(&[], |p| &p.hints)
     }
 }

@@ -8,10 +8,10 @@ use crate::inspect::drilldown::{Drilldown, Line, RowKind};
 use crate::render::num::py_repr;
 use crate::tui::text::Input;
 
-pub const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
+pub(crate) const SEARCH_HINT: &str = "Search source; Enter jumps to first match, Esc clears search";
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Search {
+pub(crate) struct Search {
     pub input: Input,
     pub editing: bool,
     /// Line indices that match.
