@@ -81,7 +81,10 @@ fuzz_target!(|data: &[u8]| {
             let r = roles::roles(arch, f);
             assert_eq!(r.len(), f.insns.len());
             for i in &f.insns {
-                assert_eq!(f.position(u64::from(i.offset)), f.insns.iter().position(|x| x.offset == i.offset));
+                assert_eq!(
+                    f.position(u64::from(i.offset)),
+                    f.insns.iter().position(|x| x.offset == i.offset)
+                );
                 if let Some(t) = i.target.as_deref().filter(|t| t.starts_with('+')) {
                     assert!(i.asm.ends_with(t), "{i:?}");
                 }

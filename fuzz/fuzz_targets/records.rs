@@ -39,30 +39,39 @@ fuzz_target!(|data: &[u8]| {
     let mut stats = ParseStats::default();
     let mut scratch = Vec::new();
     let mut seen = 0u64;
-    walk(first, second, layout, &mut scratch, &mut stats, |r| match r {
-        // Touch the variable-length parts too.
-        Record::Sample(s) => {
-            seen += s.callchain.addresses().count() as u64;
-            seen += s.branches.pairs().count() as u64;
-        }
-        Record::Comm {
-            pid, comm, time, ..
-        } => {
-            seen = seen
-                .wrapping_add(u64::from(pid) + comm.len() as u64)
-                .wrapping_add(time.unwrap_or(0));
-            assert!(!comm.contains(&0), "a name ends at its NUL");
-            assert_eq!(time.is_some(), layout.time_trailer);
-        }
-        Record::Ksymbol { name, .. } => {
-            seen += name.len() as u64;
-            assert!(!name.contains(&0), "a name ends at its NUL");
-        }
-        Record::BpfEvent { id, time, .. } => {
-            seen = seen.wrapping_add(u64::from(id)).wrapping_add(time.unwrap_or(0));
-            assert_eq!(time.is_some(), layout.time_trailer);
-        }
-    });
+    walk(
+        first,
+        second,
+        layout,
+        &mut scratch,
+        &mut stats,
+        |r| match r {
+            // Touch the variable-length parts too.
+            Record::Sample(s) => {
+                seen += s.callchain.addresses().count() as u64;
+                seen += s.branches.pairs().count() as u64;
+            }
+            Record::Comm {
+                pid, comm, time, ..
+            } => {
+                seen = seen
+                    .wrapping_add(u64::from(pid) + comm.len() as u64)
+                    .wrapping_add(time.unwrap_or(0));
+                assert!(!comm.contains(&0), "a name ends at its NUL");
+                assert_eq!(time.is_some(), layout.time_trailer);
+            }
+            Record::Ksymbol { name, .. } => {
+                seen += name.len() as u64;
+                assert!(!name.contains(&0), "a name ends at its NUL");
+            }
+            Record::BpfEvent { id, time, .. } => {
+                seen = seen
+                    .wrapping_add(u64::from(id))
+                    .wrapping_add(time.unwrap_or(0));
+                assert_eq!(time.is_some(), layout.time_trailer);
+            }
+        },
+    );
     let _ = seen;
     assert_eq!(
         stats.parsed_bytes + stats.discarded_bytes,
