@@ -407,19 +407,9 @@ impl KeyTable {
             let Some(rec) = rec.and_then(|r| lines.get(r)) else {
                 continue;
             };
-            if rec.file.is_none() && rec.line.is_none() && rec.source.is_none() {
+            let Some(k) = t.key_of(rec) else {
                 continue;
-            }
-            let key = SourceKey {
-                file: rec.file.clone(),
-                line: rec.line,
-                source: rec.source.clone(),
             };
-            let k = *t.index.entry(key.clone()).or_insert_with(|| {
-                t.keys.push(key);
-                t.facts.push(KeyFacts::default());
-                t.keys.len() - 1
-            });
             t.slot_key[i] = Some(k);
             t.facts[k].slots += 1;
             t.facts[k].columns.insert(rec.column);
@@ -431,25 +421,26 @@ impl KeyTable {
     /// The key of every line record (None for one with no file, line or
     /// text), adding those no translated slot maps to.
     fn record_keys(&mut self, lines: &[LineRecord]) -> Vec<Option<usize>> {
-        lines
-            .iter()
-            .map(|rec| {
-                if rec.file.is_none() && rec.line.is_none() && rec.source.is_none() {
-                    return None;
-                }
-                let key = SourceKey {
-                    file: rec.file.clone(),
-                    line: rec.line,
-                    source: rec.source.clone(),
-                };
-                let k = *self.index.entry(key.clone()).or_insert_with(|| {
-                    self.keys.push(key);
-                    self.facts.push(KeyFacts::default());
-                    self.keys.len() - 1
-                });
-                Some(k)
-            })
-            .collect()
+        lines.iter().map(|rec| self.key_of(rec)).collect()
+    }
+
+    /// The key of one line record, added when new; None for a record with
+    /// no file, line or text.
+    fn key_of(&mut self, rec: &LineRecord) -> Option<usize> {
+        if rec.file.is_none() && rec.line.is_none() && rec.source.is_none() {
+            return None;
+        }
+        let key = SourceKey {
+            file: rec.file.clone(),
+            line: rec.line,
+            source: rec.source.clone(),
+        };
+        let k = *self.index.entry(key.clone()).or_insert_with(|| {
+            self.keys.push(key);
+            self.facts.push(KeyFacts::default());
+            self.keys.len() - 1
+        });
+        Some(k)
     }
 
     /// Blocks are maximal runs of slots with the same key (unmapped runs
