@@ -288,11 +288,13 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         limit: a.limit,
         line_limit: a.line_limit,
     };
-    let mut built = profile::report::build_with(&profile, &opts, &workloads);
-    if a.annotate {
-        // Text prints only the --line-limit rows of each table.
-        session::image::annotate(&mut built, &profile, cli.format != Format::Text);
-    }
+    // Text prints only the --line-limit rows of each table.
+    let native = match (a.annotate, cli.format) {
+        (false, _) => session::Native::Off,
+        (true, Format::Text) => session::Native::Printed,
+        (true, _) => session::Native::Every,
+    };
+    let built = session::report(&profile, &opts, &workloads, native);
     let view = report::View {
         wide: a.wide,
         extended: cli.extended,

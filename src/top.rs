@@ -62,11 +62,13 @@ fn profile_program(
         limit: 0,
         line_limit,
     };
-    let mut report = profile::report::build_with(&profile, &opts, &workloads);
     // The native view places samples by instruction.
-    if t.annotate || t.native {
-        session::image::annotate(&mut report, &profile, false);
-    }
+    let native = if t.annotate || t.native {
+        session::Native::Printed
+    } else {
+        session::Native::Off
+    };
+    let report = session::report(&profile, &opts, &workloads, native);
     let program = report.program(id);
     Ok(Profiled {
         input: session::drilldown_input(&report, id),

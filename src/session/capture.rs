@@ -1,13 +1,43 @@
-//! A profile capture that the first Ctrl-C ends early, and the signals
-//! that end the long-running views (the TUI, the exporter).
+//! A profile capture that the first Ctrl-C ends early, the one Report every
+//! view of it reads, and the signals that end the long-running views (the
+//! TUI, the exporter).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Result;
 use crate::model::profile as data;
+use crate::model::report::{Report, SampledWorkloads};
+use crate::profile::report::ReportOptions;
 use crate::profile::{self, capture::StopSignal};
 use crate::sys::signal::InterruptGuard;
+
+/// Which sampled native instructions a [`report`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Native {
+    /// None: no JIT code is read.
+    Off,
+    /// Each with its text only where a `--line-limit` table prints it.
+    Printed,
+    /// Each with its text (JSON and CSV list them all).
+    Every,
+}
+
+/// The Report of a capture, built once for every view of it: the rows,
+/// payers (named with `workloads`, the containers and pods the samples
+/// ran in) and hints, and with `native` the sampled instructions.
+pub(crate) fn report(
+    profile: &data::Profile,
+    opts: &ReportOptions,
+    workloads: &SampledWorkloads,
+    native: Native,
+) -> Report {
+    let mut report = profile::report::build_with(profile, opts, workloads);
+    if native != Native::Off {
+        super::image::annotate(&mut report, profile, native == Native::Every);
+    }
+    report
+}
 
 /// One capture in which the first Ctrl-C ends sampling early (the partial
 /// profile is reported as usual) and a second one exits with 130.

@@ -209,9 +209,8 @@ impl Worker {
                     line_limit: job.line_limit,
                 };
                 let workloads = session::workloads(&prof);
-                let mut report = profile::report::build_with(&prof, &opts, &workloads);
                 // The native view places samples by instruction.
-                session::image::annotate(&mut report, &prof, false);
+                let report = session::report(&prof, &opts, &workloads, session::Native::Printed);
                 ProfileDone {
                     input: session::drilldown_input(&report, job.id),
                     native: unmapped_native(&prof, &report, job.id),
