@@ -27,7 +27,8 @@
 //! 6. `session`: the one collector the front ends share: the measuring
 //!    window, object context (one owner scan, full names and memlock read
 //!    once), the listings with the fields each view prints, a capture that
-//!    Ctrl-C ends early, pins, the `--devmode` tree.
+//!    Ctrl-C ends early and the one Report every view of it reads, pins,
+//!    the `--devmode` tree.
 //! 7. Front ends: [`cli`] (the command line), [`commands`] (dispatch),
 //!    `top` (`brr top` as textmode or interactive), `tui` (the
 //!    interactive view, the only module that knows a key) and `serve`
