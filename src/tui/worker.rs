@@ -210,11 +210,15 @@ impl Worker {
                 };
                 let workloads = session::workloads(&prof);
                 let mut report = profile::report::build_with(&prof, &opts, &workloads);
-                // The native view places samples by instruction.
-                session::image::annotate(&mut report, &prof, false);
+                // The native view places samples by instruction; the JIT
+                // code it reads names the unmapped samples' instructions
+                // too.
+                let unmapped = has_unmapped(&report, job.id);
+                let keep = unmapped.then_some(job.id);
+                let code = session::image::annotate_keeping(&mut report, &prof, false, keep);
                 ProfileDone {
                     input: session::drilldown_input(&report, job.id),
-                    native: unmapped_native(&prof, &report, job.id),
+                    native: unmapped_native(&prof, job.id, unmapped, code.as_ref()),
                     report: Arc::new(report),
                     profile: Arc::new(prof),
                 }
@@ -230,16 +234,25 @@ impl Worker {
     }
 }
 
-/// The native instructions of program `id` that took direct samples,
-/// when some direct samples fell where no line record is (every sample of
-/// a program without line info): the drilldown lists them under those
-/// samples. The JIT code is read only then.
-fn unmapped_native(prof: &Profile, report: &Report, id: u32) -> Vec<NativeRow> {
-    let unmapped = report
+/// Whether some direct samples of program `id` fell where no line record
+/// is (every sample of a program without line info).
+fn has_unmapped(report: &Report, id: u32) -> bool {
+    report
         .program(id)
-        .is_some_and(|p| p.direct_source_unmapped_samples > 0);
+        .is_some_and(|p| p.direct_source_unmapped_samples > 0)
+}
+
+/// The native instructions of program `id` that took direct samples, when
+/// it `unmapped` some: the drilldown lists them under those samples, named
+/// from its decoded JIT `code`, which is kept only then.
+fn unmapped_native(
+    prof: &Profile,
+    id: u32,
+    unmapped: bool,
+    code: Option<&NativeImage>,
+) -> Vec<NativeRow> {
     match prof.programs.iter().find(|p| p.id == id) {
-        Some(p) if unmapped => native_rows(&p.native, session::image::native_code(id).as_ref()),
+        Some(p) if unmapped => native_rows(&p.native, code),
         _ => Vec::new(),
     }
 }
