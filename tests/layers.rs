@@ -429,7 +429,7 @@ fn views_and_front_ends_read_the_profile_report() {
             broken.push(format!("src/{rel} calls {path}"));
         }
         // The Report is assembled by session::report alone.
-        for call in ["report::build_with(", "image::annotate("] {
+        for call in ["report::build_with(", "image::annotate"] {
             if product.contains(call) {
                 broken.push(format!("src/{rel} assembles a report ({call}...)"));
             }

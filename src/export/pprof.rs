@@ -129,20 +129,17 @@ impl Tables {
         let name = folded::interrupt_frame(entry);
         let function = self.function(&name, entry, "");
         let ip = s.kernel.first().map_or(0, |f| f.ip);
-        let line = pb::PbLine {
-            function_id: function,
-            line: 0,
-            column: 0,
-        };
+        let line = no_line(function);
         ids.push(self.location(LocKey::Interrupt { prog: p.id, ip }, ip, line));
-        let function = self.program_function(p, "");
-        let line = pb::PbLine {
-            function_id: function,
-            line: 0,
-            column: 0,
-        };
-        ids.push(self.location(LocKey::Program { prog: p.id }, 0, line));
+        ids.push(self.program_location(p));
         ids
+    }
+
+    /// The location of program `p` itself (no line): the outermost frame
+    /// of a stack in a subprogram or an interrupt.
+    fn program_location(&mut self, p: &ProgramProfile) -> u64 {
+        let function = self.program_function(p, "");
+        self.location(LocKey::Program { prog: p.id }, 0, no_line(function))
     }
 
     /// Location ids of one stack, leaf first.
@@ -172,13 +169,7 @@ impl Tables {
             line,
         ));
         if s.subprogram.is_some() {
-            let function = self.program_function(p, "");
-            let line = pb::PbLine {
-                function_id: function,
-                line: 0,
-                column: 0,
-            };
-            ids.push(self.location(LocKey::Program { prog: p.id }, 0, line));
+            ids.push(self.program_location(p));
         }
         ids
     }
@@ -193,12 +184,17 @@ impl Tables {
             .as_deref()
             .map_or(String::new(), |m| format!("[{m}]"));
         let function = self.function(&name, &name, &file);
-        let line = pb::PbLine {
-            function_id: function,
-            line: 0,
-            column: 0,
-        };
-        self.location(LocKey::Kernel { ip: f.ip }, f.ip, line)
+        self.location(LocKey::Kernel { ip: f.ip }, f.ip, no_line(function))
+    }
+}
+
+/// A location line in `function` with no source line or column (a kernel
+/// frame, an interrupt entry, a program as a whole).
+fn no_line(function: u64) -> pb::PbLine {
+    pb::PbLine {
+        function_id: function,
+        line: 0,
+        column: 0,
     }
 }
 

@@ -553,31 +553,54 @@ impl<'a> SourceRows<'a> {
     fn interleaved(&self, text: &mut InsnText<'_>) -> (Vec<Row>, HashMap<usize, usize>) {
         let mut rows = Vec::new();
         let mut row_of_slot = HashMap::new();
-        let mut prev: Option<Option<usize>> = None;
-        let mut shown: HashSet<usize> = HashSet::new();
+        let mut runs = Runs::default();
         for (i, &k) in self.table.slot_key.iter().enumerate() {
             let Some(text) = text.of_slot(i) else {
                 continue;
             };
-            if prev != Some(k) {
-                if let Some(k) = k {
-                    rows.push(self.source_row(k));
-                    if shown.insert(k) {
-                        self.push_children(&mut rows, k);
-                    }
-                }
-            }
-            prev = Some(k);
-            let mut r = Row::new(RowKind::Instruction { slot: i }, text);
-            if k.is_none() {
-                r.markers.push(Marker::Unmapped);
-            }
-            r.leaf = true;
-            row_of_slot.insert(i, rows.len());
-            rows.push(r);
+            let r = Row::new(RowKind::Instruction { slot: i }, text);
+            row_of_slot.insert(i, self.push_insn(&mut rows, &mut runs, k, r));
         }
         (rows, row_of_slot)
     }
+
+    /// Push instruction row `r`, whose source key is `k`: headed by that
+    /// key's source row when it starts a run (the key's children after its
+    /// first source row only), marked unmapped without a key. Returns the
+    /// instruction row's index.
+    fn push_insn(
+        &self,
+        rows: &mut Vec<Row>,
+        runs: &mut Runs,
+        k: Option<usize>,
+        mut r: Row,
+    ) -> usize {
+        if runs.prev != Some(k) {
+            if let Some(k) = k {
+                rows.push(self.source_row(k));
+                if runs.shown.insert(k) {
+                    self.push_children(rows, k);
+                }
+            }
+        }
+        runs.prev = Some(k);
+        if k.is_none() {
+            r.markers.push(Marker::Unmapped);
+        }
+        r.leaf = true;
+        let at = rows.len();
+        rows.push(r);
+        at
+    }
+}
+
+/// Where the instruction rows are: the source key of the run the last row
+/// is in (None before the first row), and the keys whose children have
+/// been shown.
+#[derive(Default)]
+struct Runs {
+    prev: Option<Option<usize>>,
+    shown: HashSet<usize>,
 }
 
 /// The instruction text of each slot in mixed mode, in the layout of
@@ -629,39 +652,27 @@ impl SourceRows<'_> {
     ) -> (Vec<Row>, HashMap<(usize, u32), usize>) {
         let mut rows = Vec::new();
         let mut row_of = HashMap::new();
-        let mut shown: HashSet<usize> = HashSet::new();
+        let mut runs = Runs::default();
         for f in &image.functions {
             rows.push(Row::new(
                 RowKind::Function { func: f.index },
                 format!("{}:", f.name),
             ));
             let roles = roles::roles(image.arch, f);
-            let mut prev: Option<Option<usize>> = None;
+            // Each function's first instruction heads a run.
+            runs.prev = None;
             for (n, i) in f.insns.iter().enumerate() {
                 let k = i.line.and_then(|l| rec_key.get(l).copied().flatten());
-                if prev != Some(k) {
-                    if let Some(k) = k {
-                        rows.push(self.source_row(k));
-                        if shown.insert(k) {
-                            self.push_children(&mut rows, k);
-                        }
-                    }
-                }
-                prev = Some(k);
                 let role = roles.get(n).copied().unwrap_or(Role::Body);
-                let mut r = Row::new(
+                let r = Row::new(
                     RowKind::Native {
                         func: f.index,
                         offset: i.offset,
                     },
                     native_text(i.offset, &i.asm, role),
                 );
-                if k.is_none() {
-                    r.markers.push(Marker::Unmapped);
-                }
-                r.leaf = true;
-                row_of.insert((f.index, i.offset), rows.len());
-                rows.push(r);
+                let at = self.push_insn(&mut rows, &mut runs, k, r);
+                row_of.insert((f.index, i.offset), at);
             }
         }
         (rows, row_of)

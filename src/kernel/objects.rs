@@ -166,16 +166,15 @@ impl ProgramReader {
 
     /// Every loaded program, in ID order, to `each`.
     pub fn each(&mut self, each: impl FnMut(Program) -> Result<()>) -> Result<()> {
-        self.each_known(|_| KnownProg::default(), each)
+        walk_kind(ObjKind::Prog, |_, fd| self.read(fd), each)
     }
 
-    /// [`ProgramReader::each`], asking `known` before each read.
-    pub(crate) fn each_known(
+    /// Every loaded program, in ID order, asking `known` before each read.
+    pub(crate) fn collect_known(
         &mut self,
         mut known: impl FnMut(&Program) -> KnownProg,
-        each: impl FnMut(Program) -> Result<()>,
-    ) -> Result<()> {
-        walk_kind(ObjKind::Prog, |_, fd| self.read_known(fd, &mut known), each)
+    ) -> Result<Vec<Program>> {
+        collect_kind(ObjKind::Prog, |_, fd| self.read_known(fd, &mut known))
     }
 
     /// How many fdinfo files this reader has read.
@@ -260,20 +259,18 @@ impl MapReader {
     }
 
     pub fn each(&mut self, each: impl FnMut(Map) -> Result<()>) -> Result<()> {
-        self.each_known(|_| None, each)
+        walk_kind(ObjKind::Map, |_, fd| self.read(fd), each)
     }
 
-    /// [`MapReader::each`], asking `known_memlock` before each fdinfo read.
-    pub(crate) fn each_known(
+    /// Every map, in ID order, asking `known_memlock` before each fdinfo
+    /// read.
+    pub(crate) fn collect_known(
         &mut self,
         mut known_memlock: impl FnMut(&Map) -> Option<u64>,
-        each: impl FnMut(Map) -> Result<()>,
-    ) -> Result<()> {
-        walk_kind(
-            ObjKind::Map,
-            |_, fd| self.read_known(fd, &mut known_memlock),
-            each,
-        )
+    ) -> Result<Vec<Map>> {
+        collect_kind(ObjKind::Map, |_, fd| {
+            self.read_known(fd, &mut known_memlock)
+        })
     }
 
     /// How many fdinfo files this reader has read.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::Result;
+use crate::inspect::native::NativeImage;
 use crate::model::profile as data;
 use crate::model::report::{Report, SampledWorkloads};
 use crate::profile::report::ReportOptions;
@@ -32,11 +33,30 @@ pub(crate) fn report(
     workloads: &SampledWorkloads,
     native: Native,
 ) -> Report {
+    report_keeping(profile, opts, workloads, native, None).0
+}
+
+/// [`report`], and the whole decoded JIT code of program `keep` when it
+/// has samples no source line maps (the drilldown names their
+/// instructions), from the same read of its code.
+pub(crate) fn report_keeping(
+    profile: &data::Profile,
+    opts: &ReportOptions,
+    workloads: &SampledWorkloads,
+    native: Native,
+    keep: Option<u32>,
+) -> (Report, Option<NativeImage>) {
     let mut report = profile::report::build_with(profile, opts, workloads);
-    if native != Native::Off {
-        super::image::annotate(&mut report, profile, native == Native::Every);
+    if native == Native::Off {
+        return (report, None);
     }
-    report
+    let keep = keep.filter(|&id| {
+        report
+            .program(id)
+            .is_some_and(|p| p.direct_source_unmapped_samples > 0)
+    });
+    let code = super::image::annotate_keeping(&mut report, profile, native == Native::Every, keep);
+    (report, code)
 }
 
 /// One capture in which the first Ctrl-C ends sampling early (the partial

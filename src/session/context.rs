@@ -344,14 +344,7 @@ fn statics() -> MutexGuard<'static, Statics> {
 /// process read and keeping what this one read: for views that walk the
 /// programs again and again (windows, the TUI, the exporter).
 pub(crate) fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
-    let mut out = Vec::new();
-    ProgramReader::new(fields).each_known(
-        |p| statics().program(p),
-        |p| {
-            out.push(p);
-            Ok(())
-        },
-    )?;
+    let out = ProgramReader::new(fields).collect_known(|p| statics().program(p))?;
     statics().keep_programs(fields, &out);
     Ok(out)
 }
@@ -359,14 +352,7 @@ pub(crate) fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
 /// Every map with `fields`, in ID order, recalling the memlock of
 /// fixed-size maps (their `frozen` is then not read).
 pub(crate) fn maps_recalled(fields: MapFields) -> Result<Vec<Map>> {
-    let mut out = Vec::new();
-    MapReader::new(fields).each_known(
-        |m| statics().map(m),
-        |m| {
-            out.push(m);
-            Ok(())
-        },
-    )?;
+    let out = MapReader::new(fields).collect_known(|m| statics().map(m))?;
     if fields.fdinfo {
         statics().keep_maps(&out);
     }

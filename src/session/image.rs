@@ -54,13 +54,6 @@ fn call_names_from(ksyms: &Kallsyms, image: &ProgramImage) -> CallNames {
     helper_syms::from_kallsyms(ksyms, &insn::slots(&image.xlated), &image.jit_ranges)
 }
 
-/// The decoded native code of program `id`, for naming the instructions
-/// a profile sampled; None when it cannot be read (the program is gone,
-/// addresses are hidden) or this host's code is not decoded.
-pub(crate) fn native_code(id: u32) -> Option<NativeImage> {
-    native_image(id).ok()
-}
-
 /// Whether program `id` has been unloaded. Any other failure to open it
 /// (a permission lost meanwhile) does not say it is gone.
 pub(crate) fn program_gone(id: u32) -> bool {
@@ -95,14 +88,24 @@ fn decode(
 /// each one's sampled instructions to the report. With `every` each
 /// sampled instruction gets its text (JSON and CSV list them all), else
 /// only those the `--line-limit` view shows; formatting is most of the
-/// cost of decoding.
-pub(crate) fn annotate(report: &mut Report, profile: &Profile, every: bool) {
+/// cost of decoding. Also returns the native code of program `keep`
+/// decoded in full from the same read of its JIT code, for naming every
+/// instruction it sampled; None when it has no direct samples, its code
+/// could not be read (the program is gone, addresses are hidden) or this
+/// host's code is not decoded.
+pub(crate) fn annotate_keeping(
+    report: &mut Report,
+    profile: &Profile,
+    every: bool,
+    keep: Option<u32>,
+) -> Option<NativeImage> {
     let symbols = Symbols::new(Kallsyms::load);
     let limit = match report.totals.line_limit {
         n if n > 0 && !every => n,
         _ => usize::MAX,
     };
     let mut code: HashMap<u32, NativeCode> = HashMap::new();
+    let mut kept = None;
     for p in report.programs.iter().filter(|p| p.samples > 0) {
         // The engine's order is the report's: most samples first.
         let sampled: HashSet<(usize, u32)> = profile
@@ -115,10 +118,18 @@ pub(crate) fn annotate(report: &mut Report, profile: &Profile, every: bool) {
                     .collect()
             })
             .unwrap_or_default();
-        let decoded = lines::jited_image_by_id(u64::from(p.id), false)
+        let read = lines::jited_image_by_id(u64::from(p.id), false);
+        if keep == Some(p.id) {
+            kept = read
+                .as_ref()
+                .ok()
+                .and_then(|img| decode(img, &symbols, &|_, _| true).ok());
+        }
+        let decoded = read
             .and_then(|img| decode(&img, &symbols, &|f, off| sampled.contains(&(f, off))))
             .map_err(|e| e.message());
         code.insert(p.id, decoded);
     }
     crate::profile::report::annotate(report, profile, &code);
+    kept
 }

@@ -30,7 +30,7 @@ use std::time::Duration;
 /// Statistics on for as long as it is held (the exporter holds it for its
 /// life).
 pub(crate) use crate::kernel::stats::StatsGuard;
-pub(crate) use capture::{capture, report, Native, Terminations};
+pub(crate) use capture::{capture, report, report_keeping, Native, Terminations};
 pub(crate) use context::{inventory, ProgContext};
 pub(crate) use context::{set_kubelet_logs, workloads};
 pub(crate) use image::{call_names, disassembly, program_gone, program_image};

@@ -1001,6 +1001,22 @@ fn drill_app(size: (u16, u16), profiled: bool) -> App {
     app
 }
 
+/// [`drill_app`] profiled, switched to the mixed view: the disassembly it
+/// asks for answered with the fixture's native code.
+fn drill_disassembled(size: (u16, u16)) -> App {
+    let mut app = drill_app(size, true);
+    let fx = app.on_key(ch(' '));
+    let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
+        panic!("{fx:?}")
+    };
+    app.on_msg(Msg::Disasm {
+        seq,
+        call_names: Default::default(),
+        native: Ok(Arc::new(native_image(&image()))),
+    });
+    app
+}
+
 fn d(app: &App) -> &Drill {
     app.drill.as_ref().unwrap()
 }
@@ -1261,16 +1277,7 @@ fn mixed_mode_round_trip() {
 
 #[test]
 fn search_finds_native_instructions() {
-    let mut app = drill_app((120, 40), true);
-    let fx = app.on_key(ch(' '));
-    let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
-        panic!("{fx:?}")
-    };
-    app.on_msg(Msg::Disasm {
-        seq,
-        call_names: Default::default(),
-        native: Ok(Arc::new(native_image(&image()))),
-    });
+    let mut app = drill_disassembled((120, 40));
     app.on_key(ch(' '));
     assert_eq!(d(&app).mode, Mode::Native);
     app.on_key(ch('/'));
@@ -1706,16 +1713,7 @@ fn snapshots_drilldown_views_and_form() {
     snap(
         "drill_mixed",
         |s| {
-            let mut a = drill_app(s, true);
-            let fx = a.on_key(ch(' '));
-            let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
-                panic!()
-            };
-            a.on_msg(Msg::Disasm {
-                seq,
-                call_names: Default::default(),
-                native: Ok(Arc::new(native_image(&image()))),
-            });
+            let mut a = drill_disassembled(s);
             a.on_key(ch('E'));
             a
         },
@@ -1729,16 +1727,7 @@ fn snapshots_drilldown_views_and_form() {
     snap(
         "drill_native",
         |s| {
-            let mut a = drill_app(s, true);
-            let fx = a.on_key(ch(' '));
-            let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
-                panic!()
-            };
-            a.on_msg(Msg::Disasm {
-                seq,
-                call_names: Default::default(),
-                native: Ok(Arc::new(native_image(&image()))),
-            });
+            let mut a = drill_disassembled(s);
             a.on_key(ch(' '));
             a.on_key(ch('E'));
             a

@@ -209,11 +209,20 @@ impl Worker {
                     line_limit: job.line_limit,
                 };
                 let workloads = session::workloads(&prof);
-                // The native view places samples by instruction.
-                let report = session::report(&prof, &opts, &workloads, session::Native::Printed);
+                // The native view places samples by instruction; the JIT
+                // code it reads names the unmapped samples' instructions
+                // too.
+                let (report, code) = session::report_keeping(
+                    &prof,
+                    &opts,
+                    &workloads,
+                    session::Native::Printed,
+                    Some(job.id),
+                );
+                let unmapped = has_unmapped(&report, job.id);
                 ProfileDone {
                     input: session::drilldown_input(&report, job.id),
-                    native: unmapped_native(&prof, &report, job.id),
+                    native: unmapped_native(&prof, job.id, unmapped, code.as_ref()),
                     report: Arc::new(report),
                     profile: Arc::new(prof),
                 }
@@ -229,16 +238,25 @@ impl Worker {
     }
 }
 
-/// The native instructions of program `id` that took direct samples,
-/// when some direct samples fell where no line record is (every sample of
-/// a program without line info): the drilldown lists them under those
-/// samples. The JIT code is read only then.
-fn unmapped_native(prof: &Profile, report: &Report, id: u32) -> Vec<NativeRow> {
-    let unmapped = report
+/// Whether some direct samples of program `id` fell where no line record
+/// is (every sample of a program without line info).
+fn has_unmapped(report: &Report, id: u32) -> bool {
+    report
         .program(id)
-        .is_some_and(|p| p.direct_source_unmapped_samples > 0);
+        .is_some_and(|p| p.direct_source_unmapped_samples > 0)
+}
+
+/// The native instructions of program `id` that took direct samples, when
+/// it `unmapped` some: the drilldown lists them under those samples, named
+/// from its decoded JIT `code`, which is kept only then.
+fn unmapped_native(
+    prof: &Profile,
+    id: u32,
+    unmapped: bool,
+    code: Option<&NativeImage>,
+) -> Vec<NativeRow> {
     match prof.programs.iter().find(|p| p.id == id) {
-        Some(p) if unmapped => native_rows(&p.native, session::image::native_code(id).as_ref()),
+        Some(p) if unmapped => native_rows(&p.native, code),
         _ => Vec::new(),
     }
 }
