@@ -6,41 +6,23 @@
 // Test tooling: helpers outside #[test] functions fail the test by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
 use std::collections::BTreeMap;
-use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use run::{brr, serial, stderr, stdout};
 use serde_json::Value;
 use support::btf::Linkage;
 use support::insn::*;
 use support::*;
 
-/// One capture at a time: concurrent captures would share the CPUs the
-/// load runs on.
-static SERIAL: Mutex<()> = Mutex::new(());
-
 const FILE: &str = "/src/brr-fixtures/divloop.c";
 const ROUNDS: i32 = 256;
 const FREQ: &str = "997";
-
-fn brr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run brr")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// A socket filter whose time goes to a short loop: 256 rounds of a
 /// multiply, a division and two adds, so that its samples fall on a
@@ -179,7 +161,7 @@ fn instruction_samples_match_a_concurrent_perf_record() {
     if !live() || !perf_available() {
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let prog = loop_program();
     let (start, len) = jit_range(&prog);
     let load = LoadDriver::start(prog.fd(), 1, 64).expect("load");
@@ -283,7 +265,7 @@ fn text_csv_and_textmode_forms() {
     if !live() {
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let prog = loop_program();
     let id = prog.id.to_string();
     let asm = dumped_asm(&id);
@@ -398,31 +380,12 @@ fn check_csv(csv: &str, asm: &BTreeMap<u64, String>) {
     }
 }
 
-/// Split one CSV record (RFC 4180 quoting, no embedded newlines).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            _ => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}
-
 #[test]
 fn an_empty_program_gets_the_jit_overhead_hint() {
     if !live() {
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let prog = empty_program();
     let id = prog.id.to_string();
     let load = LoadDriver::start(prog.fd(), 1, 10_000).expect("load");
@@ -517,7 +480,7 @@ fn annotate_cost() {
     if !live() || !perf_available() {
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let fx = HotFixture::load().expect("load the hot fixture");
     let id = fx.prog.id.to_string();
     let bin = std::env::var("BRR_BENCH_BIN").unwrap_or(env!("CARGO_BIN_EXE_brr").into());

@@ -15,32 +15,33 @@
 // The runner process is forked and signalled with libc, which is unsafe.
 #![allow(unsafe_code)]
 
+#[path = "support/exporter.rs"]
+mod exporter;
 #[path = "support/pprof.rs"]
 #[allow(dead_code)] // not every helper is used here
 mod pprof;
+// Both tests make `kubepods.slice`: they hold `run::serial()`, so that
+// neither removes the other's parents or leaves its own behind.
+#[path = "support/run.rs"]
+mod run;
 mod support;
 #[path = "support/traced.rs"]
 #[allow(dead_code)] // not every helper is used here
 mod traced;
 
 use std::collections::BTreeSet;
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use brr::kernel::cgroups::{self, Cgroup2Mount, Workloads};
 use brr::model::{Container, Pod, Qos, Runtime, Workload};
+use exporter::Exporter;
+use run::{brr_ok, serial};
 use serde_json::Value;
 use support::*;
 use traced::Traced;
-
-/// Both tests make `kubepods.slice`: one at a time, so that neither removes
-/// the other's parents or leaves its own behind.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The cgroup2 mount, or `None` (with the reason) where these tests cannot
 /// run; with `BRR_REQUIRE_LIVE=1` that is a failure.
@@ -288,7 +289,7 @@ fn runtime_cgroups_name_their_containers_and_pods() {
     let Some(mount) = mount() else {
         return;
     };
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let logs = Scratch(std::env::temp_dir().join(format!("brr-kubelet-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&logs.0);
     kubelet_logs(
@@ -347,36 +348,6 @@ fn runtime_cgroups_name_their_containers_and_pods() {
     }
 }
 
-/// Fork a child that moves itself into the cgroup whose `cgroup.procs` is
-/// `procs`, runs `prog` `calls` times, then waits to be killed.
-fn fork_runner_in(procs: &Path, prog: std::os::fd::BorrowedFd<'_>, calls: u64) -> i32 {
-    let path = CString::new(procs.as_os_str().as_bytes()).unwrap();
-    // SAFETY: the child only makes raw syscalls (open, write and close on a
-    // path built before the fork, BPF_PROG_TEST_RUN with stack buffers,
-    // pause, _exit): nothing that takes a lock another thread of the test
-    // process might have held at fork time.
-    unsafe {
-        let pid = libc::fork();
-        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
-        if pid == 0 {
-            let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
-            if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                libc::_exit(2);
-            }
-            libc::close(fd);
-            for _ in 0..calls {
-                if sys::test_run(prog, HOT_REPEAT).is_err() {
-                    libc::_exit(1);
-                }
-            }
-            loop {
-                libc::pause();
-            }
-        }
-        pid
-    }
-}
-
 /// The profiler's `cgroups` name a sampled task's cgroup relative to the
 /// cgroup2 mount (on a hybrid host not `/unified/...`).
 #[test]
@@ -384,7 +355,7 @@ fn profile_cgroup_paths_are_relative_to_the_cgroup2_mount() {
     let Some(mount) = mount() else {
         return;
     };
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let mut tree = Tree::new(mount);
     let rel = format!(
         "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice/cri-containerd-{}.scope",
@@ -406,7 +377,7 @@ fn profile_cgroup_paths_are_relative_to_the_cgroup2_mount() {
         &[],
     );
     brr.wait_ready("capture");
-    let runner = fork_runner_in(&leaf.join("cgroup.procs"), fx.prog.fd(), calls);
+    let runner = fork_runner(fx.prog.fd(), calls, Some(&leaf.join("cgroup.procs")));
     tree.forked.push(runner);
     let (out, _) = brr.finish();
     assert!(
@@ -465,20 +436,6 @@ fn pprof_labels(w: &Workload) -> std::collections::BTreeMap<String, String> {
     .collect()
 }
 
-fn brr(args: &[&str]) -> std::process::Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run brr");
-    assert!(
-        o.status.success(),
-        "brr {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
 /// A runner: a process driving the fixture from its cgroup.
 struct Runner {
     pid: u32,
@@ -513,7 +470,7 @@ fn cells(w: &Workload) -> (String, String) {
 fn check_profile_json_and_pprof(logs: &str, out: &Path, prog_id: u32, runners: &[Runner]) {
     let pb = out.join("p.pb.gz");
     let id = prog_id.to_string();
-    let o = brr(&[
+    let o = brr_ok(&[
         "--kubelet-logs",
         logs,
         "profile",
@@ -566,7 +523,7 @@ fn check_profile_json_and_pprof(logs: &str, out: &Path, prog_id: u32, runners: &
 /// The text cgroup table: CONTAINER and POD beside each cgroup.
 fn check_profile_text(logs: &str, prog_id: u32, runners: &[Runner]) {
     let id = prog_id.to_string();
-    let o = brr(&[
+    let o = brr_ok(&[
         "--kubelet-logs",
         logs,
         "profile",
@@ -598,7 +555,7 @@ fn check_profile_text(logs: &str, prog_id: u32, runners: &[Runner]) {
 /// `prog -x --json` and the exporter's owner series: each runner holds
 /// the program and is named with its container and pod.
 fn check_owners(logs: &str, prog_id: u32, runners: &[Runner]) {
-    let o = brr(&["--kubelet-logs", logs, "prog", "-x", "--json"]);
+    let o = brr_ok(&["--kubelet-logs", logs, "prog", "-x", "--json"]);
     let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let item = doc["items"]
         .as_array()
@@ -651,7 +608,7 @@ fn containers_and_pods_in_profiles_listings_and_the_exporter() {
     let Some(mount) = mount() else {
         return;
     };
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let scratch = Scratch(std::env::temp_dir().join(format!("brr-e2e-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&scratch.0);
     let logs = scratch.0.join("log");
@@ -679,7 +636,7 @@ fn containers_and_pods_in_profiles_listings_and_the_exporter() {
     for i in [0, 1, 3, 5, 7] {
         let rel = all[i].path.clone();
         let leaf = tree.make(&rel);
-        let pid = fork_runner_in(&leaf.join("cgroup.procs"), fx.prog.fd(), u64::MAX);
+        let pid = fork_runner(fx.prog.fd(), u64::MAX, Some(&leaf.join("cgroup.procs")));
         tree.forked.push(pid);
         runners.push(Runner {
             pid: pid as u32,
@@ -709,40 +666,14 @@ fn containers_and_pods_in_profiles_listings_and_the_exporter() {
     }
 }
 
-/// A child killed and reaped when dropped, however the test ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Start `brr ARGS` (an exporter on a free port), scrape it once, stop it.
 fn scrape_exporter(args: &[&str]) -> String {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let mut child = Killed(
-        Command::new(env!("CARGO_BIN_EXE_brr"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run brr exporter"),
-    );
-    let mut err = BufReader::new(child.0.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    err.read_line(&mut line).expect("read stderr");
-    let addr = line
-        .trim()
-        .strip_prefix("brr exporter: serving http://")
-        .and_then(|r| r.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .to_string();
-    let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+    use std::io::{Read, Write};
+    let exp = Exporter::spawn(args);
+    let mut s = std::net::TcpStream::connect(exp.addr).expect("connect");
     s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").expect("send");
     let mut out = String::new();
     s.read_to_string(&mut out).expect("read");
-    drop(child);
+    drop(exp);
     out
 }

@@ -7,29 +7,17 @@
 // as the tests themselves do (clippy.toml only exempts #[test] code).
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use run::{brr, serial};
 use serde_json::Value;
 use support::*;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn brr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run brr")
-}
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("brr-export-{}-{name}", std::process::id()));
@@ -55,22 +43,6 @@ fn program(doc: &Value, id: u32) -> &Value {
         .as_array()
         .and_then(|a| a.iter().find(|p| p["id"].as_u64() == Some(id as u64)))
         .unwrap_or_else(|| panic!("program {id} in the report"))
-}
-
-fn go_available() -> bool {
-    let ok = Command::new("go")
-        .arg("version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        if std::env::var("BRR_REQUIRE_LIVE").as_deref() == Ok("1") {
-            panic!("BRR_REQUIRE_LIVE=1 but `go` (Debian golang-go) is missing for go tool pprof");
-        }
-        skip("the go tool pprof check: go is not installed");
-    }
-    ok
 }
 
 fn pprof_top(file: &Path) -> String {

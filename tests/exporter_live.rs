@@ -8,50 +8,21 @@
 // SIGINT and SIGTERM reach the child brr through libc::kill, which is unsafe.
 #![allow(unsafe_code)]
 
+#[path = "support/exporter.rs"]
+mod exporter;
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use exporter::Exporter;
 use support::SocketFilterFixture;
 
-/// A running exporter, killed when dropped.
-struct Exporter {
-    child: Child,
-    addr: SocketAddr,
-}
-
 impl Exporter {
-    fn start(extra: &[&str]) -> Exporter {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
-            .args(["exporter", "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run brr exporter");
-        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        err.read_line(&mut line).expect("read stderr");
-        let addr = line
-            .trim()
-            .strip_prefix("brr exporter: serving http://")
-            .and_then(|r| r.strip_suffix("/metrics"))
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .parse()
-            .expect("an address");
-        // Keep draining stderr so the exporter never blocks on it.
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-        Exporter { child, addr }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Send `sig` and wait (bounded) for the exit status.
     fn stop(mut self, sig: i32) -> Option<i32> {
         // SAFETY: plain kill(2) on our own child.
@@ -64,13 +35,6 @@ impl Exporter {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("exporter did not stop within 10 s");
-    }
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -472,6 +436,52 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// A real Prometheus scraping `target` every second, its storage in a
+/// fresh temporary directory named after `name`; stopped, and the
+/// directory removed, when dropped.
+struct Prometheus {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl Prometheus {
+    fn start(name: &str, target: SocketAddr) -> Prometheus {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: brr\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .expect("config");
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run prometheus");
+        Prometheus { child, dir, port }
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// `prometheus`'s answer to an instant query, as the first sample's value.
 fn query(port: u16, q: &str) -> Option<f64> {
     let encoded: String = q
@@ -500,30 +510,8 @@ fn a_real_prometheus_sees_exactly_the_runs_made() {
     }
     let fx = SocketFilterFixture::load().expect("load fixture");
     let exp = Exporter::start(&[]);
-    let dir = std::env::temp_dir().join(format!("brr-prom-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: brr\n    static_configs:\n      - targets: ['{}']\n",
-            exp.addr
-        ),
-    )
-    .expect("config");
-    let port = free_port();
-    let mut prom = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run prometheus");
+    let prom = Prometheus::start("brr-prom", exp.addr);
+    let port = prom.port;
     const RUNS: u32 = 4_242;
     fx.prog.test_run(RUNS).expect("test run");
     let q = format!("brr_prog_run_count_total{{id=\"{}\"}}", fx.prog.id);
@@ -536,9 +524,7 @@ fn a_real_prometheus_sees_exactly_the_runs_made() {
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-    let _ = prom.kill();
-    let _ = prom.wait();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(prom);
     assert_eq!(seen, Some(f64::from(RUNS)), "prometheus saw {seen:?}");
     assert_eq!(exp.stop(libc::SIGTERM), Some(0));
 }
@@ -582,30 +568,8 @@ fn a_real_prometheus_sees_one_info_series_per_program_over_its_life() {
         return;
     }
     let exp = Exporter::start(&[]);
-    let dir = std::env::temp_dir().join(format!("brr-prom-ids-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: brr\n    static_configs:\n      - targets: ['{}']\n",
-            exp.addr
-        ),
-    )
-    .expect("config");
-    let port = free_port();
-    let mut prom = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run prometheus");
+    let prom = Prometheus::start("brr-prom-ids", exp.addr);
+    let port = prom.port;
     let up = support::wait_until(Duration::from_secs(60), || {
         query(port, "up{job=\"brr\"}") == Some(1.0)
     });
@@ -665,9 +629,7 @@ fn a_real_prometheus_sees_one_info_series_per_program_over_its_life() {
             (mine.len(), theirs)
         })
         .collect();
-    let _ = prom.kill();
-    let _ = prom.wait();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(prom);
     assert!(up, "prometheus never scraped the exporter");
     assert_eq!(
         info,

@@ -6,19 +6,19 @@
 // as the tests themselves do (clippy.toml only exempts #[test] code).
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
 use std::os::fd::{AsFd, AsRawFd};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
 
+use run::serial;
 use serde_json::Value;
 use support::btf::Linkage;
 use support::insn::*;
 use support::*;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 const BPF_MAP_TYPE_HASH: u32 = 1;
 const BPF_MAP_TYPE_RINGBUF: u32 = 27;
@@ -138,7 +138,7 @@ fn contention_from_two_cpus_updating_one_key_but_not_from_one() {
     if !live() {
         return;
     }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = serial();
     let (_map, prog) = update_one_key();
     let (one, s1, _) = hints_for(&prog, 1, 1000);
     assert!(
@@ -182,7 +182,7 @@ fn output_cost_from_ringbuf_output_but_not_from_arithmetic() {
     if !live() {
         return;
     }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = serial();
     let (_map, prog) = ringbuf_output();
     let (found, s, _) = hints_for(&prog, 1, 1000);
     let o = found
@@ -230,7 +230,7 @@ fn tail_calls_are_named_with_their_chain_and_plain_programs_are_not() {
     if !live() {
         return;
     }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = serial();
     let hot = HotFixture::load().expect("hot fixture");
     let jmp = create_map("brr_fx_jmp", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4).expect("prog_array");
     let fd = hot.prog.fd().as_raw_fd() as u32;

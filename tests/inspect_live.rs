@@ -7,26 +7,14 @@
 // Slices of brr's ASCII output at fixed columns; a bad offset fails the test.
 #![allow(clippy::string_slice)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
-use std::process::{Command, Output};
+use std::process::Command;
 
+use run::{brr, stderr, stdout};
 use support::*;
-
-fn brr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .output()
-        .expect("run brr")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// `brr top --textmode -d 0.1 --program-id ID` plus `extra`, with bpftool
 /// hidden from PATH unless `bpftool`; returns (activity, inspect) sections.

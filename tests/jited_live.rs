@@ -8,28 +8,16 @@
 // Slices of brr's ASCII output at known positions; a bad one fails the test.
 #![allow(clippy::string_slice)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use run::{brr, brr_as_nobody, stderr, stdout};
 use serde_json::Value;
 use support::*;
-
-fn brr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .output()
-        .expect("run brr")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Whether GNU objdump runs; without it the test skips unless
 /// BRR_REQUIRE_LIVE=1 (binutils comes with gcc).
@@ -369,25 +357,6 @@ fn check_text_and_csv(id: &str, funcs: &[Value]) {
     }
 }
 
-/// Split one CSV record (RFC 4180 quoting, no embedded newlines).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            _ => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
-}
-
 #[test]
 fn native_code_matches_objdump_kallsyms_and_line_info() {
     if !live() || !objdump_available() {
@@ -497,20 +466,7 @@ fn withheld_code_is_a_permission_error() {
     };
     let visible = sysctl("kptr_restrict") == 0 && sysctl("perf_event_paranoid") <= 1;
     let caps = "-all,+sys_admin";
-    let o = Command::new("setpriv")
-        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-        .args([
-            "--inh-caps",
-            caps,
-            "--ambient-caps",
-            caps,
-            "--bounding-set",
-            caps,
-        ])
-        .arg(env!("CARGO_BIN_EXE_brr"))
-        .args(["dump", &id, "--jited"])
-        .output()
-        .expect("setpriv (util-linux) runs");
+    let o = brr_as_nobody(caps, &["dump", &id, "--jited"]);
     if visible {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         return;
@@ -526,20 +482,7 @@ fn withheld_code_is_a_permission_error() {
     assert_eq!(msg.lines().count(), 1, "{msg}");
     assert!(o.stdout.is_empty());
     // Without --jited the same user still gets the translated dump.
-    let o = Command::new("setpriv")
-        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-        .args([
-            "--inh-caps",
-            caps,
-            "--ambient-caps",
-            caps,
-            "--bounding-set",
-            caps,
-        ])
-        .arg(env!("CARGO_BIN_EXE_brr"))
-        .args(["dump", &id])
-        .output()
-        .unwrap();
+    let o = brr_as_nobody(caps, &["dump", &id]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 

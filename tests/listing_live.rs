@@ -9,26 +9,22 @@
 // A live scenario (load, list, compare every column) reads best as one test.
 #![allow(clippy::too_many_lines)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 #[path = "support/traced.rs"]
 mod traced;
 
 use std::os::fd::AsFd;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use run::{brr, brr_as_nobody};
 use serde_json::Value;
 use support::{NoBtfFixture, PinnedFixture, RawTpLinkFixture, SocketFilterFixture};
 use traced::Traced;
-
-fn brr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .output()
-        .expect("run brr")
-}
 
 fn ok_stdout(args: &[&str]) -> String {
     let o = brr(args);
@@ -667,20 +663,7 @@ fn unprivileged_user_gets_permission_error() {
             (&["prog", "--stats"], stats),
             (&["map"], list),
         ] {
-            let o = Command::new("setpriv")
-                .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-                .args([
-                    "--inh-caps",
-                    caps,
-                    "--ambient-caps",
-                    caps,
-                    "--bounding-set",
-                    caps,
-                ])
-                .arg(env!("CARGO_BIN_EXE_brr"))
-                .args(args)
-                .output()
-                .expect("setpriv (util-linux) runs");
+            let o = brr_as_nobody(caps, args);
             assert_eq!(o.status.code(), Some(2), "{caps} {args:?}");
             assert_eq!(
                 String::from_utf8_lossy(&o.stderr),

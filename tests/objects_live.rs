@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(unsafe_code, clippy::string_slice)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -22,6 +24,7 @@ use brr::kernel::owners::{self, HeldKind, Owner};
 use brr::kernel::prog_extra::ExtraReader;
 use brr::render::listing;
 use brr::render::Format;
+use run::brr_ok;
 use support::insn::{exit, mov64_imm, R0};
 use support::{load_program, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture};
 
@@ -124,16 +127,7 @@ fn target_of(link: &OwnedFd) -> LinkTarget {
 
 /// The real binary's output.
 fn brr(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .output()
-        .expect("run brr");
-    assert!(
-        o.status.success(),
-        "brr {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf-8 output")
+    String::from_utf8(brr_ok(args).stdout).expect("utf-8 output")
 }
 
 /// The JSON item of the object with this id.

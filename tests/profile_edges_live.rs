@@ -10,6 +10,8 @@
 // through libc::kill: both unsafe.
 #![allow(unsafe_code)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 #[path = "support/traced.rs"]
 mod traced;
@@ -17,44 +19,15 @@ mod traced;
 use std::collections::BTreeSet;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use run::{brr, profile_json, serial, stderr, stdout};
 use serde_json::Value;
 use support::*;
 use traced::Traced;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn brr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run brr")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn profile_json(args: &[&str]) -> Value {
-    let mut all = vec!["profile", "--json"];
-    all.extend_from_slice(args);
-    let o = brr(&all);
-    assert!(o.status.success(), "brr {all:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("valid JSON")
-}
 
 fn items(doc: &Value) -> &Vec<Value> {
     doc["items"].as_array().expect("items")

@@ -10,50 +10,20 @@
 // SIGINT reaches the child brr through libc::kill, which is unsafe.
 #![allow(unsafe_code)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 #[path = "support/traced.rs"]
 mod traced;
 
-use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use run::{brr, profile_json, serial, stderr, stdout};
 use serde_json::Value;
 use support::btf::Linkage;
 use support::insn::*;
 use support::*;
 use traced::Traced;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn brr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_brr"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run brr")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Run `brr profile --json ...` and parse the document.
-fn profile_json(args: &[&str]) -> Value {
-    let mut all = vec!["profile", "--json"];
-    all.extend_from_slice(args);
-    let o = brr(&all);
-    assert!(o.status.success(), "brr {all:?}: {}", stderr(&o));
-    serde_json::from_str::<Value>(&stdout(&o)).expect("valid JSON")
-}
 
 /// A 2 s `--kernel-samples` profile, unlimited, taken while `load` runs.
 fn kernel_profile_while(load: std::thread::JoinHandle<u64>) -> Value {

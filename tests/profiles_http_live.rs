@@ -10,61 +10,26 @@
 // SIGTERM reaches the child brr through libc::kill, which is unsafe.
 #![allow(unsafe_code)]
 
+#[path = "support/exporter.rs"]
+mod exporter;
 #[path = "support/pprof.rs"]
 mod pprof;
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{HelperFixture, HotFixture};
-
-/// One capture at a time across the tests of this file: they measure
-/// what a capture does to the host.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
+use exporter::Exporter;
+use run::serial;
+use support::{go_available, HelperFixture, HotFixture};
 
 const PATH: &str = "/debug/pprof/profile";
 
-/// A running exporter, killed when dropped.
-struct Exporter {
-    child: Child,
-    addr: SocketAddr,
-}
-
 impl Exporter {
-    fn start(extra: &[&str]) -> Exporter {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_brr"))
-            .args(["exporter", "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run brr exporter");
-        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        err.read_line(&mut line).expect("read stderr");
-        let addr = line
-            .trim()
-            .strip_prefix("brr exporter: serving http://")
-            .and_then(|r| r.strip_suffix("/metrics"))
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .parse()
-            .expect("an address");
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-        Exporter { child, addr }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// perf events the exporter has open now.
     fn perf_fds(&self) -> usize {
         std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
@@ -75,13 +40,6 @@ impl Exporter {
                     .is_ok_and(|l| l.to_string_lossy() == "anon_inode:[perf_event]")
             })
             .count()
-    }
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -127,23 +85,6 @@ fn request(addr: SocketAddr, method: &str, target: &str) -> Answer {
         headers,
         body: out[split + 4..].to_vec(),
     }
-}
-
-fn go_available() -> bool {
-    let ok = Command::new("go")
-        .arg("version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os(support::REQUIRE_LIVE_ENV).is_none(),
-            "`go` (Debian golang-go) is missing for go tool pprof"
-        );
-        support::skip("the go tool pprof check: go is not installed");
-    }
-    ok
 }
 
 /// Poll `cond` every 20 ms for up to `limit`.

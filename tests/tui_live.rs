@@ -10,24 +10,20 @@
 // as the tests themselves do (clippy.toml only exempts #[test] code).
 #![allow(clippy::expect_used, clippy::panic)]
 
+#[path = "support/run.rs"]
+mod run;
 mod support;
 
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use run::serial;
 use support::insn::*;
 use support::*;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Far longer than any step takes on a loaded machine: a step that does not
 /// happen within it is broken, not slow.
 const WAIT: Duration = Duration::from_secs(30);
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A tmux server of our own (never the user's), killed on drop.
 struct Tmux {

@@ -11,35 +11,11 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read};
-use std::os::fd::BorrowedFd;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::*;
-
-/// A forked child that runs `prog` `calls` times (each call HOT_REPEAT
-/// runs), then waits to be killed so that its comm stays readable.
-fn fork_runner(prog: BorrowedFd<'_>, calls: u64) -> i32 {
-    // SAFETY: the child only makes raw syscalls (BPF_PROG_TEST_RUN with
-    // stack buffers, pause, _exit): nothing that takes a lock another
-    // thread of the test process might have held at fork time.
-    unsafe {
-        let pid = libc::fork();
-        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
-        if pid == 0 {
-            for _ in 0..calls {
-                if sys::test_run(prog, HOT_REPEAT).is_err() {
-                    libc::_exit(1);
-                }
-            }
-            loop {
-                libc::pause();
-            }
-        }
-        pid
-    }
-}
 
 fn kill(pid: i32) {
     // SAFETY: plain syscalls on our own child's pid.
@@ -90,8 +66,8 @@ fn task_shares_follow_the_work_each_process_did() {
     {
         line.clear();
     }
-    let big = fork_runner(fx.prog.fd(), 3 * small);
-    let little = fork_runner(fx.prog.fd(), small);
+    let big = fork_runner(fx.prog.fd(), 3 * small, None);
+    let little = fork_runner(fx.prog.fd(), small, None);
     let comm = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/comm"))
             .expect("child comm")

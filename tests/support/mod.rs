@@ -425,3 +425,79 @@ pub(crate) fn assert_quiet_on_closed_stdout(brr: &str, args: &[&str]) {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Whether `go` runs, for the `go tool pprof` checks. Without it they skip
+/// ([`skip`]), unless `BRR_REQUIRE_LIVE=1` (CI installs golang-go).
+pub(crate) fn go_available() -> bool {
+    let ok = std::process::Command::new("go")
+        .arg("version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
+            panic!("{REQUIRE_LIVE_ENV}=1 but `go` (Debian golang-go) is missing for go tool pprof");
+        }
+        skip("the go tool pprof check: go is not installed");
+    }
+    ok
+}
+
+/// Fork a child that runs `prog` `calls` times (each call [`HOT_REPEAT`]
+/// runs), then waits to be killed so that its comm and cgroup stay
+/// readable; returns its pid. With `procs` (a `cgroup.procs` file) the
+/// child first moves itself into that cgroup (exit status 2 if it cannot).
+pub(crate) fn fork_runner(
+    prog: BorrowedFd<'_>,
+    calls: u64,
+    procs: Option<&std::path::Path>,
+) -> i32 {
+    use std::os::unix::ffi::OsStrExt;
+    let procs = procs.map(|p| std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap());
+    // SAFETY: the child only makes raw syscalls (open, write and close on a
+    // path built before the fork, BPF_PROG_TEST_RUN with stack buffers,
+    // pause, _exit): nothing that takes a lock another thread of the test
+    // process might have held at fork time.
+    unsafe {
+        let pid = libc::fork();
+        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+        if pid == 0 {
+            if let Some(path) = &procs {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    libc::_exit(2);
+                }
+                libc::close(fd);
+            }
+            for _ in 0..calls {
+                if sys::test_run(prog, HOT_REPEAT).is_err() {
+                    libc::_exit(1);
+                }
+            }
+            loop {
+                libc::pause();
+            }
+        }
+        pid
+    }
+}
+
+/// Split one CSV record (RFC 4180 quoting, no embedded newlines).
+pub(crate) fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
