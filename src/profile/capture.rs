@@ -253,8 +253,12 @@ struct Loop<'a> {
 impl Loop<'_> {
     /// Seconds into the capture of a side-band record (0 for one from
     /// before sampling started; the drain time for one without a time).
+    /// A time of 0 is no time: the kernel has been seen to write it in an
+    /// unload record while another perf session samples every CPU, and
+    /// taken literally it would date a program's unload to the capture's
+    /// start.
     fn seconds_at(&self, time: Option<u64>) -> f64 {
-        match time {
+        match time.filter(|&t| t != 0) {
             Some(t) => t.saturating_sub(self.start_ns) as f64 / 1e9,
             None => self.out.started.map_or(0.0, |s| s.elapsed().as_secs_f64()),
         }
@@ -824,6 +828,34 @@ mod tests {
         assert_eq!(progs[0].loaded_after, Some(0.25));
         assert_eq!(progs[0].unloaded_after, Some(2.5));
         assert_eq!(progs[0].loaded_seconds(10.0), Some(2.25));
+    }
+
+    /// An unload record whose time the kernel left 0 is dated when it is
+    /// drained, not at the capture's start.
+    #[test]
+    fn an_unload_without_a_time_is_dated_when_drained() {
+        let mut rings = vec![cpu_ring(0)];
+        let mut side = vec![cpu_ring(0)];
+        let mut attr = Attributor::new(Shape::Direct);
+        let mut source = FakeSource::default();
+        {
+            let mut lp = loop_over(&mut rings, &mut side, &mut attr, &mut source);
+            lp.out.started = std::time::Instant::now().checked_sub(Duration::from_secs(2));
+            lp.side[0].ring.produce(&build::bpf_event_at(
+                records::BPF_EVENT_PROG_LOAD,
+                9,
+                1_250_000_000,
+            ));
+            lp.rings[0].ring.produce(&direct_samples(&[0x1010]));
+            lp.drain(&[0]);
+            lp.side[0]
+                .ring
+                .produce(&build::bpf_event_at(records::BPF_EVENT_PROG_UNLOAD, 9, 0));
+            lp.drain(&[0]);
+        }
+        let (progs, _) = attr.finish(&Default::default(), |_| vec![]);
+        let at = progs[0].unloaded_after.expect("unload seen");
+        assert!((2.0..3.0).contains(&at), "unloaded after {at} s");
     }
 
     /// Loads seen on the side band apply before the samples drained with
