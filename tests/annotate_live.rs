@@ -85,7 +85,7 @@ fn perf_available() -> bool {
         if std::env::var(REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
             panic!("{REQUIRE_LIVE_ENV}=1 but perf is not installed");
         }
-        eprintln!("skipping: perf not installed");
+        skip("perf not installed");
     }
     ok
 }

@@ -455,6 +455,7 @@ fn listings_read_fdinfo_only_where_they_print_it() {
         let mine = progs.iter().find(|p| p.id == fx.prog.id).expect("listed");
         assert_eq!(mine.full_name, SocketFilterFixture::FUNC_NAME);
         let own = fdinfo::own_prog(fx.prog.fd()).expect("own fdinfo").memlock;
+        assert!(own.is_some_and(|m| m > 0), "the kernel's memlock: {own:?}");
         if wanted {
             assert_eq!(r.fdinfo_reads(), progs.len() as u64, "{format:?}");
             assert_eq!(mine.memlock_bytes, own);
@@ -472,6 +473,8 @@ fn listings_read_fdinfo_only_where_they_print_it() {
         .expect("maps");
         let mine = maps.iter().find(|m| m.id == fx.map.id).expect("listed");
         let own = fdinfo::own_map(fx.map.fd()).expect("own fdinfo");
+        assert!(own.memlock.is_some_and(|m| m > 0), "the kernel's memlock");
+        assert_eq!(own.frozen, Some(false), "the fixture's map is not frozen");
         if wanted {
             assert_eq!(r.fdinfo_reads(), maps.len() as u64, "{format:?}");
             assert_eq!((mine.memlock_bytes, mine.frozen), (own.memlock, own.frozen));
