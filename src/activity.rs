@@ -27,14 +27,22 @@ pub(crate) fn compute_owned(
     all: bool,
     limit: usize,
 ) -> Vec<ActivityRow> {
-    let before: HashMap<u32, (u64, u64, u64)> = base
-        .iter()
-        .map(|b| (b.id, (b.run_count, b.run_time_ns, b.recursion_misses)))
-        .collect();
+    let counters = |b: &Program| (b.run_count, b.run_time_ns, b.recursion_misses);
+    // Snapshots come in ID order: a search then needs no table.
+    let by_id: Option<HashMap<u32, (u64, u64, u64)>> = (!base.is_sorted_by_key(|b| b.id))
+        .then(|| base.iter().map(|b| (b.id, counters(b))).collect());
+    let before = |id: u32| match &by_id {
+        Some(m) => m.get(&id).copied(),
+        None => base
+            .binary_search_by_key(&id, |b| b.id)
+            .ok()
+            .and_then(|i| base.get(i))
+            .map(counters),
+    };
     let mut rows: Vec<ActivityRow> = current
         .into_iter()
         .map(|p| {
-            let (c0, t0, m0) = before.get(&p.id).copied().unwrap_or((0, 0, 0));
+            let (c0, t0, m0) = before(p.id).unwrap_or((0, 0, 0));
             ActivityRow {
                 run_count_delta: p.run_count.saturating_sub(c0),
                 run_time_ns_delta: p.run_time_ns.saturating_sub(t0),
@@ -83,6 +91,9 @@ mod tests {
         assert_eq!(all.len(), 3);
         assert_eq!(all[2].prog.id, 3);
         assert_eq!(compute(&base, &cur, true, 1).len(), 1);
+        // A base out of ID order gives the same deltas.
+        let shuffled = [p(3, 7, 70), p(1, 10, 1000), p(2, 5, 500)];
+        assert_eq!(compute(&shuffled, &cur, true, 0), all);
     }
 
     #[test]

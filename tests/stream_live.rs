@@ -327,3 +327,59 @@ fn top_textmode_prints_json_and_csv() {
     let id = fx.prog.id.to_string();
     assert!(out.lines().any(|l| l.split(',').nth(3) == Some(&id)));
 }
+
+#[test]
+fn programs_loaded_and_unloaded_between_windows_are_followed() {
+    // A continued window opens the programs it saw by ID and asks the
+    // kernel only for greater IDs: one loaded meanwhile must still show,
+    // one unloaded meanwhile must be gone.
+    if !support::live() {
+        return;
+    }
+    let stays = SocketFilterFixture::load().expect("load fixture");
+    let goes = SocketFilterFixture::load().expect("load fixture");
+    let (stays_id, goes_id) = (stays.prog.id, goes.prog.id);
+    let s = spawn(&[
+        "activity",
+        "--interval",
+        "1",
+        "--count",
+        "3",
+        "--all",
+        "--limit",
+        "0",
+        "--json",
+    ]);
+    s.ready();
+    drop(goes);
+    let comes = SocketFilterFixture::load().expect("load fixture");
+    s.ready();
+    comes.prog.test_run(77).expect("test run");
+    stays.prog.test_run(5).expect("test run");
+    s.ready();
+    let (code, out, err) = s.finish();
+    assert_eq!(code, Some(0), "{err:?}");
+    let docs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(docs.len(), 3, "{out}");
+    assert!(
+        item_with_id(&docs[0], goes_id).is_none(),
+        "unloaded in window 1"
+    );
+    assert!(
+        item_with_id(&docs[0], comes.prog.id).is_some(),
+        "loaded in window 1"
+    );
+    for doc in &docs[1..] {
+        assert!(item_with_id(doc, goes_id).is_none());
+        assert!(item_with_id(doc, stays_id).is_some());
+    }
+    let comes_row = item_with_id(&docs[1], comes.prog.id).expect("listed in window 2");
+    assert_eq!(comes_row["run_count_delta"], 77, "{}", docs[1]);
+    assert_eq!(
+        item_with_id(&docs[1], stays_id).expect("stays")["run_count_delta"],
+        5
+    );
+}

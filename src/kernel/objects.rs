@@ -12,6 +12,7 @@ use crate::kernel::prog_extra::ExtraReader;
 use crate::kernel::{fdinfo, names};
 use crate::model::{BtfObject, BtfUsers, Link, LinkFields, Map, MapFields, ProgFields, Program};
 use crate::sys::bpf::{self, ObjKind};
+use crate::sys::fds::FdBatch;
 use crate::sys::link_info::{self, FetchedLinkInfo};
 use crate::sys::Errno;
 
@@ -64,25 +65,67 @@ pub fn walk<T>(
 /// Walk one kind of object, reading each through its fd.
 pub(crate) fn walk_kind<T>(
     kind: ObjKind,
+    read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
+    each: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    walk_kind_after(kind, &[], read, each)
+}
+
+/// [`walk_kind`] for a caller that walked moments ago and saw `known`
+/// (ascending): those IDs are opened without asking the kernel for them
+/// (one gone since is skipped like any vanished object), then the kernel's
+/// IDs above the greatest. The kernel hands IDs out cyclically, each above
+/// the last one it gave, so an object created since has a greater ID than
+/// every known one until the ID space wraps (after 2^31 creations);
+/// callers walk in full now and then to catch that. The fds are closed in
+/// batches ([`FdBatch`]).
+pub(crate) fn walk_kind_after<T>(
+    kind: ObjKind,
+    known: &[u32],
     mut read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
     each: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
+    let mut batch = FdBatch::default();
+    let mut known = known.iter().copied();
     walk_each(
-        |start| bpf::next_id(kind, start),
+        |start| next_known(&mut known, start, |s| bpf::next_id(kind, s)),
         |id| {
-            let fd = bpf::fd_by_id(kind, id)?;
-            read(id, &fd)
+            let fd = match bpf::fd_by_id(kind, id) {
+                // Out of fds while the batch holds some: give them back.
+                Err(Errno(libc::EMFILE)) if !batch.is_empty() => {
+                    batch.flush();
+                    bpf::fd_by_id(kind, id)?
+                }
+                r => r?,
+            };
+            let r = read(id, &fd);
+            batch.keep(fd);
+            r
         },
         each,
     )
 }
 
+/// The ID after `start`: the next of `known` while they last and rise,
+/// then the kernel's (`next`).
+fn next_known(
+    known: &mut impl Iterator<Item = u32>,
+    start: u32,
+    next: impl FnOnce(u32) -> std::result::Result<Option<u32>, Errno>,
+) -> std::result::Result<Option<u32>, Errno> {
+    match known.next() {
+        Some(id) if id > start => Ok(Some(id)),
+        _ => next(start),
+    }
+}
+
 fn collect_kind<T>(
     kind: ObjKind,
+    known: &[u32],
     read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
 ) -> Result<Vec<T>> {
-    let mut out = Vec::new();
-    walk_kind(kind, read, |v| {
+    let mut out = Vec::with_capacity(known.len());
+    walk_kind_after(kind, known, read, |v| {
         out.push(v);
         Ok(())
     })?;
@@ -169,12 +212,15 @@ impl ProgramReader {
         walk_kind(ObjKind::Prog, |_, fd| self.read(fd), each)
     }
 
-    /// Every loaded program, in ID order, asking `known` before each read.
-    pub(crate) fn collect_known(
+    /// Every loaded program, in ID order, asking `known` before each read;
+    /// after a walk moments ago that saw `ids` (ascending; may be empty),
+    /// as [`walk_kind_after`] walks.
+    pub(crate) fn collect_known_after(
         &mut self,
+        ids: &[u32],
         mut known: impl FnMut(&Program) -> KnownProg,
     ) -> Result<Vec<Program>> {
-        collect_kind(ObjKind::Prog, |_, fd| self.read_known(fd, &mut known))
+        collect_kind(ObjKind::Prog, ids, |_, fd| self.read_known(fd, &mut known))
     }
 
     /// How many fdinfo files this reader has read.
@@ -196,7 +242,7 @@ pub(crate) fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()
 /// Every program with `fields`, in ID order.
 pub fn programs(fields: ProgFields) -> Result<Vec<Program>> {
     let mut r = ProgramReader::new(fields);
-    collect_kind(ObjKind::Prog, |_, fd| r.read(fd))
+    collect_kind(ObjKind::Prog, &[], |_, fd| r.read(fd))
 }
 
 /// Reads map rows: the info struct, plus with `fields.fdinfo` the fdinfo's
@@ -268,7 +314,7 @@ impl MapReader {
         &mut self,
         mut known_memlock: impl FnMut(&Map) -> Option<u64>,
     ) -> Result<Vec<Map>> {
-        collect_kind(ObjKind::Map, |_, fd| {
+        collect_kind(ObjKind::Map, &[], |_, fd| {
             self.read_known(fd, &mut known_memlock)
         })
     }
@@ -282,7 +328,7 @@ impl MapReader {
 /// Every map with `fields`, in ID order.
 pub fn maps(fields: MapFields) -> Result<Vec<Map>> {
     let mut r = MapReader::new(fields);
-    collect_kind(ObjKind::Map, |_, fd| r.read(fd))
+    collect_kind(ObjKind::Map, &[], |_, fd| r.read(fd))
 }
 
 fn map_from_info(i: &bpf::MapInfo) -> Map {
@@ -363,11 +409,11 @@ impl LinkReader {
 /// Every link with `fields`, in ID order.
 pub fn links(fields: LinkFields) -> Result<Vec<Link>> {
     let mut r = LinkReader::new(fields);
-    collect_kind(ObjKind::Link, |_, fd| r.read(fd))
+    collect_kind(ObjKind::Link, &[], |_, fd| r.read(fd))
 }
 
 pub(crate) fn btfs() -> Result<Vec<BtfObject>> {
-    collect_kind(ObjKind::Btf, |_, fd| {
+    collect_kind(ObjKind::Btf, &[], |_, fd| {
         let (info, name, _) = bpf::btf_info(fd, false)?;
         Ok(BtfObject {
             id: info.id,
@@ -424,6 +470,32 @@ mod tests {
 
     fn ids(list: &[u32]) -> impl FnMut(u32) -> std::result::Result<Option<u32>, Errno> + '_ {
         move |start| Ok(list.iter().copied().find(|&i| i > start))
+    }
+
+    #[test]
+    fn a_walk_after_known_ids_asks_the_kernel_only_above_them() {
+        // The kernel now has 3, 9 (5 went away) and 20, 31 (loaded since).
+        let kernel = [3u32, 9, 20, 31];
+        let mut asked = Vec::new();
+        let mut known = [3u32, 5, 9].into_iter();
+        let got = walk(
+            |start| {
+                next_known(&mut known, start, |s| {
+                    asked.push(s);
+                    ids(&kernel)(s)
+                })
+            },
+            |id| {
+                if kernel.contains(&id) {
+                    Ok(id)
+                } else {
+                    Err(Errno(libc::ENOENT))
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(got, vec![3, 9, 20, 31]);
+        assert_eq!(asked, vec![9, 20, 31], "only from the greatest known ID on");
     }
 
     #[test]

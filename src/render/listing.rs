@@ -797,6 +797,33 @@ impl ActivityCol {
         )
     }
 
+    /// How many characters `self.cell(r, d, &commas)` has, without making
+    /// the text of the columns the default table shows: the TUI measures
+    /// every row's cells each window but draws only a screenful.
+    pub(crate) fn grouped_width(self, r: &ActivityRow, d: f64) -> usize {
+        use super::num::{commas_width as w, fmt_width};
+        let p = &r.prog;
+        match self {
+            ActivityCol::Id => fmt_width(format_args!("{}", p.id)),
+            ActivityCol::Type => p.prog_type.chars().count(),
+            ActivityCol::Name => p.display_name().chars().count(),
+            ActivityCol::Cpu => fmt_width(format_args!("{:.4}", r.cpu_pct(d))),
+            ActivityCol::ExecsPerSec => w(r.execs_per_sec(d) as u64),
+            ActivityCol::AvgNs => w(r.avg_ns()),
+            ActivityCol::CumulAvgNs => w(r.cumulative_avg_ns()),
+            ActivityCol::NsPerSec => w(r.ns_per_sec(d) as u64),
+            ActivityCol::ExecsDelta => w(r.run_count_delta),
+            ActivityCol::TotalNs => w(r.run_time_ns_delta),
+            ActivityCol::ExecsTotal => w(r.run_count_total()),
+            ActivityCol::CumulNs => w(r.run_time_ns_total()),
+            ActivityCol::Xlat => w(p.xlated_size as u64),
+            ActivityCol::Jit => w(p.jited_size as u64),
+            ActivityCol::Misses => w(r.recursion_misses_delta),
+            ActivityCol::Memlock => p.memlock_bytes.map_or(1, w),
+            _ => self.cell(r, d, &super::num::commas).chars().count(),
+        }
+    }
+
     /// The cell of `r` over a window of `d` seconds; `num` formats the
     /// integer cells (plain here, `,`-grouped in `top`).
     pub(crate) fn cell(self, r: &ActivityRow, d: f64, num: &impl Fn(u64) -> String) -> String {
@@ -1028,6 +1055,45 @@ fn activity_document(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grouped_widths_are_the_cells_lengths() {
+        let numbers = [0u64, 7, 999, 1_000, 65_535, 999_999, 1_000_000, u64::MAX];
+        let mut rows = Vec::new();
+        for (i, &n) in numbers.iter().enumerate() {
+            let mut p = prog(n as u32);
+            p.run_count = n;
+            p.run_time_ns = n.wrapping_mul(3);
+            p.xlated_size = n as u32;
+            p.jited_size = (n / 7) as u32;
+            p.memlock_bytes = (i % 2 == 0).then_some(n);
+            p.full_name = ["", "näme_ünïcode", "a_very_long_full_btf_function_name"][i % 3].into();
+            p.tag = if i == 1 { String::new() } else { p.tag };
+            rows.push(ActivityRow {
+                prog: p,
+                run_count_delta: n / 3,
+                run_time_ns_delta: n / 2,
+                recursion_misses_delta: n % 1_001,
+            });
+        }
+        for d in [0.25, 1.0, 3.7, 1e-9] {
+            for cols in [
+                ActivityCol::shown(true, true),
+                ActivityCol::shown(false, true),
+            ] {
+                for r in &rows {
+                    for c in &cols {
+                        let text = c.cell(r, d, &crate::render::num::commas);
+                        assert_eq!(
+                            c.grouped_width(r, d),
+                            text.chars().count(),
+                            "{c:?} {text:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     fn prog(id: u32) -> Program {
         Program {

@@ -68,6 +68,27 @@ pub(crate) fn fmt_g(x: f64) -> String {
     }
 }
 
+/// How many characters `commas(n)` has, without making it.
+pub(crate) fn commas_width(n: u64) -> usize {
+    let digits = n.checked_ilog10().map_or(1, |l| l as usize + 1);
+    digits + (digits - 1) / 3
+}
+
+/// How many characters `args` formats to, without making the text.
+pub(crate) fn fmt_width(args: std::fmt::Arguments<'_>) -> usize {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.chars().count();
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Counting never fails, and neither do the Display impls given here.
+    let _ = std::fmt::write(&mut c, args);
+    c.0
+}
+
 /// Digits grouped by three with `,`.
 pub(crate) fn commas(n: u64) -> String {
     let s = n.to_string();

@@ -344,7 +344,14 @@ fn statics() -> MutexGuard<'static, Statics> {
 /// process read and keeping what this one read: for views that walk the
 /// programs again and again (windows, the TUI, the exporter).
 pub(crate) fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
-    let out = ProgramReader::new(fields).collect_known(|p| statics().program(p))?;
+    programs_recalled_after(fields, &[])
+}
+
+/// [`programs_recalled`] after a walk moments ago that saw the programs
+/// `ids` (ascending): those are opened by ID and only the IDs above them
+/// are asked of the kernel.
+pub(crate) fn programs_recalled_after(fields: ProgFields, ids: &[u32]) -> Result<Vec<Program>> {
+    let out = ProgramReader::new(fields).collect_known_after(ids, |p| statics().program(p))?;
     statics().keep_programs(fields, &out);
     Ok(out)
 }

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Instant, SystemTime};
 
-use super::context::{programs_recalled, SCAN_NOW};
+use super::context::{programs_recalled, programs_recalled_after, SCAN_NOW};
 use super::{attach_prog_pins, wait_for, ProgContext};
 use crate::activity::{self, ActivityRow};
 use crate::error::Result;
@@ -30,6 +30,12 @@ fn snapshot(fields: ProgFields) -> Result<Vec<Program>> {
     programs_recalled(fields)
 }
 
+/// How often a stream of windows walks every program ID instead of opening
+/// the ones it saw by ID and asking only for greater ones: often enough
+/// that a program whose ID came after the kernel's ID space wrapped shows
+/// within this many windows.
+const FULL_WALK_EVERY: u32 = 60;
+
 /// An activity window in progress: statistics are on and the baseline has
 /// been read. The window's clock starts when the baseline enumeration
 /// starts, so the measured time is the one between the starts of the two
@@ -40,6 +46,8 @@ pub(crate) struct Window {
     base: Vec<Program>,
     start: Instant,
     wall_start: SystemTime,
+    /// Snapshots taken since the last walk of every ID.
+    since_full: u32,
 }
 
 /// Two snapshots of one window and the seconds between them.
@@ -87,6 +95,7 @@ impl Window {
             base,
             start,
             wall_start,
+            since_full: 0,
         })
     }
 
@@ -111,7 +120,12 @@ impl Window {
     fn second(&self) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
         let at = Instant::now();
         let wall = SystemTime::now();
-        let current = snapshot(self.fields)?;
+        let current = if self.since_full + 1 >= FULL_WALK_EVERY {
+            snapshot(self.fields)?
+        } else {
+            let ids: Vec<u32> = self.base.iter().map(|p| p.id).collect();
+            programs_recalled_after(self.fields, &ids)?
+        };
         Ok((
             current,
             at,
@@ -144,6 +158,7 @@ impl Window {
             base: current.iter().map(counters).collect(),
             start: at,
             wall_start: wall,
+            since_full: (self.since_full + 1) % FULL_WALK_EVERY,
         };
         let m = Measurement {
             base: self.base,

@@ -2168,12 +2168,9 @@ fn full_names_in_titles_and_one_number_style() {
     });
     // MEMLOCK and MAPS_MEM read like the other numbers: 4,096 and 426,880.
     let col = |c: ActivityCol| app.cols.iter().position(|&x| x == c).unwrap();
-    assert_eq!(app.cells[0][col(ActivityCol::ExecsPerSec)], "1,289,686");
-    assert_eq!(app.cells[0][col(ActivityCol::Memlock)], "4,096");
-    assert_eq!(
-        app.cells[0][col(ActivityCol::MapsMem)],
-        "426,880 (2 shared)"
-    );
+    assert_eq!(app.cell(0, col(ActivityCol::ExecsPerSec)), "1,289,686");
+    assert_eq!(app.cell(0, col(ActivityCol::Memlock)), "4,096");
+    assert_eq!(app.cell(0, col(ActivityCol::MapsMem)), "426,880 (2 shared)");
     // The history pane: the full name of each program.
     for _ in 0..3 {
         app.history.lock().record(&execsnoop_rows(), 1.0);

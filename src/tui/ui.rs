@@ -204,7 +204,7 @@ fn draw_main_table(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     );
     let body = app.body_height();
     for (k, ri) in (app.top..app.order.len().min(app.top + body)).enumerate() {
-        let text = render_row(&|c| app.cells[ri][c].clone());
+        let text = render_row(&|c| app.cell(ri, c));
         let style = if ri == app.cursor {
             t.cursor
         } else {

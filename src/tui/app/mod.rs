@@ -64,7 +64,6 @@ pub(crate) struct App {
     pub headers: Vec<&'static str>,
     pub cols: Vec<ActivityCol>,
     /// Cell texts of `order`, row by row.
-    pub cells: Vec<Vec<String>>,
     /// Column widths; they only grow until the columns change (no jitter).
     pub widths: Vec<usize>,
     pub sort: Sort,
@@ -115,7 +114,6 @@ impl App {
             order: Vec::new(),
             headers: Vec::new(),
             cols: Vec::new(),
-            cells: Vec::new(),
             widths: Vec::new(),
             sort: Sort {
                 col: ActivityCol::Cpu,
@@ -182,11 +180,28 @@ impl App {
         self.order.get(self.cursor).map(|&i| self.rows[i].prog.id)
     }
 
-    /// Rebuild order and cells from `rows`; keep the cursor on its program
+    /// Rebuild the order and widths from `rows`; keep the cursor on its program
     /// and both scroll offsets (clamped).
     fn relayout(&mut self, reset_widths: bool) {
         let keep = self.cursor_id();
         self.relayout_keeping(keep, reset_widths);
+    }
+
+    /// The text of column `c` in the `ri`-th row of the table as ordered.
+    pub(crate) fn cell(&self, ri: usize, c: usize) -> String {
+        match (self.order.get(ri), self.cols.get(c)) {
+            (Some(&i), Some(col)) => col.cell(&self.rows[i], self.window_seconds(), &commas),
+            _ => String::new(),
+        }
+    }
+
+    /// The seconds the rows' rates are over (1 before the first window).
+    fn window_seconds(&self) -> f64 {
+        if self.measured > 0.0 {
+            self.measured
+        } else {
+            1.0
+        }
     }
 
     fn relayout_keeping(&mut self, keep: Option<u32>, reset_widths: bool) {
@@ -221,21 +236,8 @@ impl App {
             let o = if sort.desc { o.reverse() } else { o };
             o.then_with(|| default_order(a, b))
         });
-        let measured = if self.measured > 0.0 {
-            self.measured
-        } else {
-            1.0
-        };
+        let measured = self.window_seconds();
         let cols = ActivityCol::shown(self.cumulative, self.extended);
-        let cells: Vec<Vec<String>> = order
-            .iter()
-            .map(|&i| {
-                let row = &self.rows[i];
-                cols.iter()
-                    .map(|c| c.cell(row, measured, &commas))
-                    .collect()
-            })
-            .collect();
         let headers = activity_headers(&cols);
         self.cols = cols;
         if reset_widths || self.widths.len() != headers.len() {
@@ -245,13 +247,15 @@ impl App {
             let w = self.header_text(i, h).chars().count();
             self.widths[i] = self.widths[i].max(w);
         }
-        for row in &cells {
-            for (w, c) in self.widths.iter_mut().zip(row) {
-                *w = (*w).max(c.chars().count());
+        // Widths fit every row, so that they do not change as the table
+        // scrolls; the text is made only for the rows drawn (`cell`).
+        for &i in &order {
+            let row = &self.rows[i];
+            for (w, c) in self.widths.iter_mut().zip(&self.cols) {
+                *w = (*w).max(c.grouped_width(row, measured));
             }
         }
         self.headers = headers;
-        self.cells = cells;
         self.order = order;
         let keep = keep.filter(|_| self.moved);
         let fallback = if self.moved { self.cursor } else { 0 };
