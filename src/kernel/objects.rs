@@ -68,7 +68,29 @@ pub(crate) fn walk_kind<T>(
     read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
     each: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    walk_kind_after(kind, &[], read, each)
+    walk_kind_after(kind, &[], Release::Each, read, each)
+}
+
+/// How a walk gives back the fds it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Each right after its read: a reader of fdinfo keeps one fdinfo file
+    /// open for the fd number that then comes back every time.
+    Each,
+    /// In batches ([`FdBatch`]): fewer syscalls where nothing is read by fd
+    /// number.
+    Batched,
+}
+
+impl Release {
+    /// Batched unless the reader reads each object's fdinfo.
+    pub(crate) fn unless_fdinfo(fdinfo: bool) -> Release {
+        if fdinfo {
+            Release::Each
+        } else {
+            Release::Batched
+        }
+    }
 }
 
 /// [`walk_kind`] for a caller that walked moments ago and saw `known`
@@ -77,11 +99,12 @@ pub(crate) fn walk_kind<T>(
 /// IDs above the greatest. The kernel hands IDs out cyclically, each above
 /// the last one it gave, so an object created since has a greater ID than
 /// every known one until the ID space wraps (after 2^31 creations);
-/// callers walk in full now and then to catch that. The fds are closed in
-/// batches ([`FdBatch`]).
+/// callers walk in full now and then to catch that. The fds are given
+/// back as `release` says.
 pub(crate) fn walk_kind_after<T>(
     kind: ObjKind,
     known: &[u32],
+    release: Release,
     mut read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
     each: impl FnMut(T) -> Result<()>,
 ) -> Result<()> {
@@ -99,7 +122,9 @@ pub(crate) fn walk_kind_after<T>(
                 r => r?,
             };
             let r = read(id, &fd);
-            batch.keep(fd);
+            if release == Release::Batched {
+                batch.keep(fd);
+            }
             r
         },
         each,
@@ -122,10 +147,11 @@ fn next_known(
 fn collect_kind<T>(
     kind: ObjKind,
     known: &[u32],
+    release: Release,
     read: impl FnMut(u32, &OwnedFd) -> std::result::Result<T, Errno>,
 ) -> Result<Vec<T>> {
     let mut out = Vec::with_capacity(known.len());
-    walk_kind_after(kind, known, read, |v| {
+    walk_kind_after(kind, known, release, read, |v| {
         out.push(v);
         Ok(())
     })?;
@@ -209,7 +235,8 @@ impl ProgramReader {
 
     /// Every loaded program, in ID order, to `each`.
     pub fn each(&mut self, each: impl FnMut(Program) -> Result<()>) -> Result<()> {
-        walk_kind(ObjKind::Prog, |_, fd| self.read(fd), each)
+        let release = Release::unless_fdinfo(self.fields.memlock);
+        walk_kind_after(ObjKind::Prog, &[], release, |_, fd| self.read(fd), each)
     }
 
     /// Every loaded program, in ID order, asking `known` before each read;
@@ -220,7 +247,10 @@ impl ProgramReader {
         ids: &[u32],
         mut known: impl FnMut(&Program) -> KnownProg,
     ) -> Result<Vec<Program>> {
-        collect_kind(ObjKind::Prog, ids, |_, fd| self.read_known(fd, &mut known))
+        let release = Release::unless_fdinfo(self.fields.memlock);
+        collect_kind(ObjKind::Prog, ids, release, |_, fd| {
+            self.read_known(fd, &mut known)
+        })
     }
 
     /// How many fdinfo files this reader has read.
@@ -242,7 +272,8 @@ pub(crate) fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()
 /// Every program with `fields`, in ID order.
 pub fn programs(fields: ProgFields) -> Result<Vec<Program>> {
     let mut r = ProgramReader::new(fields);
-    collect_kind(ObjKind::Prog, &[], |_, fd| r.read(fd))
+    let release = Release::unless_fdinfo(fields.memlock);
+    collect_kind(ObjKind::Prog, &[], release, |_, fd| r.read(fd))
 }
 
 /// Reads map rows: the info struct, plus with `fields.fdinfo` the fdinfo's
@@ -305,7 +336,8 @@ impl MapReader {
     }
 
     pub fn each(&mut self, each: impl FnMut(Map) -> Result<()>) -> Result<()> {
-        walk_kind(ObjKind::Map, |_, fd| self.read(fd), each)
+        let release = Release::unless_fdinfo(self.fields.fdinfo);
+        walk_kind_after(ObjKind::Map, &[], release, |_, fd| self.read(fd), each)
     }
 
     /// Every map, in ID order, asking `known_memlock` before each fdinfo
@@ -314,7 +346,8 @@ impl MapReader {
         &mut self,
         mut known_memlock: impl FnMut(&Map) -> Option<u64>,
     ) -> Result<Vec<Map>> {
-        collect_kind(ObjKind::Map, &[], |_, fd| {
+        let release = Release::unless_fdinfo(self.fields.fdinfo);
+        collect_kind(ObjKind::Map, &[], release, |_, fd| {
             self.read_known(fd, &mut known_memlock)
         })
     }
@@ -328,7 +361,8 @@ impl MapReader {
 /// Every map with `fields`, in ID order.
 pub fn maps(fields: MapFields) -> Result<Vec<Map>> {
     let mut r = MapReader::new(fields);
-    collect_kind(ObjKind::Map, &[], |_, fd| r.read(fd))
+    let release = Release::unless_fdinfo(fields.fdinfo);
+    collect_kind(ObjKind::Map, &[], release, |_, fd| r.read(fd))
 }
 
 fn map_from_info(i: &bpf::MapInfo) -> Map {
@@ -409,11 +443,11 @@ impl LinkReader {
 /// Every link with `fields`, in ID order.
 pub fn links(fields: LinkFields) -> Result<Vec<Link>> {
     let mut r = LinkReader::new(fields);
-    collect_kind(ObjKind::Link, &[], |_, fd| r.read(fd))
+    collect_kind(ObjKind::Link, &[], Release::Each, |_, fd| r.read(fd))
 }
 
 pub(crate) fn btfs() -> Result<Vec<BtfObject>> {
-    collect_kind(ObjKind::Btf, &[], |_, fd| {
+    collect_kind(ObjKind::Btf, &[], Release::Each, |_, fd| {
         let (info, name, _) = bpf::btf_info(fd, false)?;
         Ok(BtfObject {
             id: info.id,
