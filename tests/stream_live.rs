@@ -97,6 +97,28 @@ impl Stream {
     }
 }
 
+/// `activity --interval INTERVAL --count COUNT --all --limit 0 --json`.
+fn spawn_json_lines(interval: &str, count: &str) -> Stream {
+    spawn(&[
+        "activity",
+        "--interval",
+        interval,
+        "--count",
+        count,
+        "--all",
+        "--limit",
+        "0",
+        "--json",
+    ])
+}
+
+/// Each line of `out` as a JSON document.
+fn json_lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
 fn item_with_id(doc: &Value, id: u32) -> Option<Value> {
     doc["items"]
         .as_array()
@@ -113,17 +135,7 @@ fn json_lines_count_exact_runs_per_window() {
     }
     let fx = SocketFilterFixture::load().expect("load fixture");
     let runs = [1_234u32, 0, 4_321];
-    let s = spawn(&[
-        "activity",
-        "--interval",
-        "1.5",
-        "--count",
-        "3",
-        "--all",
-        "--limit",
-        "0",
-        "--json",
-    ]);
+    let s = spawn_json_lines("1.5", "3");
     for &n in &runs {
         s.ready();
         if n > 0 {
@@ -133,10 +145,7 @@ fn json_lines_count_exact_runs_per_window() {
     let (code, out, err) = s.finish();
     assert_eq!(code, Some(0), "{err:?}");
     assert!(err.is_empty(), "{err:?}");
-    let docs: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let docs = json_lines(&out);
     assert_eq!(docs.len(), 3, "{out}");
     let mut last_end = None;
     for (doc, &n) in docs.iter().zip(&runs) {
@@ -339,17 +348,7 @@ fn programs_loaded_and_unloaded_between_windows_are_followed() {
     let stays = SocketFilterFixture::load().expect("load fixture");
     let goes = SocketFilterFixture::load().expect("load fixture");
     let (stays_id, goes_id) = (stays.prog.id, goes.prog.id);
-    let s = spawn(&[
-        "activity",
-        "--interval",
-        "1",
-        "--count",
-        "3",
-        "--all",
-        "--limit",
-        "0",
-        "--json",
-    ]);
+    let s = spawn_json_lines("1", "3");
     s.ready();
     drop(goes);
     let comes = SocketFilterFixture::load().expect("load fixture");
@@ -359,10 +358,7 @@ fn programs_loaded_and_unloaded_between_windows_are_followed() {
     s.ready();
     let (code, out, err) = s.finish();
     assert_eq!(code, Some(0), "{err:?}");
-    let docs: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let docs = json_lines(&out);
     assert_eq!(docs.len(), 3, "{out}");
     assert!(
         item_with_id(&docs[0], goes_id).is_none(),
