@@ -7,6 +7,7 @@
 pub mod arm64;
 pub mod roles;
 pub mod x86;
+pub mod x86_jit;
 
 use std::cell::{Cell, OnceCell};
 
