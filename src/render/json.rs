@@ -1,6 +1,7 @@
 //! A small ordered JSON value and writer with the original's conventions:
 //! ASCII-only escaping, Python float text, compact or 2-space pretty form.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -11,7 +12,9 @@ pub(crate) enum Json {
     Float(f64),
     Str(String),
     Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
+    /// Keys are mostly literals: a document of thousands of objects makes
+    /// no string for them.
+    Obj(Vec<(Cow<'static, str>, Json)>),
 }
 
 impl From<bool> for Json {
@@ -55,14 +58,19 @@ impl<T: Into<Json> + Clone> From<&[T]> for Json {
 }
 
 /// Build an object from (key, value) pairs, keeping their order.
-pub(crate) fn obj<const N: usize>(pairs: [(&str, Json); N]) -> Json {
-    fields(pairs.into_iter().collect())
+pub(crate) fn obj<const N: usize>(pairs: [(&'static str, Json); N]) -> Json {
+    Json::Obj(pairs.map(|(k, v)| (Cow::Borrowed(k), v)).into())
 }
 
 /// [`obj`] of a list built field by field (an item whose keys its CSV
 /// rows share).
-pub(crate) fn fields(pairs: Vec<(&str, Json)>) -> Json {
-    Json::Obj(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+pub(crate) fn fields(pairs: Vec<(&'static str, Json)>) -> Json {
+    Json::Obj(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (Cow::Borrowed(k), v))
+            .collect(),
+    )
 }
 
 /// `{"kind": ..., "items": [...], "metadata": {...}}`.
@@ -139,7 +147,7 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
             out.push(']');
         }
         Json::Obj(items) => {
-            let fields = items.iter().map(|(k, v)| (k.as_str(), v));
+            let fields = items.iter().map(|(k, v)| (k.as_ref(), v));
             write_fields(fields, pretty, depth, out);
         }
     }

@@ -874,12 +874,7 @@ fn kernel_fields(k: &Figured<KernelHotspot>) -> Vec<(&'static str, Json)> {
 }
 
 fn to_obj(fields: Vec<(&'static str, Json)>) -> Json {
-    Json::Obj(
-        fields
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
+    json::fields(fields)
 }
 
 fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
@@ -940,7 +935,7 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
 
 /// One sampled native instruction (`--annotate`): every one is listed.
 fn native_json(r: &Figured<NativeRow>) -> Json {
-    to_obj(vec![
+    json::obj([
         ("function", opt_str(&r.function)),
         ("offset", r.offset.into()),
         ("asm", opt_str(&r.asm)),

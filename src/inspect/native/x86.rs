@@ -122,6 +122,20 @@ pub fn reference(code: &[u8]) -> Decoded {
     Iced::new(code).decode_at(0, &|_| true)
 }
 
+/// [`decode`] by iced-x86 alone, instruction by instruction: what the
+/// subset's decoding of a whole function is held to.
+pub fn reference_all(code: &[u8]) -> Vec<Decoded> {
+    let mut iced = Iced::new(code);
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < code.len() {
+        let d = iced.decode_at(at, &|_| true);
+        at += d.len as usize;
+        out.push(d);
+    }
+    out
+}
+
 /// The first instruction of `code` if the JIT subset decodes it, written
 /// as [`decode`] writes it.
 pub fn subset(code: &[u8]) -> Option<Decoded> {
