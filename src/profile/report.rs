@@ -427,7 +427,7 @@ pub(crate) mod tests {
     pub(crate) fn image98() -> NativeImage {
         let insn = |offset: u32, len: usize, asm: &str, target: Option<&str>| NativeInsn {
             offset,
-            bytes: vec![0x90; len],
+            bytes: vec![0x90; len].into(),
             asm: asm.into(),
             target: target.map(String::from),
             line: None,

@@ -6,7 +6,7 @@ use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::disasm::{self, CallNames};
 use crate::inspect::insn::{self, Slot};
-use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
+use crate::inspect::native::{InsnBytes, JitFunction, NativeImage, NativeInsn};
 use crate::inspect::source::{basename, DumpContext};
 use crate::model::image::{LineRecord, ProgramImage};
 
@@ -360,7 +360,7 @@ fn native_csv(image: &ProgramImage, n: &NativeImage) -> String {
     };
     let placeholder = NativeInsn {
         offset: 0,
-        bytes: Vec::new(),
+        bytes: InsnBytes::new(&[]),
         asm: String::new(),
         target: None,
         line: None,

@@ -1910,7 +1910,12 @@ No BPF JIT samples captured."
             Json::Obj(fields) => fields.clone(),
             other => panic!("program {i} is {other:?}"),
         };
-        let keys = |i: usize| -> Vec<String> { program(i).into_iter().map(|(k, _)| k).collect() };
+        let keys = |i: usize| -> Vec<String> {
+            program(i)
+                .into_iter()
+                .map(|(k, _)| k.into_owned())
+                .collect()
+        };
         let value = |i: usize, key: &str| {
             program(i)
                 .into_iter()

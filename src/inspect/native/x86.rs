@@ -163,7 +163,9 @@ fn subset_decoded(insn: &x86_jit::Insn, offset: usize, text: bool) -> Decoded {
 /// offset, the first [`LEADING`], branches and [`structural`] ones.
 pub fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
     let mut iced: Option<Iced<'_>> = None;
-    let mut out = Vec::new();
+    // JIT code averages four to five bytes an instruction: one allocation,
+    // not a chain of doublings that each touch fresh pages.
+    let mut out = Vec::with_capacity(code.len() / 3 + 1);
     let mut at = 0usize;
     while let Some(rest) = code.get(at..).filter(|r| !r.is_empty()) {
         let text = out.len() < LEADING || wanted(at as u32);

@@ -604,7 +604,6 @@ fn vex(code: &[u8]) -> Option<(Insn, usize)> {
 #[cfg(test)]
 mod tests {
     use super::super::x86;
-    use super::*;
 
     /// Displacement and immediate bytes the enumeration cycles through:
     /// zero, small, the sign boundaries and all ones of every width.
