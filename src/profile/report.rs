@@ -318,7 +318,7 @@ pub(crate) fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u3
             cpu_percent: profile.cpu_percent(rest),
         });
         p.native = Some(Annotation {
-            all: figured(profile, rows, raw.samples, |r| r.samples),
+            all: figured(profile, rows, raw.samples, |r| r.samples).into(),
             shown,
             other,
             unavailable: code.as_ref().err().cloned(),

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Json {
@@ -15,6 +16,44 @@ pub(crate) enum Json {
     /// Keys are mostly literals: a document of thousands of objects makes
     /// no string for them.
     Obj(Vec<(Cow<'static, str>, Json)>),
+    /// An array made item by item as it is written.
+    Items(Items),
+}
+
+/// An array whose items are made one at a time while it is written, from
+/// data the document shares instead of copying: a profile lists thousands
+/// of sampled instructions, and a tree of them all would be made only to
+/// be written once.
+#[derive(Clone)]
+pub(crate) struct Items(Arc<dyn Fn(&mut dyn FnMut(Json)) + Send + Sync>);
+
+impl Items {
+    /// `each` hands every item to the sink it is given, in order.
+    pub(crate) fn new(each: impl Fn(&mut dyn FnMut(Json)) + Send + Sync + 'static) -> Items {
+        Items(Arc::new(each))
+    }
+
+    pub(crate) fn each(&self, sink: &mut dyn FnMut(Json)) {
+        (self.0)(sink);
+    }
+
+    pub(crate) fn collect(&self) -> Vec<Json> {
+        let mut v = Vec::new();
+        self.each(&mut |j| v.push(j));
+        v
+    }
+}
+
+impl PartialEq for Items {
+    fn eq(&self, other: &Items) -> bool {
+        self.collect() == other.collect()
+    }
+}
+
+impl std::fmt::Debug for Items {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.collect().fmt(f)
+    }
 }
 
 impl From<bool> for Json {
@@ -144,6 +183,22 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
                 write(item, pretty, depth + 1, out);
             }
             newline(out, depth);
+            out.push(']');
+        }
+        Json::Items(items) => {
+            let mut n = 0usize;
+            out.push('[');
+            items.each(&mut |item| {
+                if n > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write(&item, pretty, depth + 1, out);
+                n += 1;
+            });
+            if n > 0 {
+                newline(out, depth);
+            }
             out.push(']');
         }
         Json::Obj(items) => {
@@ -325,6 +380,19 @@ mod tests {
                     "{n} items, {pretty}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn items_write_as_the_array_they_make() {
+        for n in 0..3u32 {
+            let items = Items::new(move |sink| (0..n).for_each(|i| sink(obj([("i", i.into())]))));
+            let made = obj([("x", Json::Items(items.clone())), ("y", Json::Null)]);
+            let whole = obj([("x", Json::Arr(items.collect())), ("y", Json::Null)]);
+            for pretty in [false, true] {
+                assert_eq!(to_string(&made, pretty), to_string(&whole, pretty), "{n}");
+            }
+            assert_eq!(items.collect().len(), n as usize);
         }
     }
 

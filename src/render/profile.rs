@@ -928,7 +928,9 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     f.push(("full_name", p.display_name().into()));
     f.extend(program_tail(p));
     if let Some(a) = &p.native {
-        f.push(("native", Json::Arr(a.all.iter().map(native_json).collect())));
+        let all = a.all.clone();
+        let rows = json::Items::new(move |sink| all.iter().for_each(|r| sink(native_json(r))));
+        f.push(("native", Json::Items(rows)));
     }
     to_obj(f)
 }
@@ -1708,7 +1710,9 @@ No BPF JIT samples captured."
         );
         let mut a = a.clone();
         a.unavailable = Some("the kernel withholds it".into());
-        a.all[0].row.asm = None;
+        let mut all = a.all.to_vec();
+        all[0].row.asm = None;
+        a.all = all.into();
         let p = &r.programs[0];
         assert_eq!(
             instructions_heading(p, &a),
