@@ -25,7 +25,10 @@ pub(crate) enum Json {
 /// of sampled instructions, and a tree of them all would be made only to
 /// be written once.
 #[derive(Clone)]
-pub(crate) struct Items(Arc<dyn Fn(&mut dyn FnMut(Json)) + Send + Sync>);
+pub(crate) struct Items(Arc<Each>);
+
+/// What hands every item of an [`Items`] to a sink.
+type Each = dyn Fn(&mut dyn FnMut(Json)) + Send + Sync;
 
 impl Items {
     /// `each` hands every item to the sink it is given, in order.

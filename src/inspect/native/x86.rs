@@ -146,7 +146,7 @@ pub fn subset(code: &[u8]) -> Option<Decoded> {
 fn subset_decoded(insn: &x86_jit::Insn, offset: usize, text: bool) -> Decoded {
     let mut out = Decoded {
         offset: offset as u32,
-        len: insn.len(),
+        len: insn.length(),
         text: String::new(),
         dest: None,
     };

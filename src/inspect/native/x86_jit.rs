@@ -84,7 +84,7 @@ pub struct Insn {
 }
 
 impl Insn {
-    pub fn len(&self) -> u32 {
+    pub fn length(&self) -> u32 {
         u32::from(self.len)
     }
 
@@ -385,30 +385,10 @@ fn one_byte(code: &[u8], op: u8, p: Prefixes) -> Option<(Insn, usize)> {
     let size = p.size();
     let plain = !p.any();
     match op {
-        // add/or/and/sub/xor/cmp r/m, reg (locked when writing memory).
-        0x01 | 0x09 | 0x21 | 0x29 | 0x31 | 0x39 => {
-            let (mut i, n) = pair(code, p, ALU[usize::from(op >> 3)], size, false)?;
-            let lockable = matches!(op, 0x01 | 0x09 | 0x21 | 0x31);
-            i.lock = p.lock && lockable && matches!(i.ops[0], Some(Operand::Mem { .. }));
-            Some((i, n))
+        0x01 | 0x09 | 0x21 | 0x29 | 0x31 | 0x39 | 0x03 | 0x0b | 0x23 | 0x2b | 0x33 | 0x3b => {
+            alu(code, op, p)
         }
-        0x03 | 0x0b | 0x23 | 0x2b | 0x33 | 0x3b => {
-            pair(code, p, ALU[usize::from(op >> 3)], size, true)
-        }
-        // The same with rAX and an immediate.
-        0x05 | 0x0d | 0x25 | 0x2d | 0x35 | 0x3d => {
-            let width = size.min(4);
-            let v = imm(code, width)?;
-            let i = insn(
-                ALU[usize::from(op >> 3)],
-                [
-                    Some(Operand::Reg(reg(size, 0, false))),
-                    Some(Operand::Imm(v)),
-                    None,
-                ],
-            );
-            Some((i, usize::from(width)))
-        }
+        0x05 | 0x0d | 0x25 | 0x2d | 0x35 | 0x3d | 0x81 | 0x83 => alu(code, op, p),
         0x50..=0x5f if !p.osize && !p.lock => {
             let name = if op < 0x58 { "push" } else { "pop" };
             let r = Operand::Reg(R64[usize::from((op & 7) | p.b())]);
@@ -433,16 +413,6 @@ fn one_byte(code: &[u8], op: u8, p: Prefixes) -> Option<(Insn, usize)> {
             Some((insn("imul", ops), m.len + usize::from(width)))
         }
         0x70..=0x7f if plain => Some((branch(JCC[usize::from(op & 15)], imm(code, 1)?), 1)),
-        0x81 | 0x83 => {
-            let m = ModRm::read(code, p)?;
-            let width = if op == 0x83 { 1 } else { size.min(4) };
-            let v = imm(code.get(m.len..)?, width)?;
-            let ops = [Some(m.rm(size, p)), Some(Operand::Imm(v)), None];
-            Some((
-                insn(ALU[usize::from(m.reg & 7)], ops),
-                m.len + usize::from(width),
-            ))
-        }
         0x85 => pair(code, p, "test", size, false),
         0x87 => pair(code, p, "xchg", size, false),
         0x88 if !p.osize => pair(code, p, "mov", 1, false),
@@ -497,6 +467,59 @@ fn one_byte(code: &[u8], op: u8, p: Prefixes) -> Option<(Insn, usize)> {
             Some((branch(name, imm(code, 4)?), 4))
         }
         0xeb if plain => Some((branch("jmp", imm(code, 1)?), 1)),
+        0xf7 | 0xff => group(code, op, p),
+        _ => None,
+    }
+}
+
+/// The ALU operations: `op r/m, reg`, `op reg, r/m`, `op rAX, imm` and the
+/// `81`/`83` immediate group.
+fn alu(code: &[u8], op: u8, p: Prefixes) -> Option<(Insn, usize)> {
+    let size = p.size();
+    match op {
+        // add/or/and/sub/xor/cmp r/m, reg (locked when writing memory).
+        0x01 | 0x09 | 0x21 | 0x29 | 0x31 | 0x39 => {
+            let (mut i, n) = pair(code, p, ALU[usize::from(op >> 3)], size, false)?;
+            let lockable = matches!(op, 0x01 | 0x09 | 0x21 | 0x31);
+            i.lock = p.lock && lockable && matches!(i.ops[0], Some(Operand::Mem { .. }));
+            Some((i, n))
+        }
+        0x03 | 0x0b | 0x23 | 0x2b | 0x33 | 0x3b => {
+            pair(code, p, ALU[usize::from(op >> 3)], size, true)
+        }
+        // The same with rAX and an immediate.
+        0x05 | 0x0d | 0x25 | 0x2d | 0x35 | 0x3d => {
+            let width = size.min(4);
+            let v = imm(code, width)?;
+            let i = insn(
+                ALU[usize::from(op >> 3)],
+                [
+                    Some(Operand::Reg(reg(size, 0, false))),
+                    Some(Operand::Imm(v)),
+                    None,
+                ],
+            );
+            Some((i, usize::from(width)))
+        }
+        0x81 | 0x83 => {
+            let m = ModRm::read(code, p)?;
+            let width = if op == 0x83 { 1 } else { size.min(4) };
+            let v = imm(code.get(m.len..)?, width)?;
+            let ops = [Some(m.rm(size, p)), Some(Operand::Imm(v)), None];
+            Some((
+                insn(ALU[usize::from(m.reg & 7)], ops),
+                m.len + usize::from(width),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `f7` (test, not, neg, mul, imul, div, idiv) and `ff` (register calls
+/// and jumps).
+fn group(code: &[u8], op: u8, p: Prefixes) -> Option<(Insn, usize)> {
+    let size = p.size();
+    match op {
         0xf7 => {
             let m = ModRm::read(code, p)?;
             let name = GROUP3[usize::from(m.reg & 7)]?;
