@@ -671,3 +671,56 @@ fn a_program_without_btf_is_named_by_the_kernel_and_has_no_lines() {
         assert_eq!(o["xlated_offset"], Value::Null);
     }
 }
+
+/// Every fixture program's JIT code decoded with brr's hand-written subset
+/// of the x86-64 JIT's instructions (iced-x86 for anything else) lists
+/// exactly what iced-x86 alone lists, and the subset covers every
+/// instruction the kernel's JIT emitted for them, so iced-x86 is never set
+/// up for them.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_jit_subset_decodes_every_fixture_as_iced_x86_does() {
+    use brr::inspect::native::x86;
+    if !live() {
+        return;
+    }
+    let progs = [
+        SocketFilterFixture::load().expect("socket filter").prog,
+        HotFixture::load().expect("hot").prog,
+        SubprogFixture::load().expect("subprogram").prog,
+        HelperFixture::load().expect("helper").prog,
+        JitFixture::load().expect("jit").prog,
+        LargeFixture::load(4, 8).expect("large").prog,
+        RawTpLinkFixture::load().expect("raw_tp").prog,
+        NoBtfFixture::load().expect("no BTF").prog,
+        SyscallHotFixture::load(std::process::id())
+            .expect("syscall")
+            .prog,
+    ];
+    let mut outside = Vec::new();
+    let mut count = 0;
+    for prog in &progs {
+        let jit = sys::prog_jited(prog.fd()).unwrap();
+        let mut at = 0usize;
+        let lens = if jit.func_lens.is_empty() {
+            vec![jit.bytes.len() as u32]
+        } else {
+            jit.func_lens.clone()
+        };
+        for len in lens {
+            let code = &jit.bytes[at..at + len as usize];
+            at += len as usize;
+            let ours = x86::decode(code);
+            assert_eq!(ours, x86::reference_all(code), "program {}", prog.id);
+            for d in &ours {
+                count += 1;
+                let rest = &code[d.offset as usize..];
+                if x86::subset(rest).is_none() {
+                    outside.push((prog.id, d.offset, d.text.clone()));
+                }
+            }
+        }
+    }
+    assert!(count > 200, "{count} instructions");
+    assert!(outside.is_empty(), "outside the subset: {outside:?}");
+}

@@ -277,7 +277,7 @@ fn mixed_rows_keep_instruction_indexes_across_ld_imm64() {
 fn native_image() -> NativeImage {
     let insn = |offset: u32, asm: &str, target: Option<&str>, line: Option<usize>| NativeInsn {
         offset,
-        bytes: vec![0x90; 4],
+        bytes: vec![0x90; 4].into(),
         asm: asm.into(),
         target: target.map(String::from),
         line,
@@ -864,7 +864,7 @@ fn native_rows_name_the_sampled_instructions() {
     use crate::model::profile::NativeSamples;
     let insn = |offset: u32, asm: &str| NativeInsn {
         offset,
-        bytes: vec![0x90],
+        bytes: vec![0x90].into(),
         asm: asm.into(),
         target: None,
         line: None,

@@ -190,7 +190,10 @@ pub(crate) fn jited_image_from_fd(
     fd: &OwnedFd,
     xlated: bool,
 ) -> std::result::Result<ProgramImage, Errno> {
-    let want = ProgWant { xlated, ..FULL };
+    jited_with(fd, ProgWant { xlated, ..FULL })
+}
+
+fn jited_with(fd: &OwnedFd, want: ProgWant) -> std::result::Result<ProgramImage, Errno> {
     let (d, code) = bpf::prog_detail_jited(fd, want)?;
     let btf = BtfCache::default().get(d.info.btf_id);
     let offloaded = d.info.ifindex != 0;
@@ -208,6 +211,21 @@ pub(crate) fn image_by_id(id: u64) -> Result<ProgramImage> {
 /// instructions only with `xlated`).
 pub(crate) fn jited_image_by_id(id: u64, xlated: bool) -> Result<ProgramImage> {
     by_id(id, |fd| jited_image_from_fd(fd, xlated))
+}
+
+/// The native JIT code and its functions' ranges and names, without the
+/// line records (their files and source text, thousands of strings for a
+/// large program) or the translated instructions: what naming a profile's
+/// sampled instructions needs.
+pub(crate) fn jited_code_by_id(id: u64) -> Result<ProgramImage> {
+    let want = ProgWant {
+        map_ids: false,
+        xlated: false,
+        jit_ranges: true,
+        line_info: false,
+        func_info: true,
+    };
+    by_id(id, |fd| jited_with(fd, want))
 }
 
 fn by_id(

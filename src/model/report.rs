@@ -183,7 +183,8 @@ pub struct NativeRow {
 pub struct Annotation {
     /// Every sampled instruction: the samples add up to the program's
     /// direct samples. `sample_percent` is of those.
-    pub all: Vec<Figured<NativeRow>>,
+    /// Shared: a JSON document writes them from here.
+    pub all: std::sync::Arc<[Figured<NativeRow>]>,
     /// How many of `all` the `--line-limit` view shows.
     pub shown: usize,
     /// The instructions that view leaves out, as one row, when it leaves

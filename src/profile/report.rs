@@ -173,11 +173,26 @@ fn figured<T>(
     whole: u64,
     samples: impl Fn(&T) -> u64,
 ) -> Vec<Figured<T>> {
+    // Rows come by samples, and rounding is a decimal formatting: rows
+    // with the samples of the row before (most of a long list) take its
+    // figures.
+    let mut last: Option<(u64, f64, f64)> = None;
     rows.into_iter()
-        .map(|row| Figured {
-            sample_percent: share(samples(&row), whole),
-            cpu_percent: profile.cpu_percent(samples(&row)),
-            row,
+        .map(|row| {
+            let n = samples(&row);
+            let (sample_percent, cpu_percent) = match last {
+                Some((m, s, c)) if m == n => (s, c),
+                _ => {
+                    let (s, c) = (share(n, whole), profile.cpu_percent(n));
+                    last = Some((n, s, c));
+                    (s, c)
+                }
+            };
+            Figured {
+                sample_percent,
+                cpu_percent,
+                row,
+            }
         })
         .collect()
 }
@@ -318,7 +333,7 @@ pub(crate) fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u3
             cpu_percent: profile.cpu_percent(rest),
         });
         p.native = Some(Annotation {
-            all: figured(profile, rows, raw.samples, |r| r.samples),
+            all: figured(profile, rows, raw.samples, |r| r.samples).into(),
             shown,
             other,
             unavailable: code.as_ref().err().cloned(),
@@ -427,7 +442,7 @@ pub(crate) mod tests {
     pub(crate) fn image98() -> NativeImage {
         let insn = |offset: u32, len: usize, asm: &str, target: Option<&str>| NativeInsn {
             offset,
-            bytes: vec![0x90; len],
+            bytes: vec![0x90; len].into(),
             asm: asm.into(),
             target: target.map(String::from),
             line: None,

@@ -32,6 +32,7 @@ pub(crate) fn cell(v: &Json) -> String {
         Json::Float(f) => super::num::float(*f),
         Json::Str(s) => s.clone(),
         Json::Arr(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
+        Json::Items(items) => cell(&Json::Arr(items.collect())),
         Json::Obj(_) => super::json::to_string(v, false),
     }
 }

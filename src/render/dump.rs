@@ -6,7 +6,7 @@ use super::{csv, dash, table, Format};
 use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::disasm::{self, CallNames};
 use crate::inspect::insn::{self, Slot};
-use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
+use crate::inspect::native::{InsnBytes, JitFunction, NativeImage, NativeInsn};
 use crate::inspect::source::{basename, DumpContext};
 use crate::model::image::{LineRecord, ProgramImage};
 
@@ -187,18 +187,18 @@ fn dump_json(
         })
         .collect();
     let mut meta = vec![
-        ("program".to_string(), program_base_json(p)),
-        ("line_info_count".to_string(), image.lines.len().into()),
-        ("jit_ranges".to_string(), Json::Arr(ranges)),
+        ("program", program_base_json(p)),
+        ("line_info_count", image.lines.len().into()),
+        ("jit_ranges", Json::Arr(ranges)),
     ];
     if let Some(dev) = dev {
-        meta.push(("source_context".to_string(), context_json(dev)));
+        meta.push(("source_context", context_json(dev)));
     }
     let warnings = warnings.into_iter().map(Json::Str).collect();
-    meta.push(("warnings".to_string(), Json::Arr(warnings)));
-    let mut doc = json::document("program_dump", items, Json::Obj(meta));
+    meta.push(("warnings", Json::Arr(warnings)));
+    let mut doc = json::document("program_dump", items, json::fields(meta));
     if let (Some(n), Json::Obj(keys)) = (native, &mut doc) {
-        keys.push(("jited_functions".to_string(), native_json(image, n)));
+        keys.push(("jited_functions".into(), native_json(image, n)));
     }
     json::to_string(&doc, pretty)
 }
@@ -360,7 +360,7 @@ fn native_csv(image: &ProgramImage, n: &NativeImage) -> String {
     };
     let placeholder = NativeInsn {
         offset: 0,
-        bytes: Vec::new(),
+        bytes: InsnBytes::new(&[]),
         asm: String::new(),
         target: None,
         line: None,

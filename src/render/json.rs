@@ -1,7 +1,9 @@
 //! A small ordered JSON value and writer with the original's conventions:
 //! ASCII-only escaping, Python float text, compact or 2-space pretty form.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Json {
@@ -11,7 +13,50 @@ pub(crate) enum Json {
     Float(f64),
     Str(String),
     Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
+    /// Keys are mostly literals: a document of thousands of objects makes
+    /// no string for them.
+    Obj(Vec<(Cow<'static, str>, Json)>),
+    /// An array made item by item as it is written.
+    Items(Items),
+}
+
+/// An array whose items are made one at a time while it is written, from
+/// data the document shares instead of copying: a profile lists thousands
+/// of sampled instructions, and a tree of them all would be made only to
+/// be written once.
+#[derive(Clone)]
+pub(crate) struct Items(Arc<Each>);
+
+/// What hands every item of an [`Items`] to a sink.
+type Each = dyn Fn(&mut dyn FnMut(Json)) + Send + Sync;
+
+impl Items {
+    /// `each` hands every item to the sink it is given, in order.
+    pub(crate) fn new(each: impl Fn(&mut dyn FnMut(Json)) + Send + Sync + 'static) -> Items {
+        Items(Arc::new(each))
+    }
+
+    pub(crate) fn each(&self, sink: &mut dyn FnMut(Json)) {
+        (self.0)(sink);
+    }
+
+    pub(crate) fn collect(&self) -> Vec<Json> {
+        let mut v = Vec::new();
+        self.each(&mut |j| v.push(j));
+        v
+    }
+}
+
+impl PartialEq for Items {
+    fn eq(&self, other: &Items) -> bool {
+        self.collect() == other.collect()
+    }
+}
+
+impl std::fmt::Debug for Items {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.collect().fmt(f)
+    }
 }
 
 impl From<bool> for Json {
@@ -55,14 +100,19 @@ impl<T: Into<Json> + Clone> From<&[T]> for Json {
 }
 
 /// Build an object from (key, value) pairs, keeping their order.
-pub(crate) fn obj<const N: usize>(pairs: [(&str, Json); N]) -> Json {
-    fields(pairs.into_iter().collect())
+pub(crate) fn obj<const N: usize>(pairs: [(&'static str, Json); N]) -> Json {
+    Json::Obj(pairs.map(|(k, v)| (Cow::Borrowed(k), v)).into())
 }
 
 /// [`obj`] of a list built field by field (an item whose keys its CSV
 /// rows share).
-pub(crate) fn fields(pairs: Vec<(&str, Json)>) -> Json {
-    Json::Obj(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+pub(crate) fn fields(pairs: Vec<(&'static str, Json)>) -> Json {
+    Json::Obj(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (Cow::Borrowed(k), v))
+            .collect(),
+    )
 }
 
 /// `{"kind": ..., "items": [...], "metadata": {...}}`.
@@ -138,8 +188,24 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
             newline(out, depth);
             out.push(']');
         }
+        Json::Items(items) => {
+            let mut n = 0usize;
+            out.push('[');
+            items.each(&mut |item| {
+                if n > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write(&item, pretty, depth + 1, out);
+                n += 1;
+            });
+            if n > 0 {
+                newline(out, depth);
+            }
+            out.push(']');
+        }
         Json::Obj(items) => {
-            let fields = items.iter().map(|(k, v)| (k.as_str(), v));
+            let fields = items.iter().map(|(k, v)| (k.as_ref(), v));
             write_fields(fields, pretty, depth, out);
         }
     }
@@ -317,6 +383,19 @@ mod tests {
                     "{n} items, {pretty}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn items_write_as_the_array_they_make() {
+        for n in 0..3u32 {
+            let items = Items::new(move |sink| (0..n).for_each(|i| sink(obj([("i", i.into())]))));
+            let made = obj([("x", Json::Items(items.clone())), ("y", Json::Null)]);
+            let whole = obj([("x", Json::Arr(items.collect())), ("y", Json::Null)]);
+            for pretty in [false, true] {
+                assert_eq!(to_string(&made, pretty), to_string(&whole, pretty), "{n}");
+            }
+            assert_eq!(items.collect().len(), n as usize);
         }
     }
 

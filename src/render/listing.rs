@@ -1028,8 +1028,8 @@ fn activity_document(
         ("measured_duration", run.measured.into()),
     ]);
     if let (Some((start, end)), Json::Obj(fields)) = (run.window, &mut metadata) {
-        fields.push(("window_start".to_string(), start.into()));
-        fields.push(("window_end".to_string(), end.into()));
+        fields.push(("window_start".into(), start.into()));
+        fields.push(("window_end".into(), end.into()));
     }
     let placeholder = ActivityRow {
         prog: Program::default(),

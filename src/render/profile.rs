@@ -874,12 +874,7 @@ fn kernel_fields(k: &Figured<KernelHotspot>) -> Vec<(&'static str, Json)> {
 }
 
 fn to_obj(fields: Vec<(&'static str, Json)>) -> Json {
-    Json::Obj(
-        fields
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
+    json::fields(fields)
 }
 
 fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
@@ -933,14 +928,16 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     f.push(("full_name", p.display_name().into()));
     f.extend(program_tail(p));
     if let Some(a) = &p.native {
-        f.push(("native", Json::Arr(a.all.iter().map(native_json).collect())));
+        let all = a.all.clone();
+        let rows = json::Items::new(move |sink| all.iter().for_each(|r| sink(native_json(r))));
+        f.push(("native", Json::Items(rows)));
     }
     to_obj(f)
 }
 
 /// One sampled native instruction (`--annotate`): every one is listed.
 fn native_json(r: &Figured<NativeRow>) -> Json {
-    to_obj(vec![
+    json::obj([
         ("function", opt_str(&r.function)),
         ("offset", r.offset.into()),
         ("asm", opt_str(&r.asm)),
@@ -1713,7 +1710,9 @@ No BPF JIT samples captured."
         );
         let mut a = a.clone();
         a.unavailable = Some("the kernel withholds it".into());
-        a.all[0].row.asm = None;
+        let mut all = a.all.to_vec();
+        all[0].row.asm = None;
+        a.all = all.into();
         let p = &r.programs[0];
         assert_eq!(
             instructions_heading(p, &a),
@@ -1915,7 +1914,12 @@ No BPF JIT samples captured."
             Json::Obj(fields) => fields.clone(),
             other => panic!("program {i} is {other:?}"),
         };
-        let keys = |i: usize| -> Vec<String> { program(i).into_iter().map(|(k, _)| k).collect() };
+        let keys = |i: usize| -> Vec<String> {
+            program(i)
+                .into_iter()
+                .map(|(k, _)| k.into_owned())
+                .collect()
+        };
         let value = |i: usize, key: &str| {
             program(i)
                 .into_iter()

@@ -118,7 +118,12 @@ pub(crate) fn annotate_keeping(
                     .collect()
             })
             .unwrap_or_default();
-        let read = lines::jited_image_by_id(u64::from(p.id), false);
+        // Only the kept program's listing is shown under its source lines.
+        let read = if keep == Some(p.id) {
+            lines::jited_image_by_id(u64::from(p.id), false)
+        } else {
+            lines::jited_code_by_id(u64::from(p.id))
+        };
         if keep == Some(p.id) {
             kept = read
                 .as_ref()

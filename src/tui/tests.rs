@@ -696,7 +696,7 @@ fn native_image(img: &ProgramImage) -> NativeImage {
             };
             NativeInsn {
                 offset,
-                bytes: vec![0x90; 2],
+                bytes: vec![0x90; 2].into(),
                 asm,
                 target: None,
                 line: img.lines.iter().rposition(|r| {

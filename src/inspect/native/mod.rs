@@ -7,6 +7,7 @@
 pub mod arm64;
 pub mod roles;
 pub mod x86;
+pub mod x86_jit;
 
 use std::cell::{Cell, OnceCell};
 
@@ -93,12 +94,64 @@ pub(crate) fn offset_text(off: i64) -> String {
     }
 }
 
+/// An instruction's bytes, held in place (x86-64 instructions have at most
+/// 15, AArch64's 4): a program's listing has thousands of them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct InsnBytes {
+    len: u8,
+    buf: [u8; 15],
+}
+
+impl InsnBytes {
+    /// The first 15 bytes of `b` (no instruction is longer).
+    pub fn new(b: &[u8]) -> InsnBytes {
+        let mut buf = [0; 15];
+        let len = b.len().min(buf.len());
+        buf[..len].copy_from_slice(&b[..len]);
+        InsnBytes {
+            len: len as u8,
+            buf,
+        }
+    }
+}
+
+impl std::ops::Deref for InsnBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+}
+
+impl std::fmt::Debug for InsnBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl From<Vec<u8>> for InsnBytes {
+    fn from(b: Vec<u8>) -> InsnBytes {
+        InsnBytes::new(&b)
+    }
+}
+
+impl PartialEq<[u8]> for InsnBytes {
+    fn eq(&self, other: &[u8]) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<Vec<u8>> for InsnBytes {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        **self == other[..]
+    }
+}
+
 /// One native instruction of a JITed function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NativeInsn {
     /// Bytes from the function's start.
     pub offset: u32,
-    pub bytes: Vec<u8>,
+    pub bytes: InsnBytes,
     /// The instruction, its destination named as in `target`.
     pub asm: String,
     /// Where a call or jump goes: `+0x1a` inside the same function, else
@@ -379,11 +432,11 @@ impl Part<'_> {
                     _ => d.text,
                 };
                 let from = d.offset as usize;
-                let bytes = self
-                    .code
-                    .get(from..from.saturating_add(d.len as usize))
-                    .unwrap_or_default()
-                    .to_vec();
+                let bytes = InsnBytes::new(
+                    self.code
+                        .get(from..from.saturating_add(d.len as usize))
+                        .unwrap_or_default(),
+                );
                 NativeInsn {
                     offset: d.offset,
                     bytes,

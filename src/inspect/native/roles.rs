@@ -237,7 +237,7 @@ mod tests {
     fn insn(offset: u32, asm: &str, target: Option<&str>) -> NativeInsn {
         NativeInsn {
             offset,
-            bytes: Vec::new(),
+            bytes: Vec::new().into(),
             asm: asm.into(),
             target: target.map(String::from),
             line: None,

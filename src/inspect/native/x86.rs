@@ -1,11 +1,12 @@
-//! x86-64 machine code to Intel-syntax text with `iced-x86`.
+//! x86-64 machine code to Intel-syntax text: the BPF JIT's own subset
+//! by hand ([`super::x86_jit`]), anything else with `iced-x86`.
 
 use iced_x86::{
     Decoder, DecoderOptions, Formatter, FormatterOperandOptions, FormatterOptionsProvider,
     Instruction, IntelFormatter, MemorySizeOptions, Mnemonic, NumberFormattingOptions, OpKind,
 };
 
-use super::{Decoded, Dest};
+use super::{x86_jit, Decoded, Dest};
 
 /// Full 64-bit immediates (kernel addresses the JIT loads) read unsigned,
 /// as addresses do; the sign-extended small ones stay signed.
@@ -64,48 +65,118 @@ pub fn decode(code: &[u8]) -> Vec<Decoded> {
     decode_some(code, &|_| true)
 }
 
+/// iced-x86's decoder and formatter, made only when an instruction falls
+/// outside the JIT's own subset ([`super::x86_jit`]): their tables cost
+/// more to set up than a profile's whole annotation.
+struct Iced<'a> {
+    decoder: Decoder<'a>,
+    formatter: IntelFormatter,
+    insn: Instruction,
+}
+
+impl<'a> Iced<'a> {
+    fn new(code: &'a [u8]) -> Iced<'a> {
+        Iced {
+            decoder: Decoder::with_ip(64, code, 0, DecoderOptions::NONE),
+            formatter: formatter(),
+            insn: Instruction::default(),
+        }
+    }
+
+    /// The instruction at `offset`, with its text when `text` says so.
+    fn decode_at(&mut self, offset: usize, text: &dyn Fn(&Instruction) -> bool) -> Decoded {
+        let mut out = Decoded {
+            offset: offset as u32,
+            len: 1,
+            text: String::new(),
+            dest: None,
+        };
+        if self.decoder.set_position(offset).is_err() {
+            out.text.push_str("(bad)");
+            return out;
+        }
+        self.decoder.set_ip(offset as u64);
+        self.decoder.decode_out(&mut self.insn);
+        let insn = &self.insn;
+        if insn.is_invalid() {
+            // One byte, then decoding starts over at the next, as objdump
+            // does: the decoder may have consumed more, hiding what follows.
+            out.text.push_str("(bad)");
+            return out;
+        }
+        out.len = (insn.len() as u32).max(1);
+        if is_direct_branch(insn) {
+            self.formatter.format_mnemonic(insn, &mut out.text);
+            out.text.push(' ');
+            out.dest = Some(Dest::Relative(insn.near_branch_target() as i64));
+        } else if text(insn) {
+            self.formatter.format(insn, &mut out.text);
+        }
+        out
+    }
+}
+
+/// The first instruction of `code` as iced-x86 decodes and writes it:
+/// the reference the JIT subset is held to.
+pub fn reference(code: &[u8]) -> Decoded {
+    Iced::new(code).decode_at(0, &|_| true)
+}
+
+/// [`decode`] by iced-x86 alone, instruction by instruction: what the
+/// subset's decoding of a whole function is held to.
+pub fn reference_all(code: &[u8]) -> Vec<Decoded> {
+    let mut iced = Iced::new(code);
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < code.len() {
+        let d = iced.decode_at(at, &|_| true);
+        at += d.len as usize;
+        out.push(d);
+    }
+    out
+}
+
+/// The first instruction of `code` if the JIT subset decodes it, written
+/// as [`decode`] writes it.
+pub fn subset(code: &[u8]) -> Option<Decoded> {
+    let insn = x86_jit::decode(code)?;
+    Some(subset_decoded(&insn, 0, true))
+}
+
+fn subset_decoded(insn: &x86_jit::Insn, offset: usize, text: bool) -> Decoded {
+    let mut out = Decoded {
+        offset: offset as u32,
+        len: insn.length(),
+        text: String::new(),
+        dest: None,
+    };
+    if let Some(to) = insn.branch() {
+        insn.write_mnemonic(&mut out.text);
+        out.dest = Some(Dest::Relative(offset as i64 + to));
+    } else if text || insn.structural() {
+        insn.write(&mut out.text);
+    }
+    out
+}
+
 /// [`decode`], with text only for the instructions `wanted` picks by
 /// offset, the first [`LEADING`], branches and [`structural`] ones.
 pub fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
-    let mut f = formatter();
-    let mut decoder = Decoder::with_ip(64, code, 0, DecoderOptions::NONE);
-    let mut insn = Instruction::default();
-    let mut out = Vec::new();
-    while decoder.can_decode() {
-        let offset = decoder.position();
-        decoder.decode_out(&mut insn);
-        let mut len = insn.len();
-        let mut text = String::new();
-        let dest = if insn.is_invalid() {
-            // One byte, then decoding starts over at the next, as objdump
-            // does: the decoder may have consumed more, hiding what follows.
-            len = 1;
-            if decoder.set_position(offset + 1).is_err() {
-                break;
-            }
-            decoder.set_ip((offset + 1) as u64);
-            text.push_str("(bad)");
-            None
-        } else if is_direct_branch(&insn) {
-            f.format_mnemonic(&insn, &mut text);
-            text.push(' ');
-            Some(Dest::Relative(insn.near_branch_target() as i64))
-        } else {
-            if out.len() < LEADING || structural(&insn) || wanted(offset as u32) {
-                f.format(&insn, &mut text);
-            }
-            None
+    let mut iced: Option<Iced<'_>> = None;
+    // JIT code averages four to five bytes an instruction: one allocation,
+    // not a chain of doublings that each touch fresh pages.
+    let mut out = Vec::with_capacity(code.len() / 3 + 1);
+    let mut at = 0usize;
+    while let Some(rest) = code.get(at..).filter(|r| !r.is_empty()) {
+        let text = out.len() < LEADING || wanted(at as u32);
+        let d = match x86_jit::decode(rest) {
+            Some(insn) => subset_decoded(&insn, at, text),
+            None => iced
+                .get_or_insert_with(|| Iced::new(code))
+                .decode_at(at, &|i| text || structural(i)),
         };
-        out.push(Decoded {
-            offset: offset as u32,
-            len: len as u32,
-            text,
-            dest,
-        });
-        if decoder.position() <= offset {
-            // Never loop on a decoder that did not advance.
-            break;
-        }
+        at += d.len as usize;
+        out.push(d);
     }
     out
 }
