@@ -1009,12 +1009,17 @@ fn drill_disassembled(size: (u16, u16)) -> App {
     let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
         panic!("{fx:?}")
     };
+    answer_disasm(&mut app, seq, Ok(Arc::new(native_image(&image()))));
+    app
+}
+
+/// The worker's answer to the drilldown's `Disasm` request `seq`.
+fn answer_disasm(app: &mut App, seq: u64, native: Result<Arc<NativeImage>, String>) {
     app.on_msg(Msg::Disasm {
         seq,
         call_names: Default::default(),
-        native: Ok(Arc::new(native_image(&image()))),
+        native,
     });
-    app
 }
 
 fn d(app: &App) -> &Drill {
@@ -1235,11 +1240,7 @@ fn mixed_mode_round_trip() {
         panic!("{fx:?}")
     };
     assert_eq!(d(&app).status_lines(), vec!["Rendering mixed view..."]);
-    app.on_msg(Msg::Disasm {
-        seq,
-        call_names: Default::default(),
-        native: Ok(Arc::new(native_image(&image()))),
-    });
+    answer_disasm(&mut app, seq, Ok(Arc::new(native_image(&image()))));
     assert_eq!(d(&app).mode, Mode::Mixed);
     assert!(d(&app).title().contains("mode=mixed disasm=internal"));
     assert!(shown(&app).iter().any(|c| c == "     0: (07) r0 += 0"));
@@ -1303,11 +1304,11 @@ fn native_view_without_native_code_says_why() {
     let [Effect::Cmd(Cmd::Disasm { seq, .. })] = fx[..] else {
         panic!("{fx:?}")
     };
-    app.on_msg(Msg::Disasm {
+    answer_disasm(
+        &mut app,
         seq,
-        call_names: Default::default(),
-        native: Err("permission denied while trying to read the JIT code of program 42".into()),
-    });
+        Err("permission denied while trying to read the JIT code of program 42".into()),
+    );
     assert!(app.on_key(ch(' ')).is_empty());
     assert_eq!(d(&app).mode, Mode::Native);
     assert_eq!(
