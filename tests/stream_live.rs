@@ -148,10 +148,24 @@ fn json_lines_count_exact_runs_per_window() {
     let docs = json_lines(&out);
     assert_eq!(docs.len(), 3, "{out}");
     let mut last_end = None;
-    for (doc, &n) in docs.iter().zip(&runs) {
+    let first = item_with_id(&docs[0], fx.prog.id).expect("fixture listed with --all");
+    for (i, (doc, &n)) in docs.iter().zip(&runs).enumerate() {
         assert_eq!(doc["kind"], "program_activity");
         let item = item_with_id(doc, fx.prog.id).expect("fixture listed with --all");
         assert_eq!(item["run_count_delta"], n, "{doc}");
+        // Later windows copy the row the first one read: the same names,
+        // tag and sizes, with the counters of their own window.
+        for key in ["type", "name", "tag", "full_name", "jited_size_bytes"] {
+            assert_eq!(item[key], first[key], "{key}: {doc}");
+        }
+        assert_eq!(item["type"], "socket_filter");
+        assert!(
+            item["tag"].as_str().is_some_and(|t| t.len() == 16),
+            "{item}"
+        );
+        let total = |v: &Value| v["run_count_total"].as_u64().expect("run_count_total");
+        let since_first: u64 = runs[1..=i].iter().map(|&r| u64::from(r)).sum();
+        assert_eq!(total(&item) - total(&first), since_first, "{doc}");
         let md = &doc["metadata"];
         assert_eq!(md["duration"], 1.5);
         let (start, end) = (

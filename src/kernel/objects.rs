@@ -187,6 +187,37 @@ pub(crate) struct KnownProg {
     pub memlock: Option<u64>,
 }
 
+/// The programs one walk saw, for the next walk of a stream to copy
+/// their rows from (see [`ProgramReader::collect_recalled`]).
+#[derive(Debug, Default)]
+pub(crate) struct ProgRecall {
+    /// Ascending by ID.
+    rows: Vec<Recalled>,
+    /// What the rows were read with.
+    fields: Option<ProgFields>,
+}
+
+#[derive(Debug)]
+struct Recalled {
+    id: u32,
+    tag: [u8; 8],
+    load_time: u64,
+    row: Program,
+}
+
+/// The recalled row of the program `id` with `tag` loaded at `load_time`,
+/// from `old` (ascending by ID, walked in step with a walk that asks for
+/// ascending IDs); rows of programs below `id` are gone and dropped.
+fn take_same(
+    old: &mut std::iter::Peekable<std::vec::IntoIter<Recalled>>,
+    id: u32,
+    tag: [u8; 8],
+    load_time: u64,
+) -> Option<Recalled> {
+    while old.next_if(|r| r.id < id).is_some() {}
+    old.next_if(|r| r.id == id && r.tag == tag && r.load_time == load_time)
+}
+
 /// Reads listing rows of programs, sharing the BTF that names them; each
 /// row costs one info call, plus what `fields` asks for.
 pub struct ProgramReader {
@@ -215,8 +246,18 @@ impl ProgramReader {
         fd: &OwnedFd,
         known: impl FnOnce(&Program) -> KnownProg,
     ) -> std::result::Result<Program, Errno> {
+        let l = bpf::prog_info_listing(fd, self.fields.map_ids)?;
+        Ok(self.row(fd, l, known))
+    }
+
+    /// The row of a program whose info struct `l` was read from `fd`.
+    fn row(
+        &mut self,
+        fd: &OwnedFd,
+        l: bpf::ListingInfo,
+        known: impl FnOnce(&Program) -> KnownProg,
+    ) -> Program {
         let f = self.fields;
-        let l = bpf::prog_info_listing(fd, f.map_ids)?;
         let mut p = program_from_info(&l.info, l.map_ids);
         let k = known(&p);
         let name = f.full_name && k.full_name.is_none();
@@ -230,7 +271,7 @@ impl ProgramReader {
         if f.memlock {
             p.memlock_bytes = k.memlock.or(x.memlock_bytes);
         }
-        Ok(p)
+        p
     }
 
     /// Every loaded program, in ID order, to `each`.
@@ -251,6 +292,64 @@ impl ProgramReader {
         collect_kind(ObjKind::Prog, ids, release, |_, fd| {
             self.read_known(fd, &mut known)
         })
+    }
+
+    /// Every loaded program, in ID order, as [`Self::collect_known_after`]
+    /// reads them after a walk that saw `recall`'s programs (after none
+    /// with `full`: every ID is asked of the kernel). A program `recall`
+    /// holds, the same ID, tag and load time, is the same program: its row
+    /// is copied from there and only what changes while a program lives
+    /// (its counters and map IDs) is taken from its info struct, so its
+    /// names, tag, load time, full name and memlock are neither read nor
+    /// formatted again. `recall` then holds this walk's programs; after an
+    /// error it holds none.
+    pub(crate) fn collect_recalled(
+        &mut self,
+        recall: &mut ProgRecall,
+        full: bool,
+        mut known: impl FnMut(&Program) -> KnownProg,
+    ) -> Result<Vec<Program>> {
+        if recall.fields != Some(self.fields) {
+            recall.rows.clear();
+        }
+        let ids: Vec<u32> = if full {
+            Vec::new()
+        } else {
+            recall.rows.iter().map(|r| r.id).collect()
+        };
+        let mut old = std::mem::take(&mut recall.rows).into_iter().peekable();
+        let mut kept = Vec::with_capacity(old.len());
+        let release = Release::unless_fdinfo(self.fields.memlock);
+        let out = collect_kind(ObjKind::Prog, &ids, release, |_, fd| {
+            let l = bpf::prog_info_listing(fd, self.fields.map_ids)?;
+            let (id, tag, load_time) = (l.info.id, l.info.tag, l.info.load_time);
+            let row = match take_same(&mut old, id, tag, load_time) {
+                Some(r) => {
+                    let mut p = r.row.clone();
+                    p.run_time_ns = l.info.run_time_ns;
+                    p.run_count = l.info.run_cnt;
+                    p.recursion_misses = l.info.recursion_misses;
+                    p.map_ids = l.map_ids;
+                    kept.push(r);
+                    p
+                }
+                None => {
+                    let p = self.row(fd, l, &mut known);
+                    let row = p.clone();
+                    kept.push(Recalled {
+                        id,
+                        tag,
+                        load_time,
+                        row,
+                    });
+                    p
+                }
+            };
+            Ok(row)
+        })?;
+        recall.rows = kept;
+        recall.fields = Some(self.fields);
+        Ok(out)
     }
 
     /// How many fdinfo files this reader has read.
@@ -530,6 +629,32 @@ mod tests {
         .unwrap();
         assert_eq!(got, vec![3, 9, 20, 31]);
         assert_eq!(asked, vec![9, 20, 31], "only from the greatest known ID on");
+    }
+
+    #[test]
+    fn a_recalled_row_is_the_same_id_tag_and_load_time() {
+        let rec = |id: u32, tag: u8, load_time: u64| Recalled {
+            id,
+            tag: [tag; 8],
+            load_time,
+            row: Program {
+                id,
+                ..Program::default()
+            },
+        };
+        let mut old = vec![rec(3, 1, 10), rec(5, 1, 10), rec(9, 1, 10), rec(12, 1, 10)]
+            .into_iter()
+            .peekable();
+        let mut take = |id, tag, t| take_same(&mut old, id, [tag; 8], t).map(|r| r.id);
+        assert_eq!(take(3, 1, 10), Some(3));
+        // 5 went away; 9 has another tag, 12 another load time: other programs.
+        assert_eq!(take(9, 2, 10), None);
+        assert_eq!(take(12, 1, 11), None);
+        // Loaded since the last walk.
+        assert_eq!(take(14, 1, 10), None);
+        assert!(old.next().is_none(), "every older row was passed");
+        let mut old = vec![rec(3, 1, 10), rec(9, 1, 10)].into_iter().peekable();
+        assert_eq!(take_same(&mut old, 9, [1; 8], 10).map(|r| r.id), Some(9));
     }
 
     #[test]

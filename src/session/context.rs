@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::kernel::cgroups::{self, Workloads};
-use crate::kernel::objects::{self, KnownProg, MapReader, ProgramReader};
+use crate::kernel::objects::{self, KnownProg, MapReader, ProgRecall, ProgramReader};
 use crate::kernel::owners;
 use crate::model::container::Workload;
 use crate::model::profile::Profile;
@@ -344,16 +344,21 @@ fn statics() -> MutexGuard<'static, Statics> {
 /// process read and keeping what this one read: for views that walk the
 /// programs again and again (windows, the TUI, the exporter).
 pub(crate) fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
-    programs_recalled_after(fields, &[])
-}
-
-/// [`programs_recalled`] after a walk moments ago that saw the programs
-/// `ids` (ascending): those are opened by ID and only the IDs above them
-/// are asked of the kernel.
-pub(crate) fn programs_recalled_after(fields: ProgFields, ids: &[u32]) -> Result<Vec<Program>> {
-    let out = ProgramReader::new(fields).collect_known_after(ids, |p| statics().program(p))?;
+    let out = ProgramReader::new(fields).collect_known_after(&[], |p| statics().program(p))?;
     statics().keep_programs(fields, &out);
     Ok(out)
+}
+
+/// [`programs_recalled`] for a stream of windows: the rows of the programs
+/// `recall` holds from the last walk are copied rather than read again
+/// (see [`ProgramReader::collect_recalled`]); with `full` every ID is
+/// asked of the kernel, else only those above the last walk's.
+pub(crate) fn programs_recalling(
+    fields: ProgFields,
+    recall: &mut ProgRecall,
+    full: bool,
+) -> Result<Vec<Program>> {
+    ProgramReader::new(fields).collect_recalled(recall, full, |p| statics().program(p))
 }
 
 /// Every map with `fields`, in ID order, recalling the memlock of

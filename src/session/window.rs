@@ -5,10 +5,11 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Instant, SystemTime};
 
-use super::context::{programs_recalled, programs_recalled_after, SCAN_NOW};
+use super::context::{programs_recalling, SCAN_NOW};
 use super::{attach_prog_pins, wait_for, ProgContext};
 use crate::activity::{self, ActivityRow};
 use crate::error::Result;
+use crate::kernel::objects::ProgRecall;
 use crate::kernel::stats::StatsGuard;
 use crate::model::{ProgFields, Program};
 use crate::sys::signal::InterruptGuard;
@@ -25,10 +26,6 @@ pub(crate) const BRIEF: ProgFields = ProgFields {
     pins: false,
     context: false,
 };
-
-fn snapshot(fields: ProgFields) -> Result<Vec<Program>> {
-    programs_recalled(fields)
-}
 
 /// How often a stream of windows walks every program ID instead of opening
 /// the ones it saw by ID and asking only for greater ones: often enough
@@ -48,6 +45,8 @@ pub(crate) struct Window {
     wall_start: SystemTime,
     /// Snapshots taken since the last walk of every ID.
     since_full: u32,
+    /// The programs the last snapshot saw, whose rows the next one copies.
+    recall: ProgRecall,
 }
 
 /// Two snapshots of one window and the seconds between them.
@@ -88,7 +87,8 @@ impl Window {
         let stats = StatsGuard::enable()?;
         let start = Instant::now();
         let wall_start = SystemTime::now();
-        let base = snapshot(fields)?;
+        let mut recall = ProgRecall::default();
+        let base = programs_recalling(fields, &mut recall, true)?;
         Ok(Window {
             stats,
             fields,
@@ -96,6 +96,7 @@ impl Window {
             start,
             wall_start,
             since_full: 0,
+            recall,
         })
     }
 
@@ -117,15 +118,11 @@ impl Window {
 
     /// The second snapshot, when its enumeration started, and the seconds
     /// since the baseline's started.
-    fn second(&self) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
+    fn second(&mut self) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
         let at = Instant::now();
         let wall = SystemTime::now();
-        let current = if self.since_full + 1 >= FULL_WALK_EVERY {
-            snapshot(self.fields)?
-        } else {
-            let ids: Vec<u32> = self.base.iter().map(|p| p.id).collect();
-            programs_recalled_after(self.fields, &ids)?
-        };
+        let full = self.since_full + 1 >= FULL_WALK_EVERY;
+        let current = programs_recalling(self.fields, &mut self.recall, full)?;
         Ok((
             current,
             at,
@@ -135,7 +132,7 @@ impl Window {
     }
 
     /// Read the second snapshot; statistics go off right after it.
-    pub(crate) fn finish(self) -> Result<Measurement> {
+    pub(crate) fn finish(mut self) -> Result<Measurement> {
         let (current, _, wall, seconds) = self.second()?;
         drop(self.stats);
         Ok(Measurement {
@@ -150,7 +147,7 @@ impl Window {
     /// Read the second snapshot and keep statistics on: the returned window
     /// starts from that snapshot, so back-to-back windows leave no
     /// unmeasured gap and cost one enumeration each.
-    pub(crate) fn finish_and_continue(self) -> Result<(Measurement, Window)> {
+    pub(crate) fn finish_and_continue(mut self) -> Result<(Measurement, Window)> {
         let (current, at, wall, seconds) = self.second()?;
         let next = Window {
             stats: self.stats,
@@ -159,6 +156,7 @@ impl Window {
             start: at,
             wall_start: wall,
             since_full: (self.since_full + 1) % FULL_WALK_EVERY,
+            recall: self.recall,
         };
         let m = Measurement {
             base: self.base,

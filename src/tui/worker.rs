@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::Event as TermEvent;
@@ -125,8 +125,6 @@ const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// owner scan it accepts: the scan reads every process's fd table, so it
 /// runs on its own thread at this slower cadence, never inside a window.
 const CONTEXT_EVERY: Duration = Duration::from_secs(5);
-/// How soon a newly wanted scan starts.
-const CONTEXT_POLL: Duration = Duration::from_millis(200);
 /// Progress reports are sent at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
@@ -169,6 +167,7 @@ impl Worker {
     /// the scan runs only while it does.
     pub(crate) fn want_context(&self, wanted: bool) {
         self.context.wanted.store(wanted, Ordering::Relaxed);
+        self.context.ring();
     }
 
     pub(crate) fn send(&self, cmd: Cmd) {
@@ -273,30 +272,83 @@ enum WindowEnd {
 }
 
 /// The latest context, shared by its thread and the sampler, and whether
-/// the view shows it.
+/// the view shows it. Its thread sleeps on `bell` until the view wants the
+/// context, the next scan is due or the worker is gone: an idle view
+/// wakes it never.
 #[derive(Default)]
 struct Context {
     latest: Mutex<Option<Arc<ProgContext>>>,
     wanted: AtomicBool,
+    gone: AtomicBool,
+    bell: Mutex<()>,
+    rung: Condvar,
+}
+
+impl Context {
+    fn lock_bell(&self) -> MutexGuard<'_, ()> {
+        self.bell.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wake the context thread to look at `wanted` and `gone` again (the
+    /// flags are set before the bell's lock is taken, so it cannot miss
+    /// them).
+    fn ring(&self) {
+        let _held = self.lock_bell();
+        self.rung.notify_all();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.context.gone.store(true, Ordering::Relaxed);
+        self.context.ring();
+    }
 }
 
 /// Refresh the shared context while it is wanted, at most every
-/// [`CONTEXT_EVERY`], until the sampler has gone.
-fn context_loop(shared: &Arc<Context>) {
+/// [`CONTEXT_EVERY`], until the worker is gone.
+fn context_loop(shared: &Context) {
+    // A failed read keeps the previous context: the columns go stale
+    // rather than blank.
+    refresh_while_wanted(shared, CONTEXT_EVERY, || {
+        ProgContext::read(CONTEXT_EVERY).ok()
+    });
+}
+
+/// Store what `read` returns in `shared` as soon as it is wanted and then
+/// every `every` while it stays wanted; sleep otherwise. Returns when the
+/// worker is gone.
+fn refresh_while_wanted(
+    shared: &Context,
+    every: Duration,
+    mut read: impl FnMut() -> Option<ProgContext>,
+) {
     let mut last: Option<Instant> = None;
-    while Arc::strong_count(shared) > 2 {
-        let due = last.is_none_or(|t| t.elapsed() >= CONTEXT_EVERY);
-        if due && shared.wanted.load(Ordering::Relaxed) {
-            last = Some(Instant::now());
-            // A failed read keeps the previous context: the columns go
-            // stale rather than blank.
-            if let Ok(c) = ProgContext::read(CONTEXT_EVERY) {
-                if let Ok(mut slot) = shared.latest.lock() {
-                    *slot = Some(Arc::new(c));
-                }
+    let mut bell = shared.lock_bell();
+    while !shared.gone.load(Ordering::Relaxed) {
+        if !shared.wanted.load(Ordering::Relaxed) {
+            bell = shared
+                .rung
+                .wait(bell)
+                .unwrap_or_else(PoisonError::into_inner);
+            continue;
+        }
+        let wait = last.map_or(Duration::ZERO, |t| every.saturating_sub(t.elapsed()));
+        if !wait.is_zero() {
+            bell = match shared.rung.wait_timeout(bell, wait) {
+                Ok((b, _)) => b,
+                Err(e) => e.into_inner().0,
+            };
+            continue;
+        }
+        drop(bell);
+        last = Some(Instant::now());
+        if let Some(c) = read() {
+            if let Ok(mut slot) = shared.latest.lock() {
+                *slot = Some(Arc::new(c));
             }
         }
-        std::thread::sleep(CONTEXT_POLL);
+        bell = shared.lock_bell();
     }
 }
 
@@ -501,6 +553,48 @@ mod tests {
         let mut img = ProgramImage::default();
         img.program.id = id;
         Arc::new(img)
+    }
+
+    #[test]
+    fn the_context_is_read_only_while_wanted_and_the_thread_ends_with_the_worker() {
+        use std::sync::atomic::AtomicUsize;
+        let shared = Arc::new(Context::default());
+        let reads = Arc::new(AtomicUsize::new(0));
+        let (ctx, n) = (Arc::clone(&shared), Arc::clone(&reads));
+        let thread = std::thread::spawn(move || {
+            refresh_while_wanted(&ctx, Duration::from_millis(150), || {
+                n.fetch_add(1, Ordering::SeqCst);
+                Some(ProgContext::default())
+            });
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(reads.load(Ordering::SeqCst), 0, "read while not wanted");
+        shared.wanted.store(true, Ordering::Relaxed);
+        shared.ring();
+        let wait_for = |at_least: usize| {
+            let t = Instant::now();
+            while reads.load(Ordering::SeqCst) < at_least {
+                assert!(t.elapsed() < Duration::from_secs(10), "no read");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        wait_for(1);
+        assert!(shared.latest.lock().unwrap().is_some());
+        // Still wanted: read again after `every`.
+        wait_for(2);
+        shared.wanted.store(false, Ordering::Relaxed);
+        shared.ring();
+        std::thread::sleep(Duration::from_millis(50));
+        let settled = reads.load(Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(
+            reads.load(Ordering::SeqCst),
+            settled,
+            "read while not wanted"
+        );
+        shared.gone.store(true, Ordering::Relaxed);
+        shared.ring();
+        thread.join().unwrap();
     }
 
     #[test]
