@@ -1,5 +1,6 @@
 //! Two program snapshots -> per-program activity over the measured window.
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use crate::model::Program;
@@ -39,7 +40,7 @@ pub(crate) fn compute_owned(
             .and_then(|i| base.get(i))
             .map(counters),
     };
-    let mut rows: Vec<ActivityRow> = current
+    let rows: Vec<ActivityRow> = current
         .into_iter()
         .map(|p| {
             let (c0, t0, m0) = before(p.id).unwrap_or((0, 0, 0));
@@ -52,16 +53,29 @@ pub(crate) fn compute_owned(
         })
         .filter(|r| all || r.run_count_delta > 0 || r.run_time_ns_delta > 0)
         .collect();
-    rows.sort_by(|a, b| {
-        b.run_time_ns_delta
-            .cmp(&a.run_time_ns_delta)
-            .then(b.run_count_delta.cmp(&a.run_count_delta))
-            .then(a.prog.id.cmp(&b.prog.id))
-    });
+    // Most run time first, then most runs, then by ID. Rows are large:
+    // their keys are sorted and each row is then moved once, into place.
+    let mut order: Vec<(Reverse<u64>, Reverse<u64>, u32, usize)> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            (
+                Reverse(r.run_time_ns_delta),
+                Reverse(r.run_count_delta),
+                r.prog.id,
+                i,
+            )
+        })
+        .collect();
+    order.sort_unstable();
     if limit > 0 {
-        rows.truncate(limit);
+        order.truncate(limit);
     }
-    rows
+    let mut slots: Vec<Option<ActivityRow>> = rows.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&(_, _, _, i)| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }
 
 #[cfg(test)]

@@ -202,7 +202,8 @@ struct Recalled {
     id: u32,
     tag: [u8; 8],
     load_time: u64,
-    row: Program,
+    /// Boxed: the rows move as the walks pass them on.
+    row: Box<Program>,
 }
 
 /// The recalled row of the program `id` with `tag` loaded at `load_time`,
@@ -325,7 +326,7 @@ impl ProgramReader {
             let (id, tag, load_time) = (l.info.id, l.info.tag, l.info.load_time);
             let row = match take_same(&mut old, id, tag, load_time) {
                 Some(r) => {
-                    let mut p = r.row.clone();
+                    let mut p = Program::clone(&r.row);
                     p.run_time_ns = l.info.run_time_ns;
                     p.run_count = l.info.run_cnt;
                     p.recursion_misses = l.info.recursion_misses;
@@ -335,7 +336,7 @@ impl ProgramReader {
                 }
                 None => {
                     let p = self.row(fd, l, &mut known);
-                    let row = p.clone();
+                    let row = Box::new(p.clone());
                     kept.push(Recalled {
                         id,
                         tag,
@@ -637,10 +638,10 @@ mod tests {
             id,
             tag: [tag; 8],
             load_time,
-            row: Program {
+            row: Box::new(Program {
                 id,
                 ..Program::default()
-            },
+            }),
         };
         let mut old = vec![rec(3, 1, 10), rec(5, 1, 10), rec(9, 1, 10), rec(12, 1, 10)]
             .into_iter()

@@ -52,9 +52,10 @@ fn pad(s: &str, w: usize, right: bool) -> String {
 }
 
 fn line_at(f: &mut Frame, area: Rect, y: u16, line: Line<'_>) {
+    // Written straight into the buffer: a paragraph would compose and
+    // truncate the line grapheme by grapheme first, for every row drawn.
     if y < area.y + area.height {
-        let r = Rect::new(area.x, y, area.width, 1);
-        f.render_widget(Paragraph::new(line), r);
+        f.buffer_mut().set_line(area.x, y, &line, area.width);
     }
 }
 
