@@ -127,7 +127,7 @@ pub(crate) fn image_from_detail(d: ProgDetail, btf: &BtfData) -> ProgramImage {
         .find(|f| f.insn_off == 0)
         .and_then(|f| f.name.clone())
     {
-        program.full_name = name;
+        program.full_name = name.into();
     }
     ProgramImage {
         program,

@@ -161,9 +161,9 @@ fn collect_kind<T>(
 pub(crate) fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
     Program {
         id: info.id,
-        prog_type: names::prog_type(info.prog_type),
-        name: names::object_name(&info.name),
-        tag: names::hex(&info.tag),
+        prog_type: names::prog_type(info.prog_type).into(),
+        name: names::object_name(&info.name).into(),
+        tag: names::hex(&info.tag).into(),
         xlated_size: info.xlated_prog_len,
         jited_size: info.jited_prog_len,
         run_time_ns: info.run_time_ns,
@@ -265,9 +265,9 @@ impl ProgramReader {
         let memlock = f.memlock && k.memlock.is_none();
         let first = if name { l.first_func } else { None };
         let x = self.extra.complete(fd, &l.info, first, memlock);
-        p.loaded_at = x.loaded_at;
+        p.loaded_at = x.loaded_at.map(Into::into);
         if f.full_name {
-            p.full_name = k.full_name.unwrap_or(x.full_name);
+            p.full_name = k.full_name.unwrap_or(x.full_name).into();
         }
         if f.memlock {
             p.memlock_bytes = k.memlock.or(x.memlock_bytes);

@@ -1,5 +1,6 @@
 //! Listing rows: what brr knows about each loaded kernel object.
 
+use compact_str::CompactString;
 /// A process holding a file descriptor on an object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Owner {
@@ -52,10 +53,10 @@ pub struct PerfEventFd {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Program {
     pub id: u32,
-    pub prog_type: String,
+    pub prog_type: CompactString,
     /// The kernel's name, at most 15 bytes.
-    pub name: String,
-    pub tag: String,
+    pub name: CompactString,
+    pub tag: CompactString,
     pub xlated_size: u32,
     pub jited_size: u32,
     pub run_time_ns: u64,
@@ -67,8 +68,8 @@ pub struct Program {
     pub btf_id: u32,
     pub pinned_paths: Vec<String>,
     /// The BTF name of the main function, else `name`.
-    pub full_name: String,
-    pub loaded_at: Option<String>,
+    pub full_name: CompactString,
+    pub loaded_at: Option<CompactString>,
     pub uid: u32,
     pub gpl_compatible: bool,
     pub verified_insns: u32,

@@ -63,9 +63,9 @@ pub(crate) fn from_image(img: ProgramImage) -> ProgMeta {
     recs.sort_by_key(jit);
     ProgMeta {
         id: img.program.id,
-        prog_type: img.program.prog_type,
-        name: img.program.name,
-        tag: img.program.tag,
+        prog_type: img.program.prog_type.into(),
+        name: img.program.name.into(),
+        tag: img.program.tag.into(),
         jited: img.program.jited_size > 0,
         funcs: img.jit_ranges,
         lines: recs,

@@ -74,6 +74,11 @@ impl From<String> for Json {
         Json::Str(v)
     }
 }
+impl From<compact_str::CompactString> for Json {
+    fn from(v: compact_str::CompactString) -> Json {
+        Json::Str(v.into())
+    }
+}
 impl From<f64> for Json {
     fn from(v: f64) -> Json {
         Json::Float(v)

@@ -440,7 +440,7 @@ pub(crate) fn prog_headers(stats: bool, extended: bool) -> Vec<&'static str> {
 pub(crate) fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> {
     let mut r = vec![
         p.id.to_string(),
-        p.prog_type.clone(),
+        p.prog_type.to_string(),
         p.display_name().to_string(),
         p.xlated_size.to_string(),
         p.jited_size.to_string(),
@@ -453,7 +453,7 @@ pub(crate) fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> 
         r.push(if p.tag.is_empty() {
             "-".into()
         } else {
-            p.tag.clone()
+            p.tag.to_string()
         });
         r.push(dash_join(&p.pinned_paths, ","));
         r.push(owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()));
@@ -830,7 +830,7 @@ impl ActivityCol {
         let p = &r.prog;
         match self {
             ActivityCol::Id => p.id.to_string(),
-            ActivityCol::Type => p.prog_type.clone(),
+            ActivityCol::Type => p.prog_type.to_string(),
             ActivityCol::Name => p.display_name().to_string(),
             ActivityCol::Cpu => super::num::percent4(r.cpu_pct(d)),
             ActivityCol::ExecsPerSec => num(r.execs_per_sec(d) as u64),
@@ -844,7 +844,7 @@ impl ActivityCol {
             ActivityCol::Xlat => num(p.xlated_size as u64),
             ActivityCol::Jit => num(p.jited_size as u64),
             ActivityCol::Tag if p.tag.is_empty() => "-".into(),
-            ActivityCol::Tag => p.tag.clone(),
+            ActivityCol::Tag => p.tag.to_string(),
             ActivityCol::Pinned => dash_join(&p.pinned_paths, ","),
             ActivityCol::Misses => num(r.recursion_misses_delta),
             ActivityCol::Owners => owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()),
@@ -1068,7 +1068,7 @@ mod tests {
             p.jited_size = (n / 7) as u32;
             p.memlock_bytes = (i % 2 == 0).then_some(n);
             p.full_name = ["", "näme_ünïcode", "a_very_long_full_btf_function_name"][i % 3].into();
-            p.tag = if i == 1 { String::new() } else { p.tag };
+            p.tag = if i == 1 { Default::default() } else { p.tag };
             rows.push(ActivityRow {
                 prog: p,
                 run_count_delta: n / 3,

@@ -296,13 +296,13 @@ impl Statics {
             let entry = self
                 .progs
                 .entry(p.id)
-                .or_insert_with(|| (p.tag.clone(), KnownProg::default()));
+                .or_insert_with(|| (p.tag.to_string(), KnownProg::default()));
             if entry.0 != p.tag {
-                *entry = (p.tag.clone(), KnownProg::default());
+                *entry = (p.tag.to_string(), KnownProg::default());
             }
             let known = &mut entry.1;
             if fields.full_name && known.full_name.is_none() {
-                known.full_name = Some(p.full_name.clone());
+                known.full_name = Some(p.full_name.to_string());
             }
             // A memlock that could not be read is tried again next time.
             if fields.memlock && known.memlock.is_none() {

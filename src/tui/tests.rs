@@ -60,7 +60,7 @@ fn prog(id: u32, ty: &str, name: &str, cnt: u64, ns: u64) -> Program {
         id,
         prog_type: ty.into(),
         name: name.into(),
-        tag: format!("{id:016x}"),
+        tag: format!("{id:016x}").into(),
         xlated_size: 520 + id,
         jited_size: 324 + id,
         run_count: cnt,
