@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::inspect::native::roles::{self, Role};
-use crate::inspect::native::NativeImage;
+use crate::inspect::native::roles::Role;
+use crate::inspect::native::sampled::{At, Sampled};
 use crate::kernel::cgroups::Workloads;
 use crate::model::activity::ActivityRow;
 use crate::model::container::Workload;
@@ -303,9 +303,19 @@ fn program(
     }
 }
 
-/// The decoded JIT code of one listed program for `--annotate`, or why it
-/// could not be read.
-pub(crate) type NativeCode = std::result::Result<NativeImage, String>;
+/// What the JIT code of one listed program says of each of its sampled
+/// instructions (in the order of [`sampled_at`]), or why it could not be
+/// read.
+pub(crate) type NativeCode = std::result::Result<Vec<Option<Sampled>>, String>;
+
+/// Where each of a program's direct samples landed, in the engine's order:
+/// what `--annotate` asks its JIT code about.
+pub(crate) fn sampled_at(raw: &ProgramProfile) -> Vec<At> {
+    raw.native
+        .iter()
+        .map(|n| n.func_index.zip(n.offset))
+        .collect()
+}
 
 /// `--annotate`: give every listed program its sampled native
 /// instructions (from `code`, by program ID) and, when its JIT prologue,
@@ -318,7 +328,7 @@ pub(crate) fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u3
         };
         let missing = Err("the JIT code was not read".to_string());
         let code = code.get(&p.id).unwrap_or(&missing);
-        let rows = native_rows(raw, code.as_ref().ok());
+        let rows = native_rows(raw, code.as_ref().ok().map(Vec::as_slice));
         if let Some(h) = hints::jit_overhead(raw, &rows) {
             p.hints.push(h);
         }
@@ -372,36 +382,24 @@ fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<
 /// Every direct sample of `raw` by instruction, in the engine's order
 /// (most samples first, ties by address), with the instruction's text and
 /// role from `image` and the line its samples went to.
-fn native_rows(raw: &ProgramProfile, image: Option<&NativeImage>) -> Vec<NativeRow> {
+fn native_rows(raw: &ProgramProfile, code: Option<&[Option<Sampled>]>) -> Vec<NativeRow> {
     let mut lines: Vec<&Hotspot> = raw
         .hotspots
         .iter()
         .filter(|h| h.jited_address.is_some())
         .collect();
     lines.sort_by_key(|h| h.jited_address);
-    let mut role_cache: HashMap<usize, Vec<Role>> = HashMap::new();
     raw.native
         .iter()
-        .map(|n| {
+        .enumerate()
+        .map(|(row, n)| {
             // The line record a sample is counted under is the one with the
             // greatest JIT address at or below it, so it has a row.
             let at = lines
                 .partition_point(|h| h.jited_address.is_some_and(|a| a <= n.ip))
                 .checked_sub(1)
                 .and_then(|i| lines.get(i));
-            let insn = image
-                .zip(n.func_index)
-                .zip(n.offset)
-                .and_then(|((img, f), off)| {
-                    let func = img.function(f)?;
-                    let pos = func.position(off)?;
-                    let roles = role_cache
-                        .entry(f)
-                        .or_insert_with(|| roles::roles(img.arch, func));
-                    let i = func.insns.get(pos)?;
-                    let role = roles.get(pos).copied().unwrap_or(Role::Body);
-                    (u64::from(i.offset) == off).then(|| (i.asm.clone(), role))
-                });
+            let insn = code.and_then(|c| c.get(row)?.as_ref());
             NativeRow {
                 samples: n.samples,
                 ip: n.ip,
@@ -411,10 +409,10 @@ fn native_rows(raw: &ProgramProfile, image: Option<&NativeImage>) -> Vec<NativeR
                 file: at.and_then(|h| h.file.clone()),
                 line: at.and_then(|h| h.line),
                 source: at.and_then(|h| h.source.clone()),
-                role: insn.as_ref().map_or(Role::Body, |(_, r)| *r).name(),
+                role: insn.map_or(Role::Body, |i| i.role).name(),
                 // Text left out by the decoder (a row a text report does
                 // not print) is no text.
-                asm: insn.map(|(a, _)| a).filter(|a| !a.is_empty()),
+                asm: insn.filter(|i| !i.asm.is_empty()).map(|i| i.asm.clone()),
             }
         })
         .collect()
@@ -423,7 +421,7 @@ fn native_rows(raw: &ProgramProfile, image: Option<&NativeImage>) -> Vec<NativeR
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::inspect::native::{Arch, JitFunction, NativeInsn};
+    use crate::inspect::native::{Arch, JitFunction, NativeImage, NativeInsn};
     use crate::model::profile::{Frame, NativeSamples, Stack};
     use crate::profile::aggregate::tests::profile;
 
@@ -479,6 +477,12 @@ pub(crate) mod tests {
         }
     }
 
+    /// What [`image98`] says of program 98's sampled instructions.
+    pub(crate) fn code98(prof: &Profile) -> Vec<Option<Sampled>> {
+        let at = sampled_at(prof.program(98).unwrap());
+        crate::inspect::native::sampled::from_image(&image98(), &at)
+    }
+
     /// The fixture profile with program 98's 10 direct samples by
     /// instruction (one below its first line record, so unmapped), and
     /// its report annotated with [`image98`] (program 7's code withheld),
@@ -495,7 +499,7 @@ pub(crate) mod tests {
         ];
         let mut r = build(&prof, &opts(0, line_limit));
         let mut code = HashMap::new();
-        code.insert(98, Ok(image98()));
+        code.insert(98, Ok(code98(&prof)));
         code.insert(7, Err("the kernel withholds it".to_string()));
         annotate(&mut r, &prof, &code);
         (prof, r)
@@ -593,7 +597,7 @@ pub(crate) mod tests {
         // An offset inside an instruction gets no text.
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
-        code.insert(98, Ok(image98()));
+        code.insert(98, Ok(code98(&prof)));
         annotate(&mut r, &prof, &code);
         let a = r.programs[0].native.as_ref().unwrap();
         assert_eq!(a.all[1].asm, None, "0x7 is inside `xor eax, eax`");
@@ -613,7 +617,7 @@ pub(crate) mod tests {
         ];
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
-        code.insert(98, Ok(image98()));
+        code.insert(98, Ok(code98(&prof)));
         annotate(&mut r, &prof, &code);
         let kinds: Vec<&str> = r.programs[0].hints.iter().map(|h| h.kind).collect();
         assert_eq!(kinds, vec!["jit_overhead"]);
