@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::inspect::native::roles::Role;
 use crate::inspect::native::sampled::{At, Sampled};
@@ -173,28 +174,37 @@ fn figured<T>(
     whole: u64,
     samples: impl Fn(&T) -> u64,
 ) -> Vec<Figured<T>> {
+    rows.into_iter()
+        .map(figures(profile, whole, samples))
+        .collect()
+}
+
+/// [`figured`] one row at a time, for rows made as they are figured.
+fn figures<'a, T>(
+    profile: &'a Profile,
+    whole: u64,
+    samples: impl Fn(&T) -> u64 + 'a,
+) -> impl FnMut(T) -> Figured<T> + 'a {
     // Rows come by samples, and rounding is a decimal formatting: rows
     // with the samples of the row before (most of a long list) take its
     // figures.
     let mut last: Option<(u64, f64, f64)> = None;
-    rows.into_iter()
-        .map(|row| {
-            let n = samples(&row);
-            let (sample_percent, cpu_percent) = match last {
-                Some((m, s, c)) if m == n => (s, c),
-                _ => {
-                    let (s, c) = (share(n, whole), profile.cpu_percent(n));
-                    last = Some((n, s, c));
-                    (s, c)
-                }
-            };
-            Figured {
-                sample_percent,
-                cpu_percent,
-                row,
+    move |row| {
+        let n = samples(&row);
+        let (sample_percent, cpu_percent) = match last {
+            Some((m, s, c)) if m == n => (s, c),
+            _ => {
+                let (s, c) = (share(n, whole), profile.cpu_percent(n));
+                last = Some((n, s, c));
+                (s, c)
             }
-        })
-        .collect()
+        };
+        Figured {
+            sample_percent,
+            cpu_percent,
+            row,
+        }
+    }
 }
 
 fn payers(
@@ -320,33 +330,39 @@ pub(crate) fn sampled_at(raw: &ProgramProfile) -> Vec<At> {
 /// `--annotate`: give every listed program its sampled native
 /// instructions (from `code`, by program ID) and, when its JIT prologue,
 /// epilogue and mitigation thunks take a large share, that hint.
-pub(crate) fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u32, NativeCode>) {
+pub(crate) fn annotate(report: &mut Report, profile: &Profile, mut code: HashMap<u32, NativeCode>) {
     let line_limit = report.totals.line_limit;
     for p in &mut report.programs {
         let Some(raw) = profile.program(p.id) else {
             continue;
         };
-        let missing = Err("the JIT code was not read".to_string());
-        let code = code.get(&p.id).unwrap_or(&missing);
-        let rows = native_rows(raw, code.as_ref().ok().map(Vec::as_slice));
-        if let Some(h) = hints::jit_overhead(raw, &rows) {
+        let (insns, unavailable) = match code.remove(&p.id) {
+            Some(Ok(insns)) => (insns, None),
+            Some(Err(why)) => (Vec::new(), Some(why)),
+            None => (Vec::new(), Some("the JIT code was not read".to_string())),
+        };
+        // Made in place: a program has thousands of sampled instructions.
+        let all: Arc<[Figured<NativeRow>]> = native_rows(raw, insns)
+            .map(figures(profile, raw.samples, |r: &NativeRow| r.samples))
+            .collect();
+        if let Some(h) = hints::jit_overhead(raw, all.iter().map(|r| &r.row)) {
             p.hints.push(h);
         }
-        let shown = if line_limit > 0 && rows.len() > line_limit {
+        let shown = if line_limit > 0 && all.len() > line_limit {
             line_limit
         } else {
-            rows.len()
+            all.len()
         };
-        let rest: u64 = rows.iter().skip(shown).map(|r| r.samples).sum();
-        let other = (shown < rows.len()).then(|| Other {
+        let rest: u64 = all.iter().skip(shown).map(|r| r.samples).sum();
+        let other = (shown < all.len()).then(|| Other {
             samples: rest,
             cpu_percent: profile.cpu_percent(rest),
         });
         p.native = Some(Annotation {
-            all: figured(profile, rows, raw.samples, |r| r.samples).into(),
+            all,
             shown,
             other,
-            unavailable: code.as_ref().err().cloned(),
+            unavailable,
         });
     }
 }
@@ -382,40 +398,39 @@ fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<
 /// Every direct sample of `raw` by instruction, in the engine's order
 /// (most samples first, ties by address), with the instruction's text and
 /// role from `image` and the line its samples went to.
-fn native_rows(raw: &ProgramProfile, code: Option<&[Option<Sampled>]>) -> Vec<NativeRow> {
+fn native_rows(
+    raw: &ProgramProfile,
+    mut code: Vec<Option<Sampled>>,
+) -> impl Iterator<Item = NativeRow> + '_ {
     let mut lines: Vec<&Hotspot> = raw
         .hotspots
         .iter()
         .filter(|h| h.jited_address.is_some())
         .collect();
     lines.sort_by_key(|h| h.jited_address);
-    raw.native
-        .iter()
-        .enumerate()
-        .map(|(row, n)| {
-            // The line record a sample is counted under is the one with the
-            // greatest JIT address at or below it, so it has a row.
-            let at = lines
-                .partition_point(|h| h.jited_address.is_some_and(|a| a <= n.ip))
-                .checked_sub(1)
-                .and_then(|i| lines.get(i));
-            let insn = code.and_then(|c| c.get(row)?.as_ref());
-            NativeRow {
-                samples: n.samples,
-                ip: n.ip,
-                func_index: n.func_index,
-                function: n.function.clone(),
-                offset: n.offset,
-                file: at.and_then(|h| h.file.clone()),
-                line: at.and_then(|h| h.line),
-                source: at.and_then(|h| h.source.clone()),
-                role: insn.map_or(Role::Body, |i| i.role).name(),
-                // Text left out by the decoder (a row a text report does
-                // not print) is no text.
-                asm: insn.filter(|i| !i.asm.is_empty()).map(|i| i.asm.clone()),
-            }
-        })
-        .collect()
+    raw.native.iter().enumerate().map(move |(row, n)| {
+        // The line record a sample is counted under is the one with the
+        // greatest JIT address at or below it, so it has a row.
+        let at = lines
+            .partition_point(|h| h.jited_address.is_some_and(|a| a <= n.ip))
+            .checked_sub(1)
+            .and_then(|i| lines.get(i));
+        let insn = code.get_mut(row).and_then(Option::take);
+        NativeRow {
+            samples: n.samples,
+            ip: n.ip,
+            func_index: n.func_index,
+            function: n.function.clone(),
+            offset: n.offset,
+            file: at.and_then(|h| h.file.clone()),
+            line: at.and_then(|h| h.line),
+            source: at.and_then(|h| h.source.clone()),
+            role: insn.as_ref().map_or(Role::Body, |i| i.role).name(),
+            // Text left out by the decoder (a row a text report does
+            // not print) is no text.
+            asm: insn.map(|i| i.asm).filter(|a| !a.is_empty()),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -501,7 +516,7 @@ pub(crate) mod tests {
         let mut code = HashMap::new();
         code.insert(98, Ok(code98(&prof)));
         code.insert(7, Err("the kernel withholds it".to_string()));
-        annotate(&mut r, &prof, &code);
+        annotate(&mut r, &prof, code);
         (prof, r)
     }
 
@@ -582,7 +597,7 @@ pub(crate) mod tests {
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Err("no eBPF program with id 98".to_string()));
-        annotate(&mut r, &prof, &code);
+        annotate(&mut r, &prof, code);
         let a = r.programs[0].native.as_ref().unwrap();
         let rows: Vec<(u64, Option<&str>, &str, Option<u32>)> = a
             .all
@@ -598,7 +613,7 @@ pub(crate) mod tests {
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Ok(code98(&prof)));
-        annotate(&mut r, &prof, &code);
+        annotate(&mut r, &prof, code);
         let a = r.programs[0].native.as_ref().unwrap();
         assert_eq!(a.all[1].asm, None, "0x7 is inside `xor eax, eax`");
         assert_eq!(a.all[0].asm.as_deref(), Some("call bpf_map_lookup_elem"));
@@ -618,7 +633,7 @@ pub(crate) mod tests {
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Ok(code98(&prof)));
-        annotate(&mut r, &prof, &code);
+        annotate(&mut r, &prof, code);
         let kinds: Vec<&str> = r.programs[0].hints.iter().map(|h| h.kind).collect();
         assert_eq!(kinds, vec!["jit_overhead"]);
         assert_eq!(r.hints().count(), 1);

@@ -139,6 +139,6 @@ pub(crate) fn annotate_keeping(
             .map_err(|e| e.message());
         code.insert(p.id, decoded);
     }
-    crate::profile::report::annotate(report, profile, &code);
+    crate::profile::report::annotate(report, profile, code);
     kept
 }

@@ -62,16 +62,8 @@ pub(crate) fn decode(
 ) -> Result<Vec<Option<Sampled>>> {
     let (arch, code) = code_of(image, arch, kptr_restrict)?;
     let parts = split(image, code);
-    let mut picked: Vec<(usize, u32)> = at
-        .iter()
-        .take(texts)
-        .filter_map(|a| {
-            let (f, off) = (*a)?;
-            Some((f, u32::try_from(off).ok()?))
-        })
-        .collect();
-    picked.sort_unstable();
-    let wanted = |f: usize, off: u32| picked.binary_search(&(f, off)).is_ok();
+    let picked = Picked::new(&parts, at.iter().take(texts));
+    let wanted = |f: usize, off: u32| picked.has(f, off);
     let decoded = decode_parts(arch, &parts, &wanted);
     let empty = Kallsyms::default();
     let ksyms = symbols_for(&parts, &decoded, &wanted, symbols, &empty);
@@ -98,6 +90,41 @@ pub(crate) fn decode(
         }
     }
     Ok(out)
+}
+
+/// The instructions whose text is wanted: a bit per byte of each
+/// function, asked once per instruction of the program.
+struct Picked {
+    /// (function index, bits) in the order of the parts.
+    bits: Vec<(usize, Vec<u64>)>,
+}
+
+impl Picked {
+    fn new<'a>(parts: &[Part<'_>], at: impl Iterator<Item = &'a At>) -> Picked {
+        let mut bits: Vec<(usize, Vec<u64>)> = parts
+            .iter()
+            .map(|p| (p.index, vec![0; p.code.len() / 64 + 1]))
+            .collect();
+        for &(f, off) in at.flatten() {
+            let Ok(off) = usize::try_from(off) else {
+                continue;
+            };
+            for (_, b) in bits.iter_mut().filter(|(i, _)| *i == f) {
+                if let Some(word) = b.get_mut(off / 64) {
+                    *word |= 1 << (off % 64);
+                }
+            }
+        }
+        Picked { bits }
+    }
+
+    fn has(&self, f: usize, off: u32) -> bool {
+        let off = off as usize;
+        self.bits
+            .iter()
+            .filter(|(i, _)| *i == f)
+            .any(|(_, b)| b.get(off / 64).is_some_and(|w| w & (1 << (off % 64)) != 0))
+    }
 }
 
 /// One function's decoded instructions with the destinations the roles
