@@ -489,7 +489,7 @@ mod tests {
     fn jit_overhead_counts_frame_thunk_calls_and_time_inside_thunks() {
         // 100 direct samples: 20 entering, 10 leaving, 5 on the jump into
         // the return thunk; 10 kernel samples inside a retpoline.
-        let rows = vec![
+        let rows = [
             native(65, Role::Body, 12),
             native(20, Role::Prologue, 10),
             native(10, Role::Epilogue, 14),
@@ -527,15 +527,15 @@ mod tests {
         assert_eq!((h.kind, h.line), ("jit_overhead", Some(10)));
         assert_eq!(h.source.as_deref(), Some("line_10();"));
         // At or below the threshold: nothing.
-        let rows = vec![native(67, Role::Body, 12), native(33, Role::Prologue, 10)];
+        let rows = [native(67, Role::Body, 12), native(33, Role::Prologue, 10)];
         assert!(
             jit_overhead(&prog(100, vec![]), rows.iter()).is_none(),
             "33% is not more than 33%"
         );
-        let rows = vec![native(66, Role::Body, 12), native(34, Role::Prologue, 10)];
+        let rows = [native(66, Role::Body, 12), native(34, Role::Prologue, 10)];
         assert!(jit_overhead(&prog(100, vec![]), rows.iter()).is_some());
         // Too few samples, whatever the share.
-        let rows = vec![native(1, Role::Body, 12), native(19, Role::Epilogue, 10)];
+        let rows = [native(1, Role::Body, 12), native(19, Role::Epilogue, 10)];
         assert!(
             jit_overhead(&prog(20, vec![]), rows.iter()).is_none(),
             "19 samples"
