@@ -397,7 +397,8 @@ fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<
 
 /// Every direct sample of `raw` by instruction, in the engine's order
 /// (most samples first, ties by address), with the instruction's text and
-/// role from `image` and the line its samples went to.
+/// role from `code` (by position, taken from it) and the line its samples
+/// went to.
 fn native_rows(
     raw: &ProgramProfile,
     mut code: Vec<Option<Sampled>>,
