@@ -193,9 +193,12 @@ fn output_cost(p: &ProgramProfile) -> Option<Hint> {
 /// JIT overhead, from the program's sampled native instructions
 /// (`--annotate`) and the kernel samples inside mitigation thunks it
 /// called (`--kernel-samples`).
-pub(crate) fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hint> {
+pub(crate) fn jit_overhead<'a>(
+    p: &ProgramProfile,
+    rows: impl Iterator<Item = &'a NativeRow> + Clone,
+) -> Option<Hint> {
     let of = |role: Role| -> u64 {
-        rows.iter()
+        rows.clone()
             .filter(|r| r.role == role.name())
             .map(|r| r.samples)
             .sum()
@@ -223,7 +226,7 @@ pub(crate) fn jit_overhead(p: &ProgramProfile, rows: &[NativeRow]) -> Option<Hin
     }
     // The line whose code holds most of that cost.
     let mut by_line: Vec<(&NativeRow, u64)> = Vec::new();
-    for r in rows.iter().filter(|r| r.role != Role::Body.name()) {
+    for r in rows.filter(|r| r.role != Role::Body.name()) {
         match by_line
             .iter_mut()
             .find(|(l, _)| (&l.file, l.line) == (&r.file, r.line))
@@ -486,7 +489,7 @@ mod tests {
     fn jit_overhead_counts_frame_thunk_calls_and_time_inside_thunks() {
         // 100 direct samples: 20 entering, 10 leaving, 5 on the jump into
         // the return thunk; 10 kernel samples inside a retpoline.
-        let rows = vec![
+        let rows = [
             native(65, Role::Body, 12),
             native(20, Role::Prologue, 10),
             native(10, Role::Epilogue, 14),
@@ -506,7 +509,7 @@ mod tests {
         irq.interrupt = Some("asm_sysvec_apic_timer_interrupt".into());
         p.stacks.push(irq);
         p.interrupt_samples += 7;
-        let h = jit_overhead(&p, &rows).unwrap();
+        let h = jit_overhead(&p, rows.iter()).unwrap();
         // (20 + 10 + 5 + 10) of 114 inclusive; the thunk frame under memcpy
         // is not where those samples landed.
         assert_eq!(
@@ -524,20 +527,20 @@ mod tests {
         assert_eq!((h.kind, h.line), ("jit_overhead", Some(10)));
         assert_eq!(h.source.as_deref(), Some("line_10();"));
         // At or below the threshold: nothing.
-        let rows = vec![native(67, Role::Body, 12), native(33, Role::Prologue, 10)];
+        let rows = [native(67, Role::Body, 12), native(33, Role::Prologue, 10)];
         assert!(
-            jit_overhead(&prog(100, vec![]), &rows).is_none(),
+            jit_overhead(&prog(100, vec![]), rows.iter()).is_none(),
             "33% is not more than 33%"
         );
-        let rows = vec![native(66, Role::Body, 12), native(34, Role::Prologue, 10)];
-        assert!(jit_overhead(&prog(100, vec![]), &rows).is_some());
+        let rows = [native(66, Role::Body, 12), native(34, Role::Prologue, 10)];
+        assert!(jit_overhead(&prog(100, vec![]), rows.iter()).is_some());
         // Too few samples, whatever the share.
-        let rows = vec![native(1, Role::Body, 12), native(19, Role::Epilogue, 10)];
+        let rows = [native(1, Role::Body, 12), native(19, Role::Epilogue, 10)];
         assert!(
-            jit_overhead(&prog(20, vec![]), &rows).is_none(),
+            jit_overhead(&prog(20, vec![]), rows.iter()).is_none(),
             "19 samples"
         );
-        assert!(jit_overhead(&prog(20, vec![]), &[]).is_none());
+        assert!(jit_overhead(&prog(20, vec![]), [].iter()).is_none());
     }
 
     #[test]

@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::inspect::native::roles::{self, Role};
-use crate::inspect::native::NativeImage;
+use crate::inspect::native::roles::Role;
+use crate::inspect::native::sampled::{At, Sampled};
 use crate::kernel::cgroups::Workloads;
 use crate::model::activity::ActivityRow;
 use crate::model::container::Workload;
@@ -173,28 +174,37 @@ fn figured<T>(
     whole: u64,
     samples: impl Fn(&T) -> u64,
 ) -> Vec<Figured<T>> {
+    rows.into_iter()
+        .map(figures(profile, whole, samples))
+        .collect()
+}
+
+/// [`figured`] one row at a time, for rows made as they are figured.
+fn figures<'a, T>(
+    profile: &'a Profile,
+    whole: u64,
+    samples: impl Fn(&T) -> u64 + 'a,
+) -> impl FnMut(T) -> Figured<T> + 'a {
     // Rows come by samples, and rounding is a decimal formatting: rows
     // with the samples of the row before (most of a long list) take its
     // figures.
     let mut last: Option<(u64, f64, f64)> = None;
-    rows.into_iter()
-        .map(|row| {
-            let n = samples(&row);
-            let (sample_percent, cpu_percent) = match last {
-                Some((m, s, c)) if m == n => (s, c),
-                _ => {
-                    let (s, c) = (share(n, whole), profile.cpu_percent(n));
-                    last = Some((n, s, c));
-                    (s, c)
-                }
-            };
-            Figured {
-                sample_percent,
-                cpu_percent,
-                row,
+    move |row| {
+        let n = samples(&row);
+        let (sample_percent, cpu_percent) = match last {
+            Some((m, s, c)) if m == n => (s, c),
+            _ => {
+                let (s, c) = (share(n, whole), profile.cpu_percent(n));
+                last = Some((n, s, c));
+                (s, c)
             }
-        })
-        .collect()
+        };
+        Figured {
+            sample_percent,
+            cpu_percent,
+            row,
+        }
+    }
 }
 
 fn payers(
@@ -303,40 +313,56 @@ fn program(
     }
 }
 
-/// The decoded JIT code of one listed program for `--annotate`, or why it
-/// could not be read.
-pub(crate) type NativeCode = std::result::Result<NativeImage, String>;
+/// What the JIT code of one listed program says of each of its sampled
+/// instructions (in the order of [`sampled_at`]), or why it could not be
+/// read.
+pub(crate) type NativeCode = std::result::Result<Vec<Option<Sampled>>, String>;
+
+/// Where each of a program's direct samples landed, in the engine's order:
+/// what `--annotate` asks its JIT code about.
+pub(crate) fn sampled_at(raw: &ProgramProfile) -> Vec<At> {
+    raw.native
+        .iter()
+        .map(|n| n.func_index.zip(n.offset))
+        .collect()
+}
 
 /// `--annotate`: give every listed program its sampled native
 /// instructions (from `code`, by program ID) and, when its JIT prologue,
 /// epilogue and mitigation thunks take a large share, that hint.
-pub(crate) fn annotate(report: &mut Report, profile: &Profile, code: &HashMap<u32, NativeCode>) {
+pub(crate) fn annotate(report: &mut Report, profile: &Profile, mut code: HashMap<u32, NativeCode>) {
     let line_limit = report.totals.line_limit;
     for p in &mut report.programs {
         let Some(raw) = profile.program(p.id) else {
             continue;
         };
-        let missing = Err("the JIT code was not read".to_string());
-        let code = code.get(&p.id).unwrap_or(&missing);
-        let rows = native_rows(raw, code.as_ref().ok());
-        if let Some(h) = hints::jit_overhead(raw, &rows) {
+        let (insns, unavailable) = match code.remove(&p.id) {
+            Some(Ok(insns)) => (insns, None),
+            Some(Err(why)) => (Vec::new(), Some(why)),
+            None => (Vec::new(), Some("the JIT code was not read".to_string())),
+        };
+        // Made in place: a program has thousands of sampled instructions.
+        let all: Arc<[Figured<NativeRow>]> = native_rows(raw, insns)
+            .map(figures(profile, raw.samples, |r: &NativeRow| r.samples))
+            .collect();
+        if let Some(h) = hints::jit_overhead(raw, all.iter().map(|r| &r.row)) {
             p.hints.push(h);
         }
-        let shown = if line_limit > 0 && rows.len() > line_limit {
+        let shown = if line_limit > 0 && all.len() > line_limit {
             line_limit
         } else {
-            rows.len()
+            all.len()
         };
-        let rest: u64 = rows.iter().skip(shown).map(|r| r.samples).sum();
-        let other = (shown < rows.len()).then(|| Other {
+        let rest: u64 = all.iter().skip(shown).map(|r| r.samples).sum();
+        let other = (shown < all.len()).then(|| Other {
             samples: rest,
             cpu_percent: profile.cpu_percent(rest),
         });
         p.native = Some(Annotation {
-            all: figured(profile, rows, raw.samples, |r| r.samples).into(),
+            all,
             shown,
             other,
-            unavailable: code.as_ref().err().cloned(),
+            unavailable,
         });
     }
 }
@@ -371,59 +397,47 @@ fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<
 
 /// Every direct sample of `raw` by instruction, in the engine's order
 /// (most samples first, ties by address), with the instruction's text and
-/// role from `image` and the line its samples went to.
-fn native_rows(raw: &ProgramProfile, image: Option<&NativeImage>) -> Vec<NativeRow> {
+/// role from `code` (by position, taken from it) and the line its samples
+/// went to.
+fn native_rows(
+    raw: &ProgramProfile,
+    mut code: Vec<Option<Sampled>>,
+) -> impl Iterator<Item = NativeRow> + '_ {
     let mut lines: Vec<&Hotspot> = raw
         .hotspots
         .iter()
         .filter(|h| h.jited_address.is_some())
         .collect();
     lines.sort_by_key(|h| h.jited_address);
-    let mut role_cache: HashMap<usize, Vec<Role>> = HashMap::new();
-    raw.native
-        .iter()
-        .map(|n| {
-            // The line record a sample is counted under is the one with the
-            // greatest JIT address at or below it, so it has a row.
-            let at = lines
-                .partition_point(|h| h.jited_address.is_some_and(|a| a <= n.ip))
-                .checked_sub(1)
-                .and_then(|i| lines.get(i));
-            let insn = image
-                .zip(n.func_index)
-                .zip(n.offset)
-                .and_then(|((img, f), off)| {
-                    let func = img.function(f)?;
-                    let pos = func.position(off)?;
-                    let roles = role_cache
-                        .entry(f)
-                        .or_insert_with(|| roles::roles(img.arch, func));
-                    let i = func.insns.get(pos)?;
-                    let role = roles.get(pos).copied().unwrap_or(Role::Body);
-                    (u64::from(i.offset) == off).then(|| (i.asm.clone(), role))
-                });
-            NativeRow {
-                samples: n.samples,
-                ip: n.ip,
-                func_index: n.func_index,
-                function: n.function.clone(),
-                offset: n.offset,
-                file: at.and_then(|h| h.file.clone()),
-                line: at.and_then(|h| h.line),
-                source: at.and_then(|h| h.source.clone()),
-                role: insn.as_ref().map_or(Role::Body, |(_, r)| *r).name(),
-                // Text left out by the decoder (a row a text report does
-                // not print) is no text.
-                asm: insn.map(|(a, _)| a).filter(|a| !a.is_empty()),
-            }
-        })
-        .collect()
+    raw.native.iter().enumerate().map(move |(row, n)| {
+        // The line record a sample is counted under is the one with the
+        // greatest JIT address at or below it, so it has a row.
+        let at = lines
+            .partition_point(|h| h.jited_address.is_some_and(|a| a <= n.ip))
+            .checked_sub(1)
+            .and_then(|i| lines.get(i));
+        let insn = code.get_mut(row).and_then(Option::take);
+        NativeRow {
+            samples: n.samples,
+            ip: n.ip,
+            func_index: n.func_index,
+            function: n.function.clone(),
+            offset: n.offset,
+            file: at.and_then(|h| h.file.clone()),
+            line: at.and_then(|h| h.line),
+            source: at.and_then(|h| h.source.clone()),
+            role: insn.as_ref().map_or(Role::Body, |i| i.role).name(),
+            // Text left out by the decoder (a row a text report does
+            // not print) is no text.
+            asm: insn.map(|i| i.asm).filter(|a| !a.is_empty()),
+        }
+    })
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::inspect::native::{Arch, JitFunction, NativeInsn};
+    use crate::inspect::native::{Arch, JitFunction, NativeImage, NativeInsn};
     use crate::model::profile::{Frame, NativeSamples, Stack};
     use crate::profile::aggregate::tests::profile;
 
@@ -479,6 +493,12 @@ pub(crate) mod tests {
         }
     }
 
+    /// What [`image98`] says of program 98's sampled instructions.
+    pub(crate) fn code98(prof: &Profile) -> Vec<Option<Sampled>> {
+        let at = sampled_at(prof.program(98).unwrap());
+        crate::inspect::native::sampled::from_image(&image98(), &at)
+    }
+
     /// The fixture profile with program 98's 10 direct samples by
     /// instruction (one below its first line record, so unmapped), and
     /// its report annotated with [`image98`] (program 7's code withheld),
@@ -495,9 +515,9 @@ pub(crate) mod tests {
         ];
         let mut r = build(&prof, &opts(0, line_limit));
         let mut code = HashMap::new();
-        code.insert(98, Ok(image98()));
+        code.insert(98, Ok(code98(&prof)));
         code.insert(7, Err("the kernel withholds it".to_string()));
-        annotate(&mut r, &prof, &code);
+        annotate(&mut r, &prof, code);
         (prof, r)
     }
 
@@ -578,7 +598,7 @@ pub(crate) mod tests {
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Err("no eBPF program with id 98".to_string()));
-        annotate(&mut r, &prof, &code);
+        annotate(&mut r, &prof, code);
         let a = r.programs[0].native.as_ref().unwrap();
         let rows: Vec<(u64, Option<&str>, &str, Option<u32>)> = a
             .all
@@ -593,8 +613,8 @@ pub(crate) mod tests {
         // An offset inside an instruction gets no text.
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
-        code.insert(98, Ok(image98()));
-        annotate(&mut r, &prof, &code);
+        code.insert(98, Ok(code98(&prof)));
+        annotate(&mut r, &prof, code);
         let a = r.programs[0].native.as_ref().unwrap();
         assert_eq!(a.all[1].asm, None, "0x7 is inside `xor eax, eax`");
         assert_eq!(a.all[0].asm.as_deref(), Some("call bpf_map_lookup_elem"));
@@ -613,8 +633,8 @@ pub(crate) mod tests {
         ];
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
-        code.insert(98, Ok(image98()));
-        annotate(&mut r, &prof, &code);
+        code.insert(98, Ok(code98(&prof)));
+        annotate(&mut r, &prof, code);
         let kinds: Vec<&str> = r.programs[0].hints.iter().map(|h| h.kind).collect();
         assert_eq!(kinds, vec!["jit_overhead"]);
         assert_eq!(r.hints().count(), 1);

@@ -17,6 +17,18 @@ pub(crate) fn float(v: f64) -> String {
     if v == 0.0 {
         return if v.is_sign_negative() { "-0.0" } else { "0.0" }.into();
     }
+    // Python writes the shortest digits in fixed notation for decimal
+    // exponents in [-4, 16): exactly the magnitudes from the double
+    // nearest 1e-4 up to the one nearest 1e16 (no other double's shortest
+    // digits round across either). The common case is one formatting:
+    // reports write a percentage per row, thousands of rows.
+    if (1e-4..1e16).contains(&v.abs()) {
+        let mut plain = format!("{v}");
+        if !plain.contains('.') {
+            plain.push_str(".0");
+        }
+        return plain;
+    }
     let sci = format!("{v:e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
@@ -147,6 +159,67 @@ mod tests {
         assert_eq!(py_repr("it's"), "\"it's\"");
         assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
         assert_eq!(py_repr("a\\b\t\u{1}"), "'a\\\\b\\t\\x01'");
+    }
+
+    /// What [`float`] wrote before its fixed-notation shortcut: the
+    /// exponent of the shortest digits decides.
+    fn float_by_exponent(v: f64) -> String {
+        let sci = format!("{v:e}");
+        let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        if (-4..16).contains(&exp) {
+            let plain = format!("{v}");
+            if plain.contains('.') {
+                plain
+            } else {
+                format!("{plain}.0")
+            }
+        } else {
+            let sign = if exp < 0 { '-' } else { '+' };
+            format!("{mant}e{sign}{:02}", exp.abs())
+        }
+    }
+
+    #[test]
+    fn float_shortcut_agrees_with_the_exponent_rule() {
+        let mut edges = vec![
+            1e-4,
+            1e16,
+            9.999999999999999e-5,
+            9999999999999998.0,
+            0.1,
+            1.0,
+        ];
+        for e in [1e-4_f64, 1e16] {
+            let mut x = e;
+            for _ in 0..4 {
+                x = f64::from_bits(x.to_bits() - 1);
+                edges.push(x);
+            }
+            let mut x = e;
+            for _ in 0..4 {
+                x = f64::from_bits(x.to_bits() + 1);
+                edges.push(x);
+            }
+        }
+        for v in edges.iter().flat_map(|&v| [v, -v]) {
+            assert_eq!(float(v), float_by_exponent(v), "{v:e}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn float_shortcut_agrees_on_any_double(bits in proptest::num::u64::ANY, pct in 0u32..1_000_000) {
+            let v = f64::from_bits(bits);
+            if v.is_finite() && v != 0.0 {
+                proptest::prop_assert_eq!(float(v), float_by_exponent(v));
+            }
+            // Percentages to 2 decimals, as reports round them.
+            let p = f64::from(pct) / 100.0;
+            if p != 0.0 {
+                proptest::prop_assert_eq!(float(p), float_by_exponent(p));
+            }
+        }
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! and whether the program is still loaded; and the JIT code `--annotate`
 //! reads for the programs a report lists.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{BrrError, Result};
 use crate::inspect::disasm::CallNames;
-use crate::inspect::native::{self, NativeImage, Symbols};
+use crate::inspect::native::{self, sampled, NativeImage, Symbols};
 use crate::inspect::{helper_syms, insn};
 use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::{lines, objects};
@@ -16,7 +16,7 @@ use crate::model::image::JitCode;
 use crate::model::profile::Profile;
 use crate::model::report::Report;
 use crate::model::ProgramImage;
-use crate::profile::report::NativeCode;
+use crate::profile::report::{sampled_at, NativeCode};
 
 /// The image of program `id`: its translated and JITed instructions with
 /// their source lines, shared by whoever shows it.
@@ -75,11 +75,21 @@ fn decode(
     symbols: &Symbols<impl FnOnce() -> Kallsyms>,
     wanted: &dyn Fn(usize, u32) -> bool,
 ) -> Result<NativeImage> {
-    // The sysctl only words the reason the kernel withheld the code.
-    let kptr = matches!(image.jited, JitCode::Withheld)
+    native::build_with(
+        image,
+        native::Arch::host(),
+        withheld_reason(image),
+        symbols,
+        wanted,
+    )
+}
+
+/// `kernel.kptr_restrict` when the kernel withheld the code: the sysctl
+/// only words the reason.
+fn withheld_reason(image: &ProgramImage) -> Option<u32> {
+    matches!(image.jited, JitCode::Withheld)
         .then(lines::kptr_restrict)
-        .flatten();
-    native::build_with(image, native::Arch::host(), kptr, symbols, wanted)
+        .flatten()
 }
 
 /// `--annotate`: read and decode the JIT code of every listed program
@@ -100,7 +110,7 @@ pub(crate) fn annotate_keeping(
     keep: Option<u32>,
 ) -> Option<NativeImage> {
     let symbols = Symbols::new(Kallsyms::load);
-    let limit = match report.totals.line_limit {
+    let texts = match report.totals.line_limit {
         n if n > 0 && !every => n,
         _ => usize::MAX,
     };
@@ -108,16 +118,7 @@ pub(crate) fn annotate_keeping(
     let mut kept = None;
     for p in report.programs.iter().filter(|p| p.samples > 0) {
         // The engine's order is the report's: most samples first.
-        let sampled: HashSet<(usize, u32)> = profile
-            .program(p.id)
-            .map(|raw| {
-                raw.native
-                    .iter()
-                    .take(limit)
-                    .filter_map(|n| Some((n.func_index?, u32::try_from(n.offset?).ok()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let at = profile.program(p.id).map(sampled_at).unwrap_or_default();
         // Only the kept program's listing is shown under its source lines.
         let read = if keep == Some(p.id) {
             lines::jited_image_by_id(u64::from(p.id), false)
@@ -131,10 +132,13 @@ pub(crate) fn annotate_keeping(
                 .and_then(|img| decode(img, &symbols, &|_, _| true).ok());
         }
         let decoded = read
-            .and_then(|img| decode(&img, &symbols, &|f, off| sampled.contains(&(f, off))))
+            .and_then(|img| {
+                let kptr = withheld_reason(&img);
+                sampled::decode(&img, native::Arch::host(), kptr, &symbols, &at, texts)
+            })
             .map_err(|e| e.message());
         code.insert(p.id, decoded);
     }
-    crate::profile::report::annotate(report, profile, &code);
+    crate::profile::report::annotate(report, profile, code);
     kept
 }

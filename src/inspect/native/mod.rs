@@ -6,6 +6,7 @@
 
 pub mod arm64;
 pub mod roles;
+pub mod sampled;
 pub mod x86;
 pub mod x86_jit;
 
@@ -292,37 +293,68 @@ pub(crate) fn build_with(
     symbols: &Symbols<impl FnOnce() -> Kallsyms>,
     wanted: &dyn Fn(usize, u32) -> bool,
 ) -> Result<NativeImage> {
-    let Some(arch) = arch else {
-        return Err(BrrError::Unsupported(format!(
-            "dump --jited decodes x86_64 and aarch64 JIT code; this host is {}",
-            std::env::consts::ARCH
-        )));
-    };
-    let JitCode::Bytes(code) = &image.jited else {
-        return Err(unavailable(image, kptr_restrict));
-    };
+    let (arch, code) = code_of(image, arch, kptr_restrict)?;
     let parts = split(image, code);
-    let decoded: Vec<Vec<Decoded>> = parts
-        .iter()
-        .map(|p| arch.decode_some(p.code, &|off| wanted(p.index, off)))
-        .collect();
-    let leaves = parts.iter().zip(&decoded).any(|(p, d)| {
-        d.iter().any(|i| {
-            wanted(p.index, i.offset) && i.dest.is_some_and(|t| p.absolute(t, &parts).is_some())
-        })
-    });
+    let decoded = decode_parts(arch, &parts, wanted);
     let empty = Kallsyms::default();
-    let ksyms = if leaves || symbols.is_read() {
-        symbols.get()
-    } else {
-        &empty
-    };
+    let ksyms = symbols_for(&parts, &decoded, wanted, symbols, &empty);
     let functions = parts
         .iter()
         .zip(decoded)
         .map(|(p, d)| p.function(d, &parts, &image.lines, ksyms))
         .collect();
     Ok(NativeImage { arch, functions })
+}
+
+/// The architecture and JIT code to decode, or why there are none.
+fn code_of(
+    image: &ProgramImage,
+    arch: Option<Arch>,
+    kptr_restrict: Option<u32>,
+) -> Result<(Arch, &[u8])> {
+    let Some(arch) = arch else {
+        return Err(BrrError::Unsupported(format!(
+            "dump --jited decodes x86_64 and aarch64 JIT code; this host is {}",
+            std::env::consts::ARCH
+        )));
+    };
+    match &image.jited {
+        JitCode::Bytes(code) => Ok((arch, code)),
+        _ => Err(unavailable(image, kptr_restrict)),
+    }
+}
+
+/// Every function decoded, with the text `wanted` picks.
+fn decode_parts(
+    arch: Arch,
+    parts: &[Part<'_>],
+    wanted: &dyn Fn(usize, u32) -> bool,
+) -> Vec<Vec<Decoded>> {
+    parts
+        .iter()
+        .map(|p| arch.decode_some(p.code, &|off| wanted(p.index, off)))
+        .collect()
+}
+
+/// The symbol table when a wanted call or jump leaves the program or it
+/// has been read anyway, else `empty`.
+fn symbols_for<'a>(
+    parts: &[Part<'_>],
+    decoded: &[Vec<Decoded>],
+    wanted: &dyn Fn(usize, u32) -> bool,
+    symbols: &'a Symbols<impl FnOnce() -> Kallsyms>,
+    empty: &'a Kallsyms,
+) -> &'a Kallsyms {
+    let leaves = parts.iter().zip(decoded).any(|(p, d)| {
+        d.iter().any(|i| {
+            wanted(p.index, i.offset) && i.dest.is_some_and(|t| p.absolute(t, parts).is_some())
+        })
+    });
+    if leaves || symbols.is_read() {
+        symbols.get()
+    } else {
+        empty
+    }
 }
 
 /// One function's slice of the image.
@@ -427,10 +459,7 @@ impl Part<'_> {
             .into_iter()
             .map(|d| {
                 let target = d.dest.map(|t| self.target(t, parts, ksyms));
-                let asm = match (d.dest, &target) {
-                    (Some(Dest::Relative(_)), Some(t)) => format!("{}{t}", d.text),
-                    _ => d.text,
-                };
+                let asm = asm(d.text, d.dest, target.as_deref());
                 let from = d.offset as usize;
                 let bytes = InsnBytes::new(
                     self.code
@@ -472,6 +501,14 @@ impl Part<'_> {
             .collect();
         recs.sort_by_key(|&(off, _)| off);
         recs
+    }
+}
+
+/// An instruction's text with a direct branch's destination named.
+fn asm(text: String, dest: Option<Dest>, target: Option<&str>) -> String {
+    match (dest, target) {
+        (Some(Dest::Relative(_)), Some(t)) => text + t,
+        _ => text,
     }
 }
 

@@ -71,20 +71,49 @@ pub(crate) fn is_mitigation_thunk(name: &str) -> bool {
     THUNK_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
+/// What the roles read of a function's instructions, by position: a full
+/// listing, or the text-light one a profile's annotation decodes.
+pub(crate) trait Listing {
+    fn count(&self) -> usize;
+    /// The instruction's text; a direct branch's may stop before its
+    /// destination, other text not named in [`roles`] may be empty.
+    fn asm(&self, at: usize) -> &str;
+    /// Where a call or jump goes, named as [`NativeInsn::target`] names
+    /// it; a destination inside the function may be left out.
+    fn target(&self, at: usize) -> Option<&str>;
+}
+
+impl Listing for [NativeInsn] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn asm(&self, at: usize) -> &str {
+        self.get(at).map_or("", |i| i.asm.as_str())
+    }
+    fn target(&self, at: usize) -> Option<&str> {
+        self.get(at).and_then(|i| i.target.as_deref())
+    }
+}
+
 /// The destination leaves the function (it is not `+0x1a`).
-fn leaves(i: &NativeInsn) -> bool {
-    i.target
-        .as_deref()
+fn leaves(l: &(impl Listing + ?Sized), at: usize) -> bool {
+    l.target(at)
         .is_some_and(|t| !t.starts_with('+') && !t.starts_with('-'))
 }
 
-fn names_thunk(i: &NativeInsn) -> bool {
-    i.target.as_deref().is_some_and(is_mitigation_thunk)
+fn names_thunk(l: &(impl Listing + ?Sized), at: usize) -> bool {
+    l.target(at).is_some_and(is_mitigation_thunk)
 }
 
 /// The role of every instruction of `f`, in order.
 pub fn roles(arch: Arch, f: &JitFunction) -> Vec<Role> {
-    let mut out = vec![Role::Body; f.insns.len()];
+    roles_of(arch, &f.insns[..])
+}
+
+/// [`roles`] of any listing.
+pub(crate) fn roles_of(arch: Arch, f: &(impl Listing + ?Sized)) -> Vec<Role> {
+    let n = f.count();
+    let mut out = vec![Role::Body; n];
     let prologue: fn(&str) -> Step = match arch {
         Arch::X86_64 => x86_prologue,
         Arch::Aarch64 => arm64_prologue,
@@ -93,37 +122,36 @@ pub fn roles(arch: Arch, f: &JitFunction) -> Vec<Role> {
         Arch::X86_64 => x86_restores,
         Arch::Aarch64 => arm64_restores,
     };
-    let texts: Vec<&str> = f.insns.iter().map(|i| i.asm.as_str()).collect();
-    for r in out.iter_mut().take(prologue_len(&texts, prologue)) {
+    for r in out.iter_mut().take(prologue_len(f, prologue)) {
         *r = Role::Prologue;
     }
-    for (at, i) in f.insns.iter().enumerate() {
-        if !is_return(arch, &f.insns, at) {
+    for at in 0..n {
+        if !is_return(arch, f, at) {
             continue;
         }
         // What restores the caller's state right before the return.
         let mut from = at;
-        while from > 0 && out[from - 1] == Role::Body && epilogue(texts[from - 1]) {
+        while from > 0 && out[from - 1] == Role::Body && epilogue(f.asm(from - 1)) {
             from -= 1;
         }
         for r in out.iter_mut().take(at).skip(from) {
             *r = Role::Epilogue;
         }
-        out[at] = if names_thunk(i) {
+        out[at] = if names_thunk(f, at) {
             Role::Thunk
         } else {
             Role::Epilogue
         };
         // Straight-line speculation padding after the return.
-        for (r, t) in out.iter_mut().zip(&texts).skip(at + 1) {
-            if *t != "int3" {
+        for (pad, r) in out.iter_mut().enumerate().skip(at + 1) {
+            if f.asm(pad) != "int3" {
                 break;
             }
             *r = Role::Epilogue;
         }
     }
-    for (r, i) in out.iter_mut().zip(&f.insns) {
-        if *r == Role::Body && names_thunk(i) {
+    for (at, r) in out.iter_mut().enumerate() {
+        if *r == Role::Body && names_thunk(f, at) {
             *r = Role::Thunk;
         }
     }
@@ -132,11 +160,11 @@ pub fn roles(arch: Arch, f: &JitFunction) -> Vec<Role> {
 
 /// How far the prologue goes: the leading run `step` accepts, once it
 /// has seen the frame set up (else only the leading patch sites).
-fn prologue_len(texts: &[&str], step: fn(&str) -> Step) -> usize {
+fn prologue_len(f: &(impl Listing + ?Sized), step: fn(&str) -> Step) -> usize {
     let mut framed = false;
     let mut pads = 0;
-    for (n, t) in texts.iter().enumerate() {
-        match (step(t), framed) {
+    for n in 0..f.count() {
+        match (step(f.asm(n)), framed) {
             (Step::Pad | Step::Entry, false) => pads = n + 1,
             (Step::Frame, _) => framed = true,
             (Step::Pad | Step::Save, true) => {}
@@ -144,7 +172,7 @@ fn prologue_len(texts: &[&str], step: fn(&str) -> Step) -> usize {
         }
     }
     if framed {
-        texts.len()
+        f.count()
     } else {
         pads
     }
@@ -211,20 +239,18 @@ fn arm64_restores(t: &str) -> bool {
 /// Whether instruction `at` returns from the function: `ret`, or on x86
 /// the jump into a return thunk that replaces it (right after `leave`,
 /// or naming a thunk).
-fn is_return(arch: Arch, insns: &[NativeInsn], at: usize) -> bool {
-    let Some(i) = insns.get(at) else {
+fn is_return(arch: Arch, f: &(impl Listing + ?Sized), at: usize) -> bool {
+    if at >= f.count() {
         return false;
-    };
-    if i.asm == "ret" {
+    }
+    let asm = f.asm(at);
+    if asm == "ret" {
         return true;
     }
     match arch {
         Arch::X86_64 => {
-            let after_leave = at
-                .checked_sub(1)
-                .and_then(|p| insns.get(p))
-                .is_some_and(|p| p.asm == "leave");
-            i.asm.starts_with("jmp ") && leaves(i) && (after_leave || names_thunk(i))
+            let after_leave = at.checked_sub(1).is_some_and(|p| f.asm(p) == "leave");
+            asm.starts_with("jmp ") && leaves(f, at) && (after_leave || names_thunk(f, at))
         }
         Arch::Aarch64 => false,
     }

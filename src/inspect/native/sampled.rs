@@ -1,0 +1,203 @@
+//! The text and role of a profile's sampled native instructions
+//! (`--annotate`), decoded straight from the JIT code without building a
+//! program's whole listing: a profile names a few hundred of its
+//! thousands of instructions, and a listing (every instruction's text,
+//! destination and line) costs more than the rest of the annotation.
+
+use std::collections::HashMap;
+
+use super::roles::{self, Listing, Role};
+use super::{
+    asm, code_of, decode_parts, split, symbols_for, Arch, Decoded, Dest, NativeImage, Part, Symbols,
+};
+use crate::error::Result;
+use crate::kernel::kallsyms::Kallsyms;
+use crate::model::image::ProgramImage;
+
+/// Where a sample landed: its function (by `jited_ksyms` index) and bytes
+/// from that function's start; None when it fell in no function.
+pub type At = Option<(usize, u64)>;
+
+/// One sampled instruction as an annotation shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sampled {
+    /// As `dump --jited` writes it; empty when its text was not made.
+    pub asm: String,
+    pub role: Role,
+}
+
+/// What a full listing says of each of `at`, in order: None where no
+/// instruction starts (or no function was decoded).
+pub fn from_image(image: &NativeImage, at: &[At]) -> Vec<Option<Sampled>> {
+    let mut role_cache: HashMap<usize, Vec<Role>> = HashMap::new();
+    at.iter()
+        .map(|a| {
+            let (f, off) = (*a)?;
+            let func = image.function(f)?;
+            let pos = func.position(off)?;
+            let i = func.insns.get(pos)?;
+            let roles = role_cache
+                .entry(f)
+                .or_insert_with(|| roles::roles(image.arch, func));
+            let role = roles.get(pos).copied().unwrap_or(Role::Body);
+            (u64::from(i.offset) == off).then(|| Sampled {
+                asm: i.asm.clone(),
+                role,
+            })
+        })
+        .collect()
+}
+
+/// [`from_image`] of the image [`super::build_with`] would decode when it
+/// wants the text of the first `texts` of `at`: the same boundaries, text,
+/// destinations and roles (and the symbol table read in the same cases),
+/// with only the sampled instructions' destinations named.
+pub(crate) fn decode(
+    image: &ProgramImage,
+    arch: Option<Arch>,
+    kptr_restrict: Option<u32>,
+    symbols: &Symbols<impl FnOnce() -> Kallsyms>,
+    at: &[At],
+    texts: usize,
+) -> Result<Vec<Option<Sampled>>> {
+    let (arch, code) = code_of(image, arch, kptr_restrict)?;
+    let parts = split(image, code);
+    let picked = Picked::new(&parts, at.iter().take(texts));
+    let wanted = |f: usize, off: u32| picked.has(f, off);
+    let decoded = decode_parts(arch, &parts, &wanted);
+    let empty = Kallsyms::default();
+    let ksyms = symbols_for(&parts, &decoded, &wanted, symbols, &empty);
+    let mut out = vec![None; at.len()];
+    for (n, (p, d)) in parts.iter().zip(&decoded).enumerate() {
+        // The first function of an index is the one a listing finds.
+        if parts.iter().position(|q| q.index == p.index) != Some(n) {
+            continue;
+        }
+        let light = Light::new(p, d, &parts, ksyms);
+        let roles = roles::roles_of(arch, &light);
+        for (slot, a) in out.iter_mut().zip(at) {
+            let Some((f, off)) = *a else { continue };
+            if f != p.index {
+                continue;
+            }
+            let Ok(pos) = d.binary_search_by_key(&off, |i| u64::from(i.offset)) else {
+                continue;
+            };
+            *slot = Some(Sampled {
+                asm: light.asm_at(pos),
+                role: roles.get(pos).copied().unwrap_or(Role::Body),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The instructions whose text is wanted: a bit per byte of each
+/// function, asked once per instruction of the program.
+struct Picked {
+    /// (function index, bits) in the order of the parts.
+    bits: Vec<(usize, Vec<u64>)>,
+}
+
+impl Picked {
+    fn new<'a>(parts: &[Part<'_>], at: impl Iterator<Item = &'a At>) -> Picked {
+        let mut bits: Vec<(usize, Vec<u64>)> = parts
+            .iter()
+            .map(|p| (p.index, vec![0; p.code.len() / 64 + 1]))
+            .collect();
+        for &(f, off) in at.flatten() {
+            let Ok(off) = usize::try_from(off) else {
+                continue;
+            };
+            for (_, b) in bits.iter_mut().filter(|(i, _)| *i == f) {
+                if let Some(word) = b.get_mut(off / 64) {
+                    *word |= 1 << (off % 64);
+                }
+            }
+        }
+        Picked { bits }
+    }
+
+    fn has(&self, f: usize, off: u32) -> bool {
+        let off = off as usize;
+        self.bits
+            .iter()
+            .filter(|(i, _)| *i == f)
+            .any(|(_, b)| b.get(off / 64).is_some_and(|w| w & (1 << (off % 64)) != 0))
+    }
+}
+
+/// One function's decoded instructions with the destinations the roles
+/// read named: those that leave the function (few: calls and the return
+/// thunk), not the thousands of branches inside it.
+struct Light<'a> {
+    part: &'a Part<'a>,
+    decoded: &'a [Decoded],
+    parts: &'a [Part<'a>],
+    ksyms: &'a Kallsyms,
+    /// (position, target) of every instruction whose destination leaves
+    /// the function, by position.
+    outside: Vec<(usize, String)>,
+}
+
+impl<'a> Light<'a> {
+    fn new(
+        part: &'a Part<'a>,
+        decoded: &'a [Decoded],
+        parts: &'a [Part<'a>],
+        ksyms: &'a Kallsyms,
+    ) -> Light<'a> {
+        let outside = decoded
+            .iter()
+            .enumerate()
+            .filter_map(|(at, i)| {
+                let dest = i.dest.filter(|&d| !part.inside(d))?;
+                Some((at, part.target(dest, parts, ksyms)))
+            })
+            .collect();
+        Light {
+            part,
+            decoded,
+            parts,
+            ksyms,
+            outside,
+        }
+    }
+
+    /// The instruction's whole text, as a listing has it.
+    fn asm_at(&self, at: usize) -> String {
+        let Some(d) = self.decoded.get(at) else {
+            return String::new();
+        };
+        let target = d.dest.map(|t| match self.target(at) {
+            Some(named) => named.to_string(),
+            None => self.part.target(t, self.parts, self.ksyms),
+        });
+        asm(d.text.clone(), d.dest, target.as_deref())
+    }
+}
+
+impl Listing for Light<'_> {
+    fn count(&self) -> usize {
+        self.decoded.len()
+    }
+
+    fn asm(&self, at: usize) -> &str {
+        self.decoded.get(at).map_or("", |d| d.text.as_str())
+    }
+
+    fn target(&self, at: usize) -> Option<&str> {
+        let i = self.outside.binary_search_by_key(&at, |(p, _)| *p).ok()?;
+        self.outside.get(i).map(|(_, t)| t.as_str())
+    }
+}
+
+impl Part<'_> {
+    /// The destination is an offset inside this function.
+    fn inside(&self, dest: Dest) -> bool {
+        matches!(dest, Dest::Relative(rel) if rel >= 0 && (rel as u64) < self.len())
+    }
+}
+
+#[cfg(test)]
+mod tests;
