@@ -29,16 +29,23 @@ pub(crate) fn compute_owned(
     limit: usize,
 ) -> Vec<ActivityRow> {
     let counters = |b: &Program| (b.run_count, b.run_time_ns, b.recursion_misses);
-    // Snapshots come in ID order: a search then needs no table.
+    // Snapshots come in ID order: the base is then read in step with
+    // `current`, front to back, with no table and no search.
     let by_id: Option<HashMap<u32, (u64, u64, u64)>> = (!base.is_sorted_by_key(|b| b.id))
         .then(|| base.iter().map(|b| (b.id, counters(b))).collect());
-    let before = |id: u32| match &by_id {
+    let mut at = 0usize;
+    let mut before = |id: u32| match &by_id {
         Some(m) => m.get(&id).copied(),
-        None => base
-            .binary_search_by_key(&id, |b| b.id)
-            .ok()
-            .and_then(|i| base.get(i))
-            .map(counters),
+        None => {
+            if at > 0 && base.get(at - 1).is_some_and(|b| b.id >= id) {
+                // `current` went back: find the place again.
+                at = base.partition_point(|b| b.id < id);
+            }
+            while base.get(at).is_some_and(|b| b.id < id) {
+                at += 1;
+            }
+            base.get(at).filter(|b| b.id == id).map(counters)
+        }
     };
     let rows: Vec<ActivityRow> = current
         .into_iter()
@@ -108,6 +115,12 @@ mod tests {
         // A base out of ID order gives the same deltas.
         let shuffled = [p(3, 7, 70), p(1, 10, 1000), p(2, 5, 500)];
         assert_eq!(compute(&shuffled, &cur, true, 0), all);
+        // So does a current snapshot out of ID order, against either base.
+        let back = [p(4, 2, 40), p(3, 7, 70), p(1, 20, 3000)];
+        assert_eq!(compute(&base, &back, true, 0), all);
+        assert_eq!(compute(&shuffled, &back, true, 0), all);
+        let zigzag = [p(3, 7, 70), p(1, 20, 3000), p(4, 2, 40)];
+        assert_eq!(compute(&base, &zigzag, true, 0), all);
     }
 
     #[test]
