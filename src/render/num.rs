@@ -29,6 +29,13 @@ pub(crate) fn float(v: f64) -> String {
         }
         return plain;
     }
+    float_by_exponent(v)
+}
+
+/// A finite, non-zero `v` as Python's `repr` writes it, decided by the
+/// decimal exponent of its shortest digits (what [`float`] does for every
+/// magnitude outside its fixed-notation shortcut).
+fn float_by_exponent(v: f64) -> String {
     let sci = format!("{v:e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
@@ -159,25 +166,6 @@ mod tests {
         assert_eq!(py_repr("it's"), "\"it's\"");
         assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
         assert_eq!(py_repr("a\\b\t\u{1}"), "'a\\\\b\\t\\x01'");
-    }
-
-    /// What [`float`] wrote before its fixed-notation shortcut: the
-    /// exponent of the shortest digits decides.
-    fn float_by_exponent(v: f64) -> String {
-        let sci = format!("{v:e}");
-        let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        if (-4..16).contains(&exp) {
-            let plain = format!("{v}");
-            if plain.contains('.') {
-                plain
-            } else {
-                format!("{plain}.0")
-            }
-        } else {
-            let sign = if exp < 0 { '-' } else { '+' };
-            format!("{mant}e{sign}{:02}", exp.abs())
-        }
     }
 
     #[test]
