@@ -281,22 +281,19 @@ impl ProgramReader {
         walk_kind_after(ObjKind::Prog, &[], release, |_, fd| self.read(fd), each)
     }
 
-    /// Every loaded program, in ID order, asking `known` before each read;
-    /// after a walk moments ago that saw `ids` (ascending; may be empty),
-    /// as [`walk_kind_after`] walks.
-    pub(crate) fn collect_known_after(
+    /// Every loaded program, in ID order, asking `known` before each read.
+    pub(crate) fn collect_known(
         &mut self,
-        ids: &[u32],
         mut known: impl FnMut(&Program) -> KnownProg,
     ) -> Result<Vec<Program>> {
         let release = Release::unless_fdinfo(self.fields.memlock);
-        collect_kind(ObjKind::Prog, ids, release, |_, fd| {
+        collect_kind(ObjKind::Prog, &[], release, |_, fd| {
             self.read_known(fd, &mut known)
         })
     }
 
-    /// Every loaded program, in ID order, as [`Self::collect_known_after`]
-    /// reads them after a walk that saw `recall`'s programs (after none
+    /// Every loaded program, in ID order, as [`Self::collect_known`] reads
+    /// them, after a walk that saw `recall`'s programs (after none
     /// with `full`: every ID is asked of the kernel). A program `recall`
     /// holds, the same ID, tag and load time, is the same program: its row
     /// is copied from there and only what changes while a program lives

@@ -797,30 +797,41 @@ impl ActivityCol {
         )
     }
 
+    /// The integer a number column shows (`None`: not a number column, or
+    /// a memlock that was not read, shown as `-`).
+    fn count(self, r: &ActivityRow, d: f64) -> Option<u64> {
+        let p = &r.prog;
+        Some(match self {
+            ActivityCol::ExecsPerSec => r.execs_per_sec(d) as u64,
+            ActivityCol::AvgNs => r.avg_ns(),
+            ActivityCol::CumulAvgNs => r.cumulative_avg_ns(),
+            ActivityCol::NsPerSec => r.ns_per_sec(d) as u64,
+            ActivityCol::ExecsDelta => r.run_count_delta,
+            ActivityCol::TotalNs => r.run_time_ns_delta,
+            ActivityCol::ExecsTotal => r.run_count_total(),
+            ActivityCol::CumulNs => r.run_time_ns_total(),
+            ActivityCol::Xlat => p.xlated_size as u64,
+            ActivityCol::Jit => p.jited_size as u64,
+            ActivityCol::Misses => r.recursion_misses_delta,
+            ActivityCol::Memlock => p.memlock_bytes?,
+            _ => return None,
+        })
+    }
+
     /// How many characters `self.cell(r, d, &commas)` has, without making
     /// the text of the columns the default table shows: the TUI measures
     /// every row's cells each window but draws only a screenful.
     pub(crate) fn grouped_width(self, r: &ActivityRow, d: f64) -> usize {
-        use super::num::{commas_width as w, fmt_width};
         let p = &r.prog;
         match self {
-            ActivityCol::Id => fmt_width(format_args!("{}", p.id)),
+            ActivityCol::Id => super::num::fmt_width(format_args!("{}", p.id)),
             ActivityCol::Type => p.prog_type.chars().count(),
             ActivityCol::Name => p.display_name().chars().count(),
-            ActivityCol::Cpu => fmt_width(format_args!("{:.4}", r.cpu_pct(d))),
-            ActivityCol::ExecsPerSec => w(r.execs_per_sec(d) as u64),
-            ActivityCol::AvgNs => w(r.avg_ns()),
-            ActivityCol::CumulAvgNs => w(r.cumulative_avg_ns()),
-            ActivityCol::NsPerSec => w(r.ns_per_sec(d) as u64),
-            ActivityCol::ExecsDelta => w(r.run_count_delta),
-            ActivityCol::TotalNs => w(r.run_time_ns_delta),
-            ActivityCol::ExecsTotal => w(r.run_count_total()),
-            ActivityCol::CumulNs => w(r.run_time_ns_total()),
-            ActivityCol::Xlat => w(p.xlated_size as u64),
-            ActivityCol::Jit => w(p.jited_size as u64),
-            ActivityCol::Misses => w(r.recursion_misses_delta),
-            ActivityCol::Memlock => p.memlock_bytes.map_or(1, w),
-            _ => self.cell(r, d, &super::num::commas).chars().count(),
+            ActivityCol::Cpu => super::num::fmt_width(format_args!("{:.4}", r.cpu_pct(d))),
+            _ => match self.count(r, d) {
+                Some(n) => super::num::commas_width(n),
+                None => self.cell(r, d, &super::num::commas).chars().count(),
+            },
         }
     }
 
@@ -833,24 +844,14 @@ impl ActivityCol {
             ActivityCol::Type => p.prog_type.to_string(),
             ActivityCol::Name => p.display_name().to_string(),
             ActivityCol::Cpu => super::num::percent4(r.cpu_pct(d)),
-            ActivityCol::ExecsPerSec => num(r.execs_per_sec(d) as u64),
-            ActivityCol::AvgNs => num(r.avg_ns()),
-            ActivityCol::CumulAvgNs => num(r.cumulative_avg_ns()),
-            ActivityCol::NsPerSec => num(r.ns_per_sec(d) as u64),
-            ActivityCol::ExecsDelta => num(r.run_count_delta),
-            ActivityCol::TotalNs => num(r.run_time_ns_delta),
-            ActivityCol::ExecsTotal => num(r.run_count_total()),
-            ActivityCol::CumulNs => num(r.run_time_ns_total()),
-            ActivityCol::Xlat => num(p.xlated_size as u64),
-            ActivityCol::Jit => num(p.jited_size as u64),
             ActivityCol::Tag if p.tag.is_empty() => "-".into(),
             ActivityCol::Tag => p.tag.to_string(),
             ActivityCol::Pinned => dash_join(&p.pinned_paths, ","),
-            ActivityCol::Misses => num(r.recursion_misses_delta),
             ActivityCol::Owners => owners_cell(p.keepers.as_ref(), !p.pinned_paths.is_empty()),
             ActivityCol::Attach => attach_cell(&p.attached),
-            ActivityCol::Memlock => p.memlock_bytes.map_or_else(|| "-".into(), num),
             ActivityCol::MapsMem => maps_mem_with(p, num),
+            // The number columns; a memlock not read shows as `-`.
+            _ => self.count(r, d).map_or_else(|| "-".into(), num),
         }
     }
 }

@@ -344,7 +344,7 @@ fn statics() -> MutexGuard<'static, Statics> {
 /// process read and keeping what this one read: for views that walk the
 /// programs again and again (windows, the TUI, the exporter).
 pub(crate) fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
-    let out = ProgramReader::new(fields).collect_known_after(&[], |p| statics().program(p))?;
+    let out = ProgramReader::new(fields).collect_known(|p| statics().program(p))?;
     statics().keep_programs(fields, &out);
     Ok(out)
 }
