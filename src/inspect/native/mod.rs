@@ -61,6 +61,19 @@ impl Arch {
             Arch::Aarch64 => arm64::decode(code),
         }
     }
+
+    /// [`Arch::decode_some`], each instruction handed to `each` in order.
+    pub(crate) fn decode_each(
+        self,
+        code: &[u8],
+        wanted: &dyn Fn(u32) -> bool,
+        each: &mut dyn FnMut(Decoded),
+    ) {
+        match self {
+            Arch::X86_64 => x86::decode_each(code, wanted, each),
+            Arch::Aarch64 => arm64::decode(code).into_iter().for_each(each),
+        }
+    }
 }
 
 /// One instruction as a decoder gives it.
@@ -297,7 +310,11 @@ pub(crate) fn build_with(
     let parts = split(image, code);
     let decoded = decode_parts(arch, &parts, wanted);
     let empty = Kallsyms::default();
-    let ksyms = symbols_for(&parts, &decoded, wanted, symbols, &empty);
+    let leaves = parts
+        .iter()
+        .zip(&decoded)
+        .any(|(p, d)| p.wanted_leaves(d, &parts, wanted));
+    let ksyms = symbols_for(leaves, symbols, &empty);
     let functions = parts
         .iter()
         .zip(decoded)
@@ -336,20 +353,13 @@ fn decode_parts(
         .collect()
 }
 
-/// The symbol table when a wanted call or jump leaves the program or it
-/// has been read anyway, else `empty`.
+/// The symbol table when a wanted call or jump leaves the program
+/// (`leaves`) or it has been read anyway, else `empty`.
 fn symbols_for<'a>(
-    parts: &[Part<'_>],
-    decoded: &[Vec<Decoded>],
-    wanted: &dyn Fn(usize, u32) -> bool,
+    leaves: bool,
     symbols: &'a Symbols<impl FnOnce() -> Kallsyms>,
     empty: &'a Kallsyms,
 ) -> &'a Kallsyms {
-    let leaves = parts.iter().zip(decoded).any(|(p, d)| {
-        d.iter().any(|i| {
-            wanted(p.index, i.offset) && i.dest.is_some_and(|t| p.absolute(t, parts).is_some())
-        })
-    });
     if leaves || symbols.is_read() {
         symbols.get()
     } else {
@@ -406,6 +416,20 @@ fn function_name(image: &ProgramImage, r: &JitRange) -> String {
 impl Part<'_> {
     fn len(&self) -> u64 {
         self.code.len() as u64
+    }
+
+    /// Whether one of `insns` (this function's) that `wanted` picks calls
+    /// or jumps out of the program.
+    fn wanted_leaves<'d>(
+        &self,
+        insns: impl IntoIterator<Item = &'d Decoded>,
+        parts: &[Part<'_>],
+        wanted: &dyn Fn(usize, u32) -> bool,
+    ) -> bool {
+        insns.into_iter().any(|i| {
+            wanted(self.index, i.offset)
+                && i.dest.is_some_and(|t| self.absolute(t, parts).is_some())
+        })
     }
 
     /// The destination as an address, when it leaves this function and the

@@ -7,9 +7,7 @@
 use std::collections::HashMap;
 
 use super::roles::{self, Listing, Role};
-use super::{
-    asm, code_of, decode_parts, split, symbols_for, Arch, Decoded, Dest, NativeImage, Part, Symbols,
-};
+use super::{asm, code_of, split, symbols_for, Arch, Decoded, Dest, NativeImage, Part, Symbols};
 use crate::error::Result;
 use crate::kernel::kallsyms::Kallsyms;
 use crate::model::image::ProgramImage;
@@ -64,11 +62,19 @@ pub(crate) fn decode(
     let parts = split(image, code);
     let picked = Picked::new(&parts, at.iter().take(texts));
     let wanted = |f: usize, off: u32| picked.has(f, off);
-    let decoded = decode_parts(arch, &parts, &wanted);
+    let every = Picked::new(&parts, at.iter());
+    let sparse: Vec<Sparse> = parts
+        .iter()
+        .map(|p| Sparse::decode(arch, p, &wanted, &|off| every.has(p.index, off)))
+        .collect();
     let empty = Kallsyms::default();
-    let ksyms = symbols_for(&parts, &decoded, &wanted, symbols, &empty);
+    let leaves = parts
+        .iter()
+        .zip(&sparse)
+        .any(|(p, d)| p.wanted_leaves(d.kept.iter().map(|(_, i)| i), &parts, &wanted));
+    let ksyms = symbols_for(leaves, symbols, &empty);
     let mut out = vec![None; at.len()];
-    for (n, (p, d)) in parts.iter().zip(&decoded).enumerate() {
+    for (n, (p, d)) in parts.iter().zip(&sparse).enumerate() {
         // The first function of an index is the one a listing finds.
         if parts.iter().position(|q| q.index == p.index) != Some(n) {
             continue;
@@ -80,7 +86,7 @@ pub(crate) fn decode(
             if f != p.index {
                 continue;
             }
-            let Ok(pos) = d.binary_search_by_key(&off, |i| u64::from(i.offset)) else {
+            let Some(pos) = d.position(off) else {
                 continue;
             };
             *slot = Some(Sampled {
@@ -90,6 +96,55 @@ pub(crate) fn decode(
         }
     }
     Ok(out)
+}
+
+/// One function decoded, keeping what the roles and the annotation read:
+/// every instruction's start, and only the sampled instructions and those
+/// with text (the leading ones, what returns and restores) or a
+/// destination outside the function. A large program's thousands of
+/// branches within itself are dropped as they are decoded rather than
+/// held, which saves the memory (and its page faults) of a listing.
+struct Sparse {
+    /// Each instruction's offset, in order: its position is its index.
+    starts: Vec<u32>,
+    /// (position, instruction), ascending by position.
+    kept: Vec<(usize, Decoded)>,
+}
+
+impl Sparse {
+    /// With the text of the instructions `wanted` picks, keeping those
+    /// `sampled` picks.
+    fn decode(
+        arch: Arch,
+        part: &Part<'_>,
+        wanted: &dyn Fn(usize, u32) -> bool,
+        sampled: &dyn Fn(u32) -> bool,
+    ) -> Sparse {
+        let mut starts = Vec::with_capacity(part.code.len() / 3 + 1);
+        let mut kept = Vec::new();
+        let picks = |off: u32| wanted(part.index, off);
+        arch.decode_each(part.code, &picks, &mut |d| {
+            let pos = starts.len();
+            starts.push(d.offset);
+            let leaves = d.dest.is_some_and(|t| !part.inside(t));
+            let keep = sampled(d.offset) || leaves || (!d.text.is_empty() && d.dest.is_none());
+            if keep {
+                kept.push((pos, d));
+            }
+        });
+        Sparse { starts, kept }
+    }
+
+    /// The position of the instruction that starts at `off`.
+    fn position(&self, off: u64) -> Option<usize> {
+        let off = u32::try_from(off).ok()?;
+        self.starts.binary_search(&off).ok()
+    }
+
+    fn get(&self, at: usize) -> Option<&Decoded> {
+        let i = self.kept.binary_search_by_key(&at, |(p, _)| *p).ok()?;
+        self.kept.get(i).map(|(_, d)| d)
+    }
 }
 
 /// The instructions whose text is wanted: a bit per byte of each
@@ -127,12 +182,12 @@ impl Picked {
     }
 }
 
-/// One function's decoded instructions with the destinations the roles
-/// read named: those that leave the function (few: calls and the return
+/// One function's instructions as the roles read them, with the
+/// destinations named that leave the function (few: calls and the return
 /// thunk), not the thousands of branches inside it.
 struct Light<'a> {
     part: &'a Part<'a>,
-    decoded: &'a [Decoded],
+    decoded: &'a Sparse,
     parts: &'a [Part<'a>],
     ksyms: &'a Kallsyms,
     /// (position, target) of every instruction whose destination leaves
@@ -143,16 +198,16 @@ struct Light<'a> {
 impl<'a> Light<'a> {
     fn new(
         part: &'a Part<'a>,
-        decoded: &'a [Decoded],
+        decoded: &'a Sparse,
         parts: &'a [Part<'a>],
         ksyms: &'a Kallsyms,
     ) -> Light<'a> {
         let outside = decoded
+            .kept
             .iter()
-            .enumerate()
             .filter_map(|(at, i)| {
                 let dest = i.dest.filter(|&d| !part.inside(d))?;
-                Some((at, part.target(dest, parts, ksyms)))
+                Some((*at, part.target(dest, parts, ksyms)))
             })
             .collect();
         Light {
@@ -179,7 +234,7 @@ impl<'a> Light<'a> {
 
 impl Listing for Light<'_> {
     fn count(&self) -> usize {
-        self.decoded.len()
+        self.decoded.starts.len()
     }
 
     fn asm(&self, at: usize) -> &str {

@@ -162,13 +162,21 @@ fn subset_decoded(insn: &x86_jit::Insn, offset: usize, text: bool) -> Decoded {
 /// [`decode`], with text only for the instructions `wanted` picks by
 /// offset, the first [`LEADING`], branches and [`structural`] ones.
 pub fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
-    let mut iced: Option<Iced<'_>> = None;
     // JIT code averages four to five bytes an instruction: one allocation,
     // not a chain of doublings that each touch fresh pages.
     let mut out = Vec::with_capacity(code.len() / 3 + 1);
+    decode_each(code, wanted, &mut |d| out.push(d));
+    out
+}
+
+/// [`decode_some`], each instruction handed to `each` in order rather
+/// than collected: for a caller that keeps only a few.
+pub fn decode_each(code: &[u8], wanted: &dyn Fn(u32) -> bool, each: &mut dyn FnMut(Decoded)) {
+    let mut iced: Option<Iced<'_>> = None;
     let mut at = 0usize;
+    let mut n = 0usize;
     while let Some(rest) = code.get(at..).filter(|r| !r.is_empty()) {
-        let text = out.len() < LEADING || wanted(at as u32);
+        let text = n < LEADING || wanted(at as u32);
         let d = match x86_jit::decode(rest) {
             Some(insn) => subset_decoded(&insn, at, text),
             None => iced
@@ -176,9 +184,9 @@ pub fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
                 .decode_at(at, &|i| text || structural(i)),
         };
         at += d.len as usize;
-        out.push(d);
+        n += 1;
+        each(d);
     }
-    out
 }
 
 /// `call`, `jmp`, `jcc`, `loop`, `jrcxz`, `xbegin` with an immediate
