@@ -473,7 +473,7 @@ fn names_a_symbol(doc: &str) -> bool {
 /// 5 s profiles of the hot fixture (the program `fixture hot` drives) with
 /// and without it. `cargo test --release --test annotate_live --
 /// --ignored --nocapture annotate_cost` (`BRR_BENCH_BIN` picks the brr
-/// binary, e.g. a release build).
+/// binary, e.g. a release build; `BRR_BENCH_ROUNDS` the rounds, 9).
 #[test]
 #[ignore]
 fn annotate_cost() {
@@ -488,7 +488,11 @@ fn annotate_cost() {
     std::thread::sleep(Duration::from_millis(300));
     let profile = ["profile", "--program-id", &id];
     let variants: [&[&str]; 4] = [&[], &["--annotate"], &["--json"], &["--json", "--annotate"]];
-    let runs = 9;
+    let runs = std::env::var("BRR_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(9usize)
+        .max(1);
     let mut cpu: [Vec<f64>; 4] = Default::default();
     let mut named = 0;
     for _ in 0..runs {
@@ -507,16 +511,19 @@ fn annotate_cost() {
         v[v.len() / 2]
     };
     let m = cpu.each_mut().map(median);
-    eprintln!("{runs} interleaved 5 s profiles of program {id} (task-clock, median):");
+    eprintln!("{runs} interleaved 5 s profiles of program {id} (task-clock: median, then lowest):");
     for (v, extra) in variants.iter().enumerate() {
         let name = format!("profile {}", extra.join(" "));
-        let base = m[v - v % 2];
+        let base = v - v % 2;
+        let low = |v: usize| cpu[v][0];
         eprintln!(
-            "{name:26} {:8.2} ms {:+7.2} ms {:+6.1} %  {:.2?}",
+            "{name:26} {:8.2} ms {:+7.2} ms {:+6.1} %   {:8.2} ms {:+7.2} ms {:+6.1} %",
             m[v],
-            m[v] - base,
-            (m[v] / base - 1.0) * 100.0,
-            cpu[v]
+            m[v] - m[base],
+            (m[v] / m[base] - 1.0) * 100.0,
+            low(v),
+            low(v) - low(base),
+            (low(v) / low(base) - 1.0) * 100.0,
         );
     }
     eprintln!("  {named} of {runs} --json --annotate runs named a call or jump target (read /proc/kallsyms)");
