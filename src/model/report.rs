@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Deref;
+use std::sync::Arc;
 
 use super::container::Workload;
 use super::profile::{
@@ -161,7 +162,9 @@ pub struct NativeRow {
     /// The JIT function holding it: its index in `jited_ksyms` order
     /// (0 = the main program) and BTF name.
     pub func_index: Option<usize>,
-    pub function: Option<String>,
+    /// Shared by the rows of one function (and `file` and `source` by the
+    /// rows of one line): a program has thousands of sampled instructions.
+    pub function: Option<Arc<str>>,
     /// Bytes from the function's start (`offset` in `dump --jited`).
     pub offset: Option<u64>,
     /// The instruction as `dump --jited` shows it; None when the JIT code
@@ -169,9 +172,9 @@ pub struct NativeRow {
     /// a text report leaves out (under `Other`), whose text is not made.
     pub asm: Option<String>,
     /// The line record covering it (the greatest JIT address at or below).
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     pub line: Option<u32>,
-    pub source: Option<String>,
+    pub source: Option<Arc<str>>,
     /// `prologue`, `epilogue`, `thunk` (a call or jump into a mitigation
     /// thunk) or `body`; `body` when the code was not decoded.
     pub role: &'static str,

@@ -241,7 +241,7 @@ pub(crate) fn jit_overhead<'a>(
         kind: "jit_overhead",
         program_id: p.id,
         program: p.full_name.clone().unwrap_or_else(|| p.name.clone()),
-        file: at.and_then(|r| r.file.clone()),
+        file: at.and_then(|r| r.file.as_deref().map(String::from)),
         line: at.and_then(|r| r.line),
         source: at.and_then(|r| r.source.as_deref().map(|t| t.trim().to_string())),
         figure: pct,
@@ -480,7 +480,7 @@ mod tests {
             role: role.name(),
             file: Some("/s/x.c".into()),
             line: Some(line),
-            source: Some(format!("  line_{line}();")),
+            source: Some(format!("  line_{line}();").into()),
             ..Default::default()
         }
     }

@@ -395,6 +395,9 @@ fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<
     }
 }
 
+/// A string the rows share.
+type Shared = Option<Arc<str>>;
+
 /// Every direct sample of `raw` by instruction, in the engine's order
 /// (most samples first, ties by address), with the instruction's text and
 /// role from `code` (by position, taken from it) and the line its samples
@@ -403,29 +406,49 @@ fn native_rows(
     raw: &ProgramProfile,
     mut code: Vec<Option<Sampled>>,
 ) -> impl Iterator<Item = NativeRow> + '_ {
-    let mut lines: Vec<&Hotspot> = raw
+    // Each line's file and source made once, for all the rows under it.
+    let mut lines: Vec<(&Hotspot, Shared, Shared)> = raw
         .hotspots
         .iter()
         .filter(|h| h.jited_address.is_some())
+        .map(|h| {
+            (
+                h,
+                h.file.as_deref().map(Arc::from),
+                h.source.as_deref().map(Arc::from),
+            )
+        })
         .collect();
-    lines.sort_by_key(|h| h.jited_address);
+    lines.sort_by_key(|(h, _, _)| h.jited_address);
+    let mut functions: Vec<Arc<str>> = Vec::new();
     raw.native.iter().enumerate().map(move |(row, n)| {
         // The line record a sample is counted under is the one with the
         // greatest JIT address at or below it, so it has a row.
         let at = lines
-            .partition_point(|h| h.jited_address.is_some_and(|a| a <= n.ip))
+            .partition_point(|(h, _, _)| h.jited_address.is_some_and(|a| a <= n.ip))
             .checked_sub(1)
             .and_then(|i| lines.get(i));
         let insn = code.get_mut(row).and_then(Option::take);
+        let function =
+            n.function
+                .as_deref()
+                .map(|name| match functions.iter().find(|f| &***f == name) {
+                    Some(f) => Arc::clone(f),
+                    None => {
+                        let f: Arc<str> = Arc::from(name);
+                        functions.push(Arc::clone(&f));
+                        f
+                    }
+                });
         NativeRow {
             samples: n.samples,
             ip: n.ip,
             func_index: n.func_index,
-            function: n.function.clone(),
+            function,
             offset: n.offset,
-            file: at.and_then(|h| h.file.clone()),
-            line: at.and_then(|h| h.line),
-            source: at.and_then(|h| h.source.clone()),
+            file: at.and_then(|(_, file, _)| file.clone()),
+            line: at.and_then(|(h, _, _)| h.line),
+            source: at.and_then(|(_, _, source)| source.clone()),
             role: insn.as_ref().map_or(Role::Body, |i| i.role).name(),
             // Text left out by the decoder (a row a text report does
             // not print) is no text.

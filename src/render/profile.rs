@@ -836,7 +836,7 @@ fn program_fields(p: &ProgramReport) -> Vec<(&'static str, Json)> {
     ]
 }
 
-fn opt_str(s: &Option<String>) -> Json {
+fn opt_str<S: std::ops::Deref<Target = str>>(s: &Option<S>) -> Json {
     s.as_deref().map_or(Json::Null, Json::from)
 }
 
@@ -1154,10 +1154,10 @@ fn native_hotspot(r: &Figured<NativeRow>) -> Figured<Hotspot> {
         row: Hotspot {
             samples: r.samples,
             jited_address: Some(r.ip),
-            file: r.file.clone(),
+            file: r.file.as_deref().map(String::from),
             line: r.line,
-            source: r.source.clone(),
-            function: r.function.clone(),
+            source: r.source.as_deref().map(String::from),
+            function: r.function.as_deref().map(String::from),
             ..Hotspot::default()
         },
         sample_percent: r.sample_percent,
