@@ -47,9 +47,10 @@ pub fn from_image(image: &NativeImage, at: &[At]) -> Vec<Option<Sampled>> {
 }
 
 /// [`from_image`] of the image [`super::build_with`] would decode when it
-/// wants the text of the first `texts` of `at`: the same boundaries, text,
-/// destinations and roles (and the symbol table read in the same cases),
-/// with only the sampled instructions' destinations named.
+/// wants the text of the first `texts` of `at`: the same boundaries and
+/// roles (and the symbol table read in the same cases), and for the first
+/// `texts` the same text, with their destinations named; the others get
+/// no text (no view prints them).
 pub(crate) fn decode(
     image: &ProgramImage,
     arch: Option<Arch>,
@@ -62,10 +63,9 @@ pub(crate) fn decode(
     let parts = split(image, code);
     let picked = Picked::new(&parts, at.iter().take(texts));
     let wanted = |f: usize, off: u32| picked.has(f, off);
-    let every = Picked::new(&parts, at.iter());
     let sparse: Vec<Sparse> = parts
         .iter()
-        .map(|p| Sparse::decode(arch, p, &wanted, &|off| every.has(p.index, off)))
+        .map(|p| Sparse::decode(arch, p, &wanted))
         .collect();
     let empty = Kallsyms::default();
     let leaves = parts
@@ -81,7 +81,7 @@ pub(crate) fn decode(
         }
         let light = Light::new(p, d, &parts, ksyms);
         let roles = roles::roles_of(arch, &light);
-        for (slot, a) in out.iter_mut().zip(at) {
+        for (i, (slot, a)) in out.iter_mut().zip(at).enumerate() {
             let Some((f, off)) = *a else { continue };
             if f != p.index {
                 continue;
@@ -90,7 +90,11 @@ pub(crate) fn decode(
                 continue;
             };
             *slot = Some(Sampled {
-                asm: light.asm_at(pos),
+                asm: if i < texts {
+                    light.asm_at(pos)
+                } else {
+                    String::new()
+                },
                 role: roles.get(pos).copied().unwrap_or(Role::Body),
             });
         }
@@ -99,40 +103,48 @@ pub(crate) fn decode(
 }
 
 /// One function decoded, keeping what the roles and the annotation read:
-/// every instruction's start, and only the sampled instructions and those
-/// with text (the leading ones, what returns and restores) or a
-/// destination outside the function. A large program's thousands of
-/// branches within itself are dropped as they are decoded rather than
-/// held, which saves the memory (and its page faults) of a listing.
+/// every instruction's start, and only the instructions whose text is
+/// wanted, those with text the roles read (the leading ones, what returns
+/// and restores) and those with a destination outside the function. The
+/// rest, most of a large program, are dropped as they are decoded rather
+/// than held, which saves the memory (and its page faults) of a listing.
 struct Sparse {
     /// Each instruction's offset, in order: its position is its index.
     starts: Vec<u32>,
+    /// Each position's index in `kept`, or [`Sparse::DROPPED`]: the roles
+    /// ask for every position, several times.
+    slots: Vec<u32>,
     /// (position, instruction), ascending by position.
     kept: Vec<(usize, Decoded)>,
 }
 
 impl Sparse {
-    /// With the text of the instructions `wanted` picks, keeping those
-    /// `sampled` picks.
-    fn decode(
-        arch: Arch,
-        part: &Part<'_>,
-        wanted: &dyn Fn(usize, u32) -> bool,
-        sampled: &dyn Fn(u32) -> bool,
-    ) -> Sparse {
-        let mut starts = Vec::with_capacity(part.code.len() / 3 + 1);
+    const DROPPED: u32 = u32::MAX;
+
+    /// With the text of the instructions `wanted` picks.
+    fn decode(arch: Arch, part: &Part<'_>, wanted: &dyn Fn(usize, u32) -> bool) -> Sparse {
+        let guess = part.code.len() / 3 + 1;
+        let mut starts = Vec::with_capacity(guess);
+        let mut slots = Vec::with_capacity(guess);
         let mut kept = Vec::new();
         let picks = |off: u32| wanted(part.index, off);
         arch.decode_each(part.code, &picks, &mut |d| {
             let pos = starts.len();
             starts.push(d.offset);
             let leaves = d.dest.is_some_and(|t| !part.inside(t));
-            let keep = sampled(d.offset) || leaves || (!d.text.is_empty() && d.dest.is_none());
+            let keep = picks(d.offset) || leaves || (!d.text.is_empty() && d.dest.is_none());
             if keep {
+                slots.push(u32::try_from(kept.len()).unwrap_or(Self::DROPPED));
                 kept.push((pos, d));
+            } else {
+                slots.push(Self::DROPPED);
             }
         });
-        Sparse { starts, kept }
+        Sparse {
+            starts,
+            slots,
+            kept,
+        }
     }
 
     /// The position of the instruction that starts at `off`.
@@ -142,8 +154,8 @@ impl Sparse {
     }
 
     fn get(&self, at: usize) -> Option<&Decoded> {
-        let i = self.kept.binary_search_by_key(&at, |(p, _)| *p).ok()?;
-        self.kept.get(i).map(|(_, d)| d)
+        let slot = *self.slots.get(at)?;
+        self.kept.get(slot as usize).map(|(_, d)| d)
     }
 }
 
