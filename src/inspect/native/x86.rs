@@ -171,7 +171,11 @@ pub fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
 
 /// [`decode_some`], each instruction handed to `each` in order rather
 /// than collected: for a caller that keeps only a few.
-pub fn decode_each(code: &[u8], wanted: &dyn Fn(u32) -> bool, each: &mut dyn FnMut(Decoded)) {
+pub(crate) fn decode_each(
+    code: &[u8],
+    wanted: &dyn Fn(u32) -> bool,
+    each: &mut dyn FnMut(Decoded),
+) {
     let mut iced: Option<Iced<'_>> = None;
     let mut at = 0usize;
     let mut n = 0usize;
