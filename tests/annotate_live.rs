@@ -515,6 +515,7 @@ fn annotate_cost() {
     for (v, extra) in variants.iter().enumerate() {
         let name = format!("profile {}", extra.join(" "));
         let base = v - v % 2;
+        // `median` sorted each form's runs: the first is the lowest.
         let low = |v: usize| cpu[v][0];
         eprintln!(
             "{name:26} {:8.2} ms {:+7.2} ms {:+6.1} %   {:8.2} ms {:+7.2} ms {:+6.1} %",

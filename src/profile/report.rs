@@ -429,17 +429,14 @@ fn native_rows(
             .checked_sub(1)
             .and_then(|i| lines.get(i));
         let insn = code.get_mut(row).and_then(Option::take);
-        let function =
-            n.function
-                .as_deref()
-                .map(|name| match functions.iter().find(|f| &***f == name) {
-                    Some(f) => Arc::clone(f),
-                    None => {
-                        let f: Arc<str> = Arc::from(name);
-                        functions.push(Arc::clone(&f));
-                        f
-                    }
-                });
+        let function = n.function.as_deref().map(|name| {
+            if let Some(f) = functions.iter().find(|f| f.as_ref() == name) {
+                return Arc::clone(f);
+            }
+            let f: Arc<str> = Arc::from(name);
+            functions.push(Arc::clone(&f));
+            f
+        });
         NativeRow {
             samples: n.samples,
             ip: n.ip,
