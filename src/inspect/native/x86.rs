@@ -181,11 +181,22 @@ pub(crate) fn decode_each(
     let mut n = 0usize;
     while let Some(rest) = code.get(at..).filter(|r| !r.is_empty()) {
         let text = n < LEADING || wanted(at as u32);
-        let d = match x86_jit::decode(rest) {
-            Some(insn) => subset_decoded(&insn, at, text),
-            None => iced
-                .get_or_insert_with(|| Iced::new(code))
-                .decode_at(at, &|i| text || structural(i)),
+        // Most of a large program's instructions are plain and unprinted:
+        // their length is all that is needed of them.
+        let skimmed = (!text).then(|| x86_jit::skim(rest)).flatten();
+        let d = match skimmed {
+            Some(len) => Decoded {
+                offset: at as u32,
+                len,
+                text: String::new(),
+                dest: None,
+            },
+            None => match x86_jit::decode(rest) {
+                Some(insn) => subset_decoded(&insn, at, text),
+                None => iced
+                    .get_or_insert_with(|| Iced::new(code))
+                    .decode_at(at, &|i| text || structural(i)),
+            },
         };
         at += d.len as usize;
         n += 1;

@@ -349,6 +349,65 @@ pub fn decode(code: &[u8]) -> Option<Insn> {
     (len <= 15).then_some(insn)
 }
 
+/// The length [`decode`] gives the first instruction of `code` when it is
+/// one of the subset's common plain forms: no prefix but REX, not a
+/// branch, not one the roles read by its text. Found without building
+/// operands, for the instructions of a large program whose text nobody
+/// prints; None means "ask [`decode`]", never "not an instruction".
+pub fn skim(code: &[u8]) -> Option<u32> {
+    let (w, at) = match *code.first()? {
+        b @ 0x40..=0x4f => (b & 8 != 0, 1),
+        _ => (false, 0),
+    };
+    let op = *code.get(at)?;
+    let rest = code.get(at + 1..)?;
+    // The ModRM byte's reg field picks the form of these.
+    let reg = || rest.first().map(|m| m >> 3 & 7);
+    let used = match op {
+        0x01 | 0x09 | 0x21 | 0x29 | 0x31 | 0x39 | 0x03 | 0x0b | 0x23 | 0x2b | 0x33 | 0x3b
+        | 0x85 | 0x87 | 0x88 | 0x89 | 0x8b => modrm_len(rest)?,
+        0x63 if w => modrm_len(rest)?,
+        0x8d if rest.first()? >> 6 != 3 => modrm_len(rest)?,
+        0x69 | 0x81 => modrm_len(rest)? + 4,
+        0x6b | 0x83 => modrm_len(rest)? + 1,
+        0xc6 if reg()? == 0 => modrm_len(rest)? + 1,
+        0xc7 if reg()? == 0 => modrm_len(rest)? + 4,
+        0xc1 if SHIFT[usize::from(reg()?)].is_some() => modrm_len(rest)? + 1,
+        0xd1 | 0xd3 if SHIFT[usize::from(reg()?)].is_some() => modrm_len(rest)?,
+        0xb8..=0xbf if w => 8,
+        0xb8..=0xbf => 4,
+        0x0f => match *rest.first()? {
+            0xaf | 0xb6 | 0xb7 | 0xbe | 0xbf => 1 + modrm_len(rest.get(1..)?)?,
+            0x1f if rest.get(1)? >> 3 & 7 == 0 => 1 + modrm_len(rest.get(1..)?)?,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let len = at + 1 + used;
+    (len <= 15 && len <= code.len()).then_some(len as u32)
+}
+
+/// The bytes of a ModRM byte and what it brings (SIB, displacement), for
+/// the forms [`ModRm::read`] accepts.
+fn modrm_len(code: &[u8]) -> Option<usize> {
+    let m = *code.first()?;
+    let (md, rm) = (m >> 6, m & 7);
+    if md == 3 {
+        return Some(1);
+    }
+    let sib = if rm == 4 {
+        if md == 0 && code.get(1)? & 7 == 5 {
+            return None;
+        }
+        1
+    } else if md == 0 && rm == 5 {
+        return None;
+    } else {
+        0
+    };
+    Some(1 + sib + [0, 1, 4][usize::from(md)])
+}
+
 fn insn(mnemonic: &'static str, ops: [Option<Operand>; 3]) -> Insn {
     Insn {
         len: 0,
@@ -644,6 +703,7 @@ mod tests {
     /// Whether the subset answers for `bytes`; if it does, it must answer
     /// as iced-x86 does.
     fn agrees(bytes: &[u8]) -> bool {
+        skim_agrees(bytes);
         let Some(ours) = x86::subset(bytes) else {
             return false;
         };
@@ -651,6 +711,23 @@ mod tests {
         assert_eq!(
             (ours.len, &ours.text, ours.dest),
             (theirs.len, &theirs.text, theirs.dest),
+            "{bytes:02x?}"
+        );
+        true
+    }
+
+    /// Whatever [`super::skim`] measures, [`super::decode`] decodes to
+    /// the same length, as a plain instruction (no destination, not read
+    /// by the roles).
+    fn skim_agrees(bytes: &[u8]) -> bool {
+        let Some(len) = super::skim(bytes) else {
+            return false;
+        };
+        let full = super::decode(bytes);
+        let full = full.unwrap_or_else(|| panic!("{bytes:02x?} skimmed, not decoded"));
+        assert_eq!(len, full.length(), "{bytes:02x?}");
+        assert!(
+            full.branch().is_none() && !full.structural(),
             "{bytes:02x?}"
         );
         true
@@ -795,6 +872,42 @@ mod tests {
             &[0x0f, 0x0b],
         ] {
             assert_eq!(x86::subset(bytes), None, "{bytes:02x?}");
+            assert_eq!(super::skim(bytes), None, "{bytes:02x?}");
+        }
+    }
+
+    /// The body's common forms are measured without their operands;
+    /// what the roles read, branches and other prefixes are decoded.
+    #[test]
+    fn skim_measures_the_common_plain_forms_only() {
+        for (bytes, len) in [
+            (&[0x48, 0x89, 0xe5][..], 3),
+            (&[0x48, 0x81, 0xec, 0x10, 0x00, 0x00, 0x00], 7),
+            (&[0x48, 0x8b, 0x7c, 0x24, 0x08], 5),
+            (&[0x48, 0x6b, 0xdb, 0x1f], 4),
+            (&[0x0f, 0x1f, 0x44, 0x00, 0x00], 5),
+            (&[0x48, 0x0f, 0xb6, 0x47, 0x10], 5),
+            (&[0x49, 0xbb, 1, 2, 3, 4, 5, 6, 7, 8], 10),
+            (&[0xc7, 0x45, 0xf8, 1, 0, 0, 0], 7),
+            (&[0x48, 0xc1, 0xe7, 0x20], 4),
+        ] {
+            assert_eq!(super::skim(bytes), Some(len), "{bytes:02x?}");
+            assert!(skim_agrees(bytes));
+        }
+        for bytes in [
+            &[0xe8, 0x10, 0x00, 0x00, 0x00][..],
+            &[0x0f, 0x84, 0x10, 0x00, 0x00, 0x00],
+            &[0x75, 0xf5],
+            &[0x41, 0x5d],
+            &[0xc9],
+            &[0xc3],
+            &[0xcc],
+            &[0x66, 0x89, 0x47, 0x08],
+            &[0xf0, 0x48, 0x01, 0x47, 0x08],
+            &[0x48, 0x8d, 0xc0],
+            &[0x49, 0xbb, 1, 2, 3],
+        ] {
+            assert_eq!(super::skim(bytes), None, "{bytes:02x?}");
         }
     }
 }
