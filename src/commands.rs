@@ -307,5 +307,10 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
         .as_deref()
         .filter(|_| cli.format != Format::Csv)
         .map(|dir| session::profile_contexts(&built, dir));
-    Ok((report::render(&built, &view, contexts.as_ref()), code))
+    let text = report::render(&built, &view, contexts.as_ref());
+    // brr exits once this is printed, and the kernel takes the memory
+    // back at once: freeing the profile's stacks and the report's rows one
+    // by one (thousands with --annotate) would only add to what brr costs.
+    std::mem::forget((profile, built));
+    Ok((text, code))
 }

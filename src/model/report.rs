@@ -186,8 +186,9 @@ pub struct NativeRow {
 pub struct Annotation {
     /// Every sampled instruction: the samples add up to the program's
     /// direct samples. `sample_percent` is of those.
-    /// Shared: a JSON document writes them from here.
-    pub all: std::sync::Arc<[Figured<NativeRow>]>,
+    /// Shared: a JSON document writes them from here. A `Vec` behind the
+    /// `Arc`, not a slice: thousands of rows are not copied into it.
+    pub all: std::sync::Arc<Vec<Figured<NativeRow>>>,
     /// How many of `all` the `--line-limit` view shows.
     pub shown: usize,
     /// The instructions that view leaves out, as one row, when it leaves

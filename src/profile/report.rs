@@ -341,10 +341,13 @@ pub(crate) fn annotate(report: &mut Report, profile: &Profile, mut code: HashMap
             Some(Err(why)) => (Vec::new(), Some(why)),
             None => (Vec::new(), Some("the JIT code was not read".to_string())),
         };
-        // Made in place: a program has thousands of sampled instructions.
-        let all: Arc<[Figured<NativeRow>]> = native_rows(raw, insns)
-            .map(figures(profile, raw.samples, |r: &NativeRow| r.samples))
-            .collect();
+        // Made in place, in one allocation: a program has thousands of
+        // sampled instructions.
+        let mut rows = Vec::with_capacity(raw.native.len());
+        rows.extend(
+            native_rows(raw, insns).map(figures(profile, raw.samples, |r: &NativeRow| r.samples)),
+        );
+        let all = Arc::new(rows);
         if let Some(h) = hints::jit_overhead(raw, all.iter().map(|r| &r.row)) {
             p.hints.push(h);
         }
