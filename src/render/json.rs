@@ -27,22 +27,23 @@ pub(crate) enum Json {
 #[derive(Clone)]
 pub(crate) struct Items(Arc<Each>);
 
-/// What hands every item of an [`Items`] to a sink.
-type Each = dyn Fn(&mut dyn FnMut(Json)) + Send + Sync;
+/// What hands every item of an [`Items`] to a sink. By reference: the
+/// maker may write each item over the last one's value and strings.
+type Each = dyn Fn(&mut dyn FnMut(&Json)) + Send + Sync;
 
 impl Items {
     /// `each` hands every item to the sink it is given, in order.
-    pub(crate) fn new(each: impl Fn(&mut dyn FnMut(Json)) + Send + Sync + 'static) -> Items {
+    pub(crate) fn new(each: impl Fn(&mut dyn FnMut(&Json)) + Send + Sync + 'static) -> Items {
         Items(Arc::new(each))
     }
 
-    pub(crate) fn each(&self, sink: &mut dyn FnMut(Json)) {
+    pub(crate) fn each(&self, sink: &mut dyn FnMut(&Json)) {
         (self.0)(sink);
     }
 
     pub(crate) fn collect(&self) -> Vec<Json> {
         let mut v = Vec::new();
-        self.each(&mut |j| v.push(j));
+        self.each(&mut |j| v.push(j.clone()));
         v
     }
 }
@@ -101,6 +102,21 @@ impl<T: Into<Json>> From<Option<T>> for Json {
 impl<T: Into<Json> + Clone> From<&[T]> for Json {
     fn from(v: &[T]) -> Json {
         Json::Arr(v.iter().cloned().map(Into::into).collect())
+    }
+}
+
+impl Json {
+    /// Become the text `s` (null for None), in this value's own string
+    /// when it has one: items written over one another make no string.
+    pub(crate) fn set_str(&mut self, s: Option<&str>) {
+        match (self, s) {
+            (Json::Str(buf), Some(s)) => {
+                buf.clear();
+                buf.push_str(s);
+            }
+            (this, Some(s)) => *this = Json::Str(s.to_owned()),
+            (this, None) => *this = Json::Null,
+        }
     }
 }
 
@@ -177,7 +193,7 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
                 Err(_) => write!(out, "{i}"),
             };
         }
-        Json::Float(f) => out.push_str(&super::num::float(*f)),
+        Json::Float(f) => super::num::float_into(*f, out),
         Json::Str(s) => escape(s, out),
         Json::Arr(items) if items.is_empty() => out.push_str("[]"),
         Json::Obj(items) if items.is_empty() => out.push_str("{}"),
@@ -201,7 +217,7 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
                     out.push(',');
                 }
                 newline(out, depth + 1);
-                write(&item, pretty, depth + 1, out);
+                write(item, pretty, depth + 1, out);
                 n += 1;
             });
             if n > 0 {
@@ -394,7 +410,7 @@ mod tests {
     #[test]
     fn items_write_as_the_array_they_make() {
         for n in 0..3u32 {
-            let items = Items::new(move |sink| (0..n).for_each(|i| sink(obj([("i", i.into())]))));
+            let items = Items::new(move |sink| (0..n).for_each(|i| sink(&obj([("i", i.into())]))));
             let made = obj([("x", Json::Items(items.clone())), ("y", Json::Null)]);
             let whole = obj([("x", Json::Arr(items.collect())), ("y", Json::Null)]);
             for pretty in [false, true] {
@@ -402,6 +418,20 @@ mod tests {
             }
             assert_eq!(items.collect().len(), n as usize);
         }
+    }
+
+    #[test]
+    fn set_str_reuses_a_string_and_becomes_null_or_text() {
+        let mut j = Json::Null;
+        j.set_str(Some("abc"));
+        assert_eq!(j, Json::Str("abc".into()));
+        j.set_str(Some("d"));
+        assert_eq!(j, Json::Str("d".into()));
+        j.set_str(None);
+        assert_eq!(j, Json::Null);
+        let mut n = Json::Int(7);
+        n.set_str(Some("e"));
+        assert_eq!(n, Json::Str("e".into()));
     }
 
     #[test]

@@ -2,9 +2,36 @@
 //! textmode), the TUI and the command line: the original's Python
 //! `repr`/`format` rules in one place.
 
+use std::fmt::Write as _;
+
 /// Python-style shortest round-trip float text (`5.0`, `2.5e-05`, `1e+16`),
 /// used by both JSON and CSV.
 pub(crate) fn float(v: f64) -> String {
+    let mut out = String::new();
+    float_into(v, &mut out);
+    out
+}
+
+/// [`float`] appended to `out`: a document writes a float per row.
+pub(crate) fn float_into(v: f64, out: &mut String) {
+    // The common case formats in place: reports write a percentage per
+    // row, thousands of rows. Python writes the shortest digits in fixed
+    // notation for decimal exponents in [-4, 16): exactly the magnitudes
+    // from the double nearest 1e-4 up to the one nearest 1e16 (no other
+    // double's shortest digits round across either).
+    if (1e-4..1e16).contains(&v.abs()) {
+        let from = out.len();
+        let _ = write!(out, "{v}");
+        if !out.get(from..).is_some_and(|t| t.contains('.')) {
+            out.push_str(".0");
+        }
+        return;
+    }
+    out.push_str(&float_other(v));
+}
+
+/// [`float`] of the values outside its fixed-notation shortcut.
+fn float_other(v: f64) -> String {
     if !v.is_finite() {
         return if v.is_nan() {
             "NaN".into()
@@ -16,18 +43,6 @@ pub(crate) fn float(v: f64) -> String {
     }
     if v == 0.0 {
         return if v.is_sign_negative() { "-0.0" } else { "0.0" }.into();
-    }
-    // Python writes the shortest digits in fixed notation for decimal
-    // exponents in [-4, 16): exactly the magnitudes from the double
-    // nearest 1e-4 up to the one nearest 1e16 (no other double's shortest
-    // digits round across either). The common case is one formatting:
-    // reports write a percentage per row, thousands of rows.
-    if (1e-4..1e16).contains(&v.abs()) {
-        let mut plain = format!("{v}");
-        if !plain.contains('.') {
-            plain.push_str(".0");
-        }
-        return plain;
     }
     float_by_exponent(v)
 }
@@ -208,6 +223,16 @@ mod tests {
                 proptest::prop_assert_eq!(float(p), float_by_exponent(p));
             }
         }
+    }
+
+    #[test]
+    fn float_into_appends_and_reads_only_its_own_text() {
+        let mut out = String::from("[1.5,");
+        for v in [5.0, 0.25, 1e20, 0.0] {
+            float_into(v, &mut out);
+            out.push(',');
+        }
+        assert_eq!(out, "[1.5,5.0,0.25,1e+20,0.0,");
     }
 
     #[test]

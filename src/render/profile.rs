@@ -929,23 +929,43 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     f.extend(program_tail(p));
     if let Some(a) = &p.native {
         let all = a.all.clone();
-        let rows = json::Items::new(move |sink| all.iter().for_each(|r| sink(native_json(r))));
+        let rows = json::Items::new(move |sink| {
+            // One object written over row by row, its strings reused: a
+            // profile lists thousands of sampled instructions.
+            let mut item = Json::Null;
+            for r in all.iter() {
+                native_json(r, &mut item);
+                sink(&item);
+            }
+        });
         f.push(("native", Json::Items(rows)));
     }
     to_obj(f)
 }
 
 /// One sampled native instruction (`--annotate`): every one is listed.
-fn native_json(r: &Figured<NativeRow>) -> Json {
-    json::obj([
-        ("function", opt_str(&r.function)),
-        ("offset", r.offset.into()),
-        ("asm", opt_str(&r.asm)),
-        ("file", opt_str(&r.file)),
-        ("line", r.line.into()),
-        ("samples", r.samples.into()),
-        ("percent", r.sample_percent.into()),
-    ])
+/// Written over `item`, which becomes the object when it is not one yet.
+fn native_json(r: &Figured<NativeRow>, item: &mut Json) {
+    const KEYS: [&str; 7] = [
+        "function", "offset", "asm", "file", "line", "samples", "percent",
+    ];
+    if !matches!(item, Json::Obj(f) if f.len() == KEYS.len()) {
+        *item = json::obj(KEYS.map(|k| (k, Json::Null)));
+    }
+    let Json::Obj(f) = item else {
+        return;
+    };
+    if let [(_, function), (_, offset), (_, asm), (_, file), (_, line), (_, samples), (_, percent)] =
+        &mut f[..]
+    {
+        function.set_str(r.function.as_deref());
+        *offset = r.offset.into();
+        asm.set_str(r.asm.as_deref());
+        file.set_str(r.file.as_deref());
+        *line = r.line.into();
+        *samples = r.samples.into();
+        *percent = r.sample_percent.into();
+    }
 }
 
 /// A kernel address as text: JSON numbers above 2^53 lose precision in
