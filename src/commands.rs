@@ -291,7 +291,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
     // Text prints only the --line-limit rows of each table.
     let native = match (a.annotate, cli.format) {
         (false, _) => session::Native::Off,
-        (true, Format::Text) => session::Native::Printed,
+        (true, Format::Text) => session::Native::Table,
         (true, _) => session::Native::Every,
     };
     let built = session::report(&profile, &opts, &workloads, native);

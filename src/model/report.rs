@@ -185,7 +185,8 @@ pub struct NativeRow {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Annotation {
     /// Every sampled instruction: the samples add up to the program's
-    /// direct samples. `sample_percent` is of those.
+    /// direct samples. `sample_percent` is of those. A report made for a
+    /// text table keeps only the `shown` ones (the rest are in `other`).
     /// Shared: a JSON document writes them from here. A `Vec` behind the
     /// `Arc`, not a slice: thousands of rows are not copied into it.
     pub all: std::sync::Arc<Vec<Figured<NativeRow>>>,

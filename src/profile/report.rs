@@ -327,10 +327,25 @@ pub(crate) fn sampled_at(raw: &ProgramProfile) -> Vec<At> {
         .collect()
 }
 
+/// Which sampled instructions an annotation keeps as rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NativeRows {
+    /// Every one: JSON and CSV list them, the drilldown places them.
+    All,
+    /// Those the `--line-limit` table prints, the rest counted in its
+    /// Other row: a text report prints nothing more of them.
+    Table,
+}
+
 /// `--annotate`: give every listed program its sampled native
 /// instructions (from `code`, by program ID) and, when its JIT prologue,
 /// epilogue and mitigation thunks take a large share, that hint.
-pub(crate) fn annotate(report: &mut Report, profile: &Profile, mut code: HashMap<u32, NativeCode>) {
+pub(crate) fn annotate(
+    report: &mut Report,
+    profile: &Profile,
+    mut code: HashMap<u32, NativeCode>,
+    rows: NativeRows,
+) {
     let line_limit = report.totals.line_limit;
     for p in &mut report.programs {
         let Some(raw) = profile.program(p.id) else {
@@ -341,28 +356,41 @@ pub(crate) fn annotate(report: &mut Report, profile: &Profile, mut code: HashMap
             Some(Err(why)) => (Vec::new(), Some(why)),
             None => (Vec::new(), Some("the JIT code was not read".to_string())),
         };
-        // Made in place, in one allocation: a program has thousands of
-        // sampled instructions.
-        let mut rows = Vec::with_capacity(raw.native.len());
-        rows.extend(
-            native_rows(raw, insns).map(figures(profile, raw.samples, |r: &NativeRow| r.samples)),
-        );
-        let all = Arc::new(rows);
-        if let Some(h) = hints::jit_overhead(raw, all.iter().map(|r| &r.row)) {
-            p.hints.push(h);
-        }
-        let shown = if line_limit > 0 && all.len() > line_limit {
+        let count = raw.native.len();
+        let shown = if line_limit > 0 && count > line_limit {
             line_limit
         } else {
-            all.len()
+            count
         };
-        let rest: u64 = all.iter().skip(shown).map(|r| r.samples).sum();
-        let other = (shown < all.len()).then(|| Other {
+        // Past the table, a cut report makes only the rows the hint reads:
+        // the few that are not the program's own body.
+        let keep =
+            |i: usize, role: Role| rows == NativeRows::All || i < shown || role != Role::Body;
+        let mut listed = Vec::with_capacity(if rows == NativeRows::All {
+            count
+        } else {
+            shown
+        });
+        let mut overhead = Vec::new();
+        let mut figure = figures(profile, raw.samples, |r: &NativeRow| r.samples);
+        for (i, row) in native_rows(raw, insns, keep) {
+            if rows == NativeRows::All || i < shown {
+                listed.push(figure(row));
+            } else {
+                overhead.push(row);
+            }
+        }
+        let hint_rows = listed.iter().map(|r| &r.row).chain(&overhead);
+        if let Some(h) = hints::jit_overhead(raw, hint_rows) {
+            p.hints.push(h);
+        }
+        let rest: u64 = raw.native.iter().skip(shown).map(|n| n.samples).sum();
+        let other = (shown < count).then(|| Other {
             samples: rest,
             cpu_percent: profile.cpu_percent(rest),
         });
         p.native = Some(Annotation {
-            all,
+            all: Arc::new(listed),
             shown,
             other,
             unavailable,
@@ -402,13 +430,15 @@ fn interrupts(profile: &Profile, p: &ProgramProfile, line_limit: usize) -> Rows<
 type Shared = Option<Arc<str>>;
 
 /// Every direct sample of `raw` by instruction, in the engine's order
-/// (most samples first, ties by address), with the instruction's text and
-/// role from `code` (by position, taken from it) and the line its samples
-/// went to.
-fn native_rows(
-    raw: &ProgramProfile,
+/// (most samples first, ties by address) and with its position in it,
+/// that `keep` keeps by position and role: with the instruction's text
+/// and role from `code` (by position, taken from it) and the line its
+/// samples went to.
+fn native_rows<'a>(
+    raw: &'a ProgramProfile,
     mut code: Vec<Option<Sampled>>,
-) -> impl Iterator<Item = NativeRow> + '_ {
+    keep: impl Fn(usize, Role) -> bool + 'a,
+) -> impl Iterator<Item = (usize, NativeRow)> + 'a {
     // Each line's file and source made once, for all the rows under it.
     let mut lines: Vec<(&Hotspot, Shared, Shared)> = raw
         .hotspots
@@ -424,7 +454,14 @@ fn native_rows(
         .collect();
     lines.sort_by_key(|(h, _, _)| h.jited_address);
     let mut functions: Vec<Arc<str>> = Vec::new();
-    raw.native.iter().enumerate().map(move |(row, n)| {
+    raw.native.iter().enumerate().filter_map(move |(row, n)| {
+        let role = code
+            .get(row)
+            .and_then(Option::as_ref)
+            .map_or(Role::Body, |i| i.role);
+        if !keep(row, role) {
+            return None;
+        }
         // The line record a sample is counted under is the one with the
         // greatest JIT address at or below it, so it has a row.
         let at = lines
@@ -440,7 +477,7 @@ fn native_rows(
             functions.push(Arc::clone(&f));
             f
         });
-        NativeRow {
+        let row_of = NativeRow {
             samples: n.samples,
             ip: n.ip,
             func_index: n.func_index,
@@ -449,11 +486,12 @@ fn native_rows(
             file: at.and_then(|(_, file, _)| file.clone()),
             line: at.and_then(|(h, _, _)| h.line),
             source: at.and_then(|(_, _, source)| source.clone()),
-            role: insn.as_ref().map_or(Role::Body, |i| i.role).name(),
+            role: role.name(),
             // Text left out by the decoder (a row a text report does
             // not print) is no text.
             asm: insn.map(|i| i.asm).filter(|a| !a.is_empty()),
-        }
+        };
+        Some((row, row_of))
     })
 }
 
@@ -527,6 +565,11 @@ pub(crate) mod tests {
     /// its report annotated with [`image98`] (program 7's code withheld),
     /// cut at `line_limit`.
     pub(crate) fn annotated(line_limit: usize) -> (Profile, Report) {
+        annotated_as(line_limit, NativeRows::All)
+    }
+
+    /// [`annotated`] keeping the rows `rows` says.
+    fn annotated_as(line_limit: usize, rows: NativeRows) -> (Profile, Report) {
         let mut prof = profile();
         prof.programs[0].native = vec![
             sampled(0x20, 3),
@@ -540,7 +583,7 @@ pub(crate) mod tests {
         let mut code = HashMap::new();
         code.insert(98, Ok(code98(&prof)));
         code.insert(7, Err("the kernel withholds it".to_string()));
-        annotate(&mut r, &prof, code);
+        annotate(&mut r, &prof, code, rows);
         (prof, r)
     }
 
@@ -621,7 +664,7 @@ pub(crate) mod tests {
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Err("no eBPF program with id 98".to_string()));
-        annotate(&mut r, &prof, code);
+        annotate(&mut r, &prof, code, NativeRows::All);
         let a = r.programs[0].native.as_ref().unwrap();
         let rows: Vec<(u64, Option<&str>, &str, Option<u32>)> = a
             .all
@@ -637,10 +680,49 @@ pub(crate) mod tests {
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Ok(code98(&prof)));
-        annotate(&mut r, &prof, code);
+        annotate(&mut r, &prof, code, NativeRows::All);
         let a = r.programs[0].native.as_ref().unwrap();
         assert_eq!(a.all[1].asm, None, "0x7 is inside `xor eax, eax`");
         assert_eq!(a.all[0].asm.as_deref(), Some("call bpf_map_lookup_elem"));
+    }
+
+    #[test]
+    fn a_table_annotation_keeps_the_printed_rows_and_the_same_other_and_hints() {
+        for line_limit in [0, 1, 2, 5, 6, 7] {
+            let (_, all) = annotated_as(line_limit, NativeRows::All);
+            let (_, table) = annotated_as(line_limit, NativeRows::Table);
+            for (a, t) in all.programs.iter().zip(&table.programs) {
+                let (na, nt) = (a.native.as_ref().unwrap(), t.native.as_ref().unwrap());
+                assert_eq!(na.shown_rows(), &nt.all[..], "{line_limit}");
+                assert_eq!(
+                    (na.shown, na.other, &na.unavailable),
+                    (nt.shown, nt.other, &nt.unavailable)
+                );
+                assert_eq!(a.hints, t.hints, "{line_limit}");
+            }
+        }
+        // The frame and the thunk past a one-row table still make the hint.
+        let mut prof = profile();
+        prof.programs[0].samples = 40;
+        prof.programs[0].native = vec![
+            sampled(0x20, 15),
+            sampled(0x2, 10),
+            sampled(0x30, 10),
+            sampled(0x31, 5),
+        ];
+        let hints = |rows| {
+            let mut r = build(&prof, &opts(0, 1));
+            let mut code = HashMap::new();
+            code.insert(98, Ok(code98(&prof)));
+            annotate(&mut r, &prof, code, rows);
+            r.programs[0].hints.clone()
+        };
+        let table = hints(NativeRows::Table);
+        assert_eq!(
+            table.iter().map(|h| h.kind).collect::<Vec<_>>(),
+            ["jit_overhead"]
+        );
+        assert_eq!(table, hints(NativeRows::All));
     }
 
     #[test]
@@ -657,7 +739,7 @@ pub(crate) mod tests {
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Ok(code98(&prof)));
-        annotate(&mut r, &prof, code);
+        annotate(&mut r, &prof, code, NativeRows::All);
         let kinds: Vec<&str> = r.programs[0].hints.iter().map(|h| h.kind).collect();
         assert_eq!(kinds, vec!["jit_overhead"]);
         assert_eq!(r.hints().count(), 1);

@@ -18,6 +18,9 @@ use crate::sys::signal::InterruptGuard;
 pub(crate) enum Native {
     /// None: no JIT code is read.
     Off,
+    /// Only those a `--line-limit` table prints, with their text, the
+    /// rest counted in its Other row (a text report).
+    Table,
     /// Each with its text only where a `--line-limit` table prints it.
     Printed,
     /// Each with its text (JSON and CSV list them all).
@@ -55,7 +58,7 @@ pub(crate) fn report_keeping(
             .program(id)
             .is_some_and(|p| p.direct_source_unmapped_samples > 0)
     });
-    let code = super::image::annotate_keeping(&mut report, profile, native == Native::Every, keep);
+    let code = super::image::annotate_keeping(&mut report, profile, native, keep);
     (report, code)
 }
 

@@ -16,7 +16,9 @@ use crate::model::image::JitCode;
 use crate::model::profile::Profile;
 use crate::model::report::Report;
 use crate::model::ProgramImage;
-use crate::profile::report::{sampled_at, NativeCode};
+use crate::profile::report::{sampled_at, NativeCode, NativeRows};
+
+use super::Native;
 
 /// The image of program `id`: its translated and JITed instructions with
 /// their source lines, shared by whoever shows it.
@@ -95,10 +97,11 @@ fn withheld_reason(image: &ProgramImage) -> Option<u32> {
 /// `--annotate`: read and decode the JIT code of every listed program
 /// that has direct samples (once each, the kernel symbol table at most
 /// once and only when a printed call or jump leaves its program), and add
-/// each one's sampled instructions to the report. With `every` each
-/// sampled instruction gets its text (JSON and CSV list them all), else
-/// only those the `--line-limit` view shows; formatting is most of the
-/// cost of decoding. Also returns the native code of program `keep`
+/// each one's sampled instructions to the report, as `native` asks:
+/// with [`Native::Every`] each sampled instruction gets its text (JSON and
+/// CSV list them all), else only those the `--line-limit` view shows
+/// (formatting is most of the cost of decoding), and with
+/// [`Native::Table`] only those are rows. Also returns the native code of program `keep`
 /// decoded in full from the same read of its JIT code, for naming every
 /// instruction it sampled; None when it has no direct samples, its code
 /// could not be read (the program is gone, addresses are hidden) or this
@@ -106,12 +109,12 @@ fn withheld_reason(image: &ProgramImage) -> Option<u32> {
 pub(crate) fn annotate_keeping(
     report: &mut Report,
     profile: &Profile,
-    every: bool,
+    native: Native,
     keep: Option<u32>,
 ) -> Option<NativeImage> {
     let symbols = Symbols::new(Kallsyms::load);
     let texts = match report.totals.line_limit {
-        n if n > 0 && !every => n,
+        n if n > 0 && native != Native::Every => n,
         _ => usize::MAX,
     };
     let mut code: HashMap<u32, NativeCode> = HashMap::new();
@@ -139,6 +142,10 @@ pub(crate) fn annotate_keeping(
             .map_err(|e| e.message());
         code.insert(p.id, decoded);
     }
-    crate::profile::report::annotate(report, profile, code);
+    let rows = match native {
+        Native::Table => NativeRows::Table,
+        _ => NativeRows::All,
+    };
+    crate::profile::report::annotate(report, profile, code, rows);
     kept
 }
