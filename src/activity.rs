@@ -3,16 +3,35 @@
 use std::cmp::Reverse;
 use std::collections::HashMap;
 
+use crate::model::activity::Counters;
 use crate::model::Program;
 
 pub(crate) use crate::model::activity::ActivityRow;
+
+/// What a window's deltas are taken from: a whole program (a one-shot
+/// window's first snapshot) or only its counters (a stream's).
+pub(crate) trait Counted {
+    fn counters(&self) -> Counters;
+}
+
+impl Counted for Program {
+    fn counters(&self) -> Counters {
+        Counters::from(self)
+    }
+}
+
+impl Counted for Counters {
+    fn counters(&self) -> Counters {
+        *self
+    }
+}
 
 /// Deltas for every program in `current`: a program new in the window counts
 /// from zero, one gone by the end is dropped. Sorted by time delta, count
 /// delta (both descending) then ID; idle programs kept only with `all`;
 /// `limit` 0 keeps every row.
 pub(crate) fn compute(
-    base: &[Program],
+    base: &[impl Counted],
     current: &[Program],
     all: bool,
     limit: usize,
@@ -22,29 +41,33 @@ pub(crate) fn compute(
 
 /// [`compute`] taking `current` over: the rows own its programs, so that
 /// a window of thousands of programs is not copied once more.
-pub(crate) fn compute_owned(
-    base: &[Program],
+pub(crate) fn compute_owned<B: Counted>(
+    base: &[B],
     current: Vec<Program>,
     all: bool,
     limit: usize,
 ) -> Vec<ActivityRow> {
-    let counters = |b: &Program| (b.run_count, b.run_time_ns, b.recursion_misses);
+    let id = |b: &B| b.counters().id;
+    let counters = |b: &B| {
+        let c = b.counters();
+        (c.run_count, c.run_time_ns, c.recursion_misses)
+    };
     // Snapshots come in ID order: the base is then read in step with
     // `current`, front to back, with no table and no search.
-    let by_id: Option<HashMap<u32, (u64, u64, u64)>> = (!base.is_sorted_by_key(|b| b.id))
-        .then(|| base.iter().map(|b| (b.id, counters(b))).collect());
+    let by_id: Option<HashMap<u32, (u64, u64, u64)>> =
+        (!base.is_sorted_by_key(id)).then(|| base.iter().map(|b| (id(b), counters(b))).collect());
     let mut at = 0usize;
-    let mut before = |id: u32| match &by_id {
-        Some(m) => m.get(&id).copied(),
+    let mut before = |want: u32| match &by_id {
+        Some(m) => m.get(&want).copied(),
         None => {
-            if at > 0 && base.get(at - 1).is_some_and(|b| b.id >= id) {
+            if at > 0 && base.get(at - 1).is_some_and(|b| id(b) >= want) {
                 // `current` went back: find the place again.
-                at = base.partition_point(|b| b.id < id);
+                at = base.partition_point(|b| id(b) < want);
             }
-            while base.get(at).is_some_and(|b| b.id < id) {
+            while base.get(at).is_some_and(|b| id(b) < want) {
                 at += 1;
             }
-            base.get(at).filter(|b| b.id == id).map(counters)
+            base.get(at).filter(|b| id(b) == want).map(counters)
         }
     };
     let rows: Vec<ActivityRow> = current
@@ -112,6 +135,9 @@ mod tests {
         assert_eq!(all.len(), 3);
         assert_eq!(all[2].prog.id, 3);
         assert_eq!(compute(&base, &cur, true, 1).len(), 1);
+        // A stream's base keeps only the counters: the same deltas.
+        let counters: Vec<Counters> = base.iter().map(Counters::from).collect();
+        assert_eq!(compute(&counters, &cur, true, 0), all);
         // A base out of ID order gives the same deltas.
         let shuffled = [p(3, 7, 70), p(1, 10, 1000), p(2, 5, 500)];
         assert_eq!(compute(&shuffled, &cur, true, 0), all);
@@ -132,7 +158,7 @@ mod tests {
     #[test]
     fn ordering_ties() {
         let cur = [p(5, 3, 100), p(2, 3, 100), p(9, 4, 100), p(1, 1, 200)];
-        let ids: Vec<u32> = compute(&[], &cur, false, 0)
+        let ids: Vec<u32> = compute(&[] as &[Counters], &cur, false, 0)
             .iter()
             .map(|r| r.prog.id)
             .collect();

@@ -2,6 +2,27 @@
 
 use super::objects::Program;
 
+/// A program's ID and run counters at one snapshot: all a window's
+/// deltas are taken from, a tenth of a whole [`Program`]'s size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub id: u32,
+    pub run_count: u64,
+    pub run_time_ns: u64,
+    pub recursion_misses: u64,
+}
+
+impl From<&Program> for Counters {
+    fn from(p: &Program) -> Counters {
+        Counters {
+            id: p.id,
+            run_count: p.run_count,
+            run_time_ns: p.run_time_ns,
+            recursion_misses: p.recursion_misses,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActivityRow {
     /// The program as seen at the end of the window.

@@ -11,6 +11,7 @@ use crate::activity::{self, ActivityRow};
 use crate::error::Result;
 use crate::kernel::objects::ProgRecall;
 use crate::kernel::stats::StatsGuard;
+use crate::model::activity::Counters;
 use crate::model::{ProgFields, Program};
 use crate::sys::signal::InterruptGuard;
 
@@ -40,7 +41,8 @@ const FULL_WALK_EVERY: u32 = 60;
 pub(crate) struct Window {
     stats: StatsGuard,
     fields: ProgFields,
-    base: Vec<Program>,
+    /// What the deltas are taken from.
+    base: Vec<Counters>,
     start: Instant,
     wall_start: SystemTime,
     /// Snapshots taken since the last walk of every ID.
@@ -52,25 +54,13 @@ pub(crate) struct Window {
 /// Two snapshots of one window and the seconds between them.
 #[derive(Debug, Clone)]
 pub(crate) struct Measurement {
-    pub base: Vec<Program>,
+    pub base: Vec<Counters>,
     pub current: Vec<Program>,
     pub seconds: f64,
     /// Wall-clock times of the starts of the two enumerations, in Unix
     /// seconds: what streams print so that windows line up with other logs.
     pub wall_start: f64,
     pub wall_end: f64,
-}
-
-/// What the next window's deltas are taken from: the program's id and
-/// counters, without the names and lists a full copy would repeat.
-fn counters(p: &Program) -> Program {
-    Program {
-        id: p.id,
-        run_count: p.run_count,
-        run_time_ns: p.run_time_ns,
-        recursion_misses: p.recursion_misses,
-        ..Program::default()
-    }
 }
 
 /// Unix seconds of `t`; a clock before 1970 counts as 0.
@@ -84,31 +74,32 @@ impl Window {
     /// Enable statistics and read the baseline; the snapshots read
     /// `fields`' `full_name`, `map_ids` and `memlock`.
     pub(crate) fn start(fields: ProgFields) -> Result<Window> {
+        Window::start_listed(fields).map(|(w, _)| w)
+    }
+
+    /// [`Window::start`], also giving the baseline's programs whole (the
+    /// window keeps only their counters).
+    pub(crate) fn start_listed(fields: ProgFields) -> Result<(Window, Vec<Program>)> {
         let stats = StatsGuard::enable()?;
         let start = Instant::now();
         let wall_start = SystemTime::now();
         let mut recall = ProgRecall::default();
-        let base = programs_recalling(fields, &mut recall, true)?;
-        Ok(Window {
+        let listed = programs_recalling(fields, &mut recall, true)?;
+        let window = Window {
             stats,
             fields,
-            base,
+            base: listed.iter().map(Counters::from).collect(),
             start,
             wall_start,
             since_full: 0,
             recall,
-        })
+        };
+        Ok((window, listed))
     }
 
     /// When the baseline enumeration started.
     pub(crate) fn started(&self) -> Instant {
         self.start
-    }
-
-    /// The baseline snapshot (of a window continued from another one, only
-    /// each program's id and counters: what the deltas are taken from).
-    pub(crate) fn base(&self) -> &[Program] {
-        &self.base
     }
 
     /// When a window of `seconds` ends.
@@ -152,7 +143,7 @@ impl Window {
         let next = Window {
             stats: self.stats,
             fields: self.fields,
-            base: current.iter().map(counters).collect(),
+            base: current.iter().map(Counters::from).collect(),
             start: at,
             wall_start: wall,
             since_full: (self.since_full + 1) % FULL_WALK_EVERY,

@@ -36,6 +36,7 @@ use ratatui::Terminal;
 
 use crate::activity;
 use crate::error::{BrrError, Result};
+use crate::model::activity::Counters;
 use crate::profile;
 use crate::session::{self, Terminations, Window};
 use app::App;
@@ -93,7 +94,7 @@ pub(crate) fn run(config: Config) -> Result<(String, i32)> {
     // Fail before touching the terminal, so that the error is a plain
     // `brr: <message>` on stderr with its exit status: statistics must be
     // available and every program readable.
-    let window = Window::start(session::BRIEF)?;
+    let (window, mut listed) = Window::start_listed(session::BRIEF)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(BrrError::Failed(
             "the interactive top view needs a terminal; use 'brr top --textmode' for plain output"
@@ -102,13 +103,13 @@ pub(crate) fn run(config: Config) -> Result<(String, i32)> {
     }
     let terminations = Terminations::catch()?;
 
-    let mut listed = window.base().to_vec();
     // Pins show only with the context (`-x`).
     if config.extended {
         session::attach_prog_pins(&mut listed, &config.bpffs);
     }
     // Rows at once (zero deltas) while the first window runs.
-    let rows = activity::compute_owned(window.base(), listed, true, 0);
+    let base: Vec<Counters> = listed.iter().map(Counters::from).collect();
+    let rows = activity::compute_owned(&base, listed, true, 0);
 
     install_panic_hook();
     let mut term = setup_terminal()?;
