@@ -502,6 +502,14 @@ pub(crate) mod tests {
     use crate::model::profile::{Frame, NativeSamples, Stack};
     use crate::profile::aggregate::tests::profile;
 
+    /// The test profile with its program's samples and where they fell.
+    fn with_native<const N: usize>(samples: u64, at: [(u64, u64); N]) -> Profile {
+        let mut prof = profile();
+        prof.programs[0].samples = samples;
+        prof.programs[0].native = at.iter().map(|&(ip, n)| sampled(ip, n)).collect();
+        prof
+    }
+
     fn sampled(ip: u64, samples: u64) -> NativeSamples {
         NativeSamples {
             samples,
@@ -702,14 +710,7 @@ pub(crate) mod tests {
             }
         }
         // The frame and the thunk past a one-row table still make the hint.
-        let mut prof = profile();
-        prof.programs[0].samples = 40;
-        prof.programs[0].native = vec![
-            sampled(0x20, 15),
-            sampled(0x2, 10),
-            sampled(0x30, 10),
-            sampled(0x31, 5),
-        ];
+        let prof = with_native(40, [(0x20, 15), (0x2, 10), (0x30, 10), (0x31, 5)]);
         let hints = |rows| {
             let mut r = build(&prof, &opts(0, 1));
             let mut code = HashMap::new();
@@ -727,15 +728,8 @@ pub(crate) mod tests {
 
     #[test]
     fn annotation_adds_the_jit_overhead_hint() {
-        let mut prof = profile();
         // 40 of 49 inclusive samples in the frame and the return thunk.
-        prof.programs[0].samples = 40;
-        prof.programs[0].native = vec![
-            sampled(0x2, 15),
-            sampled(0x30, 10),
-            sampled(0x31, 10),
-            sampled(0x20, 5),
-        ];
+        let prof = with_native(40, [(0x2, 15), (0x30, 10), (0x31, 10), (0x20, 5)]);
         let mut r = build(&prof, &opts(0, 0));
         let mut code = HashMap::new();
         code.insert(98, Ok(code98(&prof)));
