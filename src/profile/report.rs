@@ -362,10 +362,10 @@ pub(crate) fn annotate(
         } else {
             count
         };
+        let listed_row = |i: usize| rows == NativeRows::All || i < shown;
         // Past the table, a cut report makes only the rows the hint reads:
         // the few that are not the program's own body.
-        let keep =
-            |i: usize, role: Role| rows == NativeRows::All || i < shown || role != Role::Body;
+        let keep = |i: usize, role: Role| listed_row(i) || role != Role::Body;
         let mut listed = Vec::with_capacity(if rows == NativeRows::All {
             count
         } else {
@@ -374,7 +374,7 @@ pub(crate) fn annotate(
         let mut overhead = Vec::new();
         let mut figure = figures(profile, raw.samples, |r: &NativeRow| r.samples);
         for (i, row) in native_rows(raw, insns, keep) {
-            if rows == NativeRows::All || i < shown {
+            if listed_row(i) {
                 listed.push(figure(row));
             } else {
                 overhead.push(row);

@@ -101,11 +101,11 @@ fn withheld_reason(image: &ProgramImage) -> Option<u32> {
 /// with [`Native::Every`] each sampled instruction gets its text (JSON and
 /// CSV list them all), else only those the `--line-limit` view shows
 /// (formatting is most of the cost of decoding), and with
-/// [`Native::Table`] only those are rows. Also returns the native code of program `keep`
-/// decoded in full from the same read of its JIT code, for naming every
-/// instruction it sampled; None when it has no direct samples, its code
-/// could not be read (the program is gone, addresses are hidden) or this
-/// host's code is not decoded.
+/// [`Native::Table`] only those are rows. Also returns the native code of
+/// program `keep` decoded in full from the same read of its JIT code, for
+/// naming every instruction it sampled; None when it has no direct
+/// samples, its code could not be read (the program is gone, addresses
+/// are hidden) or this host's code is not decoded.
 pub(crate) fn annotate_keeping(
     report: &mut Report,
     profile: &Profile,

@@ -102,6 +102,11 @@ impl Window {
         self.start
     }
 
+    /// What the deltas are taken from: each baseline program's counters.
+    pub(crate) fn base(&self) -> &[Counters] {
+        &self.base
+    }
+
     /// When a window of `seconds` ends.
     pub(crate) fn deadline(&self, seconds: f64) -> Instant {
         self.start + wait_for(seconds)

@@ -36,7 +36,6 @@ use ratatui::Terminal;
 
 use crate::activity;
 use crate::error::{BrrError, Result};
-use crate::model::activity::Counters;
 use crate::profile;
 use crate::session::{self, Terminations, Window};
 use app::App;
@@ -108,8 +107,7 @@ pub(crate) fn run(config: Config) -> Result<(String, i32)> {
         session::attach_prog_pins(&mut listed, &config.bpffs);
     }
     // Rows at once (zero deltas) while the first window runs.
-    let base: Vec<Counters> = listed.iter().map(Counters::from).collect();
-    let rows = activity::compute_owned(&base, listed, true, 0);
+    let rows = activity::compute_owned(window.base(), listed, true, 0);
 
     install_panic_hook();
     let mut term = setup_terminal()?;
