@@ -16,7 +16,7 @@ pub(crate) enum Json {
     /// Keys are mostly literals: a document of thousands of objects makes
     /// no string for them.
     Obj(Vec<(Cow<'static, str>, Json)>),
-    /// An array made item by item as it is written.
+    /// An array of objects made one by one as it is written.
     Items(Items),
 }
 
@@ -27,25 +27,173 @@ pub(crate) enum Json {
 #[derive(Clone)]
 pub(crate) struct Items(Arc<Each>);
 
-/// What hands every item of an [`Items`] to a sink. By reference: the
-/// maker may write each item over the last one's value and strings.
-type Each = dyn Fn(&mut dyn FnMut(&Json)) + Send + Sync;
+/// What hands every item of an [`Items`] to a sink, in order.
+type Each = dyn Fn(&mut dyn Sink) + Send + Sync;
+
+/// Where an [`Items`] maker puts its items, objects: a document's text,
+/// or values.
+pub(crate) trait Sink {
+    /// The next item, an object whose fields `fill` hands over one by one
+    /// (written as they come: no value is made of them).
+    fn object(&mut self, fill: &mut dyn FnMut(&mut Fields<'_>));
+}
 
 impl Items {
     /// `each` hands every item to the sink it is given, in order.
-    pub(crate) fn new(each: impl Fn(&mut dyn FnMut(&Json)) + Send + Sync + 'static) -> Items {
+    pub(crate) fn new(each: impl Fn(&mut dyn Sink) + Send + Sync + 'static) -> Items {
         Items(Arc::new(each))
     }
 
-    pub(crate) fn each(&self, sink: &mut dyn FnMut(&Json)) {
+    pub(crate) fn each(&self, sink: &mut dyn Sink) {
         (self.0)(sink);
     }
 
     pub(crate) fn collect(&self) -> Vec<Json> {
-        let mut v = Vec::new();
-        self.each(&mut |j| v.push(j.clone()));
+        let mut v: Vec<Json> = Vec::new();
+        self.each(&mut v);
         v
     }
+}
+
+impl Sink for Vec<Json> {
+    fn object(&mut self, fill: &mut dyn FnMut(&mut Fields<'_>)) {
+        let mut f = Fields {
+            to: FieldsTo::Value(Vec::new()),
+            n: 0,
+        };
+        fill(&mut f);
+        if let FieldsTo::Value(v) = f.to {
+            self.push(Json::Obj(v));
+        }
+    }
+}
+
+/// One object's fields, as its maker hands them to a [`Sink`]: written
+/// straight into the text (byte for byte as the [`Json::Obj`] of the same
+/// fields), or gathered into that object.
+pub(crate) struct Fields<'a> {
+    to: FieldsTo<'a>,
+    /// Fields so far.
+    n: usize,
+}
+
+enum FieldsTo<'a> {
+    Text {
+        out: &'a mut String,
+        pretty: bool,
+        depth: usize,
+    },
+    Value(Vec<(Cow<'static, str>, Json)>),
+}
+
+impl Fields<'_> {
+    /// Write the field's key; the text to write its value into, or None
+    /// when the fields are gathered.
+    fn key(&mut self, key: &'static str) -> Option<&mut String> {
+        self.n += 1;
+        let FieldsTo::Text { out, pretty, depth } = &mut self.to else {
+            return None;
+        };
+        out.push(if self.n == 1 { '{' } else { ',' });
+        if *pretty {
+            line_break(out, *depth + 1);
+        }
+        // Keys are literals that need no escape: written as they are.
+        debug_assert_eq!(plain_prefix(key), key.len(), "{key}");
+        out.push('"');
+        out.push_str(key);
+        out.push_str(if *pretty { "\": " } else { "\":" });
+        Some(out)
+    }
+
+    fn gather(&mut self, key: &'static str, v: Json) {
+        if let FieldsTo::Value(fields) = &mut self.to {
+            fields.push((Cow::Borrowed(key), v));
+        }
+    }
+
+    /// A string field (null for None).
+    pub(crate) fn str(&mut self, key: &'static str, v: Option<&str>) {
+        match (self.key(key), v) {
+            (Some(out), Some(s)) => escape(s, out),
+            (Some(out), None) => out.push_str("null"),
+            (None, v) => self.gather(key, v.into()),
+        }
+    }
+
+    /// An integer field (null for None).
+    pub(crate) fn uint(&mut self, key: &'static str, v: Option<u64>) {
+        match (self.key(key), v) {
+            (Some(out), Some(i)) => out.push_str(itoa::Buffer::new().format(i)),
+            (Some(out), None) => out.push_str("null"),
+            (None, v) => self.gather(key, v.into()),
+        }
+    }
+
+    /// A number field, as [`Json::Float`] writes it.
+    pub(crate) fn float(&mut self, key: &'static str, v: f64) {
+        match self.key(key) {
+            Some(out) => super::num::float_into(v, out),
+            None => self.gather(key, v.into()),
+        }
+    }
+
+    /// Close the object's text.
+    fn finish(self) {
+        if let FieldsTo::Text { out, pretty, depth } = self.to {
+            if self.n == 0 {
+                out.push_str("{}");
+                return;
+            }
+            if pretty {
+                line_break(out, depth);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Items written into a document's text at `depth`.
+struct TextSink<'a> {
+    out: &'a mut String,
+    pretty: bool,
+    depth: usize,
+    n: usize,
+}
+
+impl TextSink<'_> {
+    /// The separator and indent before the next item.
+    fn next(&mut self) {
+        if self.n > 0 {
+            self.out.push(',');
+        }
+        if self.pretty {
+            line_break(self.out, self.depth + 1);
+        }
+        self.n += 1;
+    }
+}
+
+impl Sink for TextSink<'_> {
+    fn object(&mut self, fill: &mut dyn FnMut(&mut Fields<'_>)) {
+        self.next();
+        let mut f = Fields {
+            to: FieldsTo::Text {
+                out: self.out,
+                pretty: self.pretty,
+                depth: self.depth + 1,
+            },
+            n: 0,
+        };
+        fill(&mut f);
+        f.finish();
+    }
+}
+
+/// A line break and `depth` levels of indent (pretty form only).
+fn line_break(out: &mut String, depth: usize) {
+    out.push('\n');
+    out.extend(std::iter::repeat_n(' ', depth * 2));
 }
 
 impl PartialEq for Items {
@@ -105,21 +253,6 @@ impl<T: Into<Json> + Clone> From<&[T]> for Json {
     }
 }
 
-impl Json {
-    /// Become the text `s` (null for None), in this value's own string
-    /// when it has one: items written over one another make no string.
-    pub(crate) fn set_str(&mut self, s: Option<&str>) {
-        match (self, s) {
-            (Json::Str(buf), Some(s)) => {
-                buf.clear();
-                buf.push_str(s);
-            }
-            (this, Some(s)) => *this = Json::Str(s.to_owned()),
-            (this, None) => *this = Json::Null,
-        }
-    }
-}
-
 /// Build an object from (key, value) pairs, keeping their order.
 pub(crate) fn obj<const N: usize>(pairs: [(&'static str, Json); N]) -> Json {
     Json::Obj(pairs.map(|(k, v)| (Cow::Borrowed(k), v)).into())
@@ -149,11 +282,7 @@ fn escape(s: &str, out: &mut String) {
     out.push('"');
     // Most strings need no escape at all: copy the printable ASCII prefix
     // in one go (listings write tens of thousands of them).
-    let plain = s
-        .bytes()
-        .position(|b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')
-        .unwrap_or(s.len());
-    let (head, rest) = s.split_at(plain);
+    let (head, rest) = s.split_at(plain_prefix(s));
     out.push_str(head);
     for c in rest.chars() {
         match c {
@@ -176,23 +305,53 @@ fn escape(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// The length of the longest prefix of `s` that is written as it is:
+/// printable ASCII other than `"` and `\\`. Eight bytes a step while they
+/// all are (reports write hundreds of kilobytes of such text).
+fn plain_prefix(s: &str) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` below `n` (n <= 128) sets that byte's high bit.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let equal = |x: u64, b: u8| below(x ^ (ONES * u64::from(b)), 1);
+    let bytes = s.as_bytes();
+    let mut plain = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let w = u64::from_le_bytes(word);
+        // Control bytes, `"`, `\\`, DEL, and non-ASCII (high bit set).
+        let special =
+            below(w, b' ') | equal(w, b'"') | equal(w, b'\\') | equal(w, 0x7f) | (w & HIGH);
+        if special != 0 {
+            break;
+        }
+        plain += 8;
+    }
+    plain
+        + bytes[plain..]
+            .iter()
+            .position(|&b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')
+            .unwrap_or(bytes.len() - plain)
+}
+
 fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
     let newline = |out: &mut String, d: usize| {
         if pretty {
-            out.push('\n');
-            out.extend(std::iter::repeat_n(' ', d * 2));
+            line_break(out, d);
         }
     };
     match v {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         // Written in place: a listing writes a dozen numbers per object.
-        Json::Int(i) => {
-            let _ = match i64::try_from(*i) {
-                Ok(small) => write!(out, "{small}"),
-                Err(_) => write!(out, "{i}"),
-            };
-        }
+        Json::Int(i) => match i64::try_from(*i) {
+            Ok(small) => out.push_str(itoa::Buffer::new().format(small)),
+            Err(_) => {
+                let _ = write!(out, "{i}");
+            }
+        },
         Json::Float(f) => super::num::float_into(*f, out),
         Json::Str(s) => escape(s, out),
         Json::Arr(items) if items.is_empty() => out.push_str("[]"),
@@ -210,18 +369,16 @@ fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
             out.push(']');
         }
         Json::Items(items) => {
-            let mut n = 0usize;
             out.push('[');
-            items.each(&mut |item| {
-                if n > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                write(item, pretty, depth + 1, out);
-                n += 1;
-            });
-            if n > 0 {
-                newline(out, depth);
+            let mut sink = TextSink {
+                out,
+                pretty,
+                depth,
+                n: 0,
+            };
+            items.each(&mut sink);
+            if sink.n > 0 && pretty {
+                line_break(out, depth);
             }
             out.push(']');
         }
@@ -241,8 +398,7 @@ fn write_fields<'a>(
 ) {
     let newline = |out: &mut String, d: usize| {
         if pretty {
-            out.push('\n');
-            out.extend(std::iter::repeat_n(' ', d * 2));
+            line_break(out, d);
         }
     };
     out.push('{');
@@ -357,7 +513,13 @@ impl<'w> DocumentWriter<'w> {
 }
 
 pub(crate) fn to_string(v: &Json, pretty: bool) -> String {
-    let mut out = String::new();
+    to_string_sized(v, pretty, 0)
+}
+
+/// [`to_string`] into a string of `capacity` bytes at first: a document
+/// of hundreds of kilobytes is then not copied as it grows.
+pub(crate) fn to_string_sized(v: &Json, pretty: bool, capacity: usize) -> String {
+    let mut out = String::with_capacity(capacity);
     write(v, pretty, 0, &mut out);
     out
 }
@@ -365,6 +527,49 @@ pub(crate) fn to_string(v: &Json, pretty: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_prefix_stops_at_the_first_byte_to_escape() {
+        // The byte-by-byte rule the word-at-a-time scan must agree with.
+        let slow = |s: &str| {
+            s.bytes()
+                .position(|b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')
+                .unwrap_or(s.len())
+        };
+        let specials = [
+            '"',
+            '\\',
+            '\n',
+            '\u{0}',
+            '\u{1f}',
+            '\u{7f}',
+            '\u{80}',
+            '\u{e9}',
+            '\u{10ffff}',
+        ];
+        for len in 0..20 {
+            let base = "abcdefghijklmnopqrstuvwxyz ~!#".get(..len).unwrap_or("");
+            assert_eq!(plain_prefix(base), len);
+            for at in 0..=len {
+                for c in specials {
+                    let mut s = String::from(base.get(..at).unwrap_or(""));
+                    s.push(c);
+                    s.push_str(base.get(at..).unwrap_or(""));
+                    assert_eq!(plain_prefix(&s), slow(&s), "{s:?}");
+                    assert_eq!(plain_prefix(&s), at, "{s:?}");
+                }
+            }
+        }
+        // Every byte value below 0x80 at every place in a word and after it.
+        for b in 0u8..0x80 {
+            for at in 0..17 {
+                let mut v = vec![b'x'; 17];
+                v[at] = b;
+                let s = String::from_utf8(v).unwrap();
+                assert_eq!(plain_prefix(&s), slow(&s), "{b:#x} at {at}");
+            }
+        }
+    }
 
     #[test]
     fn compact_and_pretty() {
@@ -409,29 +614,46 @@ mod tests {
 
     #[test]
     fn items_write_as_the_array_they_make() {
-        for n in 0..3u32 {
-            let items = Items::new(move |sink| (0..n).for_each(|i| sink(&obj([("i", i.into())]))));
+        for n in 0..4u32 {
+            let items = Items::new(move |sink| {
+                for i in 0..n {
+                    if i % 2 == 0 {
+                        sink.object(&mut |f| f.uint("i", Some(u64::from(i))));
+                    } else {
+                        // An object handed over field by field, with the
+                        // values that need care: escapes, nulls, floats.
+                        sink.object(&mut |f| {
+                            f.str("s", Some("a\"b\\\n\u{e9}"));
+                            f.str("none", None);
+                            f.uint("u", Some(u64::MAX));
+                            f.uint("missing", None);
+                            f.float("pct", 12.5);
+                            f.float("tiny", 1e-9);
+                        });
+                    }
+                }
+                if n == 3 {
+                    sink.object(&mut |_| {});
+                }
+            });
             let made = obj([("x", Json::Items(items.clone())), ("y", Json::Null)]);
             let whole = obj([("x", Json::Arr(items.collect())), ("y", Json::Null)]);
             for pretty in [false, true] {
                 assert_eq!(to_string(&made, pretty), to_string(&whole, pretty), "{n}");
             }
-            assert_eq!(items.collect().len(), n as usize);
+            assert_eq!(items.collect().len(), n as usize + usize::from(n == 3));
         }
-    }
-
-    #[test]
-    fn set_str_reuses_a_string_and_becomes_null_or_text() {
-        let mut j = Json::Null;
-        j.set_str(Some("abc"));
-        assert_eq!(j, Json::Str("abc".into()));
-        j.set_str(Some("d"));
-        assert_eq!(j, Json::Str("d".into()));
-        j.set_str(None);
-        assert_eq!(j, Json::Null);
-        let mut n = Json::Int(7);
-        n.set_str(Some("e"));
-        assert_eq!(n, Json::Str("e".into()));
+        let one = Items::new(|sink| {
+            sink.object(&mut |f| {
+                f.str("s", Some("\t"));
+                f.uint("u", Some(3));
+                f.float("p", 0.5);
+            })
+        });
+        assert_eq!(
+            to_string(&Json::Items(one), false),
+            r#"[{"s":"\t","u":3,"p":0.5}]"#
+        );
     }
 
     #[test]

@@ -20,6 +20,17 @@ pub(crate) fn float_into(v: f64, out: &mut String) {
     // from the double nearest 1e-4 up to the one nearest 1e16 (no other
     // double's shortest digits round across either).
     if (1e-4..1e16).contains(&v.abs()) {
+        // ryu writes Python's shortest digits in the same fixed notation
+        // over this whole range (`5.0`, `0.0001`, `1234567890123456.0`),
+        // faster than `core::fmt`, which also rounds a tie between two
+        // 17-digit texts up where Python takes the even one. The rest is a
+        // safety net.
+        let mut buf = ryu::Buffer::new();
+        let text = buf.format_finite(v);
+        if !text.contains('e') {
+            out.push_str(text);
+            return;
+        }
         let from = out.len();
         let _ = write!(out, "{v}");
         if !out.get(from..).is_some_and(|t| t.contains('.')) {
@@ -233,6 +244,57 @@ mod tests {
             out.push(',');
         }
         assert_eq!(out, "[1.5,5.0,0.25,1e+20,0.0,");
+    }
+
+    #[test]
+    fn fixed_range_matches_core_fmt_but_ties_round_to_even() {
+        // What the fixed range wrote before ryu: Rust's shortest digits,
+        // with `.0` on integers.
+        let core = |v: f64| {
+            let t = format!("{v}");
+            if t.contains('.') {
+                t
+            } else {
+                t + ".0"
+            }
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut checked, mut ties) = (0, 0);
+        for _ in 0..200_000 {
+            // Random bits across every exponent, and round percentages.
+            let bits = f64::from_bits(next());
+            let pct = (next() % 1_000_000) as f64 / 100.0;
+            for v in [bits, pct, -pct, 1e-4, 1e16 - 2.0, 0.1 + 0.2] {
+                if (1e-4..1e16).contains(&v.abs()) {
+                    let (ours, theirs) = (float(v), core(v));
+                    checked += 1;
+                    if ours == theirs {
+                        continue;
+                    }
+                    // Only a tie between two 17-digit texts may differ:
+                    // Python (and ryu) round it to the even digit, where
+                    // core::fmt rounds up. Both read back as `v`.
+                    assert_eq!(ours.len(), theirs.len(), "{v:e}");
+                    assert_eq!(ours.parse::<f64>().ok(), Some(v), "{v:e}");
+                    assert_eq!(theirs.parse::<f64>().ok(), Some(v), "{v:e}");
+                    let last = |t: &str| t.bytes().last().map(|b| b - b'0');
+                    assert_eq!(last(&ours).map(|d| d % 2), Some(0), "{v:e}");
+                    assert_eq!(last(&ours).map(|d| d + 1), last(&theirs), "{v:e}");
+                    ties += 1;
+                }
+            }
+        }
+        assert!(checked > 800_000);
+        assert!(ties < checked / 1000, "{ties}");
+        // Python: repr(1690060720831323.25) == '1690060720831323.2' (the
+        // double is that tie exactly).
+        assert_eq!(float(1.690_060_720_831_323_3e15), "1690060720831323.2");
     }
 
     #[test]

@@ -31,7 +31,17 @@ pub(crate) struct SourceContexts {
 pub(crate) fn render(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
     match view.format {
         Format::Text => text(report, view, ctx),
-        Format::Json { pretty } => json::to_string(&to_json(report, ctx), pretty),
+        Format::Json { pretty } => {
+            // About what a listed native instruction takes (`--annotate`
+            // lists thousands).
+            let rows: usize = report
+                .programs
+                .iter()
+                .filter_map(|p| Some(p.native.as_ref()?.all.len()))
+                .sum();
+            let size = 16 * 1024 + rows * if pretty { 256 } else { 160 };
+            json::to_string_sized(&to_json(report, ctx), pretty, size)
+        }
         Format::Csv => to_csv(report),
     }
 }
@@ -930,12 +940,10 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
     if let Some(a) = &p.native {
         let all = a.all.clone();
         let rows = json::Items::new(move |sink| {
-            // One object written over row by row, its strings reused: a
-            // profile lists thousands of sampled instructions.
-            let mut item = Json::Null;
+            // Written field by field: a profile lists thousands of sampled
+            // instructions.
             for r in all.iter() {
-                native_json(r, &mut item);
-                sink(&item);
+                sink.object(&mut |f| native_json(r, f));
             }
         });
         f.push(("native", Json::Items(rows)));
@@ -944,28 +952,14 @@ fn program_json(p: &ProgramReport, ctx: Option<&SourceContexts>) -> Json {
 }
 
 /// One sampled native instruction (`--annotate`): every one is listed.
-/// Written over `item`, which becomes the object when it is not one yet.
-fn native_json(r: &Figured<NativeRow>, item: &mut Json) {
-    const KEYS: [&str; 7] = [
-        "function", "offset", "asm", "file", "line", "samples", "percent",
-    ];
-    if !matches!(item, Json::Obj(f) if f.len() == KEYS.len()) {
-        *item = json::obj(KEYS.map(|k| (k, Json::Null)));
-    }
-    let Json::Obj(f) = item else {
-        return;
-    };
-    if let [(_, function), (_, offset), (_, asm), (_, file), (_, line), (_, samples), (_, percent)] =
-        &mut f[..]
-    {
-        function.set_str(r.function.as_deref());
-        *offset = r.offset.into();
-        asm.set_str(r.asm.as_deref());
-        file.set_str(r.file.as_deref());
-        *line = r.line.into();
-        *samples = r.samples.into();
-        *percent = r.sample_percent.into();
-    }
+fn native_json(r: &Figured<NativeRow>, f: &mut json::Fields<'_>) {
+    f.str("function", r.function.as_deref());
+    f.uint("offset", r.offset);
+    f.str("asm", r.asm.as_deref());
+    f.str("file", r.file.as_deref());
+    f.uint("line", r.line.map(u64::from));
+    f.uint("samples", Some(r.samples));
+    f.float("percent", r.sample_percent);
 }
 
 /// A kernel address as text: JSON numbers above 2^53 lose precision in
@@ -1739,6 +1733,34 @@ No BPF JIT samples captured."
             "Instructions of program 98 (sys_exit):\nNo instruction text: the kernel withholds it"
         );
         assert!(instructions_table(&a, false, 0).contains("  +0x20  -  "));
+    }
+
+    /// What writing the JSON rows of `--annotate` costs, for the README:
+    /// the annotated test report with 1,850 sampled instructions (as many
+    /// as a 5 s profile of the hot fixture lists), rendered 300 times.
+    /// `cargo test --release --lib -- --ignored --nocapture json_native_cost`.
+    #[test]
+    #[ignore]
+    fn json_native_cost() {
+        let (_, mut r) = crate::profile::report::tests::annotated(0);
+        let a = r.programs[0].native.as_mut().unwrap();
+        let rows: Vec<_> = a.all.iter().cycle().take(1850).cloned().collect();
+        a.all = std::sync::Arc::new(rows);
+        let v = view(Format::Json { pretty: false }).view;
+        let mut bytes = 0;
+        let mut times = Vec::new();
+        for _ in 0..300 {
+            let t = std::time::Instant::now();
+            bytes = render(&r, &v, None).len();
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        eprintln!(
+            "1850 native rows, {bytes} bytes: median {median:.3} ms a render, {:.0} ns a row, lowest {:.3} ms",
+            median * 1e6 / 1850.0,
+            times[0]
+        );
     }
 
     #[test]
