@@ -474,6 +474,12 @@ fn names_a_symbol(doc: &str) -> bool {
 /// and without it. `cargo test --release --test annotate_live --
 /// --ignored --nocapture annotate_cost` (`BRR_BENCH_BIN` picks the brr
 /// binary, e.g. a release build; `BRR_BENCH_ROUNDS` the rounds, 9).
+///
+/// The binary runs from a copy in a tmpfs when there is one, so that a
+/// page cache under memory pressure does not add disk reads to some runs.
+/// Besides each form's median and lowest, it prints the median of the
+/// rounds' paired differences (each round runs the four forms back to
+/// back), which a slow drift of the machine does not move.
 #[test]
 #[ignore]
 fn annotate_cost() {
@@ -483,7 +489,15 @@ fn annotate_cost() {
     let _serial = serial();
     let fx = HotFixture::load().expect("load the hot fixture");
     let id = fx.prog.id.to_string();
-    let bin = std::env::var("BRR_BENCH_BIN").unwrap_or(env!("CARGO_BIN_EXE_brr").into());
+    let given = std::env::var("BRR_BENCH_BIN").unwrap_or(env!("CARGO_BIN_EXE_brr").into());
+    let shm = std::path::Path::new("/dev/shm");
+    let copy = shm
+        .is_dir()
+        .then(|| shm.join(format!("brr-annotate-cost-{}", std::process::id())))
+        .filter(|c| std::fs::copy(&given, c).is_ok());
+    let bin = copy
+        .as_ref()
+        .map_or(given.clone(), |c| c.display().to_string());
     let load = LoadDriver::start(fx.prog.fd(), 1, HOT_REPEAT).expect("load");
     std::thread::sleep(Duration::from_millis(300));
     let profile = ["profile", "--program-id", &id];
@@ -505,26 +519,35 @@ fn annotate_cost() {
         }
     }
     load.stop().expect("load threads");
+    if let Some(c) = &copy {
+        let _ = std::fs::remove_file(c);
+    }
     let (kallsyms, _) = task_clock("cat", &["/proc/kallsyms"]);
-    let median = |v: &mut Vec<f64>| {
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let m = cpu.each_mut().map(median);
-    eprintln!("{runs} interleaved 5 s profiles of program {id} (task-clock: median, then lowest):");
+    let lowest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    eprintln!("{runs} interleaved 5 s profiles of program {id} from {bin}");
+    eprintln!(
+        "{:26} {:>8} {:>9} {:>7}   {:>8} {:>9} {:>7}   {:>15}",
+        "task-clock", "median", "", "", "lowest", "", "", "paired median"
+    );
     for (v, extra) in variants.iter().enumerate() {
         let name = format!("profile {}", extra.join(" "));
         let base = v - v % 2;
-        // `median` sorted each form's runs: the first is the lowest.
-        let low = |v: usize| cpu[v][0];
+        let (m, mb) = (median(&cpu[v]), median(&cpu[base]));
+        let (l, lb) = (lowest(&cpu[v]), lowest(&cpu[base]));
+        let paired: Vec<f64> = cpu[v].iter().zip(&cpu[base]).map(|(a, b)| a - b).collect();
+        let p = median(&paired);
         eprintln!(
-            "{name:26} {:8.2} ms {:+7.2} ms {:+6.1} %   {:8.2} ms {:+7.2} ms {:+6.1} %",
-            m[v],
-            m[v] - m[base],
-            (m[v] / m[base] - 1.0) * 100.0,
-            low(v),
-            low(v) - low(base),
-            (low(v) / low(base) - 1.0) * 100.0,
+            "{name:26} {m:8.2} ms {:+7.2} ms {:+6.1} %   {l:8.2} ms {:+7.2} ms {:+6.1} %   {p:+7.2} ms {:+6.1} %",
+            m - mb,
+            (m / mb - 1.0) * 100.0,
+            l - lb,
+            (l / lb - 1.0) * 100.0,
+            p / mb * 100.0,
         );
     }
     eprintln!("  {named} of {runs} --json --annotate runs named a call or jump target (read /proc/kallsyms)");
