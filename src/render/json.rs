@@ -332,8 +332,14 @@ fn plain_prefix(s: &str) -> usize {
     plain
         + bytes[plain..]
             .iter()
-            .position(|&b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')
+            .position(|&b| escaped(b))
             .unwrap_or(bytes.len() - plain)
+}
+
+/// Whether byte `b` is not written as it is: it is not printable ASCII, or
+/// it is `"` or `\\`.
+fn escaped(b: u8) -> bool {
+    !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\'
 }
 
 fn write(v: &Json, pretty: bool, depth: usize, out: &mut String) {
@@ -531,11 +537,7 @@ mod tests {
     #[test]
     fn plain_prefix_stops_at_the_first_byte_to_escape() {
         // The byte-by-byte rule the word-at-a-time scan must agree with.
-        let slow = |s: &str| {
-            s.bytes()
-                .position(|b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\')
-                .unwrap_or(s.len())
-        };
+        let slow = |s: &str| s.bytes().position(escaped).unwrap_or(s.len());
         let specials = [
             '"',
             '\\',
