@@ -1,8 +1,8 @@
 //! Which processes hold file descriptors on BPF programs, maps and links.
 //!
 //! brr loads nothing, so it cannot use a BPF iterator; it reads every
-//! process's fd table instead ([`proc_fds`]), and an fdinfo only for the few
-//! fds whose link target names a BPF object.
+//! process's fd table instead (`kernel::proc_fds`), and an fdinfo only for
+//! the few fds whose link target names a BPF object.
 //!
 //! The same walk finds programs attached through perf event fds (bpftrace,
 //! BCC, libbpf without perf-event links): each `anon_inode:[perf_event]` fd
