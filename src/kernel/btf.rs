@@ -203,13 +203,8 @@ pub mod tests {
 
     /// Build a minimal blob: one INT "int", one FUNC_PROTO, one FUNC `name`.
     pub fn blob(func: &str, extra_strings: &[&str]) -> (Vec<u8>, Vec<u32>) {
-        let mut strs = vec![0u8];
-        let mut add = |s: &str| {
-            let off = strs.len() as u32;
-            strs.extend_from_slice(s.as_bytes());
-            strs.push(0);
-            off
-        };
+        let mut strs = Strings::default();
+        let mut add = |s: &str| strs.add(s);
         let int_name = add("int");
         let func_name = add(func);
         let offs: Vec<u32> = extra_strings.iter().map(|s| add(s)).collect();
@@ -221,7 +216,25 @@ pub mod tests {
         push(&[int_name, 1 << 24, 4, 32]); // id 1 INT
         push(&[0, 13 << 24, 1]); // id 2 FUNC_PROTO returning int
         push(&[func_name, (12 << 24) | 1, 2]); // id 3 FUNC
-        (wrap(&types, &strs), offs)
+        (wrap(&types, &strs.0), offs)
+    }
+
+    /// A string section being built; offset 0 is the empty string.
+    struct Strings(Vec<u8>);
+
+    impl Default for Strings {
+        fn default() -> Strings {
+            Strings(vec![0])
+        }
+    }
+
+    impl Strings {
+        fn add(&mut self, s: &str) -> u32 {
+            let off = self.0.len() as u32;
+            self.0.extend_from_slice(s.as_bytes());
+            self.0.push(0);
+            off
+        }
     }
 
     /// A version 1 blob: a 24-byte header, the types, then the strings.
@@ -244,13 +257,8 @@ pub mod tests {
 
     /// A blob with one type per `(kind, name, member names)`.
     pub(crate) fn types_blob(types: &[(u32, &str, &[&str])]) -> Vec<u8> {
-        let mut strs = vec![0u8];
-        let mut add = |s: &str| {
-            let off = strs.len() as u32;
-            strs.extend_from_slice(s.as_bytes());
-            strs.push(0);
-            off
-        };
+        let mut strs = Strings::default();
+        let mut add = |s: &str| strs.add(s);
         let mut body: Vec<u32> = Vec::new();
         for (kind, name, members) in types {
             let name_off = add(name);
@@ -267,7 +275,7 @@ pub mod tests {
             }
         }
         let types: Vec<u8> = body.iter().flat_map(|v| v.to_le_bytes()).collect();
-        wrap(&types, &strs)
+        wrap(&types, &strs.0)
     }
 
     #[test]
