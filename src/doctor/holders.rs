@@ -6,11 +6,9 @@
 
 use std::path::Path;
 
-use crate::kernel::owners::parse_comm;
+use crate::kernel::proc_fds::{self, FdInfo, FdKind, FdVisitor};
 use crate::model::Owner;
-
-/// What `/proc/PID/fd/N` of a statistics fd links to.
-pub(crate) const STATS_TARGET: &str = "anon_inode:bpf-stats";
+use crate::sys::Errno;
 
 /// The holders found, and how many processes could not be looked at
 /// (another user's, without privilege).
@@ -21,37 +19,27 @@ pub(crate) struct StatsHolders {
     pub unreadable: usize,
 }
 
-/// Scan a procfs-shaped tree. Processes and fds that vanish meanwhile are
-/// skipped.
-pub(crate) fn scan(proc_root: &Path) -> StatsHolders {
-    let mut out = StatsHolders::default();
-    let Ok(dir) = std::fs::read_dir(proc_root) else {
-        return out;
-    };
-    let mut pids: Vec<u32> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    pids.sort_unstable();
-    for pid in pids {
-        let base = proc_root.join(pid.to_string());
-        let fds = match std::fs::read_dir(base.join("fd")) {
-            Ok(fds) => fds,
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                out.unreadable += 1;
-                continue;
-            }
-            Err(_) => continue,
-        };
-        let holds = fds
-            .filter_map(Result::ok)
-            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == Path::new(STATS_TARGET)));
-        if holds {
-            let comm = std::fs::read(base.join("comm"))
-                .map(|raw| parse_comm(&raw))
-                .unwrap_or_default();
-            out.holders.push(Owner { pid, comm });
+impl FdVisitor for StatsHolders {
+    fn fd(&mut self, _: u32, _: u32, kind: FdKind, _: &mut FdInfo<'_>) -> bool {
+        kind == FdKind::Stats
+    }
+
+    fn named(&mut self, pid: u32, comm: String) {
+        self.holders.push(Owner { pid, comm });
+    }
+
+    fn unreadable(&mut self, _: u32, errno: Errno) {
+        if matches!(errno, Errno(libc::EACCES | libc::EPERM)) {
+            self.unreadable += 1;
         }
     }
+}
+
+/// Scan a procfs-shaped tree, brr's own process included. Processes and
+/// fds that vanish meanwhile are skipped.
+pub(crate) fn scan(proc_root: &Path) -> StatsHolders {
+    let mut out = StatsHolders::default();
+    proc_fds::walk_all(proc_root, None, &mut out);
     out
 }
 
@@ -59,6 +47,9 @@ pub(crate) fn scan(proc_root: &Path) -> StatsHolders {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// What `/proc/PID/fd/N` of a statistics fd links to.
+    const STATS_TARGET: &str = "anon_inode:bpf-stats";
 
     #[test]
     fn finds_stats_fds_in_a_fake_proc() {

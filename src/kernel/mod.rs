@@ -12,5 +12,6 @@ pub(crate) mod names;
 pub mod objects;
 pub mod owners;
 pub(crate) mod perf_attach;
+pub(crate) mod proc_fds;
 pub mod prog_extra;
 pub(crate) mod stats;

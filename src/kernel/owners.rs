@@ -1,11 +1,8 @@
 //! Which processes hold file descriptors on BPF programs, maps and links.
 //!
 //! brr loads nothing, so it cannot use a BPF iterator; it reads every
-//! process's fd table instead. A host can have tens of thousands of fds, so
-//! the walk works on directory fds with reused buffers: one getdents and one
-//! readlinkat per fd, and an fdinfo read only for the few fds whose link
-//! target names a BPF object. Processes and fds vanish during the walk; such
-//! entries are skipped.
+//! process's fd table instead (`kernel::proc_fds`), and an fdinfo only for
+//! the few fds whose link target names a BPF object.
 //!
 //! The same walk finds programs attached through perf event fds (bpftrace,
 //! BCC, libbpf without perf-event links): each `anon_inode:[perf_event]` fd
@@ -14,53 +11,14 @@
 //! is the only way to name its attach point.
 
 use std::collections::BTreeMap;
-use std::ffi::CStr;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::{openat, readlinkat_raw, Mode, OFlags, RawDir, CWD};
-
-use crate::kernel::fdinfo;
 use crate::kernel::perf_attach::{self, TaskFdQuery};
+pub use crate::kernel::proc_fds::HeldKind;
+use crate::kernel::proc_fds::{self, FdInfo, FdKind, FdVisitor};
 pub use crate::model::Owner;
 use crate::model::{AttachPoint, PerfEventFd};
 use crate::sys::Errno;
-
-/// The object kinds whose holders are listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum HeldKind {
-    Prog,
-    Map,
-    Link,
-}
-
-impl HeldKind {
-    /// The fdinfo key carrying the object's own id.
-    fn id_key(self) -> &'static [u8] {
-        match self {
-            HeldKind::Prog => b"prog_id",
-            HeldKind::Map => b"map_id",
-            HeldKind::Link => b"link_id",
-        }
-    }
-}
-
-/// The kind of BPF object an `/proc/PID/fd/N` link target names. The
-/// kernel's anon-inode names are `bpf-prog`, `bpf-map` and `bpf_link`
-/// (checked on 6.18); `bpf-link` is accepted in case a kernel spells it
-/// like the others.
-pub(crate) fn classify_target(target: &[u8]) -> Option<HeldKind> {
-    match target {
-        b"anon_inode:bpf-prog" => Some(HeldKind::Prog),
-        b"anon_inode:bpf-map" => Some(HeldKind::Map),
-        b"anon_inode:bpf_link" | b"anon_inode:bpf-link" => Some(HeldKind::Link),
-        _ => None,
-    }
-}
-
-/// The link target of a perf event fd.
-const PERF_EVENT_TARGET: &[u8] = b"anon_inode:[perf_event]";
 
 /// Per kind, object id -> its holders sorted by pid, each pid once; and
 /// program id -> where it is attached through perf event fds.
@@ -162,56 +120,29 @@ impl Aggregator {
     }
 }
 
-/// `/proc/PID/comm` text: one line, at most 15 bytes.
-pub(crate) fn parse_comm(raw: &[u8]) -> String {
-    let line = raw.split(|&b| b == b'\n').next().unwrap_or_default();
-    String::from_utf8_lossy(line).into_owned()
-}
-
-fn parse_pid(name: &[u8]) -> Option<u32> {
-    if name.is_empty() || name.len() > 10 || !name.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(name).ok()?.parse().ok()
-}
-
-fn open_dir(dir: impl AsFd, path: &CStr) -> Option<OwnedFd> {
-    openat(
-        dir,
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()
-}
-
-/// Read a small file relative to `dir` into `buf`; the bytes read.
-fn read_at<'b>(dir: impl AsFd, path: &CStr, buf: &'b mut [u8]) -> Option<&'b [u8]> {
-    let fd = openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
-    let mut len = 0;
-    // fdinfo and comm are produced in one go by seq_file; loop anyway in
-    // case a read returns short.
-    while len < buf.len() {
-        match rustix::io::read(&fd, &mut buf[len..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => len += n,
-        }
-    }
-    Some(&buf[..len])
-}
-
-/// Which program is attached through fd `fd` of process `pid`, if any;
-/// the name buffer is reused across calls.
+/// Which program is attached through fd `fd` of process `pid`, if any.
 pub(crate) type PerfQuery<'q> = dyn FnMut(u32, u32) -> Option<TaskFdQuery> + 'q;
 
-/// Reused buffers of one scan, and how perf event fds are asked.
-struct Scratch<'q> {
-    dents: Vec<MaybeUninit<u8>>,
-    fd_dents: Vec<MaybeUninit<u8>>,
-    link: [u8; 64],
-    text: Vec<u8>,
-    path: Vec<u8>,
+/// The every-process walk's visitor: BPF objects by their fdinfo id, and
+/// perf event fds by asking the kernel which program is attached.
+struct Holders<'q> {
+    agg: Aggregator,
     query: &'q mut PerfQuery<'q>,
+}
+
+impl FdVisitor for Holders<'_> {
+    fn fd(&mut self, pid: u32, fd: u32, kind: FdKind, info: &mut FdInfo<'_>) -> bool {
+        match kind {
+            FdKind::Held(kind) => info.object_id(kind).map(|id| self.agg.add(kind, id, pid)),
+            FdKind::PerfEvent => (self.query)(pid, fd).map(|q| self.agg.add_perf(pid, fd, &q)),
+            FdKind::Stats => None,
+        }
+        .is_some()
+    }
+
+    fn named(&mut self, pid: u32, comm: String) {
+        self.agg.set_comm(pid, comm);
+    }
 }
 
 /// Scan every process under `/proc`, leaving out brr's own pid.
@@ -235,100 +166,12 @@ pub(crate) fn scan_root_with<'q>(
     skip_pid: u32,
     query: &'q mut PerfQuery<'q>,
 ) -> Owners {
-    let mut agg = Aggregator::default();
-    let Ok(proc_fd) = openat(
-        CWD,
-        root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) else {
-        return agg.finish();
-    };
-    let mut s = Scratch {
-        dents: vec![MaybeUninit::uninit(); 32 * 1024],
-        fd_dents: vec![MaybeUninit::uninit(); 32 * 1024],
-        link: [0; 64],
-        text: vec![0; 4096],
-        path: Vec::with_capacity(32),
+    let mut v = Holders {
+        agg: Aggregator::default(),
         query,
     };
-    let mut pids = Vec::new();
-    {
-        let mut dir = RawDir::new(&proc_fd, &mut s.dents);
-        while let Some(Ok(e)) = dir.next() {
-            if let Some(pid) = parse_pid(e.file_name().to_bytes()) {
-                if pid != skip_pid {
-                    pids.push(pid);
-                }
-            }
-        }
-    }
-    for pid in pids {
-        scan_pid(&proc_fd, pid, &mut s, &mut agg);
-    }
-    agg.finish()
-}
-
-/// `buf` := `prefix` + decimal `n` + NUL, as a CStr borrowed from `buf`.
-fn num_path<'b>(buf: &'b mut Vec<u8>, prefix: &[u8], n: u32, suffix: &[u8]) -> &'b CStr {
-    buf.clear();
-    buf.extend_from_slice(prefix);
-    let mut digits = [0u8; 10];
-    let n = write_decimal(&mut digits, n);
-    buf.extend_from_slice(&digits[..n]);
-    buf.extend_from_slice(suffix);
-    buf.push(0);
-    // The buffer holds digits and caller-given ASCII without NULs before
-    // the one just pushed; the fallback is never taken.
-    CStr::from_bytes_with_nul(buf).unwrap_or(c"")
-}
-
-fn scan_pid(proc_fd: &OwnedFd, pid: u32, s: &mut Scratch<'_>, agg: &mut Aggregator) {
-    // Paths below are relative to /proc (not to /proc/PID) so that a process
-    // costs one directory open, not two.
-    let Some(fd_dir) = open_dir(proc_fd, num_path(&mut s.path, b"", pid, b"/fd")) else {
-        return;
-    };
-    let mut found = false;
-    let mut dir = RawDir::new(&fd_dir, &mut s.fd_dents);
-    while let Some(Ok(e)) = dir.next() {
-        let name = e.file_name();
-        let Some(fd_num) = parse_pid(name.to_bytes()) else {
-            continue;
-        };
-        let Ok(n) = readlinkat_raw(&fd_dir, name, &mut s.link[..]) else {
-            continue;
-        };
-        let target = &s.link[..n.min(s.link.len())];
-        if target == PERF_EVENT_TARGET {
-            if let Some(q) = (s.query)(pid, fd_num) {
-                agg.add_perf(pid, fd_num, &q);
-                found = true;
-            }
-            continue;
-        }
-        let Some(kind) = classify_target(target) else {
-            continue;
-        };
-        let mut info_path = [0u8; 32];
-        let path = fdinfo_path(&mut info_path, pid, fd_num);
-        let Some(text) = read_at(proc_fd, path, &mut s.text) else {
-            continue;
-        };
-        if let Some(id) = fdinfo::id_in(text, kind.id_key()) {
-            agg.add(kind, id, pid);
-            found = true;
-        }
-    }
-    if found {
-        if let Some(raw) = read_at(
-            proc_fd,
-            num_path(&mut s.path, b"", pid, b"/comm"),
-            &mut s.text,
-        ) {
-            agg.set_comm(pid, parse_comm(raw));
-        }
-    }
+    proc_fds::walk_all(root, Some(skip_pid), &mut v);
+    v.agg.finish()
 }
 
 /// The BPF programs process `pid` holds file descriptors on, by id, sorted,
@@ -338,61 +181,23 @@ fn scan_pid(proc_fd: &OwnedFd, pid: u32, s: &mut Scratch<'_>, agg: &mut Aggregat
 /// look into. (Separate from the every-process scan, which skips what it
 /// cannot read.)
 pub(crate) fn programs_of_pid(root: &Path, pid: u32) -> Result<Vec<u32>, Errno> {
-    let dir = root.join(pid.to_string());
-    let fds = std::fs::read_dir(dir.join("fd"))
-        .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
-    let mut ids = Vec::new();
-    for entry in fds.flatten() {
-        let Ok(target) = std::fs::read_link(entry.path()) else {
-            continue;
-        };
-        if classify_target(target.as_os_str().as_encoded_bytes()) != Some(HeldKind::Prog) {
-            continue;
+    /// Program ids from the fdinfo of the fds naming a program.
+    struct Programs(Vec<u32>);
+    impl FdVisitor for Programs {
+        fn fd(&mut self, _: u32, _: u32, kind: FdKind, info: &mut FdInfo<'_>) -> bool {
+            if kind == FdKind::Held(HeldKind::Prog) {
+                // The fd may be closed between listing and reading it.
+                self.0.extend(info.object_id(HeldKind::Prog));
+            }
+            false
         }
-        let info = dir.join("fdinfo").join(entry.file_name());
-        // The fd may be closed between the two reads.
-        let Ok(text) = std::fs::read(info) else {
-            continue;
-        };
-        if let Some(id) = fdinfo::id_in(&text, HeldKind::Prog.id_key()) {
-            ids.push(id);
-        }
+        fn named(&mut self, _: u32, _: String) {}
     }
-    ids.sort_unstable();
-    ids.dedup();
-    Ok(ids)
-}
-
-/// `PID/fdinfo/FD` in a stack buffer (the RawDir iterator borrows the
-/// scratch space, so the shared path buffer is not available here).
-fn fdinfo_path(buf: &mut [u8; 32], pid: u32, fd: u32) -> &CStr {
-    let mut len = 0;
-    for part in [&b""[..], b"/fdinfo/"] {
-        let n = if part.is_empty() { pid } else { fd };
-        buf[len..len + part.len()].copy_from_slice(part);
-        len += part.len();
-        len += write_decimal(&mut buf[len..], n);
-    }
-    buf[len] = 0;
-    CStr::from_bytes_with_nul(&buf[..=len]).unwrap_or(c"")
-}
-
-/// Write `n` in decimal at the start of `out` (at least 10 bytes); its length.
-fn write_decimal(out: &mut [u8], n: u32) -> usize {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    let mut v = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let d = &digits[i..];
-    out[..d.len()].copy_from_slice(d);
-    d.len()
+    let mut v = Programs(Vec::new());
+    proc_fds::walk_one(root, pid, &mut v)?;
+    v.0.sort_unstable();
+    v.0.dedup();
+    Ok(v.0)
 }
 
 #[cfg(test)]
@@ -400,29 +205,6 @@ mod tests {
     use super::*;
     use crate::kernel::fdinfo::tests::{LINK, MAP, PROG};
     use std::os::unix::fs::symlink;
-
-    #[test]
-    fn link_targets() {
-        assert_eq!(
-            classify_target(b"anon_inode:bpf-prog"),
-            Some(HeldKind::Prog)
-        );
-        assert_eq!(classify_target(b"anon_inode:bpf-map"), Some(HeldKind::Map));
-        assert_eq!(
-            classify_target(b"anon_inode:bpf_link"),
-            Some(HeldKind::Link)
-        );
-        for other in [
-            &b"anon_inode:btf"[..],
-            b"anon_inode:[eventfd]",
-            b"socket:[1234]",
-            b"/sys/fs/bpf/prog",
-            b"anon_inode:bpf-prog2",
-            b"",
-        ] {
-            assert_eq!(classify_target(other), None);
-        }
-    }
 
     #[test]
     fn aggregation_sorts_and_dedups() {
@@ -444,26 +226,6 @@ mod tests {
         assert_eq!(o.of(HeldKind::Map, 7).len(), 1);
         assert_eq!(o.of(HeldKind::Link, 1)[0].comm, "", "comm vanished");
         assert!(o.of(HeldKind::Map, 8).is_empty());
-    }
-
-    #[test]
-    fn comm_and_pid_text() {
-        assert_eq!(parse_comm(b"bpftrace\n"), "bpftrace");
-        assert_eq!(parse_comm(b""), "");
-        assert_eq!(parse_comm(b"a\xffb\n"), "a\u{fffd}b");
-        assert_eq!(parse_pid(b"123"), Some(123));
-        for bad in [&b""[..], b"self", b"12a", b"99999999999", b"-1"] {
-            assert_eq!(parse_pid(bad), None);
-        }
-        let mut buf = Vec::new();
-        assert_eq!(num_path(&mut buf, b"fdinfo/", 0, b""), c"fdinfo/0");
-        assert_eq!(num_path(&mut buf, b"", u32::MAX, b"/x"), c"4294967295/x");
-        let mut b = [0u8; 32];
-        assert_eq!(
-            fdinfo_path(&mut b, u32::MAX, u32::MAX),
-            c"4294967295/fdinfo/4294967295"
-        );
-        assert_eq!(fdinfo_path(&mut b, 1, 0), c"1/fdinfo/0");
     }
 
     /// A procfs-shaped tree: symlinks for fds, plain files for fdinfo.
