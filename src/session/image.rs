@@ -1,7 +1,6 @@
 //! One program as the drilldown and `dump` show it: its image (read once
 //! per drilldown), the helper names beside it, its decoded native code,
-//! and whether the program is still loaded; and the JIT code `--annotate`
-//! reads for the programs a report lists.
+//! and whether the program is still loaded; and the JIT code `--annotate` reads for the programs a report lists.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,6 +23,38 @@ use super::Native;
 /// their source lines, shared by whoever shows it.
 pub(crate) fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
     lines::image_by_id(u64::from(id)).map(Arc::new)
+}
+
+/// What `brr dump` shows of program `id`: its image and, when `jited`
+/// names which instructions to read beside the JIT code (`Some(xlated)`),
+/// its native code decoded with every call named from the kernel symbol
+/// table.
+pub(crate) fn dump_image(
+    id: u32,
+    jited: Option<bool>,
+) -> Result<(ProgramImage, Option<NativeImage>)> {
+    let id = u64::from(id);
+    let image = match jited {
+        Some(xlated) => lines::jited_image_by_id(id, xlated)?,
+        None => lines::image_by_id(id)?,
+    };
+    let native = jited
+        .map(|_| {
+            native::build(
+                &image,
+                native::Arch::host(),
+                lines::kptr_restrict(),
+                Kallsyms::load,
+            )
+        })
+        .transpose()?;
+    Ok((image, native))
+}
+
+/// `kernel.kptr_restrict`, which decides whether root may see kernel
+/// addresses (None when unreadable): the dump words hidden calls by it.
+pub(crate) fn kptr_restrict() -> Option<u32> {
+    lines::kptr_restrict()
 }
 
 /// What the mixed and native views show beside an image: the names of
