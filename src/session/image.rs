@@ -1,6 +1,7 @@
 //! One program as the drilldown and `dump` show it: its image (read once
 //! per drilldown), the helper names beside it, its decoded native code,
-//! and whether the program is still loaded; and the JIT code `--annotate` reads for the programs a report lists.
+//! and whether the program is still loaded; and the JIT code `--annotate`
+//! reads for the programs a report lists.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -24,11 +24,12 @@ impl Collector {
         Ok(out)
     }
 
-    /// [`Collector::programs`] one at a time, each handed to `each` as soon as it is
-    /// read, so that a listing holds one program at a time. What a row needs
-    /// from other objects is read first and kept small: pins, and with
-    /// `fields.context` each map's memlock, how many programs use each map
-    /// (one brief pass over the programs), the links and the owner scan.
+    /// [`Collector::programs`] one at a time, each handed to `each` as soon
+    /// as it is read, so that a listing holds one program at a time. What a
+    /// row needs from other objects is read first and kept small: pins, and
+    /// with `fields.context` each map's memlock, how many programs use each
+    /// map (one brief pass over the programs), the links and the owner
+    /// scan.
     pub(crate) fn programs_each(
         &self,
         stats: bool,

@@ -252,9 +252,10 @@ impl Collector {
         }
     }
 
-    /// Activity rows of one [`Collector::measure`] window, with pinned paths, and the measured seconds (`all` and `limit` as in
-    /// [`activity::compute`]); with `extended`, who holds each program, where
-    /// it is attached and its memlock.
+    /// Activity rows of one [`Collector::measure`] window, with pinned
+    /// paths, and the measured seconds (`all` and `limit` as in
+    /// [`activity::compute`]); with `extended`, who holds each program,
+    /// where it is attached and its memlock.
     pub(crate) fn activity(
         &self,
         duration: f64,
@@ -270,9 +271,9 @@ impl Collector {
         self.activity_with(duration, all, limit, fields)
     }
 
-    /// [`Collector::activity`] with the fields the view prints: pins with `fields.pins`,
-    /// and with `fields.context` who holds each program, where it is attached
-    /// and its memlock.
+    /// [`Collector::activity`] with the fields the view prints: pins with
+    /// `fields.pins`, and with `fields.context` who holds each program,
+    /// where it is attached and its memlock.
     pub(crate) fn activity_with(
         &self,
         duration: f64,

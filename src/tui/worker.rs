@@ -124,7 +124,8 @@ const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// How often the context behind the OWNERS, ATTACH and MEMLOCK columns
 /// (and the filter by owner) is read while they are shown, and how old an
 /// owner scan it accepts: the scan reads every process's fd table, so it
-/// runs at this slower cadence, inside a window, never between two.
+/// runs at this slower cadence, while a window is open (after the
+/// snapshot that starts it), never delaying a snapshot.
 const CONTEXT_EVERY: Duration = Duration::from_secs(5);
 /// Progress reports are sent at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
