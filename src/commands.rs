@@ -65,13 +65,14 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Streamed> {
             stats,
             profiles,
         } => return exporter(*listen, *stats, *profiles, c),
-        Command::Profile(_) | Command::DumpCompare { .. } | Command::Top(_) => {
-            let (text, code) = run_with_status(cli, c)?;
-            return Ok(print(out, &text, code));
-        }
+        // These three say their own exit status.
+        Command::Profile(args) => return written(out, run_profile(cli, args, c)?),
+        Command::DumpCompare { prog_id } => return written(out, dump_compare(cli, *prog_id)?),
+        Command::Top(t) => return written(out, crate::top::run(cli, t, c)?),
     };
     Ok(print(out, &text, 0))
 }
+
 /// How a command ended, its output written.
 #[derive(Debug)]
 pub enum Streamed {
@@ -82,19 +83,16 @@ pub enum Streamed {
     WriteFailed(std::io::Error, i32),
 }
 
-/// The commands whose exit status is their own: `profile` (with
-/// `--fail-on-loss`), `dump-compare` and `top`.
-fn run_with_status(cli: &Cli, c: &Arc<Collector>) -> Result<(String, i32)> {
-    match &cli.command {
-        Command::Profile(args) => run_profile(cli, args, c),
-        Command::DumpCompare { prog_id } => {
-            let cmp = session::compare_with_bpftool(*prog_id)?;
-            let code = if cmp.passed() { 0 } else { 1 };
-            Ok((dump::compare(&cmp, cli.format), code))
-        }
-        Command::Top(t) => crate::top::run(cli, t, c),
-        _ => Err(BrrError::Failed("not a command with its own status".into())),
-    }
+/// `brr dump-compare`: the comparison, and exit 1 when it failed.
+fn dump_compare(cli: &Cli, prog_id: u32) -> Result<(String, i32)> {
+    let cmp = session::compare_with_bpftool(prog_id)?;
+    let code = if cmp.passed() { 0 } else { 1 };
+    Ok((dump::compare(&cmp, cli.format), code))
+}
+
+/// [`print`] of a command's output and exit status.
+fn written(out: &mut dyn Write, (text, code): (String, i32)) -> Result<Streamed> {
+    Ok(print(out, &text, code))
 }
 
 /// Write a command's whole output (or the text the command line asked
