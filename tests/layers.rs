@@ -7,11 +7,11 @@
 //! reach the views) -> front ends (`cli`, `commands`, `top`, `tui`, and
 //! `serve`, the exporter service), which only dispatch: they ask the
 //! collector and never reach `kernel` or `sys` themselves. A module may
-//! only import from below it, and only `src/sys/` may contain `unsafe`. The views
-//! and front ends read a profile's `Report` and never call the profile
-//! analysis that builds it (`profile::aggregate`, `who`, `hints`). Test
-//! code (`#[cfg(test)]`
-//! modules, `tests.rs`, `*_tests.rs`) is exempt from the import rules.
+//! only import from below it, and only `src/sys/` may contain `unsafe`.
+//! The views and front ends read a profile's `Report` and never call the
+//! profile analysis that builds it (`profile::aggregate`, `who`, `hints`).
+//! Test code (`#[cfg(test)]` modules, `tests.rs`, `*_tests.rs`) is exempt
+//! from the import rules.
 
 // Test tooling: a missing source tree is a broken checkout, and the comment
 // cut is at an ASCII `//`.
