@@ -1,180 +1,208 @@
-//! Dispatch: each subcommand collects through the kernel, session and
-//! analysis layers and renders the result to a string.
+//! Dispatch: each subcommand asks the collector (`session`) and the
+//! analysis layers, renders the result and writes it to the output it is
+//! given.
 
 use std::io::Write;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::error::{BrrError, Result};
-use crate::inspect::native;
-use crate::kernel::kallsyms::Kallsyms;
-use crate::kernel::lines;
 use crate::profile::{self, events};
 use crate::render::json::Json;
 use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
 use crate::render::{dump, perf_events, profile as report, Format};
-use crate::session;
+use crate::session::{self, Collector};
 
-/// Run a parsed command; returns stdout text (without the final newline)
-/// and the exit status.
-pub fn run(cli: &Cli) -> Result<(String, i32)> {
-    session::set_kubelet_logs(&cli.kubelet_logs);
-    let out = match &cli.command {
+/// Run a parsed command, writing its output to `out` (as it goes for the
+/// commands that stream, else once it is done, with one final newline),
+/// with one [`Collector`] built from the command line.
+pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Streamed> {
+    let collector = Arc::new(Collector::new(&cli.bpffs, &cli.kubelet_logs));
+    let c = &collector;
+    let x = cli.extended;
+    if let Some(kind) = streamed_listing(cli) {
+        return listing_stream(cli, c, kind, out);
+    }
+    let text = match &cli.command {
         Command::Prog { stats } => {
-            let fields = listing::program_fields(cli.format, cli.extended);
-            let progs = session::programs(*stats, fields, &cli.bpffs)?;
-            listing::programs(&progs, cli.format, *stats, cli.extended)
+            let progs = c.programs(*stats, listing::program_fields(cli.format, x))?;
+            listing::programs(&progs, cli.format, *stats, x)
         }
         Command::Map => {
-            let fields = listing::map_fields(cli.format, cli.extended);
-            let maps = session::maps(fields, &cli.bpffs)?;
-            listing::maps(&maps, cli.format, cli.extended)
+            let maps = c.maps(listing::map_fields(cli.format, x))?;
+            listing::maps(&maps, cli.format, x)
         }
         Command::Link => {
-            let fields = listing::link_fields(cli.format, cli.extended);
-            let links = session::links(fields, &cli.bpffs)?;
-            listing::links(&links, cli.format, cli.extended)
+            let links = c.links(listing::link_fields(cli.format, x))?;
+            listing::links(&links, cli.format, x)
         }
-        Command::Btf => listing::btfs(&session::btfs(cli.extended)?, cli.format, cli.extended),
+        Command::Btf => listing::btfs(&session::btfs(x)?, cli.format, x),
         Command::PerfEvents { frequency } => {
             perf_events::render(&events::listing(*frequency)?, cli.format)
         }
-        Command::Profile(args) => return run_profile(cli, args),
-        Command::Activity {
-            duration,
-            limit,
-            all,
-            ..
-        } => {
-            let fields = listing::activity_fields(cli.format, cli.extended);
-            let (rows, measured) =
-                session::activity_with(*duration, &cli.bpffs, *all, *limit, fields)?;
-            let run = ActivityRun {
-                duration: *duration,
-                measured,
-                limit: *limit,
-                all: *all,
-                window: None,
-            };
-            listing::activity(&rows, run, cli.format, cli.cumulative, cli.extended)
-        }
-        Command::Dump {
-            prog_id,
-            devmode,
-            jited,
-        } => {
-            let id = u64::from(*prog_id);
-            let mut image = if *jited {
-                // The translated listing prints only in JSON; --devmode
-                // reads it for the source context (which CSV has not).
-                let xlated = match cli.format {
-                    Format::Json { .. } => true,
-                    Format::Text => devmode.is_some(),
-                    Format::Csv => false,
-                };
-                lines::jited_image_by_id(id, xlated)?
-            } else {
-                lines::image_by_id(id)?
-            };
-            let native = jited
-                .then(|| {
-                    native::build(
-                        &image,
-                        native::Arch::host(),
-                        lines::kptr_restrict(),
-                        Kallsyms::load,
-                    )
-                })
-                .transpose()?;
-            session::attach_prog_pins(std::slice::from_mut(&mut image.program), &cli.bpffs);
-            // CSV has no source context.
-            let dev = devmode
-                .as_deref()
-                .filter(|_| cli.format != Format::Csv)
-                .map(|dir| session::dump_devmode(&image, dir))
-                .transpose()?;
-            let dev = dev.as_ref().map(|(devdir, context)| dump::DumpDevmode {
-                devdir: devdir.clone(),
-                context,
-            });
-            // --jited text and CSV list only the native code.
-            let names = (native.is_none() || matches!(cli.format, Format::Json { .. }))
-                .then(|| session::call_names(&image));
-            let calls = dump::Calls {
-                names: names.as_ref(),
-                kptr_restrict: lines::kptr_restrict(),
-            };
-            dump::dump(&image, cli.format, dev.as_ref(), native.as_ref(), &calls)
-        }
-        Command::DumpCompare { prog_id } => {
-            let c = session::compare_with_bpftool(*prog_id)?;
-            let code = if c.passed() { 0 } else { 1 };
-            return Ok((dump::compare(&c, cli.format), code));
-        }
-        Command::Top(t) => return crate::top::run(cli, t),
-        Command::Doctor => crate::render::doctor::render(&crate::doctor::examine(), cli.format),
-        // Served by `stream`; reaching here is a dispatch mistake, not input.
-        Command::Exporter { .. } => {
-            return Err(crate::error::BrrError::Failed(
-                "the exporter writes no output of its own".into(),
-            ))
-        }
-    };
-    Ok((out, 0))
-}
-
-/// How a command that writes its output as it goes ended.
-#[derive(Debug)]
-pub enum Streamed {
-    /// Everything was written; exit with this status.
-    Done(i32),
-    /// A write to the output failed; the caller reports it as for any
-    /// output (a closed pipe quietly).
-    WriteFailed(std::io::Error),
-}
-
-/// Run `cli` if it is a command that writes while it runs (`activity
-/// --interval`, and `prog`, `map`, `link` in JSON or CSV); None for every
-/// other command, which [`run`] handles.
-pub fn stream(cli: &Cli, out: &mut dyn Write) -> Option<Result<Streamed>> {
-    session::set_kubelet_logs(&cli.kubelet_logs);
-    let listing = match &cli.command {
-        _ if cli.format == Format::Text => None,
-        Command::Prog { .. } => Some(ListingKind::Programs),
-        Command::Map => Some(ListingKind::Maps),
-        Command::Link => Some(ListingKind::Links),
-        _ => None,
-    };
-    if let Some(kind) = listing {
-        return Some(listing_stream(cli, kind, out));
-    }
-    match &cli.command {
         Command::Activity {
             limit,
             all,
             interval: Some(interval),
             count,
             ..
-        } => Some(activity_stream(cli, *interval, *count, *limit, *all, out)),
+        } => return activity_stream(cli, c, *interval, *count, *limit, *all, out),
+        Command::Activity {
+            duration,
+            limit,
+            all,
+            ..
+        } => activity(cli, c, *duration, *limit, *all)?,
+        Command::Dump {
+            prog_id,
+            devmode,
+            jited,
+        } => dump(cli, c, *prog_id, devmode.as_deref(), *jited)?,
+        Command::Doctor => crate::render::doctor::render(&crate::doctor::examine(), cli.format),
         Command::Exporter {
             listen,
             stats,
             profiles,
-        } => Some(
-            crate::serve::run(crate::serve::ExporterConfig {
-                listen: *listen,
-                stats: *stats,
-                profiles: *profiles,
-                bpffs: cli.bpffs.clone(),
-            })
-            .map(|()| Streamed::Done(0)),
-        ),
+        } => return exporter(*listen, *stats, *profiles, c),
+        // These three say their own exit status.
+        Command::Profile(args) => return written(out, run_profile(cli, args, c)?),
+        Command::DumpCompare { prog_id } => return written(out, dump_compare(cli, *prog_id)?),
+        Command::Top(t) => return written(out, crate::top::run(cli, t, c)?),
+    };
+    Ok(print(out, &text, 0))
+}
+
+/// How a command ended, its output written.
+#[derive(Debug)]
+pub enum Streamed {
+    /// Everything was written; exit with this status.
+    Done(i32),
+    /// A write to the output failed (the command's status beside it); the
+    /// caller reports it as for any output (a closed pipe quietly).
+    WriteFailed(std::io::Error, i32),
+}
+
+/// `brr dump-compare`: the comparison, and exit 1 when it failed.
+fn dump_compare(cli: &Cli, prog_id: u32) -> Result<(String, i32)> {
+    let cmp = session::compare_with_bpftool(prog_id)?;
+    let code = if cmp.passed() { 0 } else { 1 };
+    Ok((dump::compare(&cmp, cli.format), code))
+}
+
+/// [`print`] of a command's output and exit status.
+fn written(out: &mut dyn Write, (text, code): (String, i32)) -> Result<Streamed> {
+    Ok(print(out, &text, code))
+}
+
+/// Write a command's whole output (or the text the command line asked
+/// for: help, version) and one final newline.
+pub fn print(out: &mut dyn Write, text: &str, code: i32) -> Streamed {
+    let written = out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match written {
+        Ok(()) => Streamed::Done(code),
+        Err(e) => Streamed::WriteFailed(e, code),
+    }
+}
+
+/// The listing `cli` asks for when it is written row by row: `prog`,
+/// `map` and `link` in JSON or CSV.
+fn streamed_listing(cli: &Cli) -> Option<ListingKind> {
+    match &cli.command {
+        _ if cli.format == Format::Text => None,
+        Command::Prog { .. } => Some(ListingKind::Programs),
+        Command::Map => Some(ListingKind::Maps),
+        Command::Link => Some(ListingKind::Links),
         _ => None,
     }
 }
 
+/// `brr activity` without `--interval`: one window.
+fn activity(cli: &Cli, c: &Collector, duration: f64, limit: usize, all: bool) -> Result<String> {
+    let fields = listing::activity_fields(cli.format, cli.extended);
+    let (rows, measured) = c.activity_with(duration, all, limit, fields)?;
+    let run = ActivityRun {
+        duration,
+        measured,
+        limit,
+        all,
+        window: None,
+    };
+    Ok(listing::activity(
+        &rows,
+        run,
+        cli.format,
+        cli.cumulative,
+        cli.extended,
+    ))
+}
+
+/// `brr dump`: one program's translated or (`jited`) native listing.
+fn dump(
+    cli: &Cli,
+    c: &Collector,
+    prog_id: u32,
+    devmode: Option<&std::path::Path>,
+    jited: bool,
+) -> Result<String> {
+    // The translated listing prints with --jited only in JSON; --devmode
+    // reads it for the source context (which CSV has not).
+    let xlated = match cli.format {
+        Format::Json { .. } => true,
+        Format::Text => devmode.is_some(),
+        Format::Csv => false,
+    };
+    let (mut image, native) = session::dump_image(prog_id, jited.then_some(xlated))?;
+    c.attach_prog_pins(std::slice::from_mut(&mut image.program));
+    // CSV has no source context.
+    let dev = devmode
+        .filter(|_| cli.format != Format::Csv)
+        .map(|dir| session::dump_devmode(&image, dir))
+        .transpose()?;
+    let dev = dev.as_ref().map(|(devdir, context)| dump::DumpDevmode {
+        devdir: devdir.clone(),
+        context,
+    });
+    // --jited text and CSV list only the native code.
+    let names = (native.is_none() || matches!(cli.format, Format::Json { .. }))
+        .then(|| session::call_names(&image));
+    let calls = dump::Calls {
+        names: names.as_ref(),
+        kptr_restrict: session::kptr_restrict(),
+    };
+    Ok(dump::dump(
+        &image,
+        cli.format,
+        dev.as_ref(),
+        native.as_ref(),
+        &calls,
+    ))
+}
+
+/// `brr exporter`: serves until a terminating signal; writes no output of
+/// its own.
+fn exporter(
+    listen: std::net::SocketAddr,
+    stats: bool,
+    profiles: Option<crate::serve::ProfileServing>,
+    c: &Arc<Collector>,
+) -> Result<Streamed> {
+    let config = crate::serve::ExporterConfig {
+        listen,
+        stats,
+        profiles,
+    };
+    crate::serve::run(config, Arc::clone(c)).map(|()| Streamed::Done(0))
+}
+
+/// `brr activity --interval`: back-to-back windows, each written as it
+/// ends.
 fn activity_stream(
     cli: &Cli,
+    c: &Collector,
     interval: f64,
     count: u64,
     limit: usize,
@@ -184,7 +212,7 @@ fn activity_stream(
     let mut first = true;
     let mut failed = None;
     let fields = listing::activity_fields(cli.format, cli.extended);
-    session::activity_stream(interval, count, &cli.bpffs, all, limit, fields, &mut |w| {
+    c.activity_stream(interval, count, all, limit, fields, &mut |w| {
         let run = ActivityRun {
             duration: interval,
             measured: w.seconds,
@@ -210,16 +238,21 @@ fn activity_stream(
         }
     })?;
     Ok(match failed {
-        Some(e) => Streamed::WriteFailed(e),
+        Some(e) => Streamed::WriteFailed(e, 0),
         None => Streamed::Done(0),
     })
 }
 
 /// `prog`, `map` and `link` in JSON or CSV, written to `out` row by row as
 /// the objects are read, so that memory does not grow with their number
-/// (text needs every row for its column widths and goes through [`run`]).
+/// (text needs every row for its column widths).
 /// A failed write stops the walk there.
-fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<Streamed> {
+fn listing_stream(
+    cli: &Cli,
+    c: &Collector,
+    kind: ListingKind,
+    out: &mut dyn Write,
+) -> Result<Streamed> {
     let x = cli.extended;
     let mut buf = std::io::BufWriter::with_capacity(64 * 1024, out);
     let Some(mut w) = RowWriter::new(&mut buf, cli.format, kind, x) else {
@@ -240,22 +273,20 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
         match &cli.command {
             Command::Prog { stats } => {
                 let fields = listing::program_fields(format, x);
-                session::programs_each(*stats, fields, &cli.bpffs, |p| {
-                    put(listing::program_items(&p, x, csv))
-                })
+                c.programs_each(*stats, fields, |p| put(listing::program_items(&p, x, csv)))
             }
             Command::Map => {
                 let fields = listing::map_fields(format, x);
-                session::maps_each(fields, &cli.bpffs, |m| put(listing::map_items(&m, x, csv)))
+                c.maps_each(fields, |m| put(listing::map_items(&m, x, csv)))
             }
             _ => {
                 let fields = listing::link_fields(format, x);
-                session::links_each(fields, &cli.bpffs, |l| put(listing::link_items(&l, x, csv)))
+                c.links_each(fields, |l| put(listing::link_items(&l, x, csv)))
             }
         }
     };
     if let Some(e) = failed {
-        return Ok(Streamed::WriteFailed(e));
+        return Ok(Streamed::WriteFailed(e, 0));
     }
     walked?;
     let end = w
@@ -264,17 +295,17 @@ fn listing_stream(cli: &Cli, kind: ListingKind, out: &mut dyn Write) -> Result<S
         .and_then(|()| buf.flush());
     Ok(match end {
         Ok(()) => Streamed::Done(0),
-        Err(e) => Streamed::WriteFailed(e),
+        Err(e) => Streamed::WriteFailed(e, 0),
     })
 }
 
 /// `brr profile`: capture, render, and exit 1 with `--fail-on-loss` when
 /// the capture was incomplete. The first Ctrl-C ends the capture early and
 /// the partial profile is printed as usual; a second one exits with 130.
-fn run_profile(cli: &Cli, a: &ProfileArgs) -> Result<(String, i32)> {
+fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Collector) -> Result<(String, i32)> {
     let profile = session::capture(&a.request)?;
     // Containers and pods named once, for the report and the pprof labels.
-    let workloads = session::workloads(&profile);
+    let workloads = c.workloads(&profile);
     let folded = crate::export::write_with(&profile, &a.exports, &workloads)?;
     let code = if a.fail_on_loss && profile.telemetry.incomplete {
         1

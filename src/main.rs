@@ -2,19 +2,12 @@
 
 use std::io::Write;
 
+use brr::cli;
+use brr::commands::{self, Streamed};
 use brr::sys::Errno;
-use brr::{cli, commands};
 
 /// Exit status of a failed stdout write that is not a closed pipe.
 const WRITE_ERROR_STATUS: i32 = 1;
-
-/// Write the whole output plus one newline.
-fn print_stdout(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.write_all(b"\n")?;
-    out.flush()
-}
 
 /// One line for any panic, without a backtrace: the user gets a report to
 /// pass on, not a wall of frames. The TUI chains its own hook in front of
@@ -49,38 +42,24 @@ fn write_failed(e: &std::io::Error, code: i32) -> i32 {
     WRITE_ERROR_STATUS
 }
 
-/// Output written as a command runs, or all at once when it is done.
-enum Finished {
-    Streamed(commands::Streamed),
-    Text(String, i32),
-}
-
-fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Finished> {
+fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Streamed> {
+    let mut stdout = std::io::stdout();
     let c = match cli::parse(args)? {
-        cli::Parsed::Print(text) => return Ok(Finished::Text(text, 0)),
+        cli::Parsed::Print(text) => return Ok(commands::print(&mut stdout, &text, 0)),
         cli::Parsed::Run(c) => c,
     };
     for w in &c.warnings {
         let _ = writeln!(std::io::stderr(), "brr: warning: {w}");
     }
-    let mut stdout = std::io::stdout();
-    if let Some(streamed) = commands::stream(&c, &mut stdout) {
-        return streamed.map(Finished::Streamed);
-    }
-    let (text, code) = commands::run(&c)?;
-    Ok(Finished::Text(text, code))
+    commands::run(&c, &mut stdout)
 }
 
 fn main() {
     install_panic_hook();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let code = match run(&args) {
-        Ok(Finished::Text(text, code)) => match print_stdout(&text) {
-            Ok(()) => code,
-            Err(e) => write_failed(&e, code),
-        },
-        Ok(Finished::Streamed(commands::Streamed::Done(code))) => code,
-        Ok(Finished::Streamed(commands::Streamed::WriteFailed(e))) => write_failed(&e, 0),
+        Ok(Streamed::Done(code)) => code,
+        Ok(Streamed::WriteFailed(e, code)) => write_failed(&e, code),
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "{}", e.render());
             e.exit_code()

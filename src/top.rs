@@ -8,7 +8,6 @@ use crate::cli::{Cli, TopOptions};
 use crate::error::{BrrError, Result};
 use crate::inspect::drilldown::{Devmode, Drilldown, Options, ProgramData};
 use crate::inspect::profile::ProfileInput;
-use crate::kernel::lines;
 use crate::model::activity::ActivityRow;
 use crate::model::profile::Hint;
 use crate::model::report::Annotation;
@@ -17,7 +16,7 @@ use crate::profile;
 use crate::profile::report::ReportOptions;
 use crate::render::listing::{self, ActivityRun};
 use crate::render::{textmode, Format};
-use crate::session;
+use crate::session::{self, Collector};
 use crate::tui;
 
 /// Line limit when `--line-limit` is not given: 10 in textmode.
@@ -45,18 +44,13 @@ struct Profiled {
 
 /// Profile program `id` with the top options (selected-program mode) and
 /// write the export files.
-fn profile_program(
-    t: &TopOptions,
-    bpffs: &std::path::Path,
-    id: u32,
-    line_limit: usize,
-) -> Result<Profiled> {
+fn profile_program(t: &TopOptions, c: &Collector, id: u32, line_limit: usize) -> Result<Profiled> {
     let req = profile::Request {
         program_ids: vec![id],
-        ..profile_request(t, bpffs)
+        ..profile_request(t, c.bpffs())
     };
     let profile = session::capture(&req)?;
-    let workloads = session::workloads(&profile);
+    let workloads = c.workloads(&profile);
     let folded = crate::export::write_with(&profile, &t.exports, &workloads)?;
     let opts = ReportOptions {
         limit: 0,
@@ -98,7 +92,6 @@ pub(crate) fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
         line_limit: t.line_limit.unwrap_or(0),
         devmode: t.devmode.as_ref().map(PathBuf::from),
         profile: profile_request(t, &cli.bpffs),
-        bpffs: PathBuf::from(&cli.bpffs),
     }
 }
 
@@ -155,16 +148,15 @@ fn inspect_section(
     Ok(textmode::inspect(&dd, t.collapse_samples))
 }
 
-pub(crate) fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
+/// `brr top`: the interactive view, or with `--textmode` its text, read
+/// through `c`.
+pub(crate) fn run(cli: &Cli, t: &TopOptions, c: &Arc<Collector>) -> Result<(String, i32)> {
     if !t.textmode {
-        return tui::run(tui_config(cli, t));
+        return tui::run(tui_config(cli, t), Arc::clone(c));
     }
     // A program the user named is checked before anything is measured.
-    let named = t
-        .program_id
-        .map(|id| lines::image_by_id(u64::from(id)))
-        .transpose()?;
-    let (all_rows, measured) = session::activity(t.delay, &cli.bpffs, true, 0, cli.extended)?;
+    let named = t.program_id.map(session::program_image).transpose()?;
+    let (all_rows, measured) = c.activity(t.delay, true, 0, cli.extended)?;
     let shown = if t.limit > 0 && all_rows.len() > t.limit {
         &all_rows[..t.limit]
     } else {
@@ -194,7 +186,7 @@ pub(crate) fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
     let image = match named {
         Some(img) => Some(img),
         None if t.profile_top => match all_rows.first() {
-            Some(r) => Some(lines::image_by_id(r.prog.id as u64)?),
+            Some(r) => Some(session::program_image(r.prog.id)?),
             None => {
                 sections.push(textmode::no_program());
                 None
@@ -207,7 +199,7 @@ pub(crate) fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         let mut hints = activity_hints(&all_rows, image.program.id, measured, t.slow_ns);
         let mut annotation = None;
         let profile = if t.profile_top {
-            let p = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
+            let p = profile_program(t, c, image.program.id, line_limit)?;
             if let Some(text) = p.folded {
                 let code = i32::from(t.fail_on_loss && p.input.incomplete);
                 return Ok((text.trim_end_matches('\n').to_string(), code));
@@ -264,7 +256,7 @@ mod tests {
         assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
         assert!(c.profile.program_ids.is_empty());
         assert_eq!(
-            c.bpffs,
+            c.profile.bpffs,
             PathBuf::from(cli::EVERY_MOUNT),
             "every bpffs mount"
         );
@@ -287,7 +279,6 @@ mod tests {
         );
         assert_eq!(c.profile.call_graph, profile::CallGraph::Lbr);
         assert_eq!(c.profile.bpffs, Path::new("/tmp/b"));
-        assert_eq!(c.bpffs, PathBuf::from("/tmp/b"));
     }
 
     #[test]

@@ -294,6 +294,14 @@ pub(crate) struct DumpContext {
     pub any_resolved: bool,
 }
 
+/// `--devmode` source context per listed program of a profile (text and
+/// JSON only): plain data that the collector fills and the views print.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SourceContexts {
+    pub devdir: String,
+    pub by_program: std::collections::HashMap<u32, DumpContext>,
+}
+
 /// The dump's source context: mapped lines (rows with file and line, a
 /// repeat of the previous kept line dropped) with context lines between.
 pub(crate) fn dump_context<'a>(

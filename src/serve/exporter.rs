@@ -4,7 +4,6 @@
 //! CPU profiles ([`super::profiles`]).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use super::profiles::{self, ProfileServing, Profiler};
 use super::prometheus::{self, Process, Scrape};
 use crate::error::{BrrError, Result};
 use crate::model::{LinkFields, MapFields, ProgFields};
-use crate::session::{self, StatsGuard, Terminations};
+use crate::session::{Collector, StatsGuard, Terminations};
 
 /// Where the exporter listens unless told otherwise: loopback only, so
 /// that the BPF inventory is not served to the network by accident.
@@ -27,8 +26,6 @@ pub(crate) struct ExporterConfig {
     pub stats: bool,
     /// Serve CPU profiles (`--serve-profiles`), and how.
     pub profiles: Option<ProfileServing>,
-    /// bpffs root, for the pinned paths a capture reads.
-    pub bpffs: PathBuf,
 }
 
 /// The page at `/`: links to what is served.
@@ -102,10 +99,10 @@ pub(crate) const LINK_FIELDS: LinkFields = LinkFields {
     keepers: false,
 };
 
-/// Read everything one scrape reports.
-pub(crate) fn scrape(stats_enabled: bool) -> Result<Scrape> {
+/// Read everything one scrape reports, through `collector`.
+pub(crate) fn scrape(collector: &Collector, stats_enabled: bool) -> Result<Scrape> {
     let t = Instant::now();
-    let inv = session::inventory(
+    let inv = collector.inventory(
         PROGRAM_FIELDS,
         MAP_FIELDS,
         LINK_FIELDS,
@@ -133,11 +130,12 @@ struct Scraper {
 }
 
 impl Scraper {
-    fn spawn(stats_enabled: bool) -> Scraper {
+    fn spawn(collector: Arc<Collector>, stats_enabled: bool) -> Scraper {
         let (requests, rx) = mpsc::channel::<Sender<Result<String>>>();
         std::thread::spawn(move || {
             for reply in rx {
-                let _ = reply.send(scrape(stats_enabled).map(|s| prometheus::render(&s)));
+                let scraped = scrape(&collector, stats_enabled);
+                let _ = reply.send(scraped.map(|s| prometheus::render(&s)));
             }
         });
         Scraper { requests }
@@ -192,8 +190,8 @@ pub(crate) fn route(
 
 /// Serve until SIGTERM, SIGINT or SIGHUP; statistics (unless turned off)
 /// stay on from start to stop. A capture in progress is ended and not
-/// waited for.
-pub(crate) fn run(config: ExporterConfig) -> Result<()> {
+/// waited for. Scrapes and captures read through `collector`.
+pub(crate) fn run(config: ExporterConfig, collector: Arc<Collector>) -> Result<()> {
     let terminations = Terminations::catch()?;
     if let Some(p) = config.profiles {
         // A rate the kernel refuses fails now, not at every request.
@@ -201,7 +199,7 @@ pub(crate) fn run(config: ExporterConfig) -> Result<()> {
     }
     let stats = config.stats.then(StatsGuard::enable).transpose()?;
     // Fail before serving when brr cannot read the objects at all.
-    scrape(stats.is_some())?;
+    scrape(&collector, stats.is_some())?;
     let server = Server::bind(config.listen).map_err(|e| {
         BrrError::Failed(format!(
             "cannot listen on {}: {}",
@@ -212,10 +210,10 @@ pub(crate) fn run(config: ExporterConfig) -> Result<()> {
         ))
     })?;
     let local = server.local_addr();
-    let scraper = Scraper::spawn(stats.is_some());
+    let scraper = Scraper::spawn(Arc::clone(&collector), stats.is_some());
     let profiler = config
         .profiles
-        .map(|p| Profiler::spawn(p, config.bpffs.clone()).map(Arc::new))
+        .map(|p| Profiler::spawn(p, Arc::clone(&collector)).map(Arc::new))
         .transpose()?;
     let answer = profiler.clone();
     let handler: Arc<Handler> = Arc::new(move |req: &HttpRequest| {

@@ -11,7 +11,6 @@
 //! comes while one runs gets 429 with `Retry-After`, and `/metrics` is
 //! served meanwhile as usual.
 
-use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -21,7 +20,7 @@ use crate::error::{BrrError, Result};
 use crate::export::pprof;
 use crate::profile::capture::StopSignal;
 use crate::profile::{self, CallGraph, Event, Request};
-use crate::session;
+use crate::session::Collector;
 
 /// Where profiles are served: the Go convention every puller uses.
 pub(crate) const PATH: &str = "/debug/pprof/profile";
@@ -113,14 +112,14 @@ pub(crate) struct Profiler {
 
 impl Profiler {
     /// Start the capture thread; it samples nothing until asked.
-    pub(crate) fn spawn(config: ProfileServing, bpffs: PathBuf) -> Result<Profiler> {
+    pub(crate) fn spawn(config: ProfileServing, collector: Arc<Collector>) -> Result<Profiler> {
         let (jobs, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("brr-profile".into())
             .spawn(move || {
                 for job in rx {
-                    let req = request(config.frequency, job.seconds, &bpffs);
-                    let _ = job.reply.send(capture(&req, &job.stop));
+                    let req = request(config.frequency, job.seconds, collector.bpffs());
+                    let _ = job.reply.send(capture(&req, &job.stop, &collector));
                 }
             })
             .map_err(|e| BrrError::Failed(format!("cannot start the profile thread: {e}")))?;
@@ -257,9 +256,9 @@ pub(crate) fn request(frequency: u64, seconds: u64, bpffs: &std::path::Path) -> 
 }
 
 /// One capture, its samples' containers and pods named, encoded as pprof.
-fn capture(req: &Request, stop: &StopSignal) -> Result<Vec<u8>> {
+fn capture(req: &Request, stop: &StopSignal, collector: &Collector) -> Result<Vec<u8>> {
     let profile = profile::run(req, stop, &mut |_| {})?;
-    let ctx = pprof::Context::now(&profile).with_workloads(session::workloads(&profile));
+    let ctx = pprof::Context::now(&profile).with_workloads(collector.workloads(&profile));
     let mut out = Vec::new();
     pprof::write(&profile, &ctx, &mut out)
         .map_err(|e| BrrError::Failed(format!("cannot encode the profile: {e}")))?;

@@ -3,56 +3,29 @@
 //! (one owner scan, shared, whose maximum age each caller states), where
 //! programs are attached, the memlock of their maps, and what cannot change
 //! while an object lives (full names, memlock), read once per object by
-//! views that walk the objects again and again. Also where the kubelet's
-//! logs are (`--kubelet-logs`), for the scans and the profiles.
+//! views that walk the objects again and again. The caches are the
+//! [`Collector`]'s; what reads through them is its methods here.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Deref;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::collector::{Aged, Collector};
 use crate::error::Result;
 use crate::kernel::cgroups::{self, Workloads};
 use crate::kernel::objects::{self, KnownProg, MapReader, ProgRecall, ProgramReader};
 use crate::kernel::owners;
 use crate::model::container::Workload;
-use crate::model::profile::Profile;
-use crate::model::report::SampledWorkloads;
 use crate::model::{
     AttachPoint, Holder, Keepers, Link, LinkFields, Map, MapFields, ProgFields, Program,
 };
-use crate::profile::report::DEFAULT_KUBELET_LOGS;
 
 pub(crate) use crate::kernel::owners::{HeldKind, Owners};
 
 /// The owner scan of a caller that wants one taken now (the CLI).
 pub(crate) const SCAN_NOW: Duration = Duration::ZERO;
-
-/// `--kubelet-logs`: where the kubelet's log directories name pods and
-/// containers. Set once by the front end before it collects anything.
-static KUBELET_LOGS: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// Name pods and containers from the kubelet's logs under `dir` from now
-/// on (owner scans, profiles).
-pub(crate) fn set_kubelet_logs(dir: &Path) {
-    *KUBELET_LOGS.lock().unwrap_or_else(PoisonError::into_inner) = Some(dir.to_path_buf());
-}
-
-/// The directory [`set_kubelet_logs`] named, else the default.
-pub(crate) fn kubelet_logs() -> PathBuf {
-    KUBELET_LOGS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_KUBELET_LOGS))
-}
-
-/// The workload of every cgroup and task `profile` sampled, named from the
-/// kubelet's logs (read once).
-pub(crate) fn workloads(profile: &Profile) -> SampledWorkloads {
-    crate::profile::report::workloads(profile, &kubelet_logs())
-}
 
 /// One owner scan: who holds each object, and where each holder runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -102,14 +75,15 @@ impl OwnerScan {
 }
 
 /// Scan the holders of every object, then read each holder's cgroup and
-/// name its container and pod (the kubelet's logs read at most once).
-pub(crate) fn scan_owners() -> OwnerScan {
+/// name its container and pod (the kubelet's logs under `kubelet_logs`
+/// read at most once).
+pub(crate) fn scan_owners(kubelet_logs: &Path) -> OwnerScan {
     let owners = owners::scan();
     let pids: BTreeSet<u32> = [&owners.progs, &owners.maps, &owners.links]
         .into_iter()
         .flat_map(|t| t.values().flatten().map(|o| o.pid))
         .collect();
-    let mut names = Workloads::new(&kubelet_logs());
+    let mut names = Workloads::new(kubelet_logs);
     let workloads = cgroups::task_paths(pids, Path::new("/proc"))
         .into_iter()
         .map(|(pid, path)| (pid, names.of(&path)))
@@ -148,29 +122,19 @@ impl Covered {
     }
 }
 
-/// The last owner scan, when it was taken and, for a scan an inventory
-/// asked for, which objects existed then.
-#[derive(Debug)]
-struct LastScan {
-    at: Instant,
-    scan: Arc<OwnerScan>,
-    covered: Option<Covered>,
-}
-
 /// The last owner scan and when it was taken. It walks every fd of every
 /// process (milliseconds on a busy host), so views that repeat accept one
 /// a few seconds old; callers that find it stale at the same time wait
-/// for one scan rather than run one each.
+/// for one scan rather than run one each. A scan an inventory asked for
+/// notes which objects existed then.
 #[derive(Debug, Default)]
 pub(crate) struct OwnerCache {
-    last: Mutex<Option<LastScan>>,
+    scans: Aged<OwnerScan, Covered>,
 }
 
 impl OwnerCache {
     pub(crate) const fn new() -> OwnerCache {
-        OwnerCache {
-            last: Mutex::new(None),
-        }
+        OwnerCache { scans: Aged::new() }
     }
 
     /// The owners as of at most `max_age` before `now`, running `scan`
@@ -182,20 +146,7 @@ impl OwnerCache {
         max_age: Duration,
         scan: impl FnOnce() -> OwnerScan,
     ) -> Arc<OwnerScan> {
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(l) = &*last {
-            // A clock read from before the last scan counts as fresh.
-            if now.saturating_duration_since(l.at) < max_age {
-                return Arc::clone(&l.scan);
-            }
-        }
-        let scan = Arc::new(scan());
-        *last = Some(LastScan {
-            at: now,
-            scan: Arc::clone(&scan),
-            covered: None,
-        });
-        scan
+        self.scans.get(now, max_age, scan)
     }
 
     /// [`OwnerCache::get`] for the objects in `objects`: a scan younger
@@ -211,30 +162,12 @@ impl OwnerCache {
         objects: Covered,
         scan: impl FnOnce() -> OwnerScan,
     ) -> Arc<OwnerScan> {
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(l) = &*last {
-            let age = now.saturating_duration_since(l.at);
-            let known = l.covered.as_ref().is_some_and(|c| c.covers(&objects));
-            if age < max_age && (known || age < new_object_gap) {
-                return Arc::clone(&l.scan);
-            }
-        }
-        let scan = Arc::new(scan());
-        *last = Some(LastScan {
-            at: now,
-            scan: Arc::clone(&scan),
-            covered: Some(objects),
-        });
-        scan
+        let keep = |age: Duration, old: Option<&Covered>, now: Option<&Covered>| {
+            let known = old.zip(now).is_some_and(|(old, now)| old.covers(now));
+            known || age < new_object_gap
+        };
+        self.scans.get_if(now, max_age, Some(objects), keep, scan)
     }
-}
-
-/// The process's one owner scan.
-static OWNERS: OwnerCache = OwnerCache::new();
-
-/// Who holds each object, from a scan at most `max_age` old.
-pub(crate) fn owners(max_age: Duration) -> Arc<OwnerScan> {
-    OWNERS.get(Instant::now(), max_age, scan_owners)
 }
 
 /// Map types whose memory is all allocated when the map is created, so
@@ -332,43 +265,95 @@ impl Statics {
     }
 }
 
-/// The process's one record of what cannot change.
-static STATICS: Mutex<Statics> = Mutex::new(Statics::new());
-
-fn statics() -> MutexGuard<'static, Statics> {
-    STATICS.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Every program with `fields` (`full_name`, `map_ids`, `memlock`), in ID
-/// order, recalling the full names and memlock earlier walks of this
-/// process read and keeping what this one read: for views that walk the
-/// programs again and again (windows, the TUI, the exporter).
-pub(crate) fn programs_recalled(fields: ProgFields) -> Result<Vec<Program>> {
-    let out = ProgramReader::new(fields).collect_known(|p| statics().program(p))?;
-    statics().keep_programs(fields, &out);
-    Ok(out)
-}
-
-/// [`programs_recalled`] for a stream of windows: the rows of the programs
-/// `recall` holds from the last walk are copied rather than read again
-/// (see [`ProgramReader::collect_recalled`]); with `full` every ID is
-/// asked of the kernel, else only those above the last walk's.
-pub(crate) fn programs_recalling(
-    fields: ProgFields,
-    recall: &mut ProgRecall,
-    full: bool,
-) -> Result<Vec<Program>> {
-    ProgramReader::new(fields).collect_recalled(recall, full, |p| statics().program(p))
-}
-
-/// Every map with `fields`, in ID order, recalling the memlock of
-/// fixed-size maps (their `frozen` is then not read).
-pub(crate) fn maps_recalled(fields: MapFields) -> Result<Vec<Map>> {
-    let out = MapReader::new(fields).collect_known(|m| statics().map(m))?;
-    if fields.fdinfo {
-        statics().keep_maps(&out);
+impl Collector {
+    /// Every program with `fields` (`full_name`, `map_ids`, `memlock`), in
+    /// ID order, recalling the full names and memlock earlier walks of this
+    /// collector read and keeping what this one read: for views that walk
+    /// the programs again and again (windows, the TUI, the exporter).
+    pub(crate) fn programs_recalled(&self, fields: ProgFields) -> Result<Vec<Program>> {
+        let out = ProgramReader::new(fields).collect_known(|p| self.statics().program(p))?;
+        self.statics().keep_programs(fields, &out);
+        Ok(out)
     }
-    Ok(out)
+
+    /// [`Collector::programs_recalled`] for a stream of windows: the rows
+    /// of the programs `recall` holds from the last walk are copied rather
+    /// than read again (see [`ProgramReader::collect_recalled`]); with
+    /// `full` every ID is asked of the kernel, else only those above the
+    /// last walk's.
+    pub(crate) fn programs_recalling(
+        &self,
+        fields: ProgFields,
+        recall: &mut ProgRecall,
+        full: bool,
+    ) -> Result<Vec<Program>> {
+        ProgramReader::new(fields).collect_recalled(recall, full, |p| self.statics().program(p))
+    }
+
+    /// Every map with `fields`, in ID order, recalling the memlock of
+    /// fixed-size maps (their `frozen` is then not read).
+    pub(crate) fn maps_recalled(&self, fields: MapFields) -> Result<Vec<Map>> {
+        let out = MapReader::new(fields).collect_known(|m| self.statics().map(m))?;
+        if fields.fdinfo {
+            self.statics().keep_maps(&out);
+        }
+        Ok(out)
+    }
+
+    /// Every program, map and link with the fields asked for, and the
+    /// owners from a scan at most `owners_max_age` old that was taken when
+    /// every one of these objects existed: an object never scanned for
+    /// forces a new scan, so that its holders are known before it is first
+    /// served, unless the last scan is younger than `new_object_gap`.
+    pub(crate) fn inventory(
+        &self,
+        progs: ProgFields,
+        maps: MapFields,
+        links: LinkFields,
+        owners_max_age: Duration,
+        new_object_gap: Duration,
+    ) -> Result<Inventory> {
+        let programs = self.programs_recalled(progs)?;
+        let maps = self.maps_recalled(maps)?;
+        let links = objects::links(links)?;
+        let objects = Covered::of(&programs, &maps, &links);
+        let owners = self.owner_cache().get_covering(
+            Instant::now(),
+            owners_max_age,
+            new_object_gap,
+            objects,
+            || scan_owners(self.kubelet_logs()),
+        );
+        Ok(Inventory {
+            programs,
+            maps,
+            links,
+            owners,
+        })
+    }
+
+    /// Who holds each program, where it is attached and its memlock, read
+    /// now: programs and maps (their memlock recalled where it cannot have
+    /// changed), links, and owners from a scan at most `owners_max_age`
+    /// old.
+    pub(crate) fn prog_context(&self, owners_max_age: Duration) -> Result<ProgContext> {
+        let mut progs = self.programs_recalled(ProgFields {
+            map_ids: true,
+            memlock: true,
+            ..ProgFields::default()
+        })?;
+        let maps = self.maps_recalled(MapFields {
+            fdinfo: true,
+            ..MapFields::default()
+        })?;
+        add_maps_memlock(&mut progs, &maps);
+        let links = objects::links(LinkFields {
+            target_names: true,
+            ..LinkFields::default()
+        })?;
+        add_prog_keepers(&mut progs, &links, &self.owners(owners_max_age));
+        Ok(ProgContext::from_programs(progs))
+    }
 }
 
 /// The objects and holders one exporter scrape serves.
@@ -378,37 +363,6 @@ pub(crate) struct Inventory {
     pub maps: Vec<Map>,
     pub links: Vec<Link>,
     pub owners: Arc<OwnerScan>,
-}
-
-/// Every program, map and link with the fields asked for, and the owners
-/// from a scan at most `owners_max_age` old that was taken when every one
-/// of these objects existed: an object never scanned for forces a new
-/// scan, so that its holders are known before it is first served, unless
-/// the last scan is younger than `new_object_gap`.
-pub(crate) fn inventory(
-    progs: ProgFields,
-    maps: MapFields,
-    links: LinkFields,
-    owners_max_age: Duration,
-    new_object_gap: Duration,
-) -> Result<Inventory> {
-    let programs = programs_recalled(progs)?;
-    let maps = maps_recalled(maps)?;
-    let links = objects::links(links)?;
-    let objects = Covered::of(&programs, &maps, &links);
-    let owners = OWNERS.get_covering(
-        Instant::now(),
-        owners_max_age,
-        new_object_gap,
-        objects,
-        scan_owners,
-    );
-    Ok(Inventory {
-        programs,
-        maps,
-        links,
-        owners,
-    })
 }
 
 /// Each program's maps' memlock, every map once, and how many of its maps
@@ -502,28 +456,6 @@ struct Known {
 }
 
 impl ProgContext {
-    /// Read it now: programs and maps (their memlock recalled where it
-    /// cannot have changed), links, and owners from a scan at most
-    /// `owners_max_age` old.
-    pub(crate) fn read(owners_max_age: Duration) -> Result<ProgContext> {
-        let mut progs = programs_recalled(ProgFields {
-            map_ids: true,
-            memlock: true,
-            ..ProgFields::default()
-        })?;
-        let maps = maps_recalled(MapFields {
-            fdinfo: true,
-            ..MapFields::default()
-        })?;
-        add_maps_memlock(&mut progs, &maps);
-        let links = objects::links(LinkFields {
-            target_names: true,
-            ..LinkFields::default()
-        })?;
-        add_prog_keepers(&mut progs, &links, &owners(owners_max_age));
-        Ok(ProgContext::from_programs(progs))
-    }
-
     pub(crate) fn from_programs(progs: Vec<Program>) -> ProgContext {
         let by_id = progs
             .into_iter()

@@ -26,6 +26,38 @@ pub(crate) fn program_image(id: u32) -> Result<Arc<ProgramImage>> {
     lines::image_by_id(u64::from(id)).map(Arc::new)
 }
 
+/// What `brr dump` shows of program `id`: its image and, when `jited`
+/// names which instructions to read beside the JIT code (`Some(xlated)`),
+/// its native code decoded with every call named from the kernel symbol
+/// table.
+pub(crate) fn dump_image(
+    id: u32,
+    jited: Option<bool>,
+) -> Result<(ProgramImage, Option<NativeImage>)> {
+    let id = u64::from(id);
+    let image = match jited {
+        Some(xlated) => lines::jited_image_by_id(id, xlated)?,
+        None => lines::image_by_id(id)?,
+    };
+    let native = jited
+        .map(|_| {
+            native::build(
+                &image,
+                native::Arch::host(),
+                lines::kptr_restrict(),
+                Kallsyms::load,
+            )
+        })
+        .transpose()?;
+    Ok((image, native))
+}
+
+/// `kernel.kptr_restrict`, which decides whether root may see kernel
+/// addresses (None when unreadable): the dump words hidden calls by it.
+pub(crate) fn kptr_restrict() -> Option<u32> {
+    lines::kptr_restrict()
+}
+
 /// What the mixed and native views show beside an image: the names of
 /// the helpers and subprograms its translated instructions call, and its
 /// native code decoded (or why there is none, in the drilldown's words).

@@ -4,155 +4,164 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::context::{add_map_memlock, add_prog_keepers, owners, HeldKind, SCAN_NOW};
+use super::context::{add_map_memlock, add_prog_keepers, HeldKind, SCAN_NOW};
+use super::Collector;
 use crate::error::Result;
 use crate::kernel::objects::{self, LinkReader, MapReader, ProgramReader};
 use crate::kernel::{bpffs, stats::StatsGuard};
 use crate::model::{BtfObject, Holder, Link, LinkFields, Map, MapFields, ProgFields, Program};
 
-/// Programs as `brr prog` lists them, in ID order, with `fields`; with
-/// `stats`, statistics are on while they are read, so the run counters are
-/// current.
-pub(crate) fn programs(
-    stats: bool,
-    fields: ProgFields,
-    bpffs: impl AsRef<Path>,
-) -> Result<Vec<Program>> {
-    let mut out = Vec::new();
-    programs_each(stats, fields, bpffs, |p| {
-        out.push(p);
-        Ok(())
-    })?;
-    Ok(out)
-}
+impl Collector {
+    /// Programs as `brr prog` lists them, in ID order, with `fields`; with
+    /// `stats`, statistics are on while they are read, so the run counters are
+    /// current.
+    pub(crate) fn programs(&self, stats: bool, fields: ProgFields) -> Result<Vec<Program>> {
+        let mut out = Vec::new();
+        self.programs_each(stats, fields, |p| {
+            out.push(p);
+            Ok(())
+        })?;
+        Ok(out)
+    }
 
-/// [`programs`] one at a time, each handed to `each` as soon as it is
-/// read, so that a listing holds one program at a time. What a row needs
-/// from other objects is read first and kept small: pins, and with
-/// `fields.context` each map's memlock, how many programs use each map
-/// (one brief pass over the programs), the links and the owner scan.
-pub(crate) fn programs_each(
-    stats: bool,
-    fields: ProgFields,
-    bpffs: impl AsRef<Path>,
-    mut each: impl FnMut(Program) -> Result<()>,
-) -> Result<()> {
-    let _stats = stats.then(StatsGuard::enable).transpose()?;
-    let pins = fields.pins.then(|| bpffs::scan(bpffs));
-    // Maps' memlock and users take a walk over every map and program
-    // before the rows: `-x` work, like the owner scan.
-    let context = if fields.context {
-        let mut memlock: HashMap<u32, Option<u64>> = HashMap::new();
-        MapReader::new(MapFields {
-            fdinfo: true,
-            ..MapFields::default()
-        })
-        .each(|m| {
-            memlock.insert(m.id, m.memlock_bytes);
-            Ok(())
-        })?;
-        let mut users: HashMap<u32, u32> = HashMap::new();
-        objects::program_maps_each(|_, mut ids| {
-            ids.sort_unstable();
-            ids.dedup();
-            for id in ids {
-                *users.entry(id).or_default() += 1;
+    /// [`Collector::programs`] one at a time, each handed to `each` as soon
+    /// as it is read, so that a listing holds one program at a time. What a
+    /// row needs from other objects is read first and kept small: pins, and
+    /// with `fields.context` each map's memlock, how many programs use each
+    /// map (one brief pass over the programs), the links and the owner
+    /// scan.
+    pub(crate) fn programs_each(
+        &self,
+        stats: bool,
+        fields: ProgFields,
+        mut each: impl FnMut(Program) -> Result<()>,
+    ) -> Result<()> {
+        let _stats = stats.then(StatsGuard::enable).transpose()?;
+        let pins = fields.pins.then(|| self.pins(SCAN_NOW));
+        // Maps' memlock and users take a walk over every map and program
+        // before the rows: `-x` work, like the owner scan.
+        let context = if fields.context {
+            let mut memlock: HashMap<u32, Option<u64>> = HashMap::new();
+            MapReader::new(MapFields {
+                fdinfo: true,
+                ..MapFields::default()
+            })
+            .each(|m| {
+                memlock.insert(m.id, m.memlock_bytes);
+                Ok(())
+            })?;
+            let mut users: HashMap<u32, u32> = HashMap::new();
+            objects::program_maps_each(|_, mut ids| {
+                ids.sort_unstable();
+                ids.dedup();
+                for id in ids {
+                    *users.entry(id).or_default() += 1;
+                }
+                Ok(())
+            })?;
+            let links = objects::links(LinkFields {
+                target_names: true,
+                ..LinkFields::default()
+            })?;
+            Some((memlock, users, links, self.owners(SCAN_NOW)))
+        } else {
+            None
+        };
+        let read = ProgFields {
+            map_ids: fields.map_ids || fields.context,
+            ..fields
+        };
+        ProgramReader::new(read).each(|mut p| {
+            if let Some(pins) = &pins {
+                p.pinned_paths = pins.for_prog(p.id);
             }
+            if let Some((memlock, users, links, owners)) = &context {
+                add_map_memlock(&mut p, memlock, users);
+                add_prog_keepers(std::slice::from_mut(&mut p), links, owners);
+            }
+            each(p)
+        })
+    }
+
+    /// Maps as `brr map` lists them, with `fields`; `keepers` are who holds
+    /// each (a process, else the first program using it).
+    pub(crate) fn maps(&self, fields: MapFields) -> Result<Vec<Map>> {
+        let mut out = Vec::new();
+        self.maps_each(fields, |m| {
+            out.push(m);
             Ok(())
         })?;
-        let links = objects::links(LinkFields {
-            target_names: true,
-            ..LinkFields::default()
+        Ok(out)
+    }
+
+    /// [`Collector::maps`] one at a time, in ID order.
+    pub(crate) fn maps_each(
+        &self,
+        fields: MapFields,
+        mut each: impl FnMut(Map) -> Result<()>,
+    ) -> Result<()> {
+        let pins = fields.pins.then(|| self.pins(SCAN_NOW));
+        let keepers = if fields.keepers {
+            let mut user: HashMap<u32, u32> = HashMap::new();
+            objects::program_maps_each(|prog, ids| {
+                for id in ids {
+                    user.entry(id).or_insert(prog);
+                }
+                Ok(())
+            })?;
+            Some((user, self.owners(SCAN_NOW)))
+        } else {
+            None
+        };
+        MapReader::new(fields).each(|mut m| {
+            if let Some(pins) = &pins {
+                m.pinned_paths = pins.for_map(m.id);
+            }
+            if let Some((user, owners)) = &keepers {
+                let held_by = user.get(&m.id).map(|&id| Holder::Prog(id));
+                m.keepers = Some(owners.keepers(HeldKind::Map, m.id, held_by));
+            }
+            each(m)
+        })
+    }
+
+    /// Links as `brr link` lists them, with `fields`.
+    pub(crate) fn links(&self, fields: LinkFields) -> Result<Vec<Link>> {
+        let mut out = Vec::new();
+        self.links_each(fields, |l| {
+            out.push(l);
+            Ok(())
         })?;
-        Some((memlock, users, links, owners(SCAN_NOW)))
-    } else {
-        None
-    };
-    let read = ProgFields {
-        map_ids: fields.map_ids || fields.context,
-        ..fields
-    };
-    ProgramReader::new(read).each(|mut p| {
-        if let Some(pins) = &pins {
+        Ok(out)
+    }
+
+    /// [`Collector::links`] one at a time, in ID order.
+    pub(crate) fn links_each(
+        &self,
+        fields: LinkFields,
+        mut each: impl FnMut(Link) -> Result<()>,
+    ) -> Result<()> {
+        let pins = fields.pins.then(|| self.pins(SCAN_NOW));
+        let owners = fields.keepers.then(|| self.owners(SCAN_NOW));
+        LinkReader::new(fields).each(|mut l| {
+            if let Some(pins) = &pins {
+                l.pinned_paths = pins.for_link(l.id);
+            }
+            if let Some(owners) = &owners {
+                l.keepers = Some(owners.keepers(HeldKind::Link, l.id, None));
+            }
+            each(l)
+        })
+    }
+
+    /// Each program's pinned paths, from a walk of the bpffs root taken
+    /// now.
+    pub(crate) fn attach_prog_pins(&self, progs: &mut [Program]) {
+        let pins = self.pins(SCAN_NOW);
+        for p in progs {
             p.pinned_paths = pins.for_prog(p.id);
         }
-        if let Some((memlock, users, links, owners)) = &context {
-            add_map_memlock(&mut p, memlock, users);
-            add_prog_keepers(std::slice::from_mut(&mut p), links, owners);
-        }
-        each(p)
-    })
-}
-
-/// Maps as `brr map` lists them, with `fields`; `keepers` are who holds
-/// each (a process, else the first program using it).
-pub(crate) fn maps(fields: MapFields, bpffs: impl AsRef<Path>) -> Result<Vec<Map>> {
-    let mut out = Vec::new();
-    maps_each(fields, bpffs, |m| {
-        out.push(m);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-/// [`maps`] one at a time, in ID order.
-pub(crate) fn maps_each(
-    fields: MapFields,
-    bpffs: impl AsRef<Path>,
-    mut each: impl FnMut(Map) -> Result<()>,
-) -> Result<()> {
-    let pins = fields.pins.then(|| bpffs::scan(bpffs));
-    let keepers = if fields.keepers {
-        let mut user: HashMap<u32, u32> = HashMap::new();
-        objects::program_maps_each(|prog, ids| {
-            for id in ids {
-                user.entry(id).or_insert(prog);
-            }
-            Ok(())
-        })?;
-        Some((user, owners(SCAN_NOW)))
-    } else {
-        None
-    };
-    MapReader::new(fields).each(|mut m| {
-        if let Some(pins) = &pins {
-            m.pinned_paths = pins.for_map(m.id);
-        }
-        if let Some((user, owners)) = &keepers {
-            let held_by = user.get(&m.id).map(|&id| Holder::Prog(id));
-            m.keepers = Some(owners.keepers(HeldKind::Map, m.id, held_by));
-        }
-        each(m)
-    })
-}
-
-/// Links as `brr link` lists them, with `fields`.
-pub(crate) fn links(fields: LinkFields, bpffs: impl AsRef<Path>) -> Result<Vec<Link>> {
-    let mut out = Vec::new();
-    links_each(fields, bpffs, |l| {
-        out.push(l);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-/// [`links`] one at a time, in ID order.
-pub(crate) fn links_each(
-    fields: LinkFields,
-    bpffs: impl AsRef<Path>,
-    mut each: impl FnMut(Link) -> Result<()>,
-) -> Result<()> {
-    let pins = fields.pins.then(|| bpffs::scan(bpffs));
-    let owners = fields.keepers.then(|| owners(SCAN_NOW));
-    LinkReader::new(fields).each(|mut l| {
-        if let Some(pins) = &pins {
-            l.pinned_paths = pins.for_link(l.id);
-        }
-        if let Some(owners) = &owners {
-            l.keepers = Some(owners.keepers(HeldKind::Link, l.id, None));
-        }
-        each(l)
-    })
+    }
 }
 
 /// The BTF objects as `brr btf` lists them; with `users`, the programs and
@@ -174,11 +183,4 @@ pub(crate) use crate::kernel::bpffs::{RootKind, EVERY_MOUNT};
 /// only the bpffs mounts below are scanned.
 pub(crate) fn bpffs_root_kind(root: &Path) -> RootKind {
     bpffs::root_kind(root)
-}
-
-pub(crate) fn attach_prog_pins(progs: &mut [Program], root: impl AsRef<Path>) {
-    let pins = bpffs::scan(root);
-    for p in progs {
-        p.pinned_paths = pins.for_prog(p.id);
-    }
 }

@@ -1,8 +1,12 @@
 //! The one collector: what `commands`, `top`, the TUI and the exporter
 //! share. Each file says what it holds:
 //!
+//! - [`collector`]: the [`Collector`] value a front end builds and holds,
+//!   with its settings and caches; the reads below are its methods;
 //! - [`window`]: the measuring window (statistics on between two
 //!   snapshots) and its streams;
+//! - [`live`]: the windows and context of a view that repeats (the TUI),
+//!   driven by one thread;
 //! - [`context`]: object context (owners, memlock, links, attach points,
 //!   full names), with the one owner-scan cache and the record of what
 //!   cannot change while an object lives;
@@ -19,10 +23,12 @@
 //! are caught can change without touching the callers.
 
 pub(crate) mod capture;
+pub(crate) mod collector;
 pub(crate) mod context;
 pub(crate) mod image;
 pub(crate) mod inspect;
 pub(crate) mod listings;
+pub(crate) mod live;
 pub(crate) mod window;
 
 use std::time::Duration;
@@ -31,17 +37,16 @@ use std::time::Duration;
 /// life).
 pub(crate) use crate::kernel::stats::StatsGuard;
 pub(crate) use capture::{capture, report, report_keeping, Native, Terminations};
-pub(crate) use context::{inventory, ProgContext};
-pub(crate) use context::{set_kubelet_logs, workloads};
-pub(crate) use image::{call_names, disassembly, program_gone, program_image};
+pub(crate) use collector::Collector;
+pub(crate) use context::ProgContext;
+pub(crate) use image::{
+    call_names, disassembly, dump_image, kptr_restrict, program_gone, program_image,
+};
 pub(crate) use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, profile_contexts,
 };
-pub(crate) use listings::{
-    attach_prog_pins, bpffs_root_kind, btfs, links, links_each, maps, maps_each, programs,
-    programs_each,
-};
-pub(crate) use window::{activity, activity_stream, activity_with, Window, BRIEF};
+pub(crate) use listings::{bpffs_root_kind, btfs};
+pub(crate) use window::{Window, BRIEF};
 
 /// Longest wait that is ever computed: keeps `Instant + Duration` from
 /// overflowing (the CLI caps durations much lower).

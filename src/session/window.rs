@@ -2,11 +2,10 @@
 //! program, one window or a stream of back-to-back windows.
 
 use std::ops::ControlFlow;
-use std::path::Path;
 use std::time::{Instant, SystemTime};
 
-use super::context::{programs_recalling, SCAN_NOW};
-use super::{attach_prog_pins, wait_for, ProgContext};
+use super::context::SCAN_NOW;
+use super::{wait_for, Collector};
 use crate::activity::{self, ActivityRow};
 use crate::error::Result;
 use crate::kernel::objects::ProgRecall;
@@ -71,20 +70,23 @@ fn unix_seconds(t: SystemTime) -> f64 {
 }
 
 impl Window {
-    /// Enable statistics and read the baseline; the snapshots read
-    /// `fields`' `full_name`, `map_ids` and `memlock`.
-    pub(crate) fn start(fields: ProgFields) -> Result<Window> {
-        Window::start_listed(fields).map(|(w, _)| w)
+    /// Enable statistics and read the baseline through `collector`; the
+    /// snapshots read `fields`' `full_name`, `map_ids` and `memlock`.
+    pub(crate) fn start(collector: &Collector, fields: ProgFields) -> Result<Window> {
+        Window::start_listed(collector, fields).map(|(w, _)| w)
     }
 
     /// [`Window::start`], also giving the baseline's programs whole (the
     /// window keeps only their counters).
-    pub(crate) fn start_listed(fields: ProgFields) -> Result<(Window, Vec<Program>)> {
+    pub(crate) fn start_listed(
+        collector: &Collector,
+        fields: ProgFields,
+    ) -> Result<(Window, Vec<Program>)> {
         let stats = StatsGuard::enable()?;
         let start = Instant::now();
         let wall_start = SystemTime::now();
         let mut recall = ProgRecall::default();
-        let listed = programs_recalling(fields, &mut recall, true)?;
+        let listed = collector.programs_recalling(fields, &mut recall, true)?;
         let window = Window {
             stats,
             fields,
@@ -114,11 +116,11 @@ impl Window {
 
     /// The second snapshot, when its enumeration started, and the seconds
     /// since the baseline's started.
-    fn second(&mut self) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
+    fn second(&mut self, c: &Collector) -> Result<(Vec<Program>, Instant, SystemTime, f64)> {
         let at = Instant::now();
         let wall = SystemTime::now();
         let full = self.since_full + 1 >= FULL_WALK_EVERY;
-        let current = programs_recalling(self.fields, &mut self.recall, full)?;
+        let current = c.programs_recalling(self.fields, &mut self.recall, full)?;
         Ok((
             current,
             at,
@@ -127,9 +129,10 @@ impl Window {
         ))
     }
 
-    /// Read the second snapshot; statistics go off right after it.
-    pub(crate) fn finish(mut self) -> Result<Measurement> {
-        let (current, _, wall, seconds) = self.second()?;
+    /// Read the second snapshot through `c` (the collector that started
+    /// the window); statistics go off right after it.
+    pub(crate) fn finish(mut self, c: &Collector) -> Result<Measurement> {
+        let (current, _, wall, seconds) = self.second(c)?;
         drop(self.stats);
         Ok(Measurement {
             base: self.base,
@@ -143,8 +146,8 @@ impl Window {
     /// Read the second snapshot and keep statistics on: the returned window
     /// starts from that snapshot, so back-to-back windows leave no
     /// unmeasured gap and cost one enumeration each.
-    pub(crate) fn finish_and_continue(mut self) -> Result<(Measurement, Window)> {
-        let (current, at, wall, seconds) = self.second()?;
+    pub(crate) fn finish_and_continue(mut self, c: &Collector) -> Result<(Measurement, Window)> {
+        let (current, at, wall, seconds) = self.second(c)?;
         let next = Window {
             stats: self.stats,
             fields: self.fields,
@@ -165,25 +168,7 @@ impl Window {
     }
 }
 
-/// One activity window of `duration` seconds, with statistics enabled only
-/// in between. Ctrl-C ends the window early; the
-/// rates then cover the shorter window. The snapshots read `fields` as
-/// [`Window::start`] does.
-pub(crate) fn measure(duration: f64, fields: ProgFields) -> Result<Measurement> {
-    let interrupt = InterruptGuard::block();
-    let window = Window::start(fields)?;
-    crate::trace::ready("stats-window");
-    let deadline = window.deadline(duration);
-    loop {
-        let now = Instant::now();
-        if now >= deadline || interrupt.wait(deadline - now) {
-            break;
-        }
-    }
-    window.finish()
-}
-
-/// One window of a stream, as [`activity_stream`] hands it on.
+/// One window of a stream, as [`Collector::activity_stream`] hands it on.
 #[derive(Debug, Clone)]
 pub(crate) struct StreamWindow {
     pub rows: Vec<ActivityRow>,
@@ -193,99 +178,119 @@ pub(crate) struct StreamWindow {
     pub wall_end: f64,
 }
 
-/// Back-to-back activity windows of `interval` seconds on one held
-/// statistics fd, each handed to `emit` as it ends; `count` 0 runs until
-/// Ctrl-C (which ends the current window early, hands it on, and stops) or
-/// until `emit` breaks. With `fields.pins`, pins are read at every window
-/// end, so programs pinned meanwhile show their paths.
-pub(crate) fn activity_stream(
-    interval: f64,
-    count: u64,
-    bpffs: &Path,
-    all: bool,
-    limit: usize,
-    fields: ProgFields,
-    emit: &mut dyn FnMut(StreamWindow) -> ControlFlow<()>,
-) -> Result<()> {
-    let interrupt = InterruptGuard::block();
-    let mut window = Window::start(fields)?;
-    let mut done = 0u64;
-    loop {
+impl Collector {
+    /// One activity window of `duration` seconds, with statistics enabled only
+    /// in between. Ctrl-C ends the window early; the
+    /// rates then cover the shorter window. The snapshots read `fields` as
+    /// [`Window::start`] does.
+    pub(crate) fn measure(&self, duration: f64, fields: ProgFields) -> Result<Measurement> {
+        let interrupt = InterruptGuard::block();
+        let window = Window::start(self, fields)?;
         crate::trace::ready("stats-window");
-        let deadline = window.deadline(interval);
-        let mut interrupted = false;
+        let deadline = window.deadline(duration);
         loop {
             let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            if interrupt.wait(deadline - now) {
-                interrupted = true;
+            if now >= deadline || interrupt.wait(deadline - now) {
                 break;
             }
         }
-        done = done.saturating_add(1);
-        let last = interrupted || (count > 0 && done >= count);
-        let (mut m, next) = if last {
-            (window.finish()?, None)
-        } else {
-            let (m, next) = window.finish_and_continue()?;
-            (m, Some(next))
+        window.finish(self)
+    }
+
+    /// Back-to-back activity windows of `interval` seconds on one held
+    /// statistics fd, each handed to `emit` as it ends; `count` 0 runs until
+    /// Ctrl-C (which ends the current window early, hands it on, and stops) or
+    /// until `emit` breaks. With `fields.pins`, pins are read at every window
+    /// end, so programs pinned meanwhile show their paths.
+    pub(crate) fn activity_stream(
+        &self,
+        interval: f64,
+        count: u64,
+        all: bool,
+        limit: usize,
+        fields: ProgFields,
+        emit: &mut dyn FnMut(StreamWindow) -> ControlFlow<()>,
+    ) -> Result<()> {
+        let interrupt = InterruptGuard::block();
+        let mut window = Window::start(self, fields)?;
+        let mut done = 0u64;
+        loop {
+            crate::trace::ready("stats-window");
+            let deadline = window.deadline(interval);
+            let mut interrupted = false;
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                if interrupt.wait(deadline - now) {
+                    interrupted = true;
+                    break;
+                }
+            }
+            done = done.saturating_add(1);
+            let last = interrupted || (count > 0 && done >= count);
+            let (mut m, next) = if last {
+                (window.finish(self)?, None)
+            } else {
+                let (m, next) = window.finish_and_continue(self)?;
+                (m, Some(next))
+            };
+            if fields.pins {
+                self.attach_prog_pins(&mut m.current);
+            }
+            let flow = emit(StreamWindow {
+                rows: activity::compute(&m.base, &m.current, all, limit),
+                seconds: m.seconds,
+                wall_start: m.wall_start,
+                wall_end: m.wall_end,
+            });
+            match next {
+                Some(next) if flow.is_continue() => window = next,
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Activity rows of one [`Collector::measure`] window, with pinned
+    /// paths, and the measured seconds (`all` and `limit` as in
+    /// [`activity::compute`]); with `extended`, who holds each program,
+    /// where it is attached and its memlock.
+    pub(crate) fn activity(
+        &self,
+        duration: f64,
+        all: bool,
+        limit: usize,
+        extended: bool,
+    ) -> Result<(Vec<ActivityRow>, f64)> {
+        let fields = ProgFields {
+            pins: true,
+            context: extended,
+            ..BRIEF
         };
+        self.activity_with(duration, all, limit, fields)
+    }
+
+    /// [`Collector::activity`] with the fields the view prints: pins with
+    /// `fields.pins`, and with `fields.context` who holds each program,
+    /// where it is attached and its memlock.
+    pub(crate) fn activity_with(
+        &self,
+        duration: f64,
+        all: bool,
+        limit: usize,
+        fields: ProgFields,
+    ) -> Result<(Vec<ActivityRow>, f64)> {
+        let mut m = self.measure(duration, fields)?;
         if fields.pins {
-            attach_prog_pins(&mut m.current, bpffs);
+            self.attach_prog_pins(&mut m.current);
         }
-        let flow = emit(StreamWindow {
-            rows: activity::compute(&m.base, &m.current, all, limit),
-            seconds: m.seconds,
-            wall_start: m.wall_start,
-            wall_end: m.wall_end,
-        });
-        match next {
-            Some(next) if flow.is_continue() => window = next,
-            _ => return Ok(()),
+        if fields.context {
+            self.prog_context(SCAN_NOW)?.apply(&mut m.current);
         }
+        Ok((
+            activity::compute(&m.base, &m.current, all, limit),
+            m.seconds,
+        ))
     }
-}
-
-/// Activity rows of one [`measure`] window, with pinned paths under
-/// `bpffs`, and the measured seconds (`all` and `limit` as in
-/// [`activity::compute`]); with `extended`, who holds each program, where
-/// it is attached and its memlock.
-pub(crate) fn activity(
-    duration: f64,
-    bpffs: impl AsRef<Path>,
-    all: bool,
-    limit: usize,
-    extended: bool,
-) -> Result<(Vec<ActivityRow>, f64)> {
-    let fields = ProgFields {
-        pins: true,
-        context: extended,
-        ..BRIEF
-    };
-    activity_with(duration, bpffs, all, limit, fields)
-}
-
-/// [`activity`] with the fields the view prints: pins with `fields.pins`,
-/// and with `fields.context` who holds each program, where it is attached
-/// and its memlock.
-pub(crate) fn activity_with(
-    duration: f64,
-    bpffs: impl AsRef<Path>,
-    all: bool,
-    limit: usize,
-    fields: ProgFields,
-) -> Result<(Vec<ActivityRow>, f64)> {
-    let mut m = measure(duration, fields)?;
-    if fields.pins {
-        attach_prog_pins(&mut m.current, bpffs);
-    }
-    if fields.context {
-        ProgContext::read(SCAN_NOW)?.apply(&mut m.current);
-    }
-    Ok((
-        activity::compute(&m.base, &m.current, all, limit),
-        m.seconds,
-    ))
 }

@@ -1,7 +1,9 @@
 //! `brr` / `brr top`: the interactive live table and drilldown.
 //!
 //! Threads: the UI thread (this module's loop) blocks on one channel fed by
-//! a terminal-input thread, a signal thread and the worker (`worker.rs`);
+//! a terminal-input thread, a signal thread, the worker (`worker.rs`: one
+//! thread for windows, their context and the drilldown's reads) and a
+//! profile's thread while one runs;
 //! it redraws only when the state says something visible changed. The
 //! terminal is restored on every way out: quit, SIGINT/SIGTERM/SIGHUP, a
 //! closed terminal, and a panic on any thread.
@@ -27,7 +29,7 @@ pub(crate) mod tests;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event as TermEvent};
@@ -37,7 +39,7 @@ use ratatui::Terminal;
 use crate::activity;
 use crate::error::{BrrError, Result};
 use crate::profile;
-use crate::session::{self, Terminations, Window};
+use crate::session::{self, Collector, Terminations, Window};
 use app::App;
 use effect::Effect;
 use worker::{Event, Worker};
@@ -67,8 +69,6 @@ pub(crate) struct Config {
     /// What `p` and the `P` form start from; the program and the kernel
     /// sample flag are set per profile.
     pub profile: profile::Request,
-    /// bpffs root for pinned paths.
-    pub bpffs: PathBuf,
 }
 
 /// Leave the alternate screen and raw mode (idempotent; errors ignored:
@@ -86,14 +86,15 @@ fn no_color() -> bool {
 
 type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
 
-/// Run the TUI until the user quits; never returns (the process exits with
-/// the terminal restored, without waiting for a window or profile in
-/// flight, so quitting is immediate at any delay).
-pub(crate) fn run(config: Config) -> Result<(String, i32)> {
+/// Run the TUI until the user quits, reading through `collector`; never
+/// returns (the process exits with the terminal restored, without waiting
+/// for a window or profile in flight, so quitting is immediate at any
+/// delay).
+pub(crate) fn run(config: Config, collector: Arc<Collector>) -> Result<(String, i32)> {
     // Fail before touching the terminal, so that the error is a plain
     // `brr: <message>` on stderr with its exit status: statistics must be
     // available and every program readable.
-    let (window, mut listed) = Window::start_listed(session::BRIEF)?;
+    let (window, mut listed) = Window::start_listed(&collector, session::BRIEF)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(BrrError::Failed(
             "the interactive top view needs a terminal; use 'brr top --textmode' for plain output"
@@ -104,7 +105,7 @@ pub(crate) fn run(config: Config) -> Result<(String, i32)> {
 
     // Pins show only with the context (`-x`).
     if config.extended {
-        session::attach_prog_pins(&mut listed, &config.bpffs);
+        collector.attach_prog_pins(&mut listed);
     }
     // Rows at once (zero deltas) while the first window runs.
     let rows = activity::compute_owned(window.base(), listed, true, 0);
@@ -116,10 +117,9 @@ pub(crate) fn run(config: Config) -> Result<(String, i32)> {
     let (tx, rx) = mpsc::channel::<Event>();
     spawn_input_thread(tx.clone());
     spawn_signal_thread(tx.clone(), terminations);
-    let bpffs = config.bpffs.clone();
     let theme = ui::Theme::new(config.light, !no_color());
     let mut app = App::new(config, size, rows);
-    let mut worker = Worker::spawn(tx, Some(window), bpffs, app.history.clone());
+    let mut worker = Worker::spawn(tx, Some(window), collector, app.history.clone());
     let code = event_loop(&mut term, &rx, &mut worker, &mut app, &theme);
     worker.cancel_profile();
     restore_terminal();

@@ -51,7 +51,6 @@ pub(crate) fn config() -> Config {
             pid: None,
             bpffs: "".into(),
         },
-        bpffs: "".into(),
     }
 }
 

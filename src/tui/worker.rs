@@ -1,18 +1,18 @@
-//! The TUI's background work: activity windows (holding the stats fd),
-//! program images, mixed-mode disassembly, watching an inspected program,
-//! and profiles. Everything reaches the UI thread as an [`Event`] on one
-//! channel, so the UI blocks on a single receiver and wakes only when
-//! something happened.
+//! The TUI's background work: one thread asks the collector for activity
+//! windows and their object context (one harvest per refresh), program
+//! images and mixed-mode disassembly, and watches an inspected program;
+//! profiles run on their own thread. Everything reaches the UI thread as
+//! an [`Event`] on one channel, so the UI blocks on a single receiver and
+//! wakes only when something happened.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::Event as TermEvent;
 
-use crate::activity::{self, ActivityRow};
+use crate::activity::ActivityRow;
 use crate::error::BrrError;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{native_rows, NativeRow};
@@ -23,7 +23,8 @@ use crate::model::report::Report;
 use crate::model::ProgramImage;
 use crate::profile::report::ReportOptions;
 use crate::profile::{self, capture::StopSignal};
-use crate::session::{self, ProgContext};
+use crate::session::live::Live;
+use crate::session::{self, Collector};
 
 use super::history::Shared;
 
@@ -123,7 +124,8 @@ const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// How often the context behind the OWNERS, ATTACH and MEMLOCK columns
 /// (and the filter by owner) is read while they are shown, and how old an
 /// owner scan it accepts: the scan reads every process's fd table, so it
-/// runs on its own thread at this slower cadence, never inside a window.
+/// runs at this slower cadence, while a window is open (after the
+/// snapshot that starts it), never delaying a snapshot.
 const CONTEXT_EVERY: Duration = Duration::from_secs(5);
 /// Progress reports are sent at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
@@ -132,42 +134,42 @@ pub(crate) struct Worker {
     cmds: Sender<Cmd>,
     events: Sender<Event>,
     profile_stop: Option<Arc<StopSignal>>,
-    bpffs: PathBuf,
-    context: Arc<Context>,
+    collector: Arc<Collector>,
+    /// Whether the view shows the context; the worker reads it at each
+    /// window's start and end.
+    wanted: Arc<AtomicBool>,
 }
 
 impl Worker {
-    /// Start the sampling thread. `held` is the start-up window (its
-    /// baseline read with statistics on) that the first window measures
-    /// from; every window is also recorded into `history`.
+    /// Start the worker thread, reading through `collector`. `held` is the
+    /// start-up window (its baseline read with statistics on) that the
+    /// first window measures from; every window is also recorded into
+    /// `history`.
     pub(crate) fn spawn(
         events: Sender<Event>,
         held: Option<session::Window>,
-        bpffs: PathBuf,
+        collector: Arc<Collector>,
         history: Shared,
     ) -> Worker {
         let (tx, rx) = mpsc::channel();
         let ev = events.clone();
-        let root = bpffs.clone();
-        let context = Arc::new(Context::default());
-        let shared = Arc::clone(&context);
-        let sampled = Arc::clone(&context);
-        std::thread::spawn(move || context_loop(&shared));
-        std::thread::spawn(move || sampler(rx, ev, held, root, &sampled, &history));
+        let wanted = Arc::new(AtomicBool::new(false));
+        let live = Live::new(Arc::clone(&collector), held, HOLD, CONTEXT_EVERY);
+        let shown = Arc::clone(&wanted);
+        std::thread::spawn(move || sampler(rx, ev, live, &shown, &history));
         Worker {
             cmds: tx,
             events,
             profile_stop: None,
-            bpffs,
-            context,
+            collector,
+            wanted,
         }
     }
 
     /// Whether the view shows or filters by what the owner scan finds;
     /// the scan runs only while it does.
     pub(crate) fn want_context(&self, wanted: bool) {
-        self.context.wanted.store(wanted, Ordering::Relaxed);
-        self.context.ring();
+        self.wanted.store(wanted, Ordering::Relaxed);
     }
 
     pub(crate) fn send(&self, cmd: Cmd) {
@@ -178,10 +180,11 @@ impl Worker {
     /// one is cancelled first.
     pub(crate) fn profile(&mut self, mut job: ProfileJob) {
         self.cancel_profile();
-        job.request.bpffs = self.bpffs.clone();
+        job.request.bpffs = self.collector.bpffs().to_path_buf();
         let stop = Arc::new(StopSignal::new());
         self.profile_stop = Some(Arc::clone(&stop));
         let events = self.events.clone();
+        let collector = Arc::clone(&self.collector);
         std::thread::spawn(move || {
             let seq = job.seq;
             let mut last = Instant::now();
@@ -207,7 +210,7 @@ impl Worker {
                     limit: 0,
                     line_limit: job.line_limit,
                 };
-                let workloads = session::workloads(&prof);
+                let workloads = collector.workloads(&prof);
                 // The native view places samples by instruction; the JIT
                 // code it reads names the unmapped samples' instructions
                 // too.
@@ -271,145 +274,48 @@ enum WindowEnd {
     Disconnected,
 }
 
-/// The latest context, shared by its thread and the sampler, and whether
-/// the view shows it. Its thread sleeps on `bell` until the view wants the
-/// context, the next scan is due or the worker is gone: an idle view
-/// wakes it never.
-#[derive(Default)]
-struct Context {
-    latest: Mutex<Option<Arc<ProgContext>>>,
-    wanted: AtomicBool,
-    gone: AtomicBool,
-    bell: Mutex<()>,
-    rung: Condvar,
-}
-
-impl Context {
-    fn lock_bell(&self) -> MutexGuard<'_, ()> {
-        self.bell.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Wake the context thread to look at `wanted` and `gone` again (the
-    /// flags are set before the bell's lock is taken, so it cannot miss
-    /// them).
-    fn ring(&self) {
-        let _held = self.lock_bell();
-        self.rung.notify_all();
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.context.gone.store(true, Ordering::Relaxed);
-        self.context.ring();
-    }
-}
-
-/// Refresh the shared context while it is wanted, at most every
-/// [`CONTEXT_EVERY`], until the worker is gone.
-fn context_loop(shared: &Context) {
-    // A failed read keeps the previous context: the columns go stale
-    // rather than blank.
-    refresh_while_wanted(shared, CONTEXT_EVERY, || {
-        ProgContext::read(CONTEXT_EVERY).ok()
-    });
-}
-
-/// Store what `read` returns in `shared` as soon as it is wanted and then
-/// every `every` while it stays wanted; sleep otherwise. Returns when the
-/// worker is gone.
-fn refresh_while_wanted(
-    shared: &Context,
-    every: Duration,
-    mut read: impl FnMut() -> Option<ProgContext>,
-) {
-    let mut last: Option<Instant> = None;
-    let mut bell = shared.lock_bell();
-    while !shared.gone.load(Ordering::Relaxed) {
-        if !shared.wanted.load(Ordering::Relaxed) {
-            bell = shared
-                .rung
-                .wait(bell)
-                .unwrap_or_else(PoisonError::into_inner);
-            continue;
-        }
-        let wait = last.map_or(Duration::ZERO, |t| every.saturating_sub(t.elapsed()));
-        if !wait.is_zero() {
-            bell = match shared.rung.wait_timeout(bell, wait) {
-                Ok((b, _)) => b,
-                Err(e) => e.into_inner().0,
-            };
-            continue;
-        }
-        drop(bell);
-        last = Some(Instant::now());
-        if let Some(c) = read() {
-            if let Ok(mut slot) = shared.latest.lock() {
-                *slot = Some(Arc::new(c));
-            }
-        }
-        bell = shared.lock_bell();
-    }
-}
-
-/// One window of `delay` seconds, started from the held window when it is
-/// recent enough. Snapshots are brief; while the context is shown, pins
-/// and the latest context are added to the rows at the end of the window.
+/// One window of `delay` seconds from `live`, waiting for its end on the
+/// command channel: any command ends it without a result.
 fn measure(
     delay: f64,
-    held: &mut Option<session::Window>,
+    live: &mut Live,
     rx: &Receiver<Cmd>,
     events: &Sender<Event>,
-    bpffs: &PathBuf,
-    context: &Context,
+    wanted: &AtomicBool,
     history: &Shared,
 ) -> WindowEnd {
-    let window = match held.take() {
-        Some(w) if w.started().elapsed() < HOLD => Ok(w),
-        _ => session::Window::start(session::BRIEF),
-    };
-    let window = match window {
-        Ok(w) => w,
-        Err(e) => return fail(e, delay, rx, events),
-    };
-    let deadline = window.deadline(delay);
-    loop {
-        let now = Instant::now();
-        if now >= deadline {
-            break;
-        }
-        match rx.recv_timeout(deadline - now) {
-            Ok(cmd) => return WindowEnd::Interrupted(cmd),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return WindowEnd::Disconnected,
-        }
-    }
-    let (m, next) = match window.finish_and_continue() {
-        Ok(r) => r,
-        Err(e) => return fail(e, delay, rx, events),
-    };
-    let mut current = m.current;
-    let latest = context.latest.lock().ok().and_then(|c| c.clone());
-    // Pins show in the PINNED column and as "(pinned)" owners, both parts
-    // of the context.
-    if latest.is_some() || context.wanted.load(Ordering::Relaxed) {
-        session::attach_prog_pins(&mut current, bpffs);
-    }
-    if let Some(c) = latest {
-        c.apply(&mut current);
-    }
-    let rows = activity::compute_owned(&m.base, current, true, 0);
-    drop(m.base);
-    history.lock().record(&rows, m.seconds);
-    *held = Some(next);
-    post(
-        events,
-        Msg::Window {
-            rows,
-            measured: m.seconds,
+    let mut end = WindowEnd::Done;
+    let harvest = live.window(
+        delay,
+        &|| wanted.load(Ordering::Relaxed),
+        &mut |deadline| loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            match rx.recv_timeout(deadline - now) {
+                Ok(cmd) => end = WindowEnd::Interrupted(cmd),
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => end = WindowEnd::Disconnected,
+            }
+            return true;
         },
     );
-    WindowEnd::Done
+    match harvest {
+        None => end,
+        Some(Err(e)) => fail(e, delay, rx, events),
+        Some(Ok(h)) => {
+            history.lock().record(&h.rows, h.measured);
+            post(
+                events,
+                Msg::Window {
+                    rows: h.rows,
+                    measured: h.measured,
+                },
+            );
+            WindowEnd::Done
+        }
+    }
 }
 
 /// Report a failed window after waiting one delay, so that the UI's
@@ -424,12 +330,13 @@ fn fail(e: BrrError, delay: f64, rx: &Receiver<Cmd>, events: &Sender<Event>) -> 
     }
 }
 
+/// The worker thread: windows while the view asks for them, and what the
+/// drilldown needs, until the UI is gone.
 fn sampler(
     rx: Receiver<Cmd>,
     events: Sender<Event>,
-    mut held: Option<session::Window>,
-    bpffs: PathBuf,
-    context: &Context,
+    mut live: Live,
+    wanted: &AtomicBool,
     history: &Shared,
 ) {
     let mut watched: Option<u32> = None;
@@ -440,7 +347,7 @@ fn sampler(
         let cmd = match pending.take() {
             Some(c) => c,
             None => {
-                let timeout = if held.is_some() {
+                let timeout = if live.holding() {
                     Some(HOLD)
                 } else if watched.is_some() {
                     Some(WATCH_EVERY)
@@ -455,7 +362,7 @@ fn sampler(
                     Ok(c) => c,
                     Err(RecvTimeoutError::Timeout) => {
                         // Nobody asked for the next window: statistics off.
-                        held = None;
+                        live.release();
                         if let Some(id) = watched.filter(|&id| session::program_gone(id)) {
                             watched = None;
                             post(&events, Msg::Vanished { id });
@@ -469,17 +376,17 @@ fn sampler(
         match cmd {
             Cmd::Measure { delay } => {
                 watched = None;
-                match measure(delay, &mut held, &rx, &events, &bpffs, context, history) {
+                match measure(delay, &mut live, &rx, &events, wanted, history) {
                     WindowEnd::Done => {}
                     WindowEnd::Interrupted(c) => {
-                        held = None;
+                        live.release();
                         pending = Some(c);
                     }
                     WindowEnd::Disconnected => return,
                 }
             }
             Cmd::Load { id, seq } => {
-                held = None;
+                live.release();
                 let result = session::program_image(id);
                 watched = result.is_ok().then_some(id);
                 image = result.as_ref().ok().map(Arc::clone);
@@ -553,48 +460,6 @@ mod tests {
         let mut img = ProgramImage::default();
         img.program.id = id;
         Arc::new(img)
-    }
-
-    #[test]
-    fn the_context_is_read_only_while_wanted_and_the_thread_ends_with_the_worker() {
-        use std::sync::atomic::AtomicUsize;
-        let shared = Arc::new(Context::default());
-        let reads = Arc::new(AtomicUsize::new(0));
-        let (ctx, n) = (Arc::clone(&shared), Arc::clone(&reads));
-        let thread = std::thread::spawn(move || {
-            refresh_while_wanted(&ctx, Duration::from_millis(150), || {
-                n.fetch_add(1, Ordering::SeqCst);
-                Some(ProgContext::default())
-            });
-        });
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(reads.load(Ordering::SeqCst), 0, "read while not wanted");
-        shared.wanted.store(true, Ordering::Relaxed);
-        shared.ring();
-        let wait_for = |at_least: usize| {
-            let t = Instant::now();
-            while reads.load(Ordering::SeqCst) < at_least {
-                assert!(t.elapsed() < Duration::from_secs(10), "no read");
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        };
-        wait_for(1);
-        assert!(shared.latest.lock().unwrap().is_some());
-        // Still wanted: read again after `every`.
-        wait_for(2);
-        shared.wanted.store(false, Ordering::Relaxed);
-        shared.ring();
-        std::thread::sleep(Duration::from_millis(50));
-        let settled = reads.load(Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(400));
-        assert_eq!(
-            reads.load(Ordering::SeqCst),
-            settled,
-            "read while not wanted"
-        );
-        shared.gone.store(true, Ordering::Relaxed);
-        shared.ring();
-        thread.join().unwrap();
     }
 
     #[test]

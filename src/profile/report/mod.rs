@@ -31,6 +31,7 @@ pub(crate) struct ReportOptions {
 }
 
 /// Where the kubelet's log directories are unless `--kubelet-logs` says.
+#[cfg(test)]
 pub(crate) const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 
 /// The report of `profile`, its workloads named from the kubelet's logs in
