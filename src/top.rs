@@ -32,11 +32,19 @@ fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
     }
 }
 
+/// What a `--profile-top` capture gives textmode.
+enum ProfileTop {
+    /// The folded stacks, which go to stdout in place of the view.
+    Folded {
+        text: String,
+        incomplete: bool,
+    },
+    Profiled(Box<Profiled>),
+}
+
 /// A `--profile-top` capture of one program in textmode.
 struct Profiled {
     input: ProfileInput,
-    /// The folded text when it goes to stdout.
-    folded: Option<String>,
     hints: Vec<Hint>,
     /// Its sampled native instructions (`--annotate`), under the
     /// heading `profile` gives them.
@@ -50,17 +58,10 @@ fn profile_program(
     bpffs: &std::path::Path,
     id: u32,
     line_limit: usize,
-) -> Result<Profiled> {
+) -> Result<ProfileTop> {
     let req = profile::Request {
         program_ids: vec![id],
         ..profile_request(t, bpffs)
-    };
-    let profile = session::capture(&req)?;
-    let workloads = session::workloads(&profile);
-    let folded = crate::export::write_with(&profile, &t.exports, &workloads)?;
-    let opts = ReportOptions {
-        limit: 0,
-        line_limit,
     };
     // The native view places samples by instruction.
     let native = if t.annotate || t.native {
@@ -68,11 +69,27 @@ fn profile_program(
     } else {
         session::Native::Off
     };
-    let report = session::report(&profile, &opts, &workloads, native);
+    let report = session::ReportPlan {
+        options: ReportOptions {
+            limit: 0,
+            line_limit,
+        },
+        native,
+        keep: None,
+    };
+    let mut done = session::profile_interruptible(session::Job {
+        request: req,
+        exports: t.exports.clone(),
+        report: Some(report),
+    })?;
+    let incomplete = done.profile.telemetry.incomplete;
+    let report = match done.take_output()? {
+        session::Output::Folded(text) => return Ok(ProfileTop::Folded { text, incomplete }),
+        session::Output::Report(report) => report,
+    };
     let program = report.program(id);
-    Ok(Profiled {
+    Ok(ProfileTop::Profiled(Box::new(Profiled {
         input: session::drilldown_input(&report, id),
-        folded,
         hints: program.map(|p| p.hints.clone()).unwrap_or_default(),
         annotation: program
             .and_then(|p| {
@@ -80,7 +97,7 @@ fn profile_program(
                 Some((crate::render::profile::instructions_heading(p, &a), a))
             })
             .filter(|_| t.annotate),
-    })
+    })))
 }
 
 /// The interactive view's settings from the command line.
@@ -207,11 +224,13 @@ pub(crate) fn run(cli: &Cli, t: &TopOptions) -> Result<(String, i32)> {
         let mut hints = activity_hints(&all_rows, image.program.id, measured, t.slow_ns);
         let mut annotation = None;
         let profile = if t.profile_top {
-            let p = profile_program(t, &cli.bpffs, image.program.id, line_limit)?;
-            if let Some(text) = p.folded {
-                let code = i32::from(t.fail_on_loss && p.input.incomplete);
-                return Ok((text.trim_end_matches('\n').to_string(), code));
-            }
+            let p = match profile_program(t, &cli.bpffs, image.program.id, line_limit)? {
+                ProfileTop::Profiled(p) => *p,
+                ProfileTop::Folded { text, incomplete } => {
+                    let code = i32::from(t.fail_on_loss && incomplete);
+                    return Ok((text.trim_end_matches('\n').to_string(), code));
+                }
+            };
             hints.extend(p.hints);
             annotation = p.annotation;
             Some(p.input)

@@ -215,8 +215,7 @@ pub(crate) fn run(config: ExporterConfig) -> Result<()> {
     let scraper = Scraper::spawn(stats.is_some());
     let profiler = config
         .profiles
-        .map(|p| Profiler::spawn(p, config.bpffs.clone()).map(Arc::new))
-        .transpose()?;
+        .map(|p| Arc::new(Profiler::new(p, config.bpffs.clone())));
     let answer = profiler.clone();
     let handler: Arc<Handler> = Arc::new(move |req: &HttpRequest| {
         let metrics = || scraper.metrics();

@@ -10,19 +10,19 @@
 //!   view prints;
 //! - [`image`]: one program's image, its disassembly and whether it is
 //!   still loaded, for the drilldown;
-//! - [`capture`]: a profile capture that Ctrl-C ends early, and the
-//!   signals that end the long-running views;
+//! - [`profiling`]: the one way to profile (one job at a time, with
+//!   progress and cancel), and the signals that end the long-running views;
 //! - [`inspect`]: the `--devmode` tree, source contexts, `dump-compare`
 //!   and the drilldown's input.
 //!
 //! Signal handling lives here and nowhere above it, so that the way signals
 //! are caught can change without touching the callers.
 
-pub(crate) mod capture;
 pub(crate) mod context;
 pub(crate) mod image;
 pub(crate) mod inspect;
 pub(crate) mod listings;
+pub(crate) mod profiling;
 pub(crate) mod window;
 
 use std::time::Duration;
@@ -30,7 +30,6 @@ use std::time::Duration;
 /// Statistics on for as long as it is held (the exporter holds it for its
 /// life).
 pub(crate) use crate::kernel::stats::StatsGuard;
-pub(crate) use capture::{capture, report, report_keeping, Native, Terminations};
 pub(crate) use context::{inventory, ProgContext};
 pub(crate) use context::{set_kubelet_logs, workloads};
 pub(crate) use image::{call_names, disassembly, program_gone, program_image};
@@ -40,6 +39,10 @@ pub(crate) use inspect::{
 pub(crate) use listings::{
     attach_prog_pins, bpffs_root_kind, btfs, links, links_each, maps, maps_each, programs,
     programs_each,
+};
+pub(crate) use profiling::{
+    profile_interruptible, Job, Native, Output, Profiled, Profiling, Refused, ReportPlan,
+    Terminations,
 };
 pub(crate) use window::{activity, activity_stream, activity_with, Window, BRIEF};
 
