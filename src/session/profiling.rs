@@ -380,3 +380,121 @@ impl Terminations {
         crate::sys::signal::wait_terminating()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// A job that fails before sampling anything: no program has this ID.
+    fn job() -> Job {
+        Job {
+            request: Request {
+                event: profile::Event::Auto,
+                duration: 30.0,
+                frequency: 99,
+                kernel_samples: false,
+                call_graph: profile::CallGraph::Fp,
+                pages: None,
+                drain_ms: None,
+                program_ids: vec![u32::MAX],
+                pid: None,
+                bpffs: PathBuf::from("/nonexistent"),
+            },
+            exports: Targets::default(),
+            report: None,
+        }
+    }
+
+    #[test]
+    fn one_job_at_a_time_busy_until_its_answer_is_made() {
+        let profiling = Profiling::new();
+        assert!(profiling.busy().is_none());
+        let (release, held) = mpsc::channel::<()>();
+        let started = Instant::now();
+        let first = profiling
+            .start(
+                job(),
+                |_| {},
+                move |done| {
+                    // The answer is being made: the job still counts as running.
+                    let _ = held.recv();
+                    done.is_err()
+                },
+            )
+            .expect("nothing runs yet");
+        let busy = profiling.busy().expect("busy while the job runs");
+        assert!(busy.ends >= started + Duration::from_secs(30));
+        match profiling.start(job(), |_| {}, |_| ()) {
+            Err(Refused::Busy(b)) => assert_eq!(b, busy),
+            _ => panic!("a second job started while one runs"),
+        }
+        release.send(()).unwrap();
+        assert!(first.finish().unwrap(), "no such program: an error");
+        assert!(profiling.busy().is_none(), "free again once it answered");
+    }
+
+    #[test]
+    fn cancel_ends_only_a_capture_in_progress_and_restart_replaces_the_job() {
+        let profiling = Profiling::new();
+        assert!(!profiling.cancel(), "nothing to cancel");
+        let (release, held) = mpsc::channel::<()>();
+        let old = profiling
+            .start(
+                job(),
+                |_| {},
+                move |_| {
+                    let _ = held.recv();
+                },
+            )
+            .expect("nothing runs yet");
+        // Its capture failed at once, so it is over: a cancel now is a
+        // second Ctrl-C.
+        let t = Instant::now();
+        while !lock(&profiling.running)
+            .as_ref()
+            .is_some_and(|r| r.captured.load(Ordering::SeqCst))
+        {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "the capture never ended"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(!profiling.cancel());
+        let new = profiling.restart(job(), |_| {}, |_| ()).unwrap();
+        new.finish().unwrap();
+        assert!(profiling.busy().is_none());
+        // The replaced job ends on its own and frees no one else's slot.
+        let (again, held_again) = mpsc::channel::<()>();
+        let third = profiling
+            .start(
+                job(),
+                |_| {},
+                move |_| {
+                    let _ = held_again.recv_timeout(Duration::from_secs(5));
+                },
+            )
+            .expect("free after the restarted job");
+        release.send(()).unwrap();
+        old.finish().unwrap();
+        assert!(profiling.busy().is_some(), "the old job freed the new slot");
+        drop(again);
+        third.finish().unwrap();
+    }
+
+    #[test]
+    fn the_context_reads_names_under_its_proc_root() {
+        let dir = std::env::temp_dir().join(format!("brr-profiling-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("42")).unwrap();
+        std::fs::write(dir.join("42/comm"), "nginx: worker\n").unwrap();
+        let ctx = ObjectContext {
+            bpffs: dir.join("bpffs"),
+            proc: dir.clone(),
+        };
+        let comm = |pid| profile::Context::comm(&ctx, pid);
+        assert_eq!(comm(42).as_deref(), Some("nginx: worker"));
+        assert_eq!(comm(43), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
