@@ -19,7 +19,6 @@ pub(crate) mod report;
 pub(crate) mod tailcalls;
 pub(crate) mod who;
 
-use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
@@ -470,6 +469,20 @@ fn measured(
     tel
 }
 
+/// The kernel's symbols, read meanwhile when the request takes kernel
+/// samples; when the kernel hides them, that is said after the ring plan's
+/// warnings.
+fn kernel_symbols(setup: &mut Setup, kernel_samples: bool, warnings: &mut Vec<String>) -> Kallsyms {
+    let ksyms = match setup.ksyms.take() {
+        Some(h) => h.join().unwrap_or_default(),
+        None => Kallsyms::default(),
+    };
+    if kernel_samples && ksyms.hidden {
+        warnings.insert(setup.plan.warnings.len(), KSYMS_HIDDEN.into());
+    }
+    ksyms
+}
+
 /// Run one capture. `stop` ends it early (the result then covers the time
 /// actually measured); `progress` is called after every sweep. Pins, task
 /// names and cgroups come from `ctx`.
@@ -480,37 +493,30 @@ pub(crate) fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Profile> {
     let mut setup = prepare(req, ctx)?;
-    let Opened {
-        mut rings,
-        mut side,
-        mut attributor,
-        mut source,
-        offline,
-    } = open_events(&setup)?;
+    let mut opened = open_events(&setup)?;
     let outcome = capture::run(
-        &mut rings,
-        &mut side,
+        &mut opened.rings,
+        &mut opened.side,
         setup.attr.sample_type,
         setup.plan.drain_ms,
         Duration::from_secs_f64(req.duration.clamp(0.0, 1e9)),
         stop,
-        &mut attributor,
-        &mut source,
+        &mut opened.attributor,
+        &mut opened.source,
         progress,
     )?;
-    drop(side);
+    drop(opened.side);
     trace_startup(&outcome);
-    let mut telemetry = measured(&setup, rings, offline, &outcome, req.frequency);
-    let ksyms = match setup.ksyms.take() {
-        Some(h) => h.join().unwrap_or_default(),
-        None => Kallsyms::default(),
-    };
-    if req.kernel_samples && ksyms.hidden {
-        let at = setup.plan.warnings.len();
-        telemetry.warnings.insert(at, KSYMS_HIDDEN.into());
-    }
+    let mut telemetry = measured(
+        &setup,
+        opened.rings,
+        opened.offline,
+        &outcome,
+        req.frequency,
+    );
+    let ksyms = kernel_symbols(&mut setup, req.kernel_samples, &mut telemetry.warnings);
     let pins = ctx.pins();
-    let (mut programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
+    let (mut programs, counters) = opened.attributor.finish(&ksyms, |id| pins.for_prog(id));
     lifetimes_within(&mut programs, outcome.actual_duration);
     let mut profile = Profile {
         requested_event: req.event.name().to_string(),
@@ -524,10 +530,8 @@ pub(crate) fn run(
         counters,
         telemetry,
         comms: who::comms(&programs, &outcome.comms, |pid| ctx.comm(pid)),
-        cgroups: BTreeMap::new(),
-        task_cgroups: BTreeMap::new(),
         programs,
-        kernel_hints: Vec::new(),
+        ..Profile::default()
     };
     add_cgroups(&mut profile, ctx);
     profile.kernel_hints = tailcalls::hints(&profile, &mut tailcalls::Kernel);
