@@ -180,7 +180,6 @@ impl Worker {
     pub(crate) fn profile(&mut self, mut job: ProfileJob) {
         job.request.bpffs = self.bpffs.clone();
         let (seq, id) = (job.seq, job.id);
-        let events = self.events.clone();
         let progress = self.events.clone();
         let mut last = Instant::now();
         let on_progress = move |p: Progress| {
@@ -211,7 +210,7 @@ impl Worker {
             exports: Targets::default(),
             report: Some(report),
         };
-        let posted = events.clone();
+        let posted = self.events.clone();
         let then = move |result: crate::error::Result<session::Profiled>| {
             if result.as_ref().is_ok_and(|done| done.cancelled) {
                 // Cancelled by the UI: the result is dropped.
@@ -222,7 +221,7 @@ impl Worker {
         };
         if let Err(e) = self.profiling.restart(job, on_progress, then) {
             post(
-                &events,
+                &self.events,
                 Msg::Profiled {
                     seq,
                     result: Err(e),
