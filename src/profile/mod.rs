@@ -1,7 +1,8 @@
 //! The sampling profiler: `brr profile`, `brr perf-events`, and the engine
 //! `top` reuses.
 //!
-//! [`run`] performs one capture and returns a plain-data [`Profile`];
+//! `run` performs one capture (for `session::Profiling`, the one profile
+//! job) and returns a plain-data [`Profile`];
 //! [`report`] turns it once into the `Report` every view reads (rows
 //! ordered and cut by [`aggregate`], payers from [`who`], [`hints`]), and
 //! `render::profile` lays that out as text, JSON or CSV.
@@ -58,7 +59,8 @@ pub struct Request {
     /// Report only the programs this process holds file descriptors on
     /// (with `program_ids`, those too).
     pub pid: Option<u32>,
-    /// bpffs root for pinned paths.
+    /// bpffs root for pinned paths: where the session's `Context` finds
+    /// them (the engine itself reads no pins).
     pub bpffs: std::path::PathBuf,
 }
 
