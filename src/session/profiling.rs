@@ -406,23 +406,27 @@ mod tests {
         }
     }
 
+    /// Start a job whose answer is being made until the sender returned
+    /// is used or dropped: the job counts as running meanwhile. It gives
+    /// whether the job failed.
+    fn held(profiling: &Profiling) -> (mpsc::Sender<()>, Ticket<bool>) {
+        let (release, held) = mpsc::channel::<()>();
+        let then = move |done: Result<Profiled>| {
+            let _ = held.recv();
+            done.is_err()
+        };
+        let ticket = profiling
+            .start(job(), |_| {}, then)
+            .expect("nothing runs yet");
+        (release, ticket)
+    }
+
     #[test]
     fn one_job_at_a_time_busy_until_its_answer_is_made() {
         let profiling = Profiling::new();
         assert!(profiling.busy().is_none());
-        let (release, held) = mpsc::channel::<()>();
         let started = Instant::now();
-        let first = profiling
-            .start(
-                job(),
-                |_| {},
-                move |done| {
-                    // The answer is being made: the job still counts as running.
-                    let _ = held.recv();
-                    done.is_err()
-                },
-            )
-            .expect("nothing runs yet");
+        let (release, first) = held(&profiling);
         let busy = profiling.busy().expect("busy while the job runs");
         assert!(busy.ends >= started + Duration::from_secs(30));
         match profiling.start(job(), |_| {}, |_| ()) {
@@ -438,16 +442,7 @@ mod tests {
     fn cancel_ends_only_a_capture_in_progress_and_restart_replaces_the_job() {
         let profiling = Profiling::new();
         assert!(!profiling.cancel(), "nothing to cancel");
-        let (release, held) = mpsc::channel::<()>();
-        let old = profiling
-            .start(
-                job(),
-                |_| {},
-                move |_| {
-                    let _ = held.recv();
-                },
-            )
-            .expect("nothing runs yet");
+        let (release, old) = held(&profiling);
         // Its capture failed at once, so it is over: a cancel now is a
         // second Ctrl-C.
         let t = Instant::now();
@@ -466,21 +461,12 @@ mod tests {
         new.finish().unwrap();
         assert!(profiling.busy().is_none());
         // The replaced job ends on its own and frees no one else's slot.
-        let (again, held_again) = mpsc::channel::<()>();
-        let third = profiling
-            .start(
-                job(),
-                |_| {},
-                move |_| {
-                    let _ = held_again.recv_timeout(Duration::from_secs(5));
-                },
-            )
-            .expect("free after the restarted job");
+        let (again, third) = held(&profiling);
         release.send(()).unwrap();
-        old.finish().unwrap();
+        assert!(old.finish().unwrap());
         assert!(profiling.busy().is_some(), "the old job freed the new slot");
         drop(again);
-        third.finish().unwrap();
+        assert!(third.finish().unwrap());
     }
 
     #[test]
