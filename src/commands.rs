@@ -302,30 +302,36 @@ fn listing_stream(
 /// `brr profile`: capture, render, and exit 1 with `--fail-on-loss` when
 /// the capture was incomplete. The first Ctrl-C ends the capture early and
 /// the partial profile is printed as usual; a second one exits with 130.
-fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Collector) -> Result<(String, i32)> {
-    let profile = session::capture(&a.request)?;
-    // Containers and pods named once, for the report and the pprof labels.
-    let workloads = c.workloads(&profile);
-    let folded = crate::export::write_with(&profile, &a.exports, &workloads)?;
-    let code = if a.fail_on_loss && profile.telemetry.incomplete {
-        1
-    } else {
-        0
-    };
-    if let Some(text) = folded {
-        return Ok((text.trim_end_matches('\n').to_string(), code));
-    }
-    let opts = profile::report::ReportOptions {
-        limit: a.limit,
-        line_limit: a.line_limit,
-    };
+fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Arc<Collector>) -> Result<(String, i32)> {
     // Text prints only the --line-limit rows of each table.
     let native = match (a.annotate, cli.format) {
         (false, _) => session::Native::Off,
         (true, Format::Text) => session::Native::Table,
         (true, _) => session::Native::Every,
     };
-    let built = session::report(&profile, &opts, &workloads, native);
+    let report = session::ReportPlan {
+        options: profile::report::ReportOptions {
+            limit: a.limit,
+            line_limit: a.line_limit,
+        },
+        native,
+        keep: None,
+    };
+    let mut done = session::profile_interruptible(
+        session::Job {
+            request: a.request.clone(),
+            exports: a.exports.clone(),
+            report: Some(report),
+        },
+        Arc::clone(c),
+    )?;
+    let code = i32::from(a.fail_on_loss && done.profile.telemetry.incomplete);
+    let built = match done.take_output()? {
+        session::Output::Folded(text) => {
+            return Ok((text.trim_end_matches('\n').to_string(), code))
+        }
+        session::Output::Report(built) => built,
+    };
     let view = report::View {
         wide: a.wide,
         extended: cli.extended,
@@ -342,6 +348,6 @@ fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Collector) -> Result<(String, i32
     // brr exits once this is printed, and the kernel takes the memory
     // back at once: freeing the profile's stacks and the report's rows one
     // by one (thousands with --annotate) would only add to what brr costs.
-    std::mem::forget((profile, built));
+    std::mem::forget((done.profile, built));
     Ok((text, code))
 }

@@ -31,11 +31,19 @@ fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
     }
 }
 
+/// What a `--profile-top` capture gives textmode.
+enum ProfileTop {
+    /// The folded stacks, which go to stdout in place of the view.
+    Folded {
+        text: String,
+        incomplete: bool,
+    },
+    Profiled(Box<Profiled>),
+}
+
 /// A `--profile-top` capture of one program in textmode.
 struct Profiled {
     input: ProfileInput,
-    /// The folded text when it goes to stdout.
-    folded: Option<String>,
     hints: Vec<Hint>,
     /// Its sampled native instructions (`--annotate`), under the
     /// heading `profile` gives them.
@@ -44,17 +52,15 @@ struct Profiled {
 
 /// Profile program `id` with the top options (selected-program mode) and
 /// write the export files.
-fn profile_program(t: &TopOptions, c: &Collector, id: u32, line_limit: usize) -> Result<Profiled> {
+fn profile_program(
+    t: &TopOptions,
+    c: &Arc<Collector>,
+    id: u32,
+    line_limit: usize,
+) -> Result<ProfileTop> {
     let req = profile::Request {
         program_ids: vec![id],
         ..profile_request(t, c.bpffs())
-    };
-    let profile = session::capture(&req)?;
-    let workloads = c.workloads(&profile);
-    let folded = crate::export::write_with(&profile, &t.exports, &workloads)?;
-    let opts = ReportOptions {
-        limit: 0,
-        line_limit,
     };
     // The native view places samples by instruction.
     let native = if t.annotate || t.native {
@@ -62,11 +68,30 @@ fn profile_program(t: &TopOptions, c: &Collector, id: u32, line_limit: usize) ->
     } else {
         session::Native::Off
     };
-    let report = session::report(&profile, &opts, &workloads, native);
+    let report = session::ReportPlan {
+        options: ReportOptions {
+            limit: 0,
+            line_limit,
+        },
+        native,
+        keep: None,
+    };
+    let mut done = session::profile_interruptible(
+        session::Job {
+            request: req,
+            exports: t.exports.clone(),
+            report: Some(report),
+        },
+        Arc::clone(c),
+    )?;
+    let incomplete = done.profile.telemetry.incomplete;
+    let report = match done.take_output()? {
+        session::Output::Folded(text) => return Ok(ProfileTop::Folded { text, incomplete }),
+        session::Output::Report(report) => report,
+    };
     let program = report.program(id);
-    Ok(Profiled {
+    Ok(ProfileTop::Profiled(Box::new(Profiled {
         input: session::drilldown_input(&report, id),
-        folded,
         hints: program.map(|p| p.hints.clone()).unwrap_or_default(),
         annotation: program
             .and_then(|p| {
@@ -74,7 +99,7 @@ fn profile_program(t: &TopOptions, c: &Collector, id: u32, line_limit: usize) ->
                 Some((crate::render::profile::instructions_heading(p, &a), a))
             })
             .filter(|_| t.annotate),
-    })
+    })))
 }
 
 /// The interactive view's settings from the command line.
@@ -199,11 +224,13 @@ pub(crate) fn run(cli: &Cli, t: &TopOptions, c: &Arc<Collector>) -> Result<(Stri
         let mut hints = activity_hints(&all_rows, image.program.id, measured, t.slow_ns);
         let mut annotation = None;
         let profile = if t.profile_top {
-            let p = profile_program(t, c, image.program.id, line_limit)?;
-            if let Some(text) = p.folded {
-                let code = i32::from(t.fail_on_loss && p.input.incomplete);
-                return Ok((text.trim_end_matches('\n').to_string(), code));
-            }
+            let p = match profile_program(t, c, image.program.id, line_limit)? {
+                ProfileTop::Profiled(p) => *p,
+                ProfileTop::Folded { text, incomplete } => {
+                    let code = i32::from(t.fail_on_loss && incomplete);
+                    return Ok((text.trim_end_matches('\n').to_string(), code));
+                }
+            };
             hints.extend(p.hints);
             annotation = p.annotation;
             Some(p.input)

@@ -213,6 +213,19 @@ fn modules_import_only_from_below() {
     assert!(broken.is_empty(), "layering broken: {broken:?}");
 }
 
+/// The profile engine opens perf events, maps their rings and reads
+/// programs through `kernel` (`kernel::perf`, `kernel::prog_reads`), which
+/// also hands it the perf ABI numbers; `profile/` names no `sys` path at
+/// all, so every system call it makes is one `kernel` offers.
+#[test]
+fn profile_reaches_the_kernel_only_through_kernel() {
+    let g = graph();
+    let deps = g.get("profile").cloned().unwrap_or_default();
+    assert!(!deps.contains("sys"), "profile imports sys");
+    // The check can fail: it sees the profile engine's real edges.
+    assert!(deps.contains("kernel"), "{deps:?}");
+}
+
 /// A cycle in `g` as the path that closes it, if there is one (depth-first
 /// search; a grey node reached again closes a cycle).
 fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {

@@ -11,7 +11,13 @@ pub(crate) mod mountinfo;
 pub(crate) mod names;
 pub mod objects;
 pub mod owners;
+pub(crate) mod perf;
 pub(crate) mod perf_attach;
 pub(crate) mod proc_fds;
 pub mod prog_extra;
+pub(crate) mod prog_reads;
 pub(crate) mod stats;
+
+/// The error number a system call returned, which callers above this
+/// layer match on (`ENOENT`: gone) and print.
+pub(crate) use crate::sys::Errno;

@@ -15,7 +15,7 @@ use super::events::Shape;
 use super::image::ProgMeta;
 use super::records::{self, ParseStats, Record};
 use crate::error::{BrrError, Result};
-use crate::sys::perf::{self, Ring, Waker};
+use crate::kernel::perf::{self, Ring, Waker};
 
 // ---------------------------------------------------------------------------
 // Ring planning: pages per CPU, drain interval and wakeup watermark
@@ -137,16 +137,17 @@ pub(crate) fn plan(i: &PlanInput) -> Plan {
 // Stopping
 // ---------------------------------------------------------------------------
 
-/// Ends a capture early: from a Ctrl-C watcher, a UI, or an internal error.
+/// Ends a capture early: the cancel of a profile job (`session::Profiling`,
+/// which Ctrl-C, the TUI and the exporter call), or an internal error.
 /// One signal serves one capture.
 #[derive(Debug, Default)]
-pub struct StopSignal {
+pub(crate) struct StopSignal {
     cancelled: Mutex<bool>,
     cv: Condvar,
 }
 
 impl StopSignal {
-    pub fn new() -> StopSignal {
+    pub(crate) fn new() -> StopSignal {
         StopSignal::default()
     }
 
@@ -160,7 +161,7 @@ impl StopSignal {
     }
 
     /// Sleep until `deadline` or a cancel; true if cancelled.
-    pub fn wait_until(&self, deadline: Instant) -> bool {
+    pub(crate) fn wait_until(&self, deadline: Instant) -> bool {
         let mut c = self.cancelled.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if *c {
@@ -202,7 +203,7 @@ pub(crate) trait ProgSource {
 
 /// Reported while capturing (after each sweep).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Progress {
+pub(crate) struct Progress {
     pub elapsed: Duration,
     pub samples: u64,
 }
@@ -457,7 +458,7 @@ pub(crate) fn run(
 ) -> Result<LoopOutcome> {
     let raw: Vec<RawFd> = rings.iter().map(|r| r.fd.as_raw_fd()).collect();
     let cpus: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
-    let waker = Waker::new()
+    let waker = perf::waker()
         .map_err(|e| BrrError::Failed(format!("failed to create a wakeup descriptor: {e}")))?;
     let disable_all = || {
         for &fd in &raw {
@@ -554,7 +555,7 @@ fn poll_loop(
                 .map(|r| r.fd.as_fd())
                 .chain(std::iter::once(waker.fd()))
                 .collect();
-            perf::poll_input(&fds, &mut seen, timeout)
+            perf::poll(&fds, &mut seen, timeout)
                 .map_err(|e| BrrError::Failed(format!("perf polling failed: {e}")))?;
         }
         if seen.get(n).is_some_and(|w| w.readable || w.failed) {

@@ -3,8 +3,8 @@
 
 use super::records;
 use crate::error::{BrrError, Result};
-use crate::sys::perf::{self, flag, PerfEventAttr};
-use crate::sys::Errno;
+use crate::kernel::perf::{self, flag, PerfEventAttr};
+use crate::kernel::Errno;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventSpec {
@@ -184,7 +184,7 @@ pub(crate) fn sample_attr(
 pub(crate) fn cgroup_supported(attr: &PerfEventAttr, cpu: u32) -> bool {
     let mut probe = *attr;
     probe.sample_type |= records::SAMPLE_CGROUP;
-    perf::open_cpu_event(&probe, cpu).is_ok()
+    perf::open(&probe, cpu).is_ok()
 }
 
 /// A software dummy event that only reports BPF program loads/unloads,
@@ -280,7 +280,7 @@ pub(crate) fn online_cpus() -> Vec<u32> {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|s| parse_cpu_list(&s))
-        .unwrap_or_else(perf::affinity_cpus)
+        .unwrap_or_else(perf::allowed_cpus)
 }
 
 /// The CPU probes run on: the first online CPU, else 0.
@@ -295,7 +295,7 @@ pub(crate) fn probe(
     shape: Shape,
     cpu: u32,
 ) -> std::result::Result<(), Errno> {
-    perf::open_cpu_event(&sample_attr(ev, freq, shape, None), cpu).map(drop)
+    perf::open(&sample_attr(ev, freq, shape, None), cpu).map(drop)
 }
 
 /// Resolve `--event` to an event that opens with the attributes the

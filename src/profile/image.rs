@@ -5,10 +5,9 @@
 
 use std::os::fd::OwnedFd;
 
-use crate::kernel::lines::{self, BtfCache};
+use crate::kernel::lines::BtfCache;
+use crate::kernel::{prog_reads, Errno};
 use crate::model::image::{JitRange, LineRecord, ProgramImage};
-use crate::sys::bpf::{self, ObjKind, ProgWant};
-use crate::sys::Errno;
 
 /// A program as the profiler sees it.
 #[derive(Debug, Clone, Default)]
@@ -72,28 +71,14 @@ pub(crate) fn from_image(img: ProgramImage) -> ProgMeta {
     }
 }
 
-/// What the profiler asks the kernel for.
-pub(crate) const WANT: ProgWant = ProgWant {
-    map_ids: false,
-    xlated: false,
-    jit_ranges: true,
-    line_info: true,
-    func_info: true,
-};
-
 /// Read one open program.
 pub(crate) fn read_meta(fd: &OwnedFd, cache: &mut BtfCache) -> Result<ProgMeta, Errno> {
-    lines::read_image(fd, WANT, cache).map(from_image)
+    prog_reads::sampled_image(fd, cache).map(from_image)
 }
 
 /// Read a program by ID (`Ok(None)` if it is gone).
 pub(crate) fn read_meta_by_id(id: u32, cache: &mut BtfCache) -> Result<Option<ProgMeta>, Errno> {
-    let read = bpf::fd_by_id(ObjKind::Prog, id).and_then(|fd| read_meta(&fd, cache));
-    match read {
-        Ok(m) => Ok(Some(m)),
-        Err(Errno(libc::ENOENT)) => Ok(None),
-        Err(e) => Err(e),
-    }
+    Ok(prog_reads::sampled_image_by_id(id, cache)?.map(from_image))
 }
 
 #[cfg(test)]
@@ -101,7 +86,8 @@ pub(crate) mod tests {
     use super::*;
     use crate::kernel::btf::tests::blob;
     use crate::kernel::btf::BtfData;
-    use crate::sys::bpf::ProgDetail;
+    use crate::kernel::lines;
+    use crate::sys::bpf::{self, ProgDetail};
 
     /// A line record at `jit` for tests.
     pub(crate) fn line(jit: u64, insn: u32, file: &str, line: u32, src: &str) -> LineRecord {

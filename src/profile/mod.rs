@@ -1,7 +1,8 @@
 //! The sampling profiler: `brr profile`, `brr perf-events`, and the engine
 //! `top` reuses.
 //!
-//! [`run`] performs one capture and returns a plain-data [`Profile`];
+//! `run` performs one capture (for `session::Profiling`, the one profile
+//! job) and returns a plain-data [`Profile`];
 //! [`report`] turns it once into the `Report` every view reads (rows
 //! ordered and cut by [`aggregate`], payers from [`who`], [`hints`]), and
 //! `render::profile` lays that out as text, JSON or CSV.
@@ -10,6 +11,7 @@ pub(crate) mod access;
 pub(crate) mod aggregate;
 pub(crate) mod attribute;
 pub(crate) mod capture;
+pub(crate) mod context;
 pub(crate) mod events;
 pub(crate) mod hints;
 pub(crate) mod image;
@@ -24,16 +26,15 @@ use std::time::{Duration, Instant};
 use crate::error::{BrrError, Result};
 use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::lines::BtfCache;
-use crate::kernel::{bpffs, objects};
+use crate::kernel::perf::{self, PerfEventAttr};
+use crate::kernel::{objects, prog_reads, Errno};
 use crate::model;
 pub use crate::model::profile::CallGraph;
 use crate::model::profile::{Profile, Telemetry};
-use crate::sys::bpf::{self, ObjKind};
-use crate::sys::perf::{self, Ring};
-use crate::sys::Errno;
 use crate::values::{self, ValueError};
 use attribute::Attributor;
 use capture::{CpuRing, PlanInput, ProgSource, Progress, StopSignal};
+pub(crate) use context::Context;
 pub use events::Event;
 use events::Shape;
 use image::ProgMeta;
@@ -58,7 +59,8 @@ pub struct Request {
     /// Report only the programs this process holds file descriptors on
     /// (with `program_ids`, those too).
     pub pid: Option<u32>,
-    /// bpffs root for pinned paths.
+    /// bpffs root for pinned paths: where the session's `Context` finds
+    /// them (the engine itself reads no pins).
     pub bpffs: std::path::PathBuf,
 }
 
@@ -110,7 +112,7 @@ impl Request {
 
 /// Side-band ring size: load/unload records are rare and small; a lost
 /// side-band record only triggers a re-enumeration.
-const SIDE_BAND_PAGES: usize = 2;
+const SIDE_BAND_PAGES: u64 = 2;
 
 /// Reads programs from the kernel for the capture loop.
 struct KernelPrograms {
@@ -122,25 +124,8 @@ impl ProgSource for KernelPrograms {
         image::read_meta_by_id(id, &mut self.btf).ok().flatten()
     }
     fn ids(&mut self) -> Vec<u32> {
-        objects::walk(|start| bpf::next_id(ObjKind::Prog, start), Ok).unwrap_or_default()
+        prog_reads::program_ids()
     }
-}
-
-/// Every loaded program; one that vanishes meanwhile is skipped.
-fn enumerate(btf: &mut BtfCache) -> Result<Vec<ProgMeta>> {
-    objects::walk(
-        |start| bpf::next_id(ObjKind::Prog, start),
-        |id| {
-            let fd = bpf::fd_by_id(ObjKind::Prog, id)?;
-            image::read_meta(&fd, btf)
-        },
-    )
-}
-
-fn open_fds() -> Option<u64> {
-    std::fs::read_dir("/proc/self/fd")
-        .ok()
-        .map(|d| d.count() as u64)
 }
 
 fn limit_text(v: Option<u64>) -> String {
@@ -148,7 +133,7 @@ fn limit_text(v: Option<u64>) -> String {
 }
 
 fn alloc_error(cpu: u32, plan: &capture::Plan, ncpus: usize, page: u64, e: Errno) -> BrrError {
-    let (soft, hard) = perf::rlimit(perf::Resource::Memlock);
+    let (soft, hard) = perf::memlock_limit();
     BrrError::Failed(format!(
         "failed to allocate perf ring for CPU {cpu}: {} data pages ({} bytes per CPU, {} bytes total): {e}; kernel.perf_event_mlock_kb={}, RLIMIT_MEMLOCK={}/{}; lower --perf-buffer-pages or sampling frequency, or raise the perf/memlock allowance (CAP_IPC_LOCK lifts it)",
         plan.pages,
@@ -162,24 +147,17 @@ fn alloc_error(cpu: u32, plan: &capture::Plan, ncpus: usize, page: u64, e: Errno
 
 /// Open and map one sampling event per CPU (disabled). A CPU that went
 /// offline meanwhile is skipped with a warning.
-fn open_rings(
-    cpus: &[u32],
-    attr: &perf::PerfEventAttr,
-    event: &str,
-    plan: &capture::Plan,
-    page: u64,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<CpuRing>> {
+fn open_rings(setup: &Setup, warnings: &mut Vec<String>) -> Result<Vec<CpuRing>> {
     let mut fds: Vec<(u32, OwnedFd)> = Vec::new();
-    for &cpu in cpus {
-        match perf::open_cpu_event(attr, cpu) {
+    for &cpu in &setup.cpus {
+        match perf::open(&setup.attr, cpu) {
             Ok(fd) => fds.push((cpu, fd)),
             Err(Errno(libc::ENODEV)) if !events::online_cpus().contains(&cpu) => {
                 warnings.push(format!(
                     "CPU {cpu} went offline before perf sampling and was skipped"
                 ));
             }
-            Err(e) => return Err(events::open_error(event, e)),
+            Err(e) => return Err(events::open_error(setup.event.name, e)),
         }
     }
     if fds.is_empty() {
@@ -188,9 +166,10 @@ fn open_rings(
         ));
     }
     let n = fds.len();
+    let (plan, page) = (&setup.plan, setup.page);
     fds.into_iter()
         .map(|(cpu, fd)| {
-            let ring = Ring::map(&fd, plan.pages as usize, page as usize)
+            let ring = perf::map_ring(&fd, plan.pages, page)
                 .map_err(|e| alloc_error(cpu, plan, n, page, e))?;
             Ok(CpuRing { cpu, fd, ring })
         })
@@ -203,10 +182,10 @@ fn open_side_band(cpus: &[u32], page: u64) -> Vec<CpuRing> {
     let attr = events::side_band_attr();
     let mut out = Vec::new();
     for &cpu in cpus {
-        let Ok(fd) = perf::open_cpu_event(&attr, cpu) else {
+        let Ok(fd) = perf::open(&attr, cpu) else {
             return Vec::new();
         };
-        let Ok(ring) = Ring::map(&fd, SIDE_BAND_PAGES, page as usize) else {
+        let Ok(ring) = perf::map_ring(&fd, SIDE_BAND_PAGES, page) else {
             return Vec::new();
         };
         out.push(CpuRing { cpu, fd, ring });
@@ -245,7 +224,7 @@ fn plan_rings(req: &Request, shape: Shape, page: u64) -> capture::Plan {
 /// One perf fd per CPU must fit under RLIMIT_NOFILE; failing up front gives
 /// a clear message instead of an EMFILE halfway through opening.
 fn check_fd_limit(cpus: usize) -> Result<()> {
-    if let (Some(soft), Some(open)) = (perf::rlimit(perf::Resource::Nofile).0, open_fds()) {
+    if let (Some(soft), Some(open)) = (perf::open_files_limit(), perf::open_files()) {
         let n = cpus as u64;
         if open + n > soft {
             return Err(BrrError::Failed(format!(
@@ -306,8 +285,8 @@ fn lifetimes_within(programs: &mut [model::profile::ProgramProfile], seconds: f6
 fn add_ring_times(rings: &[CpuRing], tel: &mut Telemetry, warnings: &mut Vec<String>) -> bool {
     let mut timing_incomplete = false;
     for r in rings {
-        match perf::read_times(&r.fd) {
-            Ok(Some((_, enabled, running))) => {
+        match perf::times(&r.fd) {
+            Ok(Some((enabled, running))) => {
                 tel.time_enabled_ns += enabled;
                 tel.time_running_ns += running;
             }
@@ -348,7 +327,7 @@ fn check_rate_lowered(
 /// it their JIT addresses. Listing comes first: a process without
 /// CAP_SYS_ADMIN hears about that, the more basic lack.
 fn check_access() -> Result<()> {
-    bpf::next_id(ObjKind::Prog, 0).map_err(|e| BrrError::bpf("list eBPF object IDs", e))?;
+    prog_reads::check_listing()?;
     match access::hidden_by_policy(&access::AddressPolicy::current()) {
         Some(hidden) => Err(BrrError::Unsupported(hidden.message())),
         None => Ok(()),
@@ -360,7 +339,7 @@ fn check_access() -> Result<()> {
 /// (or not `program_id`) can have a sample attributed: interpreted, or
 /// JIT addresses hidden.
 fn attributor_for_loaded(shape: Shape, btf: &mut BtfCache, selected: &[u32]) -> Result<Attributor> {
-    let metas = enumerate(btf)?;
+    let metas = prog_reads::each_program(|fd| image::read_meta(fd, btf))?;
     let sights: Vec<access::ProgSight> = metas
         .iter()
         .map(|m| access::ProgSight {
@@ -382,123 +361,201 @@ fn attributor_for_loaded(shape: Shape, btf: &mut BtfCache, selected: &[u32]) -> 
     Ok(attributor)
 }
 
-/// Run one capture. `stop` ends it early (the result then covers the time
-/// actually measured); `progress` is called after every sweep.
-pub fn run(
-    req: &Request,
-    stop: &StopSignal,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<Profile> {
+/// A capture checked and planned, before any event is open: the programs
+/// it selects, the event and attributes it samples with, its rings, and
+/// the kernel symbols being read meanwhile.
+struct Setup {
+    selected: Vec<u32>,
+    shape: Shape,
+    event: &'static events::EventSpec,
+    /// `kernel.perf_event_max_sample_rate` before sampling.
+    rate_at_start: Option<i64>,
+    cpus: Vec<u32>,
+    page: u64,
+    plan: capture::Plan,
+    attr: PerfEventAttr,
+    /// /proc/kallsyms takes tens of milliseconds of kernel time to read;
+    /// it is read while the capture runs.
+    ksyms: Option<std::thread::JoinHandle<Kallsyms>>,
+}
+
+/// Check that `req` can be sampled here and plan its rings.
+fn prepare(req: &Request, ctx: &dyn Context) -> Result<Setup> {
     let rate_at_start = events::check_frequency(req.frequency)?;
-    let selected = selected_programs(req)?;
+    let selected = selected_programs(req, ctx)?;
     let shape = req.shape();
     let cpus = events::online_cpus();
-    if cpus.is_empty() {
+    let Some(&first) = cpus.first() else {
         return Err(BrrError::Unsupported(
             "no online CPUs available for perf sampling".into(),
         ));
-    }
-    let event = events::select(req.event, req.frequency, shape, cpus[0])?;
+    };
+    let event = events::select(req.event, req.frequency, shape, first)?;
     check_access()?;
-    // /proc/kallsyms takes tens of milliseconds of kernel time to read;
-    // do it while the capture runs.
     let ksyms = req
         .kernel_samples
         .then(|| std::thread::spawn(Kallsyms::load));
-
-    let page = perf::page_size() as u64;
+    let page = perf::page_size();
     let plan = plan_rings(req, shape, page);
-    let mut warnings = plan.warnings.clone();
     check_fd_limit(cpus.len())?;
-    let attr = events::sample_attr(
-        event,
-        req.frequency,
-        shape,
-        Some(plan.watermark.min(u32::MAX as u64) as u32),
-    );
-    let mut attr = attr;
-    if events::cgroup_supported(&attr, cpus[0]) {
+    let watermark = plan.watermark.min(u32::MAX as u64) as u32;
+    let mut attr = events::sample_attr(event, req.frequency, shape, Some(watermark));
+    if events::cgroup_supported(&attr, first) {
         attr.sample_type |= records::SAMPLE_CGROUP;
     }
+    Ok(Setup {
+        selected,
+        shape,
+        event,
+        rate_at_start,
+        cpus,
+        page,
+        plan,
+        attr,
+        ksyms,
+    })
+}
+
+/// The open events of a capture and what attributes their samples.
+struct Opened {
+    rings: Vec<CpuRing>,
+    side: Vec<CpuRing>,
+    attributor: Attributor,
+    source: KernelPrograms,
+    /// The CPUs skipped because they went offline.
+    offline: Vec<String>,
+}
+
+/// Open the sample rings and the side band (disabled), and learn every
+/// program loaded now.
+fn open_events(setup: &Setup) -> Result<Opened> {
     let mut offline = Vec::new();
-    let mut rings = open_rings(&cpus, &attr, event.name, &plan, page, &mut offline)?;
+    let rings = open_rings(setup, &mut offline)?;
     let kept: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
     // Side band before the enumeration: a program loaded in between is seen
     // by both, which is harmless.
-    let mut side = open_side_band(&kept, page);
-
+    let side = open_side_band(&kept, setup.page);
     let mut source = KernelPrograms {
         btf: BtfCache::default(),
     };
-    let mut attributor = attributor_for_loaded(shape, &mut source.btf, &selected)?;
+    let attributor = attributor_for_loaded(setup.shape, &mut source.btf, &setup.selected)?;
+    Ok(Opened {
+        rings,
+        side,
+        attributor,
+        source,
+        offline,
+    })
+}
+
+/// How the capture went, from the rings (closed here) and the kernel's
+/// sample rate now, with every warning in its order.
+fn measured(
+    setup: &Setup,
+    rings: Vec<CpuRing>,
+    offline: Vec<String>,
+    outcome: &capture::LoopOutcome,
+    frequency: u64,
+) -> Telemetry {
+    let plan = &setup.plan;
+    let mut warnings = plan.warnings.clone();
     warnings.extend(offline);
-
-    let outcome = capture::run(
-        &mut rings,
-        &mut side,
-        attr.sample_type,
-        plan.drain_ms,
-        Duration::from_secs_f64(req.duration.clamp(0.0, 1e9)),
-        stop,
-        &mut attributor,
-        &mut source,
-        progress,
-    )?;
-    drop(side);
-    trace_startup(&outcome);
-
-    let mut tel = telemetry(
-        &outcome,
-        kept,
-        &plan,
-        rings.len() as u64 * (plan.bytes_per_cpu + page),
-    );
+    let kept: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
+    let bytes_total = rings.len() as u64 * (plan.bytes_per_cpu + setup.page);
+    let mut tel = telemetry(outcome, kept, plan, bytes_total);
     let timing_incomplete = add_ring_times(&rings, &mut tel, &mut warnings);
     drop(rings);
-    let rate_lowered = check_rate_lowered(rate_at_start, req.frequency, &mut warnings);
+    let rate_lowered = check_rate_lowered(setup.rate_at_start, frequency, &mut warnings);
     tel.incomplete = record_warnings(&tel, &mut warnings) || rate_lowered || timing_incomplete;
+    tel.warnings = warnings;
+    tel
+}
 
-    let ksyms = match ksyms {
+/// The kernel's symbols, read meanwhile when the request takes kernel
+/// samples; when the kernel hides them, that is said after the ring plan's
+/// warnings.
+fn kernel_symbols(setup: &mut Setup, kernel_samples: bool, warnings: &mut Vec<String>) -> Kallsyms {
+    let ksyms = match setup.ksyms.take() {
         Some(h) => h.join().unwrap_or_default(),
         None => Kallsyms::default(),
     };
-    if req.kernel_samples && ksyms.hidden {
-        warnings.insert(plan.warnings.len(), KSYMS_HIDDEN.into());
+    if kernel_samples && ksyms.hidden {
+        warnings.insert(setup.plan.warnings.len(), KSYMS_HIDDEN.into());
     }
-    tel.warnings = warnings;
-    let pins = bpffs::scan(&req.bpffs);
-    let (mut programs, counters) = attributor.finish(&ksyms, |id| pins.for_prog(id));
-    lifetimes_within(&mut programs, outcome.actual_duration);
+    ksyms
+}
 
-    let stacks = || programs.iter().flat_map(|p| p.stacks.iter());
+/// Run one capture. `stop` ends it early (the result then covers the time
+/// actually measured); `progress` is called after every sweep. Pins, task
+/// names and cgroups come from `ctx`.
+pub(crate) fn run(
+    req: &Request,
+    ctx: &dyn Context,
+    stop: &StopSignal,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Profile> {
+    let mut setup = prepare(req, ctx)?;
+    let mut opened = open_events(&setup)?;
+    let outcome = capture::run(
+        &mut opened.rings,
+        &mut opened.side,
+        setup.attr.sample_type,
+        setup.plan.drain_ms,
+        Duration::from_secs_f64(req.duration.clamp(0.0, 1e9)),
+        stop,
+        &mut opened.attributor,
+        &mut opened.source,
+        progress,
+    )?;
+    drop(opened.side);
+    trace_startup(&outcome);
+    let mut telemetry = measured(
+        &setup,
+        opened.rings,
+        opened.offline,
+        &outcome,
+        req.frequency,
+    );
+    let ksyms = kernel_symbols(&mut setup, req.kernel_samples, &mut telemetry.warnings);
+    let pins = ctx.pins();
+    let (mut programs, counters) = opened.attributor.finish(&ksyms, |id| pins.for_prog(id));
+    lifetimes_within(&mut programs, outcome.actual_duration);
     let mut profile = Profile {
         requested_event: req.event.name().to_string(),
-        selected_event: event.name.to_string(),
+        selected_event: setup.event.name.to_string(),
         duration: req.duration,
         frequency: req.frequency,
         kernel_samples: req.kernel_samples,
         call_graph: req.call_graph,
-        program_ids: selected,
+        program_ids: setup.selected,
         pid: req.pid,
         counters,
-        telemetry: tel,
-        comms: who::comms(&programs, std::path::Path::new("/proc"), &outcome.comms),
-        cgroups: crate::kernel::cgroups::paths_of(stacks().map(|s| s.cgroup)),
-        task_cgroups: crate::kernel::cgroups::task_paths(
-            stacks().filter_map(|s| (s.cgroup == 0).then_some(s.pid)),
-            std::path::Path::new("/proc"),
-        ),
+        telemetry,
+        comms: who::comms(&programs, &outcome.comms, |pid| ctx.comm(pid)),
         programs,
-        kernel_hints: Vec::new(),
+        ..Profile::default()
     };
+    add_cgroups(&mut profile, ctx);
     profile.kernel_hints = tailcalls::hints(&profile, &mut tailcalls::Kernel);
     Ok(profile)
+}
+
+/// The paths of the cgroups the samples carry, and for samples without
+/// one (a kernel without cgroup samples), their tasks' cgroups.
+fn add_cgroups(profile: &mut Profile, ctx: &dyn Context) {
+    let stacks = || profile.programs.iter().flat_map(|p| p.stacks.iter());
+    let ids: Vec<u64> = stacks().map(|s| s.cgroup).collect();
+    let pids: Vec<u32> = stacks()
+        .filter_map(|s| (s.cgroup == 0).then_some(s.pid))
+        .collect();
+    profile.cgroups = ctx.cgroup_paths(&ids);
+    profile.task_cgroups = ctx.task_cgroups(&pids);
 }
 
 /// The programs a request selects: each `--program-id` (which must
 /// exist), then those process `--pid` holds (it must hold one); empty for
 /// every program.
-fn selected_programs(req: &Request) -> Result<Vec<u32>> {
+fn selected_programs(req: &Request, ctx: &dyn Context) -> Result<Vec<u32>> {
     let mut ids = Vec::new();
     for &id in &req.program_ids {
         drop(objects::open_program(u64::from(id))?);
@@ -507,7 +564,7 @@ fn selected_programs(req: &Request) -> Result<Vec<u32>> {
         }
     }
     if let Some(pid) = req.pid {
-        for id in programs_of_pid(pid)? {
+        for id in programs_of_pid(pid, ctx)? {
             if !ids.contains(&id) {
                 ids.push(id);
             }
@@ -517,9 +574,8 @@ fn selected_programs(req: &Request) -> Result<Vec<u32>> {
 }
 
 /// The programs process `pid` holds, or why there are none to profile.
-fn programs_of_pid(pid: u32) -> Result<Vec<u32>> {
-    let proc = std::path::Path::new("/proc");
-    match crate::kernel::owners::programs_of_pid(proc, pid) {
+fn programs_of_pid(pid: u32, ctx: &dyn Context) -> Result<Vec<u32>> {
+    match ctx.programs_of_pid(pid) {
         Ok(ids) if ids.is_empty() => Err(BrrError::Failed(format!(
             "process {pid} holds no eBPF programs (no file descriptor of it names a program)"
         ))),

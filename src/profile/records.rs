@@ -7,7 +7,7 @@
 //! at most the bytes left. The ABI numbers come from the kernel's UAPI
 //! headers (perf-event-open-sys), under the names the parser uses.
 
-use crate::sys::perf::abi;
+use crate::kernel::perf::abi;
 
 /// `perf_event_header.type` values brr understands.
 pub(crate) const RECORD_LOST: u32 = abi::PERF_RECORD_LOST;

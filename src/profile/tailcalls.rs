@@ -5,11 +5,10 @@
 
 use std::collections::BTreeSet;
 
+use crate::kernel::prog_reads;
 use crate::model::profile::{Hint, Profile};
-use crate::sys::bpf::{self, ObjKind, ProgWant};
 
 const BPF_FUNC_TAIL_CALL: i32 = 12;
-const BPF_MAP_TYPE_PROG_ARRAY: u32 = 3;
 /// The kernel stops a chain after this many tail calls.
 const MAX_DEPTH: usize = 33;
 /// prog_array slots read per map at most (they are usually a handful).
@@ -44,38 +43,18 @@ pub(crate) struct Kernel;
 
 impl Programs for Kernel {
     fn node(&mut self, id: u32) -> Option<TailNode> {
-        let fd = bpf::fd_by_id(ObjKind::Prog, id).ok()?;
-        let want = ProgWant {
-            map_ids: true,
-            xlated: true,
-            jit_ranges: false,
-            line_info: false,
-            func_info: false,
+        let (name, xlated, map_ids) = prog_reads::name_code_and_maps(id)?;
+        let tail_calls = calls_tail_call(&xlated);
+        let targets = if tail_calls {
+            map_ids
+                .iter()
+                .flat_map(|&map| prog_reads::prog_array_targets(map, MAX_SLOTS))
+                .collect()
+        } else {
+            Vec::new()
         };
-        let d = bpf::prog_detail(&fd, want).ok()?;
-        let name_len = d.info.name.iter().position(|&b| b == 0).unwrap_or(16);
-        let tail_calls = calls_tail_call(&d.xlated);
-        let mut targets = Vec::new();
-        if tail_calls {
-            for map_id in &d.map_ids {
-                let Ok(map) = bpf::fd_by_id(ObjKind::Map, *map_id) else {
-                    continue;
-                };
-                let Ok(info) = bpf::map_info(&map) else {
-                    continue;
-                };
-                if info.map_type != BPF_MAP_TYPE_PROG_ARRAY {
-                    continue;
-                }
-                for key in 0..info.max_entries.min(MAX_SLOTS) {
-                    if let Ok(Some(prog)) = bpf::map_lookup_u32(&map, key) {
-                        targets.push(prog);
-                    }
-                }
-            }
-        }
         Some(TailNode {
-            name: String::from_utf8_lossy(d.info.name.get(..name_len).unwrap_or(&[])).into_owned(),
+            name,
             tail_calls,
             targets,
         })

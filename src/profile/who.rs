@@ -7,7 +7,6 @@
 //! happened to land on, often `swapper` (pid 0, the idle task).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use crate::model::profile::{Payer, Profile, ProgramProfile};
 
@@ -17,32 +16,24 @@ pub(crate) const IDLE_COMM: &str = "swapper";
 pub(crate) const GONE_COMM: &str = "?";
 
 /// `comm` of every pid in the programs' stacks: the name the kernel
-/// reported during the capture (`seen`), else the one read under `proc`
-/// now.
+/// reported during the capture (`seen`), else the one `now` reads (`None`
+/// or empty for a task that is gone).
 pub(crate) fn comms(
     programs: &[ProgramProfile],
-    proc: &Path,
     seen: &HashMap<u32, String>,
+    now: impl Fn(u32) -> Option<String>,
 ) -> BTreeMap<u32, String> {
     let mut out = BTreeMap::new();
     for pid in programs.iter().flat_map(|p| p.stacks.iter().map(|s| s.pid)) {
         out.entry(pid).or_insert_with(|| match seen.get(&pid) {
             Some(name) if pid != 0 && !name.is_empty() => name.clone(),
-            _ => comm(pid, proc),
+            _ if pid == 0 => IDLE_COMM.into(),
+            _ => now(pid)
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| GONE_COMM.into()),
         });
     }
     out
-}
-
-fn comm(pid: u32, proc: &Path) -> String {
-    if pid == 0 {
-        return IDLE_COMM.into();
-    }
-    std::fs::read_to_string(proc.join(pid.to_string()).join("comm"))
-        .ok()
-        .map(|s| s.trim_end_matches('\n').to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| GONE_COMM.into())
 }
 
 /// The sum of `samples` per key, most first (ties by key).
@@ -132,23 +123,30 @@ mod tests {
 
     #[test]
     fn comms_from_proc_with_idle_and_vanished_tasks() {
-        let dir = std::env::temp_dir().join(format!("brr-who-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("42")).unwrap();
-        std::fs::write(dir.join("42/comm"), "nginx: worker\n").unwrap();
+        let now = |pid: u32| match pid {
+            42 => Some("nginx: worker".to_string()),
+            7 => Some(String::new()),
+            _ => None,
+        };
         let stack = |pid| Stack {
             samples: 1,
             pid,
             ..Default::default()
         };
         let p = ProgramProfile {
-            stacks: vec![stack(42), stack(0), stack(999_999), stack(42)],
+            stacks: vec![stack(42), stack(0), stack(999_999), stack(42), stack(7)],
             ..Default::default()
         };
-        let c = comms(std::slice::from_ref(&p), &dir, &HashMap::new());
+        let c = comms(std::slice::from_ref(&p), &HashMap::new(), now);
         let got: Vec<(u32, &str)> = c.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(
             got,
-            vec![(0, "swapper"), (42, "nginx: worker"), (999_999, "?")]
+            vec![
+                (0, "swapper"),
+                (7, "?"),
+                (42, "nginx: worker"),
+                (999_999, "?")
+            ]
         );
         // A name the kernel reported during the capture wins over /proc,
         // and names a task that has exited; pid 0 stays the idle task.
@@ -158,12 +156,16 @@ mod tests {
             (0, "x".to_string()),
         ]
         .into();
-        let c = comms(&[p], &dir, &seen);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let c = comms(&[p], &seen, now);
         let got: Vec<(u32, &str)> = c.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(
             got,
-            vec![(0, "swapper"), (42, "renamed"), (999_999, "short-lived")]
+            vec![
+                (0, "swapper"),
+                (7, "?"),
+                (42, "renamed"),
+                (999_999, "short-lived")
+            ]
         );
     }
 }

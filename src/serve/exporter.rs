@@ -213,8 +213,7 @@ pub(crate) fn run(config: ExporterConfig, collector: Arc<Collector>) -> Result<(
     let scraper = Scraper::spawn(Arc::clone(&collector), stats.is_some());
     let profiler = config
         .profiles
-        .map(|p| Profiler::spawn(p, Arc::clone(&collector)).map(Arc::new))
-        .transpose()?;
+        .map(|p| Arc::new(Profiler::new(p, Arc::clone(&collector))));
     let answer = profiler.clone();
     let handler: Arc<Handler> = Arc::new(move |req: &HttpRequest| {
         let metrics = || scraper.metrics();

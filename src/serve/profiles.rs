@@ -6,21 +6,20 @@
 //! gzipped `profile.proto` that `brr profile --pprof` writes, its samples
 //! labelled with their containers and pods.
 //!
-//! Captures run one at a time on a thread of their own, so that the HTTP
-//! connection threads and the scrape thread stay free: a request that
-//! comes while one runs gets 429 with `Retry-After`, and `/metrics` is
-//! served meanwhile as usual.
+//! Captures run one at a time as jobs of the session's [`Profiling`], on a
+//! thread of their own (the HTTP connection threads have small stacks): a
+//! request that comes while one runs gets 429 with `Retry-After`, and
+//! `/metrics` is served meanwhile as usual.
 
-use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
 
 use super::http::{HttpRequest, Response};
 use crate::error::{BrrError, Result};
-use crate::export::pprof;
-use crate::profile::capture::StopSignal;
-use crate::profile::{self, CallGraph, Event, Request};
-use crate::session::Collector;
+use crate::export::{pprof, Targets};
+use crate::profile::{CallGraph, Event, Request};
+use crate::session::{Collector, Job, Profiled, Profiling, Refused};
 
 /// Where profiles are served: the Go convention every puller uses.
 pub(crate) const PATH: &str = "/debug/pprof/profile";
@@ -81,19 +80,6 @@ pub(crate) fn seconds(query: &str, max: u64) -> std::result::Result<u64, String>
     }
 }
 
-/// A capture asked of the capture thread.
-struct Job {
-    seconds: u64,
-    stop: Arc<StopSignal>,
-    reply: Sender<Result<Vec<u8>>>,
-}
-
-/// The capture in progress: when it should end, and how to end it early.
-struct Running {
-    ends: Instant,
-    stop: Arc<StopSignal>,
-}
-
 /// What a profile request got.
 #[derive(Debug)]
 pub(crate) enum Outcome {
@@ -103,84 +89,53 @@ pub(crate) enum Outcome {
     Done(Result<Vec<u8>>),
 }
 
-/// The capture thread and the one capture it may run at a time.
+/// The profiles served, one capture at a time.
 pub(crate) struct Profiler {
     config: ProfileServing,
-    jobs: Mutex<Sender<Job>>,
-    running: Mutex<Option<Running>>,
+    bpffs: PathBuf,
+    profiling: Profiling,
 }
 
 impl Profiler {
-    /// Start the capture thread; it samples nothing until asked.
-    pub(crate) fn spawn(config: ProfileServing, collector: Arc<Collector>) -> Result<Profiler> {
-        let (jobs, rx) = mpsc::channel::<Job>();
-        std::thread::Builder::new()
-            .name("brr-profile".into())
-            .spawn(move || {
-                for job in rx {
-                    let req = request(config.frequency, job.seconds, collector.bpffs());
-                    let _ = job.reply.send(capture(&req, &job.stop, &collector));
-                }
-            })
-            .map_err(|e| BrrError::Failed(format!("cannot start the profile thread: {e}")))?;
-        Ok(Profiler {
+    /// Samples nothing until asked.
+    pub(crate) fn new(config: ProfileServing, collector: Arc<Collector>) -> Profiler {
+        Profiler {
             config,
-            jobs: Mutex::new(jobs),
-            running: Mutex::new(None),
-        })
+            bpffs: collector.bpffs().to_path_buf(),
+            profiling: Profiling::new(collector),
+        }
     }
 
     /// Seconds until the capture in progress has answered, when one runs.
     pub(crate) fn busy(&self) -> Option<u64> {
-        let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        running
-            .as_ref()
-            .map(|r| retry_after(r.ends, Instant::now()))
+        let busy = self.profiling.busy()?;
+        Some(retry_after(busy.ends, Instant::now()))
     }
 
     /// Capture for `seconds` and return the encoded profile, unless a
-    /// capture runs already.
+    /// capture runs already. The encoding is part of the job, so that the
+    /// next capture waits for it.
     pub(crate) fn capture(&self, seconds: u64) -> Outcome {
-        let stop = Arc::new(StopSignal::new());
-        {
-            let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-            let now = Instant::now();
-            if let Some(r) = running.as_ref() {
-                return Outcome::Busy {
-                    retry_after: retry_after(r.ends, now),
-                };
-            }
-            *running = Some(Running {
-                ends: now + Duration::from_secs(seconds),
-                stop: Arc::clone(&stop),
-            });
-        }
-        // The slot is given back however this ends.
-        let _done = Done(&self.running);
-        let gone = || BrrError::Failed("the exporter's profile thread has stopped".into());
-        let (reply, answer) = mpsc::channel();
         let job = Job {
-            seconds,
-            stop,
-            reply,
+            request: request(self.config.frequency, seconds, &self.bpffs),
+            exports: Targets::default(),
+            report: None,
         };
-        let sent = self
-            .jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .send(job);
-        if sent.is_err() {
-            return Outcome::Done(Err(gone()));
+        match self
+            .profiling
+            .start(job, |_| {}, |done| done.and_then(encode))
+        {
+            Ok(ticket) => Outcome::Done(ticket.finish().and_then(|encoded| encoded)),
+            Err(Refused::Busy(busy)) => Outcome::Busy {
+                retry_after: retry_after(busy.ends, Instant::now()),
+            },
+            Err(Refused::Failed(e)) => Outcome::Done(Err(e)),
         }
-        Outcome::Done(answer.recv().unwrap_or_else(|_| Err(gone())))
     }
 
     /// End the capture in progress now (SIGTERM).
     pub(crate) fn cancel(&self) {
-        let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(r) = running.as_ref() {
-            r.stop.cancel();
-        }
+        self.profiling.cancel();
     }
 
     /// The answer to a request for [`PATH`]: 400 for a bad `seconds`, 429
@@ -208,15 +163,6 @@ impl Profiler {
                 format!("{}\n", e.render()),
             ),
         }
-    }
-}
-
-/// Gives the capture slot back when dropped.
-struct Done<'a>(&'a Mutex<Option<Running>>);
-
-impl Drop for Done<'_> {
-    fn drop(&mut self) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
 
@@ -255,12 +201,12 @@ pub(crate) fn request(frequency: u64, seconds: u64, bpffs: &std::path::Path) -> 
     }
 }
 
-/// One capture, its samples' containers and pods named, encoded as pprof.
-fn capture(req: &Request, stop: &StopSignal, collector: &Collector) -> Result<Vec<u8>> {
-    let profile = profile::run(req, stop, &mut |_| {})?;
-    let ctx = pprof::Context::now(&profile).with_workloads(collector.workloads(&profile));
+/// A capture, its samples labelled with their containers and pods, encoded
+/// as pprof.
+fn encode(done: Profiled) -> Result<Vec<u8>> {
+    let ctx = pprof::Context::now(&done.profile).with_workloads(done.workloads);
     let mut out = Vec::new();
-    pprof::write(&profile, &ctx, &mut out)
+    pprof::write(&done.profile, &ctx, &mut out)
         .map_err(|e| BrrError::Failed(format!("cannot encode the profile: {e}")))?;
     Ok(out)
 }
@@ -268,6 +214,7 @@ fn capture(req: &Request, stop: &StopSignal, collector: &Collector) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn seconds_are_whole_numbers_within_the_maximum() {

@@ -6,14 +6,19 @@
 //! its caller states. The reads themselves are its methods, in the files
 //! of their kind (`listings`, `window`, `context`, `live`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::context::{scan_owners, OwnerCache, OwnerScan, Statics};
 use crate::kernel::bpffs::{self, Pins};
+use crate::kernel::{cgroups, owners, Errno};
 use crate::model::profile::Profile;
 use crate::model::report::SampledWorkloads;
+
+/// Where tasks are read.
+const PROC: &str = "/proc";
 
 /// A value read at most `max_age` ago, whose age each caller states: the
 /// last read and when it was taken, plus what the caller noted about it
@@ -141,6 +146,34 @@ impl Collector {
     /// the kubelet's logs (read once).
     pub(crate) fn workloads(&self, profile: &Profile) -> SampledWorkloads {
         crate::profile::report::workloads(profile, &self.kubelet_logs)
+    }
+}
+
+/// What a capture asks of the host: pins and holders as the collector reads
+/// them, task names and cgroups from `/proc` when the capture ends.
+impl crate::profile::Context for Collector {
+    fn pins(&self) -> Arc<Pins> {
+        // Walked after the capture, so that programs loaded during it
+        // have their pins.
+        self.pins(Duration::ZERO)
+    }
+
+    fn comm(&self, pid: u32) -> Option<String> {
+        let text =
+            std::fs::read_to_string(Path::new(PROC).join(pid.to_string()).join("comm")).ok()?;
+        Some(text.trim_end_matches('\n').to_string())
+    }
+
+    fn cgroup_paths(&self, ids: &[u64]) -> BTreeMap<u64, String> {
+        cgroups::paths_of(ids.iter().copied())
+    }
+
+    fn task_cgroups(&self, pids: &[u32]) -> BTreeMap<u32, String> {
+        cgroups::task_paths(pids.iter().copied(), Path::new(PROC))
+    }
+
+    fn programs_of_pid(&self, pid: u32) -> std::result::Result<Vec<u32>, Errno> {
+        owners::programs_of_pid(Path::new(PROC), pid)
     }
 }
 

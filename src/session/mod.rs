@@ -14,21 +14,21 @@
 //!   view prints;
 //! - [`image`]: one program's image, its disassembly and whether it is
 //!   still loaded, for the drilldown;
-//! - [`capture`]: a profile capture that Ctrl-C ends early, and the
-//!   signals that end the long-running views;
+//! - [`profiling`]: the one way to profile (one job at a time, with
+//!   progress and cancel), and the signals that end the long-running views;
 //! - [`inspect`]: the `--devmode` tree, source contexts, `dump-compare`
 //!   and the drilldown's input.
 //!
 //! Signal handling lives here and nowhere above it, so that the way signals
 //! are caught can change without touching the callers.
 
-pub(crate) mod capture;
 pub(crate) mod collector;
 pub(crate) mod context;
 pub(crate) mod image;
 pub(crate) mod inspect;
 pub(crate) mod listings;
 pub(crate) mod live;
+pub(crate) mod profiling;
 pub(crate) mod window;
 
 use std::time::Duration;
@@ -36,7 +36,6 @@ use std::time::Duration;
 /// Statistics on for as long as it is held (the exporter holds it for its
 /// life).
 pub(crate) use crate::kernel::stats::StatsGuard;
-pub(crate) use capture::{capture, report, report_keeping, Native, Terminations};
 pub(crate) use collector::Collector;
 pub(crate) use context::ProgContext;
 pub(crate) use image::{
@@ -46,6 +45,10 @@ pub(crate) use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, profile_contexts,
 };
 pub(crate) use listings::{bpffs_root_kind, btfs};
+pub(crate) use profiling::{
+    profile_interruptible, Job, Native, Output, Profiled, Profiling, Refused, ReportPlan,
+    Terminations,
+};
 pub(crate) use window::{Window, BRIEF};
 
 /// Longest wait that is ever computed: keeps `Instant + Duration` from

@@ -14,6 +14,7 @@ use ratatui::crossterm::event::Event as TermEvent;
 
 use crate::activity::ActivityRow;
 use crate::error::BrrError;
+use crate::export::Targets;
 use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{native_rows, NativeRow};
 use crate::inspect::native::NativeImage;
@@ -21,8 +22,8 @@ use crate::inspect::profile::ProfileInput;
 use crate::model::profile::Profile;
 use crate::model::report::Report;
 use crate::model::ProgramImage;
-use crate::profile::report::ReportOptions;
-use crate::profile::{self, capture::StopSignal};
+use crate::profile::capture::Progress;
+use crate::profile::{self, report::ReportOptions};
 use crate::session::live::Live;
 use crate::session::{self, Collector};
 
@@ -133,7 +134,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 pub(crate) struct Worker {
     cmds: Sender<Cmd>,
     events: Sender<Event>,
-    profile_stop: Option<Arc<StopSignal>>,
+    profiling: session::Profiling,
     collector: Arc<Collector>,
     /// Whether the view shows the context; the worker reads it at each
     /// window's start and end.
@@ -160,7 +161,7 @@ impl Worker {
         Worker {
             cmds: tx,
             events,
-            profile_stop: None,
+            profiling: session::Profiling::new(Arc::clone(&collector)),
             collector,
             wanted,
         }
@@ -179,65 +180,78 @@ impl Worker {
     /// Run a profile on its own thread (the sampler stays free). A running
     /// one is cancelled first.
     pub(crate) fn profile(&mut self, mut job: ProfileJob) {
-        self.cancel_profile();
         job.request.bpffs = self.collector.bpffs().to_path_buf();
-        let stop = Arc::new(StopSignal::new());
-        self.profile_stop = Some(Arc::clone(&stop));
-        let events = self.events.clone();
-        let collector = Arc::clone(&self.collector);
-        std::thread::spawn(move || {
-            let seq = job.seq;
-            let mut last = Instant::now();
-            let result = profile::run(&job.request, &stop, &mut |p| {
-                if last.elapsed() >= PROGRESS_EVERY {
-                    last = Instant::now();
-                    post(
-                        &events,
-                        Msg::Progress {
-                            seq,
-                            elapsed: p.elapsed.as_secs_f64(),
-                            samples: p.samples,
-                        },
-                    );
-                }
-            });
-            if stop.is_cancelled() && result.is_ok() {
+        let (seq, id) = (job.seq, job.id);
+        let progress = self.events.clone();
+        let mut last = Instant::now();
+        let on_progress = move |p: Progress| {
+            if last.elapsed() >= PROGRESS_EVERY {
+                last = Instant::now();
+                post(
+                    &progress,
+                    Msg::Progress {
+                        seq,
+                        elapsed: p.elapsed.as_secs_f64(),
+                        samples: p.samples,
+                    },
+                );
+            }
+        };
+        // The native view places samples by instruction; the JIT code it
+        // reads names the unmapped samples' instructions too.
+        let report = session::ReportPlan {
+            options: ReportOptions {
+                limit: 0,
+                line_limit: job.line_limit,
+            },
+            native: session::Native::Printed,
+            keep: Some(id),
+        };
+        let job = session::Job {
+            request: job.request,
+            exports: Targets::default(),
+            report: Some(report),
+        };
+        let posted = self.events.clone();
+        let then = move |result: crate::error::Result<session::Profiled>| {
+            if result.as_ref().is_ok_and(|done| done.cancelled) {
                 // Cancelled by the UI: the result is dropped.
                 return;
             }
-            let result = result.map(|prof| {
-                let opts = ReportOptions {
-                    limit: 0,
-                    line_limit: job.line_limit,
-                };
-                let workloads = collector.workloads(&prof);
-                // The native view places samples by instruction; the JIT
-                // code it reads names the unmapped samples' instructions
-                // too.
-                let (report, code) = session::report_keeping(
-                    &prof,
-                    &opts,
-                    &workloads,
-                    session::Native::Printed,
-                    Some(job.id),
-                );
-                let unmapped = has_unmapped(&report, job.id);
-                ProfileDone {
-                    input: session::drilldown_input(&report, job.id),
-                    native: unmapped_native(&prof, job.id, unmapped, code.as_ref()),
-                    report: Arc::new(report),
-                    profile: Arc::new(prof),
-                }
-            });
-            post(&events, Msg::Profiled { seq, result });
-        });
+            let result = result.and_then(|done| profile_done(done, id));
+            post(&posted, Msg::Profiled { seq, result });
+        };
+        if let Err(e) = self.profiling.restart(job, on_progress, then) {
+            post(
+                &self.events,
+                Msg::Profiled {
+                    seq,
+                    result: Err(e),
+                },
+            );
+        }
     }
 
     pub(crate) fn cancel_profile(&mut self) {
-        if let Some(stop) = self.profile_stop.take() {
-            stop.cancel();
-        }
+        self.profiling.cancel();
     }
+}
+
+/// The drilldown's rows of program `id` from a finished profile.
+fn profile_done(mut done: session::Profiled, id: u32) -> Result<ProfileDone, BrrError> {
+    let report = match done.take_output()? {
+        session::Output::Report(report) => report,
+        session::Output::Folded(_) => {
+            return Err(BrrError::Failed("the profile wrote folded stacks".into()))
+        }
+    };
+    let unmapped = has_unmapped(&report, id);
+    Ok(ProfileDone {
+        input: session::drilldown_input(&report, id),
+        native: unmapped_native(&done.profile, id, unmapped, done.native.as_ref()),
+        report: Arc::new(*report),
+        profile: Arc::new(done.profile),
+    })
 }
 
 /// Whether some direct samples of program `id` fell where no line record
