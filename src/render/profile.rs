@@ -2,14 +2,13 @@
 //! profile [`Report`]. What is listed, in which order, and every figure
 //! printed beside it come from the report; this module only lays it out.
 
-use std::collections::HashMap;
-
 use super::json::{self, Json};
 use super::listing::{container_json, pod_json};
 use super::{csv, dash, dump, num, table, Format};
-use crate::inspect::source::{basename, DumpContext};
+use crate::inspect::source::basename;
 use crate::model::profile::{Hint, Hotspot, InterruptHotspot, KernelHotspot, Payer};
 use crate::model::report::{Annotation, Figured, NativeRow, Other, Payers, ProgramReport, Report};
+use crate::model::source::SourceContexts;
 use crate::model::{Container, Pod};
 
 /// How to present a profile (what it lists is the report's).
@@ -19,13 +18,6 @@ pub(crate) struct View {
     pub extended: bool,
     pub kernel_ip_detail: bool,
     pub format: Format,
-}
-
-/// `--devmode` source context per listed program (text and JSON only).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SourceContexts {
-    pub devdir: String,
-    pub by_program: HashMap<u32, DumpContext>,
 }
 
 pub(crate) fn render(report: &Report, view: &View, ctx: Option<&SourceContexts>) -> String {
@@ -1555,7 +1547,8 @@ No BPF JIT samples captured."
 
     #[test]
     fn devmode_source_context_sections() {
-        use crate::inspect::source::ContextRow;
+        use crate::model::source::{ContextRow, DumpContext};
+        use std::collections::HashMap;
         let p = profile();
         let row = |kind, line, src: &str| ContextRow {
             kind,

@@ -12,7 +12,7 @@ use crate::inspect::profile::{DrillProfile, KernelRow, ProfileInput};
 use crate::inspect::source::{self, SourceTree};
 use crate::kernel::{bpffs, lines};
 use crate::model::report::Report;
-use crate::render::profile::SourceContexts;
+use crate::model::source::SourceContexts;
 
 /// The `--devmode` tree: DIR (normalised) or, for a bare flag (an empty
 /// path), the current directory. Returns the tree and whether the flag was
