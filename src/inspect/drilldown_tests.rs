@@ -7,6 +7,7 @@ use super::profile::*;
 use super::source::SourceTree;
 use crate::model::image::{JitRange, LineRecord};
 use crate::model::profile::KernelHotspot;
+use crate::render::drilldown::{self as view, ViewState};
 use crate::render::textmode;
 
 const F: &str = "/b/prog.bpf.c";
@@ -624,29 +625,27 @@ fn header_lines() {
     let dd = build(&p, Some(&prof), &Options::default());
     // 0.7021 % split 22 : 12 : 1 of 35 -> 0.4413 + 0.2407 + 0.0201.
     assert_eq!(
-        dd.header_lines(),
+        view::header_lines(&dd),
         ["CPU: 0.7021% total = 0.4413% eBPF + 0.2407% under eBPF + 0.0201% unaccounted (100% = one CPU)"]
     );
     prof.warnings = vec!["perf dropped 3 samples; CPU percentages are lower bounds".into()];
     prof.incomplete = true;
     let dd = build(&p, Some(&prof), &Options::default());
     assert_eq!(
-        dd.header_lines()[1],
+        view::header_lines(&dd)[1],
         "Warning: perf dropped 3 samples; CPU percentages are lower bounds"
     );
     prof.warnings.clear();
     prof.program = None;
     let dd = build(&p, Some(&prof), &Options::default());
     assert_eq!(
-        dd.header_lines(),
+        view::header_lines(&dd),
         [
             "CPU: 0.0000% total; no samples attributed to this program (100% = one CPU)",
             "Warning: profile capture is incomplete"
         ]
     );
-    assert!(build(&p, None, &Options::default())
-        .header_lines()
-        .is_empty());
+    assert!(view::header_lines(&build(&p, None, &Options::default())).is_empty());
 }
 
 #[test]
@@ -685,16 +684,17 @@ fn folds_keep_hot_context_and_skip_single_rows() {
         ..Default::default()
     };
     let dd = build(&p, Some(&prof), &Options::default());
-    assert!(dd.folds(20).is_empty(), "fits the viewport");
-    assert!(build(&p, None, &Options::default()).folds(5).is_empty());
-    let folds = dd.folds(5);
+    assert!(view::folds(&dd, 20).is_empty(), "fits the viewport");
+    assert!(view::folds(&build(&p, None, &Options::default()), 5).is_empty());
+    let folds = view::folds(&dd, 5);
     assert_eq!(folds, vec![3..9]);
     let mut state = ViewState {
         folds,
         ..Default::default()
     };
-    let codes =
-        |st: &ViewState| -> Vec<String> { dd.lines(st).into_iter().map(|l| l.code).collect() };
+    let codes = |st: &ViewState| -> Vec<String> {
+        view::lines(&dd, st).into_iter().map(|l| l.code).collect()
+    };
     assert_eq!(
         codes(&state),
         [
@@ -720,9 +720,12 @@ fn folds_keep_hot_context_and_skip_single_rows() {
         ..Default::default()
     };
     let dd2 = build(&p, Some(&prof2), &Options::default());
-    assert_eq!(dd2.folds(5), vec![9..12]);
+    assert_eq!(view::folds(&dd2, 5), vec![9..12]);
     let mixed_dd = build(&p, Some(&prof), &mixed());
-    assert!(mixed_dd.folds(5).is_empty(), "no folds in mixed mode");
+    assert!(
+        view::folds(&mixed_dd, 5).is_empty(),
+        "no folds in mixed mode"
+    );
 }
 
 #[test]
@@ -735,13 +738,13 @@ fn collapse_keeps_numbers_of_every_row() {
         .find(|&i| dd.rows[i].text.contains(":15:"))
         .unwrap();
     let mut state = ViewState::textmode(&dd, true);
-    let collapsed = dd.lines(&state);
+    let collapsed = view::lines(&dd, &state);
     let line = collapsed.iter().find(|l| l.row == Some(parent)).unwrap();
     // Own 2 + children 4 + 2 samples.
     assert_eq!(line.samples, "8");
     assert!(line.code.starts_with("+ "));
     state.expanded.insert(parent);
-    let expanded = dd.lines(&state);
+    let expanded = view::lines(&dd, &state);
     let line = expanded.iter().find(|l| l.row == Some(parent)).unwrap();
     assert_eq!(line.samples, "2");
     assert!(line.code.starts_with("- "));

@@ -6,6 +6,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+pub(crate) use crate::model::source::{ContextRow, DumpContext, Mismatch};
+
 /// What a BTF file name resolved to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Resolution {
@@ -243,17 +245,6 @@ pub(crate) fn with_context(mapped: &[Mapped], tree: &mut SourceTree) -> Vec<Plac
     out
 }
 
-/// A BTF snippet that differs from the resolved file line (trailing
-/// whitespace ignored).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Mismatch {
-    pub file: String,
-    pub line: u32,
-    pub btf_source: String,
-    pub file_source: String,
-    pub resolved_path: String,
-}
-
 pub(crate) fn mismatch(
     tree: &mut SourceTree,
     file: &str,
@@ -269,37 +260,6 @@ pub(crate) fn mismatch(
         file_source: text.clone(),
         resolved_path: path.to_string(),
     })
-}
-
-/// A row of `brr dump --devmode`'s source-context report.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ContextRow {
-    /// `mapped` or `context`.
-    pub kind: &'static str,
-    /// The BTF file name.
-    pub file: String,
-    pub line: u32,
-    /// BTF text (mapped rows) or file text (context rows).
-    pub source: Option<String>,
-    pub resolved_path: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct DumpContext {
-    pub unresolved_files: Vec<String>,
-    pub ambiguous_files: Vec<String>,
-    pub mismatches: Vec<Mismatch>,
-    pub rows: Vec<ContextRow>,
-    /// Whether any mapped line's file was found.
-    pub any_resolved: bool,
-}
-
-/// `--devmode` source context per listed program of a profile (text and
-/// JSON only): plain data that the collector fills and the views print.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SourceContexts {
-    pub devdir: String,
-    pub by_program: std::collections::HashMap<u32, DumpContext>,
 }
 
 /// The dump's source context: mapped lines (rows with file and line, a

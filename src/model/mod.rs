@@ -1,6 +1,7 @@
 //! Plain data shared by every layer: listing rows, program images, activity
-//! rows, profile results, the profile report and the workloads cgroups
-//! name. Nothing here reads the kernel or formats text.
+//! rows, profile results, the profile report, the workloads cgroups name
+//! and `--devmode` source contexts. Nothing here reads the kernel or
+//! formats text.
 
 pub mod activity;
 pub mod container;
@@ -8,6 +9,7 @@ pub mod image;
 pub mod objects;
 pub mod profile;
 pub mod report;
+pub(crate) mod source;
 
 pub use container::{Container, Pod, Qos, Runtime, Workload};
 pub use image::{JitRange, LineRecord, ProgramImage};

@@ -7,8 +7,9 @@ use crate::inspect::compare::{Comparison, Value};
 use crate::inspect::disasm::{self, CallNames};
 use crate::inspect::insn::{self, Slot};
 use crate::inspect::native::{InsnBytes, JitFunction, NativeImage, NativeInsn};
-use crate::inspect::source::{basename, DumpContext};
+use crate::inspect::source::basename;
 use crate::model::image::{LineRecord, ProgramImage};
+use crate::model::source::DumpContext;
 
 /// `--devmode` results to append.
 pub(crate) struct DumpDevmode<'a> {

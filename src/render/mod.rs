@@ -2,6 +2,7 @@
 
 pub(crate) mod csv;
 pub(crate) mod doctor;
+pub(crate) mod drilldown;
 pub(crate) mod dump;
 pub(crate) mod json;
 pub mod listing;

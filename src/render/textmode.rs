@@ -1,11 +1,12 @@
 //! `brr top --textmode`: the `BRR ACTIVITY` snapshot and the `BRR INSPECT`
 //! drilldown table, the plain-text form of what the TUI shows.
 
+use super::drilldown::{self, ViewState};
 use super::listing::{activity_headers, activity_table, ActivityCol};
 use super::num::{commas, fmt_g};
 use super::table::aligned;
 use crate::activity::ActivityRow;
-use crate::inspect::drilldown::{Drilldown, ViewState};
+use crate::inspect::drilldown::Drilldown;
 
 /// The `BRR ACTIVITY` section. `measured` is the window in seconds.
 pub(crate) fn activity(
@@ -45,8 +46,8 @@ pub(crate) fn inspect(dd: &Drilldown, collapse: bool) -> String {
         if dd.profiled() { "yes" } else { "no" },
         dd.disasm.name()
     )];
-    out.extend(dd.header_lines());
-    let lines = dd.lines(&ViewState::textmode(dd, collapse));
+    out.extend(drilldown::header_lines(dd));
+    let lines = drilldown::lines(dd, &ViewState::textmode(dd, collapse));
     if lines.is_empty() {
         out.push("No source-line metadata or translated eBPF instructions available.".into());
     } else {

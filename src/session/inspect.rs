@@ -9,9 +9,10 @@ use crate::inspect::compare::{self, ToolRow};
 use crate::inspect::drilldown::DEVMODE_NOTHING;
 use crate::inspect::insn;
 use crate::inspect::profile::{DrillProfile, KernelRow, ProfileInput};
-use crate::inspect::source::{self, SourceContexts, SourceTree};
+use crate::inspect::source::{self, SourceTree};
 use crate::kernel::{bpffs, lines};
 use crate::model::report::Report;
+use crate::model::source::SourceContexts;
 
 /// The `--devmode` tree: DIR (normalised) or, for a bare flag (an empty
 /// path), the current directory. Returns the tree and whether the flag was

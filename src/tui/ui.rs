@@ -11,9 +11,9 @@ use super::app::{App, FOOTER, MAIN_HELP};
 use super::drill::{Drill, Form, Overlay, Search, FORM_LABELS, HELP_ROWS};
 use super::history::Shared;
 use super::text::{fit, wrap, Input};
-use crate::inspect::drilldown::LEGEND;
 use crate::model::profile::Payer;
 use crate::model::report::Figured;
+use crate::render::drilldown::LEGEND;
 use crate::render::num::{commas, fmt_g};
 
 pub(crate) use super::theme::Theme;

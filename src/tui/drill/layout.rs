@@ -2,6 +2,7 @@
 //! table height that is left for rows.
 
 use super::{Drill, FORM_LABELS, HELP_LINE};
+use crate::render::drilldown;
 use crate::render::num::{commas, fmt_g};
 use crate::tui::text::{fit, samples_text, wrap};
 
@@ -32,7 +33,7 @@ impl Drill {
         } else if let Some(m) = &self.message {
             v.push(m.clone());
         } else if let Some(dd) = self.dd.as_ref().filter(|d| d.profiled()) {
-            v.extend(dd.header_lines());
+            v.extend(drilldown::header_lines(dd));
             match self.hints().len() {
                 0 => {}
                 1 => v.push("1 hint: press H".into()),

@@ -31,13 +31,14 @@ use super::effect::Effect;
 use super::worker::{Msg, ProfileDone};
 use super::Config;
 use crate::inspect::disasm::CallNames;
-use crate::inspect::drilldown::{Drilldown, Line, Mode, NativeRow, ViewState};
+use crate::inspect::drilldown::{Drilldown, Mode, NativeRow};
 use crate::inspect::native::NativeImage;
 use crate::inspect::profile::ProfileInput;
 use crate::inspect::source::SourceTree;
 use crate::model::profile::{Hint, Profile};
 use crate::model::report::{ProgramReport, Report};
 use crate::model::ProgramImage;
+use crate::render::drilldown::{Line, ViewState};
 
 pub(crate) use form::{Form, FORM_LABELS, FORM_PROMPT};
 pub(crate) use search::{Search, SEARCH_HINT};

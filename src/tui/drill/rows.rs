@@ -9,6 +9,7 @@ use super::Drill;
 use crate::inspect::drilldown::{
     Devmode, Drilldown, Mode, Options, ProgramData, RowKind, SourceKey,
 };
+use crate::render::drilldown;
 use crate::tui::text::scroll_top;
 
 /// An expanded row, found again after the row list is rebuilt: a source
@@ -84,7 +85,7 @@ impl Drill {
     /// Recompute the shown lines from the row list and view state.
     pub(super) fn refresh_lines(&mut self) {
         if let Some(dd) = &self.dd {
-            self.lines = dd.lines(&self.view);
+            self.lines = drilldown::lines(dd, &self.view);
         }
         if let Some(s) = &mut self.search {
             s.matches = matches(self.dd.as_ref(), &self.lines, &s.input.text);
@@ -97,7 +98,7 @@ impl Drill {
     pub(super) fn compute_folds(&mut self) {
         let h = self.table_height();
         if let Some(dd) = &self.dd {
-            let folds = dd.folds(h);
+            let folds = drilldown::folds(dd, h);
             if folds != self.view.folds {
                 self.view.folds = folds;
                 self.view.open_folds.clear();

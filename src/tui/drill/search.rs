@@ -4,7 +4,8 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::Drill;
-use crate::inspect::drilldown::{Drilldown, Line, RowKind};
+use crate::inspect::drilldown::{Drilldown, RowKind};
+use crate::render::drilldown::Line;
 use crate::render::num::py_repr;
 use crate::tui::text::Input;
 
