@@ -15,6 +15,12 @@ use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
 use crate::render::{dump, perf_events, profile as report, Format};
 use crate::session;
 
+/// What to say on stderr before any command runs (the parser reads no
+/// files): a `--bpffs` directory that is not on a bpffs.
+pub fn bpffs_warning(cli: &Cli) -> Option<String> {
+    session::bpffs_warning(&cli.bpffs)
+}
+
 /// Run a parsed command; returns stdout text (without the final newline)
 /// and the exit status.
 pub fn run(cli: &Cli) -> Result<(String, i32)> {

@@ -60,7 +60,7 @@ fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Finished> {
         cli::Parsed::Print(text) => return Ok(Finished::Text(text, 0)),
         cli::Parsed::Run(c) => c,
     };
-    for w in &c.warnings {
+    if let Some(w) = commands::bpffs_warning(&c) {
         let _ = writeln!(std::io::stderr(), "brr: warning: {w}");
     }
     let mut stdout = std::io::stdout();

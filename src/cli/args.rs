@@ -2,8 +2,14 @@
 //! (`super::parsers`) checks its text while clap reads the arguments, so
 //! that each error names the parser that owns the option (`brr activity:
 //! error: argument -d/--duration: ...`) exactly as the original did. The
-//! rules between options are checked after parsing (`super::finish`). Root
-//! and `top` values are merged with "last one wins".
+//! rules between options are checked after parsing (`super::finish`).
+//!
+//! The settings every level takes (`--json`, `--csv`, `--pretty`, `-x`,
+//! `-c`) are declared where each level shows them in its help, and read
+//! once from all levels' matches (`super::Shared`); root and `top` values
+//! merge through clap's own update, "last one wins" (`super::typed`). The
+//! parse settings are the root's: clap passes them down (see
+//! `super::command` for the one it does not).
 
 use std::marker::PhantomData;
 use std::net::SocketAddr;
@@ -14,10 +20,15 @@ use clap::{Args, Parser, Subcommand};
 use super::parsers::{self, Auto, Dialect, InspectMode, ProfileDialect, TopDialect};
 use crate::profile::{CallGraph, Event};
 
-pub(crate) const VERSION_TEXT: &str =
-    "brr 0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
-pub(super) const DESCRIPTION: &str =
-    "eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
+/// What brr is, after its name in `--help` and its version in
+/// `--version` (a macro so that `concat!` can take it).
+macro_rules! about {
+    () => {
+        "eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com)."
+    };
+}
+
+pub(crate) const VERSION_TEXT: &str = concat!("brr ", env!("CARGO_PKG_VERSION"), " - ", about!());
 
 /// The original's choice list, kept in the usage text users grep for.
 const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
@@ -28,8 +39,8 @@ const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
 #[command(
     name = "brr",
     bin_name = "brr",
-    version = "0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).",
-    about = DESCRIPTION,
+    version = concat!(env!("CARGO_PKG_VERSION"), " - ", about!()),
+    about = about!(),
     override_usage = ROOT_USAGE,
     disable_help_subcommand = true,
     args_override_self = true,
@@ -65,7 +76,9 @@ pub(super) struct RootArgs {
     pub command: Option<Sub>,
 }
 
-#[derive(Args, Debug, Clone, Default)]
+/// `--json`, `--csv` and `--pretty`, declared at each level that prints
+/// them; their values are read from all levels at once (`super::Shared`).
+#[derive(Args, Debug, Clone, Copy, Default)]
 pub(super) struct OutputFlags {
     #[arg(long, help = "Print JSON.")]
     pub json: bool,
@@ -79,18 +92,22 @@ impl OutputFlags {
     pub(super) fn any(&self) -> bool {
         self.json || self.csv || self.pretty
     }
+}
 
-    pub(super) fn or(&self, other: &OutputFlags) -> OutputFlags {
-        OutputFlags {
-            json: self.json || other.json,
-            csv: self.csv || other.csv,
-            pretty: self.pretty || other.pretty,
-        }
-    }
+/// `--devmode [DIR]`, taken by `top`, `dump` and `profile`.
+#[derive(Args, Debug, Clone, Default, PartialEq)]
+pub(super) struct Devmode {
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
+    )]
+    pub devmode: Option<Option<PathBuf>>,
 }
 
 /// Profile files written from the same capture as the report.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct ExportFlags {
     #[arg(
         long,
@@ -112,32 +129,11 @@ pub(super) struct ExportFlags {
     pub pprof: Option<PathBuf>,
 }
 
-impl ExportFlags {
-    /// The first flag given, for usage errors.
-    pub(super) fn first_given(&self) -> Option<&'static str> {
-        [
-            (self.folded.is_some(), "--folded"),
-            (self.flamegraph.is_some(), "--flamegraph"),
-            (self.pprof.is_some(), "--pprof"),
-        ]
-        .into_iter()
-        .find_map(|(given, name)| given.then_some(name))
-    }
-
-    pub(super) fn then(self, later: ExportFlags) -> ExportFlags {
-        ExportFlags {
-            folded: later.folded.or(self.folded),
-            flamegraph: later.flamegraph.or(self.flamegraph),
-            pprof: later.pprof.or(self.pprof),
-        }
-    }
-}
-
 /// The capture options `top` (and bare `brr`) and `profile` share. The
 /// capture length is not among them: `profile -d` is the capture length,
 /// whereas `top -d` is the activity window and `top --profile-duration` the
 /// capture length.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct CaptureArgs<D: Dialect> {
     #[arg(
         short = 'F',
@@ -198,54 +194,8 @@ pub(super) struct CaptureArgs<D: Dialect> {
     pub dialect: PhantomData<D>,
 }
 
-impl<D: Dialect> CaptureArgs<D> {
-    /// Whether any option was given.
-    pub(super) fn any(&self) -> bool {
-        let CaptureArgs {
-            frequency,
-            event,
-            kernel_samples,
-            kernel_ip_detail,
-            call_graph,
-            perf_buffer_pages,
-            perf_drain_ms,
-            fail_on_loss,
-            exports,
-            annotate,
-            dialect: _,
-        } = self;
-        frequency.is_some()
-            || event.is_some()
-            || *kernel_samples
-            || *kernel_ip_detail
-            || call_graph.is_some()
-            || perf_buffer_pages.is_some()
-            || perf_drain_ms.is_some()
-            || *fail_on_loss
-            || exports.first_given().is_some()
-            || *annotate
-    }
-
-    /// `self` overridden by `later`.
-    pub(super) fn then(self, later: CaptureArgs<D>) -> CaptureArgs<D> {
-        CaptureArgs {
-            frequency: later.frequency.or(self.frequency),
-            event: later.event.or(self.event),
-            kernel_samples: later.kernel_samples || self.kernel_samples,
-            kernel_ip_detail: later.kernel_ip_detail || self.kernel_ip_detail,
-            call_graph: later.call_graph.or(self.call_graph),
-            perf_buffer_pages: later.perf_buffer_pages.or(self.perf_buffer_pages),
-            perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
-            fail_on_loss: later.fail_on_loss || self.fail_on_loss,
-            exports: self.exports.then(later.exports),
-            annotate: later.annotate || self.annotate,
-            dialect: PhantomData,
-        }
-    }
-}
-
 /// `top` options, accepted at root level (bare `brr`) and by `brr top`.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct TopArgs {
     #[arg(
         short = 'd',
@@ -310,13 +260,8 @@ pub(super) struct TopArgs {
     pub inspect_mode: Option<InspectMode>,
     #[arg(long, help = "Light colour theme.")]
     pub light: bool,
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
-    )]
-    pub devmode: Option<Option<PathBuf>>,
+    #[command(flatten)]
+    pub devmode: Devmode,
     #[command(flatten)]
     pub capture: CaptureArgs<TopDialect>,
     #[arg(
@@ -328,167 +273,51 @@ pub(super) struct TopArgs {
     pub slow_ns: Option<u64>,
 }
 
-impl TopArgs {
-    /// Whether any option was given (root-level top options need a top command).
-    pub(super) fn any(&self) -> bool {
-        let TopArgs {
-            delay,
-            limit,
-            all,
-            profile_duration,
-            line_limit,
-            source_limit,
-            textmode,
-            profile_top,
-            collapse_samples,
-            program_id,
-            inspect_mode,
-            light,
-            devmode,
-            capture,
-            slow_ns,
-        } = self;
-        delay.is_some()
-            || profile_duration.is_some()
-            || [limit, line_limit, source_limit, slow_ns]
-                .iter()
-                .any(|v| v.is_some())
-            || program_id.is_some()
-            || inspect_mode.is_some()
-            || devmode.is_some()
-            || capture.any()
-            || [*all, *textmode, *profile_top, *collapse_samples, *light]
-                .iter()
-                .any(|&b| b)
-    }
-
-    /// `self` (root level) overridden by `later` (the `top` subcommand).
-    pub(super) fn then(self, later: TopArgs) -> TopArgs {
-        TopArgs {
-            delay: later.delay.or(self.delay),
-            limit: later.limit.or(self.limit),
-            all: later.all || self.all,
-            profile_duration: later.profile_duration.or(self.profile_duration),
-            line_limit: later.line_limit.or(self.line_limit),
-            source_limit: later.source_limit.or(self.source_limit),
-            textmode: later.textmode || self.textmode,
-            profile_top: later.profile_top || self.profile_top,
-            collapse_samples: later.collapse_samples || self.collapse_samples,
-            program_id: later.program_id.or(self.program_id),
-            inspect_mode: later.inspect_mode.or(self.inspect_mode),
-            light: later.light || self.light,
-            devmode: later.devmode.or(self.devmode),
-            capture: self.capture.then(later.capture),
-            slow_ns: later.slow_ns.or(self.slow_ns),
-        }
-    }
-}
-
+/// The commands. Each takes the root's parse settings, which clap passes
+/// down.
 #[derive(Subcommand, Debug)]
 pub(super) enum Sub {
-    #[command(
-        about = "List loaded eBPF programs.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "List loaded eBPF programs.")]
     Prog(ProgArgs),
-    #[command(
-        about = "Show eBPF program runtime deltas.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "Show eBPF program runtime deltas.")]
     Activity(ActivityArgs),
-    #[command(
-        about = "Show the live eBPF top TUI.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "Show the live eBPF top TUI.")]
     Top(TopSubArgs),
-    #[command(
-        about = "List loaded eBPF maps.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "List loaded eBPF maps.")]
     Map(MapLinkArgs),
-    #[command(
-        about = "List loaded eBPF links.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "List loaded eBPF links.")]
     Link(MapLinkArgs),
-    #[command(
-        about = "List loaded BTF objects.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "List loaded BTF objects.")]
     Btf(BtfArgs),
-    #[command(
-        about = "List brr-supported perf events openable on this host.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "List brr-supported perf events openable on this host.")]
     PerfEvents(PerfEventsArgs),
     // PROG_ID is optional to clap only so that `dump --devmode 42` can be
     // read as the ID (see `split_devmode_id`); it is required.
     #[command(
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true,
         about = "Dump translated instructions and source-line metadata for a program.",
         override_usage = "brr dump [OPTIONS] PROG_ID"
     )]
     Dump(DumpArgs),
     #[command(
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true,
         about = "Compare brr dump output with bpftool source-line metadata.",
         override_usage = "brr dump-compare [OPTIONS] PROG_ID"
     )]
     DumpCompare(DumpCompareArgs),
-    #[command(
-        about = "Profile BPF JIT execution with native perf_event_open sampling.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "Profile BPF JIT execution with native perf_event_open sampling.")]
     Profile(ProfileCliArgs),
     #[command(
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true,
         about = "Serve per-program eBPF metrics in the Prometheus text format.",
         long_about = "Serve per-program eBPF metrics in the Prometheus text format on GET /metrics, read from the kernel at each scrape. Runs until SIGTERM or SIGINT.\n\nThe kernel counts program runs and run time only while some process holds BPF_ENABLE_STATS, so the exporter holds it for its whole life: that costs about 20 ns on every run of every eBPF program on the host. --no-stats avoids that cost and serves everything except the run counters."
     )]
     Exporter(ExporterArgs),
     #[command(
         about = "Show what brr can do on this host, and why not.",
-        long_about = "Show what brr can do on this host, and why not: one row per check (kernel features, BTF, the JIT, kernel.kptr_restrict, perf settings and events, capabilities, mounts, the fd limit, who holds runtime statistics on) with ok, limited or missing, the detail and the fix; then every command with whether it works here. Needs no privilege, loads nothing, enables no statistics and changes no setting.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
+        long_about = "Show what brr can do on this host, and why not: one row per check (kernel features, BTF, the JIT, kernel.kptr_restrict, perf settings and events, capabilities, mounts, the fd limit, who holds runtime statistics on) with ok, limited or missing, the detail and the fix; then every command with whether it works here. Needs no privilege, loads nothing, enables no statistics and changes no setting."
     )]
     Doctor(DoctorArgs),
-    #[command(
-        about = "Print a shell completion script.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "Print a shell completion script.")]
     Completions(CompletionsArgs),
-    #[command(
-        about = "Print the man page (roff).",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "Print the man page (roff).")]
     Man,
 }
 
@@ -610,13 +439,8 @@ pub(super) struct DumpArgs {
     pub prog_id: Option<u32>,
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
-    )]
-    pub devmode: Option<Option<PathBuf>>,
+    #[command(flatten)]
+    pub devmode: Devmode,
     #[arg(
         long,
         help = "Disassemble the native JIT code of every function of the program under its source lines."
@@ -642,13 +466,8 @@ pub(super) struct ProfileCliArgs {
     pub out: OutputFlags,
     #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
     pub extended: bool,
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
-    )]
-    pub devmode: Option<Option<PathBuf>>,
+    #[command(flatten)]
+    pub devmode: Devmode,
     #[arg(
         short = 'd',
         long,

@@ -113,7 +113,7 @@ pub(super) trait Dialect:
     fn drain_ms(s: &str) -> Result<Auto, Rejected>;
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct TopDialect;
 
 impl Dialect for TopDialect {

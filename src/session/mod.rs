@@ -38,7 +38,7 @@ pub(crate) use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, profile_contexts,
 };
 pub(crate) use listings::{
-    attach_prog_pins, bpffs_root_kind, btfs, links, links_each, maps, maps_each, programs,
+    attach_prog_pins, bpffs_warning, btfs, links, links_each, maps, maps_each, programs,
     programs_each,
 };
 pub(crate) use window::{activity, activity_stream, activity_with, Window, BRIEF};
