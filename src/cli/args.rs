@@ -17,8 +17,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use super::parsers::{self, Auto, Dialect, InspectMode, ProfileDialect, TopDialect};
+use super::parsers::{self, checked, Auto, Dialect, InspectMode, ProfileDialect, TopDialect};
 use crate::profile::{CallGraph, Event};
+use crate::values;
 
 /// What brr is, after its name in `--help` and its version in
 /// `--version` (a macro so that `concat!` can take it).
@@ -61,15 +62,7 @@ pub(super) struct RootArgs {
     )]
     pub kubelet_logs: Option<PathBuf>,
     #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
-    pub extended: bool,
-    #[arg(
-        short = 'c',
-        long,
-        help = "Show cumulative runtime columns and the NS_PER/s rate."
-    )]
-    pub cumulative: bool,
+    pub columns: Columns,
     #[command(flatten)]
     pub top: TopArgs,
     #[command(subcommand)]
@@ -87,6 +80,20 @@ pub(super) struct OutputFlags {
     #[arg(long, help = "Indent JSON output (requires --json).")]
     pub pretty: bool,
 }
+
+/// The output flags with `-x` and `-c`, as the root and `top` take them.
+#[derive(Args, Debug)]
+pub(super) struct Columns {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(short = 'x', long, help = EXTENDED)]
+    pub extended: bool,
+    #[arg(short = 'c', long, help = CUMULATIVE)]
+    pub cumulative: bool,
+}
+
+const EXTENDED: &str = "Show extra columns such as TAG and PINNED.";
+const CUMULATIVE: &str = "Show cumulative runtime columns and the NS_PER/s rate.";
 
 impl OutputFlags {
     pub(super) fn any(&self) -> bool {
@@ -139,7 +146,7 @@ pub(super) struct CaptureArgs<D: Dialect> {
         short = 'F',
         long,
         value_name = "HZ",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Sampling frequency in Hz (default 997)."
     )]
     pub frequency: Option<u64>,
@@ -201,14 +208,14 @@ pub(super) struct TopArgs {
         short = 'd',
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Length of each activity sampling window in seconds (default 1)."
     )]
     pub delay: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Rows in the textmode activity table; 0 shows all (default 20)."
     )]
     pub limit: Option<u64>,
@@ -217,21 +224,21 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Profile length in seconds (default 5)."
     )]
     pub profile_duration: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Detailed hotspot rows per bucket; 0 = unlimited (default 10 in textmode, unlimited in the TUI)."
     )]
     pub line_limit: Option<u64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Keep only the N hottest detail rows of the textmode inspect table; 0 = all."
     )]
     pub source_limit: Option<u64>,
@@ -247,7 +254,7 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "PROG_ID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         help = "Inspect this program instead of the top activity row."
     )]
     pub program_id: Option<u32>,
@@ -267,7 +274,7 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "NS",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Hot-and-slow hint: average run time above NS nanoseconds (textmode; default 300)."
     )]
     pub slow_ns: Option<u64>,
@@ -278,19 +285,54 @@ pub(super) struct TopArgs {
 #[derive(Subcommand, Debug)]
 pub(super) enum Sub {
     #[command(about = "List loaded eBPF programs.")]
-    Prog(ProgArgs),
+    Prog {
+        #[command(flatten)]
+        out: OutputFlags,
+        #[arg(short = 'x', long, help = EXTENDED)]
+        extended: bool,
+        #[arg(
+            long,
+            help = "Enable runtime statistics while reading and show the cumulative RUN_CNT and RUN_TIME_NS counters (accumulated whenever statistics were enabled; this does not measure an interval)."
+        )]
+        stats: bool,
+    },
     #[command(about = "Show eBPF program runtime deltas.")]
     Activity(ActivityArgs),
     #[command(about = "Show the live eBPF top TUI.")]
-    Top(TopSubArgs),
+    Top {
+        #[command(flatten)]
+        top: TopArgs,
+        #[command(flatten)]
+        columns: Columns,
+    },
     #[command(about = "List loaded eBPF maps.")]
     Map(MapLinkArgs),
     #[command(about = "List loaded eBPF links.")]
     Link(MapLinkArgs),
     #[command(about = "List loaded BTF objects.")]
-    Btf(BtfArgs),
+    Btf {
+        #[command(flatten)]
+        out: OutputFlags,
+        #[arg(
+            short = 'x',
+            long,
+            help = "Add the PROGS and MAPS columns: the programs and maps that use each BTF object."
+        )]
+        extended: bool,
+    },
     #[command(about = "List brr-supported perf events openable on this host.")]
-    PerfEvents(PerfEventsArgs),
+    PerfEvents {
+        #[command(flatten)]
+        out: OutputFlags,
+        #[arg(
+            short = 'F',
+            long,
+            value_name = "HZ",
+            value_parser = checked(values::positive_int),
+            help = "Sampling frequency in Hz (default 997)."
+        )]
+        frequency: Option<u64>,
+    },
     // PROG_ID is optional to clap only so that `dump --devmode 42` can be
     // read as the ID (see `split_devmode_id`); it is required.
     #[command(
@@ -314,50 +356,44 @@ pub(super) enum Sub {
         about = "Show what brr can do on this host, and why not.",
         long_about = "Show what brr can do on this host, and why not: one row per check (kernel features, BTF, the JIT, kernel.kptr_restrict, perf settings and events, capabilities, mounts, the fd limit, who holds runtime statistics on) with ok, limited or missing, the detail and the fix; then every command with whether it works here. Needs no privilege, loads nothing, enables no statistics and changes no setting."
     )]
-    Doctor(DoctorArgs),
+    Doctor {
+        #[arg(long, help = "Print JSON.")]
+        json: bool,
+        // Accepted only to be refused with a reason (see `finish`).
+        #[arg(long, hide = true)]
+        csv: bool,
+        #[arg(long, help = "Indent JSON output (requires --json).")]
+        pretty: bool,
+    },
     #[command(about = "Print a shell completion script.")]
-    Completions(CompletionsArgs),
+    Completions {
+        #[arg(value_name = "SHELL", value_enum, help = "Shell to complete for.")]
+        shell: clap_complete::Shell,
+    },
     #[command(about = "Print the man page (roff).")]
     Man,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct ProgArgs {
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
-    pub extended: bool,
-    #[arg(
-        long,
-        help = "Enable runtime statistics while reading and show the cumulative RUN_CNT and RUN_TIME_NS counters (accumulated whenever statistics were enabled; this does not measure an interval)."
-    )]
-    pub stats: bool,
 }
 
 #[derive(Args, Debug)]
 pub(super) struct ActivityArgs {
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(
-        short = 'c',
-        long,
-        help = "Show cumulative runtime columns and the NS_PER/s rate."
-    )]
+    #[arg(short = 'c', long, help = CUMULATIVE)]
     pub cumulative: bool,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    #[arg(short = 'x', long, help = EXTENDED)]
     pub extended: bool,
     #[arg(
         short = 'd',
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Measurement window in seconds (default 5)."
     )]
     pub duration: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Show at most N rows; 0 shows all (default 20)."
     )]
     pub limit: Option<u64>,
@@ -366,33 +402,17 @@ pub(super) struct ActivityArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Stream back-to-back windows of SECONDS each, printing every window as it ends (JSON Lines with --json) until Ctrl-C or --count."
     )]
     pub interval: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Stop after N windows (requires --interval)."
     )]
     pub count: Option<u64>,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct TopSubArgs {
-    #[command(flatten)]
-    pub top: TopArgs,
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
-    pub extended: bool,
-    #[arg(
-        short = 'c',
-        long,
-        help = "Show cumulative runtime columns and the NS_PER/s rate."
-    )]
-    pub cumulative: bool,
 }
 
 #[derive(Args, Debug)]
@@ -404,41 +424,9 @@ pub(super) struct MapLinkArgs {
 }
 
 #[derive(Args, Debug)]
-pub(super) struct BtfArgs {
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(
-        short = 'x',
-        long,
-        help = "Add the PROGS and MAPS columns: the programs and maps that use each BTF object."
-    )]
-    pub extended: bool,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct PerfEventsArgs {
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(
-        short = 'F',
-        long,
-        value_name = "HZ",
-        value_parser = parsers::positive,
-        help = "Sampling frequency in Hz (default 997)."
-    )]
-    pub frequency: Option<u64>,
-}
-
-#[derive(Args, Debug)]
 pub(super) struct DumpArgs {
-    #[arg(
-        value_name = "PROG_ID",
-        value_parser = parsers::object_id,
-        help = "eBPF program ID"
-    )]
-    pub prog_id: Option<u32>,
     #[command(flatten)]
-    pub out: OutputFlags,
+    pub target: DumpCompareArgs,
     #[command(flatten)]
     pub devmode: Devmode,
     #[arg(
@@ -448,11 +436,12 @@ pub(super) struct DumpArgs {
     pub jited: bool,
 }
 
+/// The program `dump` and `dump-compare` read, and their output flags.
 #[derive(Args, Debug)]
 pub(super) struct DumpCompareArgs {
     #[arg(
         value_name = "PROG_ID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         help = "eBPF program ID"
     )]
     pub prog_id: Option<u32>,
@@ -464,7 +453,7 @@ pub(super) struct DumpCompareArgs {
 pub(super) struct ProfileCliArgs {
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    #[arg(short = 'x', long, help = EXTENDED)]
     pub extended: bool,
     #[command(flatten)]
     pub devmode: Devmode,
@@ -472,14 +461,14 @@ pub(super) struct ProfileCliArgs {
         short = 'd',
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Capture length in seconds (default 5)."
     )]
     pub duration: Option<f64>,
     #[arg(
         long,
         value_name = "PROG_ID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         action = clap::ArgAction::Append,
         help = "Report only this program; repeat it for several."
     )]
@@ -487,7 +476,7 @@ pub(super) struct ProfileCliArgs {
     #[arg(
         long,
         value_name = "PID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         help = "Report only the programs process PID holds file descriptors on."
     )]
     pub pid: Option<u32>,
@@ -496,14 +485,14 @@ pub(super) struct ProfileCliArgs {
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Show at most N programs; 0 shows all (default 20)."
     )]
     pub limit: Option<u64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Show at most N hotspot rows per program and list; 0 shows all (default 10)."
     )]
     pub line_limit: Option<u64>,
@@ -520,7 +509,7 @@ pub(super) struct ExporterArgs {
     #[arg(
         long,
         value_name = "ADDR:PORT",
-        value_parser = parsers::listen_address,
+        value_parser = checked(values::listen_address),
         help = "Address to listen on (default 127.0.0.1:9435; a non-loopback address serves the network)."
     )]
     pub listen: Option<SocketAddr>,
@@ -537,32 +526,15 @@ pub(super) struct ExporterArgs {
     #[arg(
         long,
         value_name = "HZ",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Sampling frequency of served profiles (default 99; requires --serve-profiles)."
     )]
     pub profile_hz: Option<u64>,
     #[arg(
         long,
         value_name = "S",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Longest profile a request may ask for, in seconds (default 60, at most 3600; requires --serve-profiles)."
     )]
     pub max_profile_seconds: Option<u64>,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct DoctorArgs {
-    #[arg(long, help = "Print JSON.")]
-    pub json: bool,
-    // Accepted only to be refused with a reason (see `finish`).
-    #[arg(long, hide = true)]
-    pub csv: bool,
-    #[arg(long, help = "Indent JSON output (requires --json).")]
-    pub pretty: bool,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct CompletionsArgs {
-    #[arg(value_name = "SHELL", value_enum, help = "Shell to complete for.")]
-    pub shell: clap_complete::Shell,
 }

@@ -197,15 +197,13 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
     }
     let mut cmd = command().term_width(help_width());
     let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
-    let matches = match cmd.try_get_matches_from_mut(argv) {
-        Ok(m) => m,
-        Err(e) => return clap_outcome(&cmd, args, e),
-    };
-    let root = match typed(&matches) {
-        Ok(r) => r,
-        Err(e) => return clap_outcome(&cmd, args, e),
-    };
-    finish(root, &matches)
+    match cmd
+        .try_get_matches_from_mut(argv)
+        .and_then(|m| Ok((typed(&m)?, m)))
+    {
+        Ok((root, matches)) => finish(root, &matches),
+        Err(e) => clap_outcome(&cmd, args, e),
+    }
 }
 
 /// The typed arguments, with the `top` options given at the root under
@@ -213,9 +211,11 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
 /// replaces just that, the later winning as in argparse.
 fn typed(m: &ArgMatches) -> Result<RootArgs, clap::Error> {
     let mut root = RootArgs::from_arg_matches(m)?;
-    if let (Some(Sub::Top(a)), Some(top)) = (&mut root.command, m.subcommand_matches("top")) {
-        a.top = root.top.clone();
-        a.top.update_from_arg_matches(&given(top))?;
+    if let (Some(Sub::Top { top, .. }), Some(given_to_top)) =
+        (&mut root.command, m.subcommand_matches("top"))
+    {
+        *top = root.top.clone();
+        top.update_from_arg_matches(&given(given_to_top))?;
     }
     Ok(root)
 }
@@ -283,21 +283,16 @@ fn context_list(e: &clap::Error, kind: ContextKind) -> Vec<String> {
 /// (`brr activity`). clap's errors do not all say, so the arguments are
 /// parsed again with errors ignored, which stops at the same level.
 fn error_level(root: &clap::Command, args: &[OsString]) -> (clap::Command, String) {
-    fn lenient(cmd: clap::Command) -> clap::Command {
-        let subs: Vec<String> = cmd
-            .get_subcommands()
-            .map(|s| s.get_name().to_string())
-            .collect();
-        let mut cmd = cmd.ignore_errors(true);
-        for name in subs {
-            cmd = cmd.mut_subcommand(name, lenient);
-        }
-        cmd
-    }
     let mut cmd = root.clone();
     let mut prog = String::from("brr");
     let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
-    let Ok(matches) = lenient(root.clone()).try_get_matches_from(argv) else {
+    // Set on each command itself: what clap passes down would not stop at
+    // the same level (`brr top -F -h`).
+    let lenient = root
+        .clone()
+        .ignore_errors(true)
+        .mut_subcommands(|sub| sub.ignore_errors(true));
+    let Ok(matches) = lenient.try_get_matches_from(argv) else {
         return (cmd, prog);
     };
     let mut at = &matches;
@@ -414,23 +409,24 @@ fn clap_outcome(
     } else {
         error_level(root, args)
     };
-    let arg = context_text(&e, ContextKind::InvalidArg);
-    let bad = context_text(&e, ContextKind::InvalidValue);
-    let err = match e.kind() {
-        ErrorKind::UnknownArgument => {
-            let token = arg.unwrap_or_default();
-            if let Some(e) = unsupported_after(&prog, &token) {
+    let arg = context_text(&e, ContextKind::InvalidArg).unwrap_or_default();
+    let bad = context_text(&e, ContextKind::InvalidValue).unwrap_or_default();
+    let label = arg_label(&level, &arg);
+    let argument = |what: &str| usage(&prog, &format!("argument {label}: {what}"));
+    Err(match (e.kind(), rejected(&e)) {
+        (ErrorKind::UnknownArgument, _) => {
+            if let Some(e) = unsupported_after(&prog, &arg) {
                 return Err(e);
             }
-            match ambiguous(&level, &token) {
+            match ambiguous(&level, &arg) {
                 Some(longs) => usage(
                     &prog,
-                    &format!("ambiguous option: {token} could match {}", longs.join(", ")),
+                    &format!("ambiguous option: {arg} could match {}", longs.join(", ")),
                 ),
-                None => usage("brr", &format!("unrecognized arguments: {token}")),
+                None => usage("brr", &format!("unrecognized arguments: {arg}")),
             }
         }
-        ErrorKind::InvalidSubcommand => {
+        (ErrorKind::InvalidSubcommand, _) => {
             let token = context_text(&e, ContextKind::InvalidSubcommand).unwrap_or_default();
             let names: Vec<&str> = root.get_subcommands().map(|s| s.get_name()).collect();
             usage(
@@ -442,45 +438,22 @@ fn clap_outcome(
                 ),
             )
         }
-        ErrorKind::ValueValidation if rejected(&e).is_some() => usage(
-            &prog,
-            &format!(
-                "argument {}: {}",
-                arg_label(&level, arg.as_deref().unwrap_or("")),
-                rejected(&e).map(|r| r.0.as_str()).unwrap_or_default()
-            ),
-        ),
-        ErrorKind::InvalidValue if bad.as_deref().unwrap_or("").is_empty() => usage(
-            &prog,
-            &format!(
-                "argument {}: expected one argument",
-                arg_label(&level, arg.as_deref().unwrap_or(""))
-            ),
-        ),
-        ErrorKind::InvalidValue => usage(
-            &prog,
-            &format!(
-                "argument {}: invalid choice: {} (choose from {})",
-                arg_label(&level, arg.as_deref().unwrap_or("")),
-                py_repr(bad.as_deref().unwrap_or("")),
-                quoted_list(&context_list(&e, ContextKind::ValidValue))
-            ),
-        ),
-        ErrorKind::TooManyValues => usage(
-            &prog,
-            &format!(
-                "argument {}: ignored explicit argument {}",
-                arg_label(&level, arg.as_deref().unwrap_or("")),
-                py_repr(bad.as_deref().unwrap_or(""))
-            ),
-        ),
+        (ErrorKind::ValueValidation, Some(reason)) => argument(&reason.0),
+        (ErrorKind::InvalidValue, _) if bad.is_empty() => argument("expected one argument"),
+        (ErrorKind::InvalidValue, _) => argument(&format!(
+            "invalid choice: {} (choose from {})",
+            py_repr(&bad),
+            quoted_list(&context_list(&e, ContextKind::ValidValue))
+        )),
+        (ErrorKind::TooManyValues, _) => {
+            argument(&format!("ignored explicit argument {}", py_repr(&bad)))
+        }
         _ => {
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("invalid arguments");
             usage(&prog, line.strip_prefix("error: ").unwrap_or(line))
         }
-    };
-    Err(err)
+    })
 }
 
 /// The reason one of our value parsers gave.
@@ -616,37 +589,34 @@ fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
     Ok(())
 }
 
-/// The commands that take `-x/--extended` and `-c/--cumulative`, before or
-/// after their name (bare `brr` is `top`).
-const TAKE_EXTENDED: [&str; 7] = ["prog", "map", "link", "btf", "activity", "profile", "top"];
-const TAKE_CUMULATIVE: [&str; 2] = ["activity", "top"];
+/// `-x` and `-c`, with the commands that take them before or after their
+/// name in the order the refusal lists them (bare `brr` is `top`).
+const COLUMN_FLAGS: [(&str, &[&str]); 2] = [
+    (
+        "-x/--extended",
+        &["prog", "map", "link", "btf", "activity", "profile", "top"],
+    ),
+    ("-c/--cumulative", &["activity", "top"]),
+];
 
-/// The one message for `-x` or `-c` given to a command that has no such
+/// The one refusal of `-x` or `-c` given to a command without such
 /// columns, wherever it was given.
-fn unsupported_flag(flag: &str, sub: &str) -> BrrError {
-    let (label, takers): (&str, &[&str]) = if flag == "x" {
-        ("-x/--extended", &TAKE_EXTENDED)
-    } else {
-        ("-c/--cumulative", &TAKE_CUMULATIVE)
-    };
-    let list = match takers {
-        [one, two] => format!("{one} and {two}"),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-        [] => String::new(),
-    };
+fn unsupported_flag((label, takers): (&str, &[&str]), sub: &str) -> BrrError {
+    let (last, rest) = takers.split_last().unwrap_or((&"", &[]));
+    let list = rest.join(", ");
     usage(
         "brr",
-        &format!("{label} is not supported by {sub} (only by {list})"),
+        &format!("{label} is not supported by {sub} (only by {list} and {last})"),
     )
 }
 
-/// Root-level `-x`/`-c` before a command that does not take them.
-fn extended_cumulative_rules(sub: &str, extended: bool, cumulative: bool) -> Result<(), BrrError> {
-    if extended && !TAKE_EXTENDED.contains(&sub) {
-        return Err(unsupported_flag("x", sub));
-    }
-    if cumulative && !TAKE_CUMULATIVE.contains(&sub) {
-        return Err(unsupported_flag("c", sub));
+/// Root-level `-x`/`-c` (`given`, in that order) before a command that
+/// does not take them.
+fn column_rules(sub: &str, given: [bool; 2]) -> Result<(), BrrError> {
+    for (flag, given) in COLUMN_FLAGS.into_iter().zip(given) {
+        if given && !flag.1.contains(&sub) {
+            return Err(unsupported_flag(flag, sub));
+        }
     }
     Ok(())
 }
@@ -656,11 +626,10 @@ fn extended_cumulative_rules(sub: &str, extended: bool, cumulative: bool) -> Res
 /// before it.
 fn unsupported_after(prog: &str, token: &str) -> Option<BrrError> {
     let sub = prog.strip_prefix("brr ")?;
-    let flag = match token.split('=').next().unwrap_or(token) {
-        "-x" | "--extended" => "x",
-        "-c" | "--cumulative" => "c",
-        _ => return None,
-    };
+    let word = token.split('=').next().unwrap_or(token);
+    let flag = COLUMN_FLAGS
+        .into_iter()
+        .find(|(label, _)| label.split('/').any(|w| w == word))?;
     Some(unsupported_flag(flag, sub))
 }
 
@@ -694,7 +663,7 @@ fn finish(root: RootArgs, m: &ArgMatches) -> Result<Parsed, BrrError> {
         }
         Some(sub) => {
             let sub_name = m.subcommand_name().unwrap_or_default();
-            extended_cumulative_rules(sub_name, at_root.extended, at_root.cumulative)?;
+            column_rules(sub_name, [at_root.extended, at_root.cumulative])?;
             let prog = format!("brr {sub_name}");
             let command = match sub_command(&prog, sub, &bpffs, shared.out.pretty)? {
                 Ok(command) => command,
@@ -884,17 +853,17 @@ fn sub_command(
     pretty: bool,
 ) -> Result<Result<Command, String>, BrrError> {
     Ok(Ok(match sub {
-        Sub::Prog(a) => Command::Prog { stats: a.stats },
+        Sub::Prog { stats, .. } => Command::Prog { stats },
         Sub::Activity(a) => activity_command(prog, &a, pretty)?,
-        Sub::Top(a) => Command::Top(top_options(a.top, bpffs)),
+        Sub::Top { top, .. } => Command::Top(top_options(top, bpffs)),
         Sub::Map(_) => Command::Map,
         Sub::Link(_) => Command::Link,
-        Sub::Btf(_) => Command::Btf,
-        Sub::PerfEvents(a) => Command::PerfEvents {
-            frequency: a.frequency.unwrap_or(profile::Request::DEFAULT_FREQUENCY),
+        Sub::Btf { .. } => Command::Btf,
+        Sub::PerfEvents { frequency, .. } => Command::PerfEvents {
+            frequency: frequency.unwrap_or(profile::Request::DEFAULT_FREQUENCY),
         },
         Sub::Dump(a) => {
-            let (id, devmode) = split_devmode_id(prog, a.prog_id, a.devmode.devmode)?;
+            let (id, devmode) = split_devmode_id(prog, a.target.prog_id, a.devmode.devmode)?;
             Command::Dump {
                 prog_id: prog_id(prog, id)?,
                 devmode: Devmode { devmode }.path(),
@@ -906,8 +875,8 @@ fn sub_command(
         },
         Sub::Profile(a) => Command::Profile(profile_args(a, bpffs)),
         Sub::Exporter(a) => exporter_command(&a)?,
-        Sub::Doctor(_) => Command::Doctor,
-        Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
+        Sub::Doctor { .. } => Command::Doctor,
+        Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))
 }
