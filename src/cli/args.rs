@@ -113,6 +113,19 @@ pub(super) struct Devmode {
     pub devmode: Option<Option<PathBuf>>,
 }
 
+/// `-F`, taken by the commands that sample and by `perf-events`.
+#[derive(Args, Debug, Clone, Default, PartialEq)]
+pub(super) struct Frequency {
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "HZ",
+        value_parser = checked(values::positive_int),
+        help = "Sampling frequency in Hz (default 997)."
+    )]
+    pub frequency: Option<u64>,
+}
+
 /// Profile files written from the same capture as the report.
 #[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct ExportFlags {
@@ -142,14 +155,8 @@ pub(super) struct ExportFlags {
 /// capture length.
 #[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct CaptureArgs<D: Dialect> {
-    #[arg(
-        short = 'F',
-        long,
-        value_name = "HZ",
-        value_parser = checked(values::positive_int),
-        help = "Sampling frequency in Hz (default 997)."
-    )]
-    pub frequency: Option<u64>,
+    #[command(flatten)]
+    pub hz: Frequency,
     #[arg(
         long,
         value_name = "EVENT",
@@ -324,14 +331,8 @@ pub(super) enum Sub {
     PerfEvents {
         #[command(flatten)]
         out: OutputFlags,
-        #[arg(
-            short = 'F',
-            long,
-            value_name = "HZ",
-            value_parser = checked(values::positive_int),
-            help = "Sampling frequency in Hz (default 997)."
-        )]
-        frequency: Option<u64>,
+        #[command(flatten)]
+        hz: Frequency,
     },
     // PROG_ID is optional to clap only so that `dump --devmode 42` can be
     // read as the ID (see `split_devmode_id`); it is required.

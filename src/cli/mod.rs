@@ -506,6 +506,7 @@ impl<D: Dialect> CaptureArgs<D> {
             event: self.event.unwrap_or_default(),
             duration: duration.unwrap_or(profile::Request::DEFAULT_DURATION),
             frequency: self
+                .hz
                 .frequency
                 .unwrap_or(profile::Request::DEFAULT_FREQUENCY),
             kernel_samples: self.kernel_samples,
@@ -859,8 +860,8 @@ fn sub_command(
         Sub::Map(_) => Command::Map,
         Sub::Link(_) => Command::Link,
         Sub::Btf { .. } => Command::Btf,
-        Sub::PerfEvents { frequency, .. } => Command::PerfEvents {
-            frequency: frequency.unwrap_or(profile::Request::DEFAULT_FREQUENCY),
+        Sub::PerfEvents { hz, .. } => Command::PerfEvents {
+            frequency: hz.frequency.unwrap_or(profile::Request::DEFAULT_FREQUENCY),
         },
         Sub::Dump(a) => {
             let (id, devmode) = split_devmode_id(prog, a.target.prog_id, a.devmode.devmode)?;
