@@ -81,7 +81,8 @@ pub(super) struct OutputFlags {
     pub pretty: bool,
 }
 
-/// The output flags with `-x` and `-c`, as the root and `top` take them.
+/// The output flags with `-x` and `-c`, as the root and `top` take them
+/// (read through `super::Shared`, like every level's).
 #[derive(Args, Debug)]
 pub(super) struct Columns {
     #[command(flatten)]

@@ -164,9 +164,9 @@ const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 /// The whole grammar as a clap command (also used for completions and
 /// man). Every level has argparse's "last one wins" for repeated options,
 /// `brr dump -5` as a value and unique prefixes of long options, and there
-/// is no `help` subcommand (the original has none): set on the root in
-/// `args.rs`, which clap passes down to the commands, all but negative
-/// numbers as values, passed down here.
+/// is no `help` subcommand (the original has none): set once on the root
+/// in `args.rs` and passed down by clap, except negative numbers as
+/// values, which clap leaves to each command and so are set on each here.
 pub fn command() -> clap::Command {
     RootArgs::command().mut_subcommands(|sub| sub.allow_negative_numbers(true))
 }
