@@ -14,6 +14,12 @@ use crate::render::listing::{self, ActivityRun, ListingKind, RowWriter};
 use crate::render::{dump, perf_events, profile as report, Format};
 use crate::session::{self, Collector};
 
+/// What to say on stderr before any command runs (the parser reads no
+/// files): a `--bpffs` directory that is not on a bpffs.
+pub fn bpffs_warning(cli: &Cli) -> Option<String> {
+    session::bpffs_warning(&cli.bpffs)
+}
+
 /// Run a parsed command, writing its output to `out` (as it goes for the
 /// commands that stream, else once it is done, with one final newline),
 /// with one [`Collector`] built from the command line.

@@ -48,7 +48,7 @@ fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Streamed> {
         cli::Parsed::Print(text) => return Ok(commands::print(&mut stdout, &text, 0)),
         cli::Parsed::Run(c) => c,
     };
-    for w in &c.warnings {
+    if let Some(w) = commands::bpffs_warning(&c) {
         let _ = writeln!(std::io::stderr(), "brr: warning: {w}");
     }
     commands::run(&c, &mut stdout)

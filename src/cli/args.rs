@@ -2,8 +2,14 @@
 //! (`super::parsers`) checks its text while clap reads the arguments, so
 //! that each error names the parser that owns the option (`brr activity:
 //! error: argument -d/--duration: ...`) exactly as the original did. The
-//! rules between options are checked after parsing (`super::finish`). Root
-//! and `top` values are merged with "last one wins".
+//! rules between options are checked after parsing (`super::finish`).
+//!
+//! The settings every level takes (`--json`, `--csv`, `--pretty`, `-x`,
+//! `-c`) are declared where each level shows them in its help, and read
+//! once from all levels' matches (`super::Shared`); root and `top` values
+//! merge through clap's own update, "last one wins" (`super::typed`). The
+//! parse settings are the root's: clap passes them down (see
+//! `super::command` for the one it does not).
 
 use std::marker::PhantomData;
 use std::net::SocketAddr;
@@ -11,13 +17,19 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use super::parsers::{self, Auto, Dialect, InspectMode, ProfileDialect, TopDialect};
+use super::parsers::{self, checked, Auto, Dialect, InspectMode, ProfileDialect, TopDialect};
 use crate::profile::{CallGraph, Event};
+use crate::values;
 
-pub(crate) const VERSION_TEXT: &str =
-    "brr 0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
-pub(super) const DESCRIPTION: &str =
-    "eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).";
+/// What brr is, after its name in `--help` and its version in
+/// `--version` (a macro so that `concat!` can take it).
+macro_rules! about {
+    () => {
+        "eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com)."
+    };
+}
+
+pub(crate) const VERSION_TEXT: &str = concat!("brr ", env!("CARGO_PKG_VERSION"), " - ", about!());
 
 /// The original's choice list, kept in the usage text users grep for.
 const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
@@ -28,8 +40,8 @@ const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
 #[command(
     name = "brr",
     bin_name = "brr",
-    version = "0.6.0 - eBPF Runtime Reporter and Profiler by Tanel Poder (tanelpoder.com).",
-    about = DESCRIPTION,
+    version = concat!(env!("CARGO_PKG_VERSION"), " - ", about!()),
+    about = about!(),
     override_usage = ROOT_USAGE,
     disable_help_subcommand = true,
     args_override_self = true,
@@ -50,22 +62,16 @@ pub(super) struct RootArgs {
     )]
     pub kubelet_logs: Option<PathBuf>,
     #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
-    pub extended: bool,
-    #[arg(
-        short = 'c',
-        long,
-        help = "Show cumulative runtime columns and the NS_PER/s rate."
-    )]
-    pub cumulative: bool,
+    pub columns: Columns,
     #[command(flatten)]
     pub top: TopArgs,
     #[command(subcommand)]
     pub command: Option<Sub>,
 }
 
-#[derive(Args, Debug, Clone, Default)]
+/// `--json`, `--csv` and `--pretty`, declared at each level that prints
+/// them; their values are read from all levels at once (`super::Shared`).
+#[derive(Args, Debug, Clone, Copy, Default)]
 pub(super) struct OutputFlags {
     #[arg(long, help = "Print JSON.")]
     pub json: bool,
@@ -75,22 +81,54 @@ pub(super) struct OutputFlags {
     pub pretty: bool,
 }
 
+/// The output flags with `-x` and `-c`, as the root and `top` take them
+/// (read through `super::Shared`, like every level's).
+#[derive(Args, Debug)]
+pub(super) struct Columns {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(short = 'x', long, help = EXTENDED)]
+    pub extended: bool,
+    #[arg(short = 'c', long, help = CUMULATIVE)]
+    pub cumulative: bool,
+}
+
+const EXTENDED: &str = "Show extra columns such as TAG and PINNED.";
+const CUMULATIVE: &str = "Show cumulative runtime columns and the NS_PER/s rate.";
+
 impl OutputFlags {
     pub(super) fn any(&self) -> bool {
         self.json || self.csv || self.pretty
     }
+}
 
-    pub(super) fn or(&self, other: &OutputFlags) -> OutputFlags {
-        OutputFlags {
-            json: self.json || other.json,
-            csv: self.csv || other.csv,
-            pretty: self.pretty || other.pretty,
-        }
-    }
+/// `--devmode [DIR]`, taken by `top`, `dump` and `profile`.
+#[derive(Args, Debug, Clone, Default, PartialEq)]
+pub(super) struct Devmode {
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
+    )]
+    pub devmode: Option<Option<PathBuf>>,
+}
+
+/// `-F`, taken by the commands that sample and by `perf-events`.
+#[derive(Args, Debug, Clone, Default, PartialEq)]
+pub(super) struct Frequency {
+    #[arg(
+        short = 'F',
+        long,
+        value_name = "HZ",
+        value_parser = checked(values::positive_int),
+        help = "Sampling frequency in Hz (default 997)."
+    )]
+    pub frequency: Option<u64>,
 }
 
 /// Profile files written from the same capture as the report.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct ExportFlags {
     #[arg(
         long,
@@ -112,41 +150,14 @@ pub(super) struct ExportFlags {
     pub pprof: Option<PathBuf>,
 }
 
-impl ExportFlags {
-    /// The first flag given, for usage errors.
-    pub(super) fn first_given(&self) -> Option<&'static str> {
-        [
-            (self.folded.is_some(), "--folded"),
-            (self.flamegraph.is_some(), "--flamegraph"),
-            (self.pprof.is_some(), "--pprof"),
-        ]
-        .into_iter()
-        .find_map(|(given, name)| given.then_some(name))
-    }
-
-    pub(super) fn then(self, later: ExportFlags) -> ExportFlags {
-        ExportFlags {
-            folded: later.folded.or(self.folded),
-            flamegraph: later.flamegraph.or(self.flamegraph),
-            pprof: later.pprof.or(self.pprof),
-        }
-    }
-}
-
 /// The capture options `top` (and bare `brr`) and `profile` share. The
 /// capture length is not among them: `profile -d` is the capture length,
 /// whereas `top -d` is the activity window and `top --profile-duration` the
 /// capture length.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct CaptureArgs<D: Dialect> {
-    #[arg(
-        short = 'F',
-        long,
-        value_name = "HZ",
-        value_parser = parsers::positive,
-        help = "Sampling frequency in Hz (default 997)."
-    )]
-    pub frequency: Option<u64>,
+    #[command(flatten)]
+    pub hz: Frequency,
     #[arg(
         long,
         value_name = "EVENT",
@@ -198,67 +209,21 @@ pub(super) struct CaptureArgs<D: Dialect> {
     pub dialect: PhantomData<D>,
 }
 
-impl<D: Dialect> CaptureArgs<D> {
-    /// Whether any option was given.
-    pub(super) fn any(&self) -> bool {
-        let CaptureArgs {
-            frequency,
-            event,
-            kernel_samples,
-            kernel_ip_detail,
-            call_graph,
-            perf_buffer_pages,
-            perf_drain_ms,
-            fail_on_loss,
-            exports,
-            annotate,
-            dialect: _,
-        } = self;
-        frequency.is_some()
-            || event.is_some()
-            || *kernel_samples
-            || *kernel_ip_detail
-            || call_graph.is_some()
-            || perf_buffer_pages.is_some()
-            || perf_drain_ms.is_some()
-            || *fail_on_loss
-            || exports.first_given().is_some()
-            || *annotate
-    }
-
-    /// `self` overridden by `later`.
-    pub(super) fn then(self, later: CaptureArgs<D>) -> CaptureArgs<D> {
-        CaptureArgs {
-            frequency: later.frequency.or(self.frequency),
-            event: later.event.or(self.event),
-            kernel_samples: later.kernel_samples || self.kernel_samples,
-            kernel_ip_detail: later.kernel_ip_detail || self.kernel_ip_detail,
-            call_graph: later.call_graph.or(self.call_graph),
-            perf_buffer_pages: later.perf_buffer_pages.or(self.perf_buffer_pages),
-            perf_drain_ms: later.perf_drain_ms.or(self.perf_drain_ms),
-            fail_on_loss: later.fail_on_loss || self.fail_on_loss,
-            exports: self.exports.then(later.exports),
-            annotate: later.annotate || self.annotate,
-            dialect: PhantomData,
-        }
-    }
-}
-
 /// `top` options, accepted at root level (bare `brr`) and by `brr top`.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub(super) struct TopArgs {
     #[arg(
         short = 'd',
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Length of each activity sampling window in seconds (default 1)."
     )]
     pub delay: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Rows in the textmode activity table; 0 shows all (default 20)."
     )]
     pub limit: Option<u64>,
@@ -267,21 +232,21 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Profile length in seconds (default 5)."
     )]
     pub profile_duration: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Detailed hotspot rows per bucket; 0 = unlimited (default 10 in textmode, unlimited in the TUI)."
     )]
     pub line_limit: Option<u64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Keep only the N hottest detail rows of the textmode inspect table; 0 = all."
     )]
     pub source_limit: Option<u64>,
@@ -297,7 +262,7 @@ pub(super) struct TopArgs {
     #[arg(
         long,
         value_name = "PROG_ID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         help = "Inspect this program instead of the top activity row."
     )]
     pub program_id: Option<u32>,
@@ -310,225 +275,127 @@ pub(super) struct TopArgs {
     pub inspect_mode: Option<InspectMode>,
     #[arg(long, help = "Light colour theme.")]
     pub light: bool,
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
-    )]
-    pub devmode: Option<Option<PathBuf>>,
+    #[command(flatten)]
+    pub devmode: Devmode,
     #[command(flatten)]
     pub capture: CaptureArgs<TopDialect>,
     #[arg(
         long,
         value_name = "NS",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Hot-and-slow hint: average run time above NS nanoseconds (textmode; default 300)."
     )]
     pub slow_ns: Option<u64>,
 }
 
-impl TopArgs {
-    /// Whether any option was given (root-level top options need a top command).
-    pub(super) fn any(&self) -> bool {
-        let TopArgs {
-            delay,
-            limit,
-            all,
-            profile_duration,
-            line_limit,
-            source_limit,
-            textmode,
-            profile_top,
-            collapse_samples,
-            program_id,
-            inspect_mode,
-            light,
-            devmode,
-            capture,
-            slow_ns,
-        } = self;
-        delay.is_some()
-            || profile_duration.is_some()
-            || [limit, line_limit, source_limit, slow_ns]
-                .iter()
-                .any(|v| v.is_some())
-            || program_id.is_some()
-            || inspect_mode.is_some()
-            || devmode.is_some()
-            || capture.any()
-            || [*all, *textmode, *profile_top, *collapse_samples, *light]
-                .iter()
-                .any(|&b| b)
-    }
-
-    /// `self` (root level) overridden by `later` (the `top` subcommand).
-    pub(super) fn then(self, later: TopArgs) -> TopArgs {
-        TopArgs {
-            delay: later.delay.or(self.delay),
-            limit: later.limit.or(self.limit),
-            all: later.all || self.all,
-            profile_duration: later.profile_duration.or(self.profile_duration),
-            line_limit: later.line_limit.or(self.line_limit),
-            source_limit: later.source_limit.or(self.source_limit),
-            textmode: later.textmode || self.textmode,
-            profile_top: later.profile_top || self.profile_top,
-            collapse_samples: later.collapse_samples || self.collapse_samples,
-            program_id: later.program_id.or(self.program_id),
-            inspect_mode: later.inspect_mode.or(self.inspect_mode),
-            light: later.light || self.light,
-            devmode: later.devmode.or(self.devmode),
-            capture: self.capture.then(later.capture),
-            slow_ns: later.slow_ns.or(self.slow_ns),
-        }
-    }
-}
-
+/// The commands. Each takes the root's parse settings, which clap passes
+/// down.
 #[derive(Subcommand, Debug)]
 pub(super) enum Sub {
-    #[command(
-        about = "List loaded eBPF programs.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
-    Prog(ProgArgs),
-    #[command(
-        about = "Show eBPF program runtime deltas.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "List loaded eBPF programs.")]
+    Prog {
+        #[command(flatten)]
+        out: OutputFlags,
+        #[arg(short = 'x', long, help = EXTENDED)]
+        extended: bool,
+        #[arg(
+            long,
+            help = "Enable runtime statistics while reading and show the cumulative RUN_CNT and RUN_TIME_NS counters (accumulated whenever statistics were enabled; this does not measure an interval)."
+        )]
+        stats: bool,
+    },
+    #[command(about = "Show eBPF program runtime deltas.")]
     Activity(ActivityArgs),
-    #[command(
-        about = "Show the live eBPF top TUI.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
-    Top(TopSubArgs),
-    #[command(
-        about = "List loaded eBPF maps.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "Show the live eBPF top TUI.")]
+    Top {
+        #[command(flatten)]
+        top: TopArgs,
+        #[command(flatten)]
+        columns: Columns,
+    },
+    #[command(about = "List loaded eBPF maps.")]
     Map(MapLinkArgs),
-    #[command(
-        about = "List loaded eBPF links.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "List loaded eBPF links.")]
     Link(MapLinkArgs),
-    #[command(
-        about = "List loaded BTF objects.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
-    Btf(BtfArgs),
-    #[command(
-        about = "List brr-supported perf events openable on this host.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
-    PerfEvents(PerfEventsArgs),
+    #[command(about = "List loaded BTF objects.")]
+    Btf {
+        #[command(flatten)]
+        out: OutputFlags,
+        #[arg(
+            short = 'x',
+            long,
+            help = "Add the PROGS and MAPS columns: the programs and maps that use each BTF object."
+        )]
+        extended: bool,
+    },
+    #[command(about = "List brr-supported perf events openable on this host.")]
+    PerfEvents {
+        #[command(flatten)]
+        out: OutputFlags,
+        #[command(flatten)]
+        hz: Frequency,
+    },
     // PROG_ID is optional to clap only so that `dump --devmode 42` can be
     // read as the ID (see `split_devmode_id`); it is required.
     #[command(
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true,
         about = "Dump translated instructions and source-line metadata for a program.",
         override_usage = "brr dump [OPTIONS] PROG_ID"
     )]
     Dump(DumpArgs),
     #[command(
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true,
         about = "Compare brr dump output with bpftool source-line metadata.",
         override_usage = "brr dump-compare [OPTIONS] PROG_ID"
     )]
     DumpCompare(DumpCompareArgs),
-    #[command(
-        about = "Profile BPF JIT execution with native perf_event_open sampling.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    #[command(about = "Profile BPF JIT execution with native perf_event_open sampling.")]
     Profile(ProfileCliArgs),
     #[command(
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true,
         about = "Serve per-program eBPF metrics in the Prometheus text format.",
         long_about = "Serve per-program eBPF metrics in the Prometheus text format on GET /metrics, read from the kernel at each scrape. Runs until SIGTERM or SIGINT.\n\nThe kernel counts program runs and run time only while some process holds BPF_ENABLE_STATS, so the exporter holds it for its whole life: that costs about 20 ns on every run of every eBPF program on the host. --no-stats avoids that cost and serves everything except the run counters."
     )]
     Exporter(ExporterArgs),
     #[command(
         about = "Show what brr can do on this host, and why not.",
-        long_about = "Show what brr can do on this host, and why not: one row per check (kernel features, BTF, the JIT, kernel.kptr_restrict, perf settings and events, capabilities, mounts, the fd limit, who holds runtime statistics on) with ok, limited or missing, the detail and the fix; then every command with whether it works here. Needs no privilege, loads nothing, enables no statistics and changes no setting.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
+        long_about = "Show what brr can do on this host, and why not: one row per check (kernel features, BTF, the JIT, kernel.kptr_restrict, perf settings and events, capabilities, mounts, the fd limit, who holds runtime statistics on) with ok, limited or missing, the detail and the fix; then every command with whether it works here. Needs no privilege, loads nothing, enables no statistics and changes no setting."
     )]
-    Doctor(DoctorArgs),
-    #[command(
-        about = "Print a shell completion script.",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
-    Completions(CompletionsArgs),
-    #[command(
-        about = "Print the man page (roff).",
-        args_override_self = true,
-        infer_long_args = true,
-        allow_negative_numbers = true
-    )]
+    Doctor {
+        #[arg(long, help = "Print JSON.")]
+        json: bool,
+        // Accepted only to be refused with a reason (see `finish`).
+        #[arg(long, hide = true)]
+        csv: bool,
+        #[arg(long, help = "Indent JSON output (requires --json).")]
+        pretty: bool,
+    },
+    #[command(about = "Print a shell completion script.")]
+    Completions {
+        #[arg(value_name = "SHELL", value_enum, help = "Shell to complete for.")]
+        shell: clap_complete::Shell,
+    },
+    #[command(about = "Print the man page (roff).")]
     Man,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct ProgArgs {
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
-    pub extended: bool,
-    #[arg(
-        long,
-        help = "Enable runtime statistics while reading and show the cumulative RUN_CNT and RUN_TIME_NS counters (accumulated whenever statistics were enabled; this does not measure an interval)."
-    )]
-    pub stats: bool,
 }
 
 #[derive(Args, Debug)]
 pub(super) struct ActivityArgs {
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(
-        short = 'c',
-        long,
-        help = "Show cumulative runtime columns and the NS_PER/s rate."
-    )]
+    #[arg(short = 'c', long, help = CUMULATIVE)]
     pub cumulative: bool,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    #[arg(short = 'x', long, help = EXTENDED)]
     pub extended: bool,
     #[arg(
         short = 'd',
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Measurement window in seconds (default 5)."
     )]
     pub duration: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Show at most N rows; 0 shows all (default 20)."
     )]
     pub limit: Option<u64>,
@@ -537,33 +404,17 @@ pub(super) struct ActivityArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Stream back-to-back windows of SECONDS each, printing every window as it ends (JSON Lines with --json) until Ctrl-C or --count."
     )]
     pub interval: Option<f64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Stop after N windows (requires --interval)."
     )]
     pub count: Option<u64>,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct TopSubArgs {
-    #[command(flatten)]
-    pub top: TopArgs,
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
-    pub extended: bool,
-    #[arg(
-        short = 'c',
-        long,
-        help = "Show cumulative runtime columns and the NS_PER/s rate."
-    )]
-    pub cumulative: bool,
 }
 
 #[derive(Args, Debug)]
@@ -575,48 +426,11 @@ pub(super) struct MapLinkArgs {
 }
 
 #[derive(Args, Debug)]
-pub(super) struct BtfArgs {
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(
-        short = 'x',
-        long,
-        help = "Add the PROGS and MAPS columns: the programs and maps that use each BTF object."
-    )]
-    pub extended: bool,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct PerfEventsArgs {
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(
-        short = 'F',
-        long,
-        value_name = "HZ",
-        value_parser = parsers::positive,
-        help = "Sampling frequency in Hz (default 997)."
-    )]
-    pub frequency: Option<u64>,
-}
-
-#[derive(Args, Debug)]
 pub(super) struct DumpArgs {
-    #[arg(
-        value_name = "PROG_ID",
-        value_parser = parsers::object_id,
-        help = "eBPF program ID"
-    )]
-    pub prog_id: Option<u32>,
     #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
-    )]
-    pub devmode: Option<Option<PathBuf>>,
+    pub target: DumpCompareArgs,
+    #[command(flatten)]
+    pub devmode: Devmode,
     #[arg(
         long,
         help = "Disassemble the native JIT code of every function of the program under its source lines."
@@ -624,11 +438,12 @@ pub(super) struct DumpArgs {
     pub jited: bool,
 }
 
+/// The program `dump` and `dump-compare` read, and their output flags.
 #[derive(Args, Debug)]
 pub(super) struct DumpCompareArgs {
     #[arg(
         value_name = "PROG_ID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         help = "eBPF program ID"
     )]
     pub prog_id: Option<u32>,
@@ -640,27 +455,22 @@ pub(super) struct DumpCompareArgs {
 pub(super) struct ProfileCliArgs {
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Show extra columns such as TAG and PINNED.")]
+    #[arg(short = 'x', long, help = EXTENDED)]
     pub extended: bool,
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        help = "Read source files under DIR (default: current directory) for context lines and missing BTF source text."
-    )]
-    pub devmode: Option<Option<PathBuf>>,
+    #[command(flatten)]
+    pub devmode: Devmode,
     #[arg(
         short = 'd',
         long,
         value_name = "SECONDS",
-        value_parser = parsers::seconds,
+        value_parser = checked(values::seconds),
         help = "Capture length in seconds (default 5)."
     )]
     pub duration: Option<f64>,
     #[arg(
         long,
         value_name = "PROG_ID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         action = clap::ArgAction::Append,
         help = "Report only this program; repeat it for several."
     )]
@@ -668,7 +478,7 @@ pub(super) struct ProfileCliArgs {
     #[arg(
         long,
         value_name = "PID",
-        value_parser = parsers::object_id,
+        value_parser = checked(values::object_id),
         help = "Report only the programs process PID holds file descriptors on."
     )]
     pub pid: Option<u32>,
@@ -677,14 +487,14 @@ pub(super) struct ProfileCliArgs {
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Show at most N programs; 0 shows all (default 20)."
     )]
     pub limit: Option<u64>,
     #[arg(
         long,
         value_name = "N",
-        value_parser = parsers::non_negative,
+        value_parser = checked(values::non_negative_int),
         help = "Show at most N hotspot rows per program and list; 0 shows all (default 10)."
     )]
     pub line_limit: Option<u64>,
@@ -701,7 +511,7 @@ pub(super) struct ExporterArgs {
     #[arg(
         long,
         value_name = "ADDR:PORT",
-        value_parser = parsers::listen_address,
+        value_parser = checked(values::listen_address),
         help = "Address to listen on (default 127.0.0.1:9435; a non-loopback address serves the network)."
     )]
     pub listen: Option<SocketAddr>,
@@ -718,32 +528,15 @@ pub(super) struct ExporterArgs {
     #[arg(
         long,
         value_name = "HZ",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Sampling frequency of served profiles (default 99; requires --serve-profiles)."
     )]
     pub profile_hz: Option<u64>,
     #[arg(
         long,
         value_name = "S",
-        value_parser = parsers::positive,
+        value_parser = checked(values::positive_int),
         help = "Longest profile a request may ask for, in seconds (default 60, at most 3600; requires --serve-profiles)."
     )]
     pub max_profile_seconds: Option<u64>,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct DoctorArgs {
-    #[arg(long, help = "Print JSON.")]
-    pub json: bool,
-    // Accepted only to be refused with a reason (see `finish`).
-    #[arg(long, hide = true)]
-    pub csv: bool,
-    #[arg(long, help = "Indent JSON output (requires --json).")]
-    pub pretty: bool,
-}
-
-#[derive(Args, Debug)]
-pub(super) struct CompletionsArgs {
-    #[arg(value_name = "SHELL", value_enum, help = "Shell to complete for.")]
-    pub shell: clap_complete::Shell,
 }

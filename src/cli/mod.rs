@@ -15,7 +15,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{CommandFactory, FromArgMatches};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 use crate::error::BrrError;
 pub(crate) use crate::export::Targets;
@@ -27,7 +28,9 @@ use crate::values;
 pub use crate::values::MAX_SECONDS;
 pub(crate) use args::VERSION_TEXT;
 
-use args::{CaptureArgs, ExportFlags, OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs};
+use args::{
+    CaptureArgs, Devmode, ExportFlags, OutputFlags, ProfileCliArgs, RootArgs, Sub, TopArgs,
+};
 use parsers::{Dialect, InspectMode, Rejected};
 
 fn targets(e: &ExportFlags) -> Targets {
@@ -142,10 +145,6 @@ pub struct Cli {
     pub extended: bool,
     pub cumulative: bool,
     pub command: Command,
-    /// What the caller says on stderr before running the command, one line
-    /// each (without the `brr: warning: ` prefix): a `--bpffs` that is not
-    /// on a bpffs.
-    pub warnings: Vec<String>,
 }
 
 /// What a successful parse asks for.
@@ -162,13 +161,14 @@ pub enum Parsed {
 pub(crate) use crate::session::listings::EVERY_MOUNT;
 const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 
-/// The whole grammar as a clap command (also used for completions and man).
-/// The whole grammar. Every level has argparse's "last one wins" for
-/// repeated options, `brr dump -5` as a value and unique prefixes of long
-/// options, and there is no `help` subcommand (the original has none): all
-/// set by the derive attributes in `args.rs`, so nothing is rebuilt here.
+/// The whole grammar as a clap command (also used for completions and
+/// man). Every level has argparse's "last one wins" for repeated options,
+/// `brr dump -5` as a value and unique prefixes of long options, and there
+/// is no `help` subcommand (the original has none): set once on the root
+/// in `args.rs` and passed down by clap, except negative numbers as
+/// values, which clap leaves to each command and so are set on each here.
 pub fn command() -> clap::Command {
-    RootArgs::command()
+    RootArgs::command().mut_subcommands(|sub| sub.allow_negative_numbers(true))
 }
 
 /// Help wraps to the terminal, or to 80 columns when stdout is not one
@@ -197,15 +197,69 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, BrrError> {
     }
     let mut cmd = command().term_width(help_width());
     let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
-    let matches = match cmd.try_get_matches_from_mut(argv) {
-        Ok(m) => m,
-        Err(e) => return clap_outcome(&cmd, args, e),
-    };
-    let root = match RootArgs::from_arg_matches(&matches) {
-        Ok(r) => r,
-        Err(e) => return clap_outcome(&cmd, args, e),
-    };
-    finish(root)
+    match cmd
+        .try_get_matches_from_mut(argv)
+        .and_then(|m| Ok((typed(&m)?, m)))
+    {
+        Ok((root, matches)) => finish(root, &matches),
+        Err(e) => clap_outcome(&cmd, args, e),
+    }
+}
+
+/// The typed arguments, with the `top` options given at the root under
+/// those given to `top` itself: clap's update from what `top` was given
+/// replaces just that, the later winning as in argparse.
+fn typed(m: &ArgMatches) -> Result<RootArgs, clap::Error> {
+    let mut root = RootArgs::from_arg_matches(m)?;
+    if let (Some(Sub::Top { top, .. }), Some(given_to_top)) =
+        (&mut root.command, m.subcommand_matches("top"))
+    {
+        *top = root.top.clone();
+        top.update_from_arg_matches(&given(given_to_top))?;
+    }
+    Ok(root)
+}
+
+/// `m` without the values clap filled in from defaults (a flag's `false`),
+/// so that an update from it changes only what was given.
+fn given(m: &ArgMatches) -> ArgMatches {
+    let mut given = m.clone();
+    for id in m.ids() {
+        if m.value_source(id.as_str()) != Some(ValueSource::CommandLine) {
+            let _ = given.try_clear_id(id.as_str());
+        }
+    }
+    given
+}
+
+/// The settings the root and the commands both take, given at either
+/// level: `brr --json prog -x` is `brr prog --json -x`.
+#[derive(Debug, Clone, Copy)]
+struct Shared {
+    out: OutputFlags,
+    extended: bool,
+    cumulative: bool,
+}
+
+impl Shared {
+    /// What any of `levels` was given; a level without the flag (`prog`
+    /// has no `-c`) has not been given it.
+    fn of(levels: &[&ArgMatches]) -> Shared {
+        let flag = |id: &str| {
+            levels
+                .iter()
+                .any(|m| matches!(m.try_get_one::<bool>(id), Ok(Some(true))))
+        };
+        Shared {
+            out: OutputFlags {
+                json: flag("json"),
+                csv: flag("csv"),
+                pretty: flag("pretty"),
+            },
+            extended: flag("extended"),
+            cumulative: flag("cumulative"),
+        }
+    }
 }
 
 fn context_text(e: &clap::Error, kind: ContextKind) -> Option<String> {
@@ -229,21 +283,16 @@ fn context_list(e: &clap::Error, kind: ContextKind) -> Vec<String> {
 /// (`brr activity`). clap's errors do not all say, so the arguments are
 /// parsed again with errors ignored, which stops at the same level.
 fn error_level(root: &clap::Command, args: &[OsString]) -> (clap::Command, String) {
-    fn lenient(cmd: clap::Command) -> clap::Command {
-        let subs: Vec<String> = cmd
-            .get_subcommands()
-            .map(|s| s.get_name().to_string())
-            .collect();
-        let mut cmd = cmd.ignore_errors(true);
-        for name in subs {
-            cmd = cmd.mut_subcommand(name, lenient);
-        }
-        cmd
-    }
     let mut cmd = root.clone();
     let mut prog = String::from("brr");
     let argv = std::iter::once(OsString::from("brr")).chain(args.iter().cloned());
-    let Ok(matches) = lenient(root.clone()).try_get_matches_from(argv) else {
+    // Set on each command itself: what clap passes down would not stop at
+    // the same level (`brr top -F -h`).
+    let lenient = root
+        .clone()
+        .ignore_errors(true)
+        .mut_subcommands(|sub| sub.ignore_errors(true));
+    let Ok(matches) = lenient.try_get_matches_from(argv) else {
         return (cmd, prog);
     };
     let mut at = &matches;
@@ -360,23 +409,24 @@ fn clap_outcome(
     } else {
         error_level(root, args)
     };
-    let arg = context_text(&e, ContextKind::InvalidArg);
-    let bad = context_text(&e, ContextKind::InvalidValue);
-    let err = match e.kind() {
-        ErrorKind::UnknownArgument => {
-            let token = arg.unwrap_or_default();
-            if let Some(e) = unsupported_after(&prog, &token) {
+    let arg = context_text(&e, ContextKind::InvalidArg).unwrap_or_default();
+    let bad = context_text(&e, ContextKind::InvalidValue).unwrap_or_default();
+    let label = arg_label(&level, &arg);
+    let argument = |what: &str| usage(&prog, &format!("argument {label}: {what}"));
+    Err(match (e.kind(), rejected(&e)) {
+        (ErrorKind::UnknownArgument, _) => {
+            if let Some(e) = unsupported_after(&prog, &arg) {
                 return Err(e);
             }
-            match ambiguous(&level, &token) {
+            match ambiguous(&level, &arg) {
                 Some(longs) => usage(
                     &prog,
-                    &format!("ambiguous option: {token} could match {}", longs.join(", ")),
+                    &format!("ambiguous option: {arg} could match {}", longs.join(", ")),
                 ),
-                None => usage("brr", &format!("unrecognized arguments: {token}")),
+                None => usage("brr", &format!("unrecognized arguments: {arg}")),
             }
         }
-        ErrorKind::InvalidSubcommand => {
+        (ErrorKind::InvalidSubcommand, _) => {
             let token = context_text(&e, ContextKind::InvalidSubcommand).unwrap_or_default();
             let names: Vec<&str> = root.get_subcommands().map(|s| s.get_name()).collect();
             usage(
@@ -388,45 +438,22 @@ fn clap_outcome(
                 ),
             )
         }
-        ErrorKind::ValueValidation if rejected(&e).is_some() => usage(
-            &prog,
-            &format!(
-                "argument {}: {}",
-                arg_label(&level, arg.as_deref().unwrap_or("")),
-                rejected(&e).map(|r| r.0.as_str()).unwrap_or_default()
-            ),
-        ),
-        ErrorKind::InvalidValue if bad.as_deref().unwrap_or("").is_empty() => usage(
-            &prog,
-            &format!(
-                "argument {}: expected one argument",
-                arg_label(&level, arg.as_deref().unwrap_or(""))
-            ),
-        ),
-        ErrorKind::InvalidValue => usage(
-            &prog,
-            &format!(
-                "argument {}: invalid choice: {} (choose from {})",
-                arg_label(&level, arg.as_deref().unwrap_or("")),
-                py_repr(bad.as_deref().unwrap_or("")),
-                quoted_list(&context_list(&e, ContextKind::ValidValue))
-            ),
-        ),
-        ErrorKind::TooManyValues => usage(
-            &prog,
-            &format!(
-                "argument {}: ignored explicit argument {}",
-                arg_label(&level, arg.as_deref().unwrap_or("")),
-                py_repr(bad.as_deref().unwrap_or(""))
-            ),
-        ),
+        (ErrorKind::ValueValidation, Some(reason)) => argument(&reason.0),
+        (ErrorKind::InvalidValue, _) if bad.is_empty() => argument("expected one argument"),
+        (ErrorKind::InvalidValue, _) => argument(&format!(
+            "invalid choice: {} (choose from {})",
+            py_repr(&bad),
+            quoted_list(&context_list(&e, ContextKind::ValidValue))
+        )),
+        (ErrorKind::TooManyValues, _) => {
+            argument(&format!("ignored explicit argument {}", py_repr(&bad)))
+        }
         _ => {
             let text = e.to_string();
             let line = text.lines().next().unwrap_or("invalid arguments");
             usage(&prog, line.strip_prefix("error: ").unwrap_or(line))
         }
-    };
-    Err(err)
+    })
 }
 
 /// The reason one of our value parsers gave.
@@ -458,9 +485,11 @@ fn usize_of(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// `--devmode` as the commands take it: Some(empty) for the bare flag.
-fn devmode_path(d: Option<Option<PathBuf>>) -> Option<PathBuf> {
-    d.map(Option::unwrap_or_default)
+impl Devmode {
+    /// `--devmode` as the commands take it: Some(empty) for the bare flag.
+    fn path(self) -> Option<PathBuf> {
+        self.devmode.map(Option::unwrap_or_default)
+    }
 }
 
 impl<D: Dialect> CaptureArgs<D> {
@@ -477,6 +506,7 @@ impl<D: Dialect> CaptureArgs<D> {
             event: self.event.unwrap_or_default(),
             duration: duration.unwrap_or(profile::Request::DEFAULT_DURATION),
             frequency: self
+                .hz
                 .frequency
                 .unwrap_or(profile::Request::DEFAULT_FREQUENCY),
             kernel_samples: self.kernel_samples,
@@ -506,7 +536,7 @@ fn top_options(t: TopArgs, bpffs: &Path) -> TopOptions {
         native: t.inspect_mode == Some(InspectMode::Native),
         annotate: c.annotate,
         light: t.light,
-        devmode: devmode_path(t.devmode),
+        devmode: t.devmode.path(),
         fail_on_loss: c.fail_on_loss,
         exports: targets(&c.exports),
         slow_ns: t.slow_ns.unwrap_or(profile::hints::SLOW_AVG_NS as u64),
@@ -560,37 +590,34 @@ fn top_output_rules(t: &TopOptions, out: &OutputFlags) -> Result<(), BrrError> {
     Ok(())
 }
 
-/// The commands that take `-x/--extended` and `-c/--cumulative`, before or
-/// after their name (bare `brr` is `top`).
-const TAKE_EXTENDED: [&str; 7] = ["prog", "map", "link", "btf", "activity", "profile", "top"];
-const TAKE_CUMULATIVE: [&str; 2] = ["activity", "top"];
+/// `-x` and `-c`, with the commands that take them before or after their
+/// name in the order the refusal lists them (bare `brr` is `top`).
+const COLUMN_FLAGS: [(&str, &[&str]); 2] = [
+    (
+        "-x/--extended",
+        &["prog", "map", "link", "btf", "activity", "profile", "top"],
+    ),
+    ("-c/--cumulative", &["activity", "top"]),
+];
 
-/// The one message for `-x` or `-c` given to a command that has no such
+/// The one refusal of `-x` or `-c` given to a command without such
 /// columns, wherever it was given.
-fn unsupported_flag(flag: &str, sub: &str) -> BrrError {
-    let (label, takers): (&str, &[&str]) = if flag == "x" {
-        ("-x/--extended", &TAKE_EXTENDED)
-    } else {
-        ("-c/--cumulative", &TAKE_CUMULATIVE)
-    };
-    let list = match takers {
-        [one, two] => format!("{one} and {two}"),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-        [] => String::new(),
-    };
+fn unsupported_flag((label, takers): (&str, &[&str]), sub: &str) -> BrrError {
+    let (last, rest) = takers.split_last().unwrap_or((&"", &[]));
+    let list = rest.join(", ");
     usage(
         "brr",
-        &format!("{label} is not supported by {sub} (only by {list})"),
+        &format!("{label} is not supported by {sub} (only by {list} and {last})"),
     )
 }
 
-/// Root-level `-x`/`-c` before a command that does not take them.
-fn extended_cumulative_rules(sub: &str, extended: bool, cumulative: bool) -> Result<(), BrrError> {
-    if extended && !TAKE_EXTENDED.contains(&sub) {
-        return Err(unsupported_flag("x", sub));
-    }
-    if cumulative && !TAKE_CUMULATIVE.contains(&sub) {
-        return Err(unsupported_flag("c", sub));
+/// Root-level `-x`/`-c` (`given`, in that order) before a command that
+/// does not take them.
+fn column_rules(sub: &str, given: [bool; 2]) -> Result<(), BrrError> {
+    for (flag, given) in COLUMN_FLAGS.into_iter().zip(given) {
+        if given && !flag.1.contains(&sub) {
+            return Err(unsupported_flag(flag, sub));
+        }
     }
     Ok(())
 }
@@ -600,38 +627,34 @@ fn extended_cumulative_rules(sub: &str, extended: bool, cumulative: bool) -> Res
 /// before it.
 fn unsupported_after(prog: &str, token: &str) -> Option<BrrError> {
     let sub = prog.strip_prefix("brr ")?;
-    let flag = match token.split('=').next().unwrap_or(token) {
-        "-x" | "--extended" => "x",
-        "-c" | "--cumulative" => "c",
-        _ => return None,
-    };
+    let word = token.split('=').next().unwrap_or(token);
+    let flag = COLUMN_FLAGS
+        .into_iter()
+        .find(|(label, _)| label.split('/').any(|w| w == word))?;
     Some(unsupported_flag(flag, sub))
 }
 
 /// The post-parse rules in their fixed order (values were checked while
 /// parsing); the first failure wins.
-fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
-    let warnings: Vec<String> = root
-        .bpffs
-        .as_deref()
-        .and_then(bpffs_warning)
-        .into_iter()
-        .collect();
-    let bpffs = root
-        .bpffs
-        .unwrap_or_else(|| Path::new(EVERY_MOUNT).to_path_buf());
+fn finish(root: RootArgs, m: &ArgMatches) -> Result<Parsed, BrrError> {
+    let bpffs = root.bpffs.unwrap_or_else(|| PathBuf::from(EVERY_MOUNT));
     let kubelet_logs = root
         .kubelet_logs
-        .clone()
-        .unwrap_or_else(|| Path::new(DEFAULT_KUBELET_LOGS).to_path_buf());
-    let root_top_given = root.top.any();
-    let frequency = frequency_given(&root.top, root.command.as_ref());
-    let mut extended = root.extended;
-    let mut cumulative = root.cumulative;
-    let mut out = root.out.clone();
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_KUBELET_LOGS));
+    let levels: Vec<&ArgMatches> = std::iter::once(m)
+        .chain(m.subcommand().map(|(_, sub)| sub))
+        .collect();
+    let at_root = Shared::of(&[m]);
+    let shared = Shared::of(&levels);
+    // The later `-F`, for the commands that sample (bare `brr`, `top`,
+    // `profile` and `perf-events`); a default is the capture's to check.
+    let frequency = levels
+        .iter()
+        .rev()
+        .find_map(|l| l.try_get_one::<u64>("frequency").ok().flatten().copied());
     let command = match root.command {
         None => {
-            if root.out.any() {
+            if at_root.out.any() {
                 return Err(usage(
                     "brr",
                     "--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs",
@@ -640,32 +663,26 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
             Command::Top(top_options(root.top, &bpffs))
         }
         Some(sub) => {
-            let sub_name = sub_name(&sub);
-            extended_cumulative_rules(sub_name, root.extended, root.cumulative)?;
+            let sub_name = m.subcommand_name().unwrap_or_default();
+            column_rules(sub_name, [at_root.extended, at_root.cumulative])?;
             let prog = format!("brr {sub_name}");
-            let given = Given {
-                root_top: root.top,
-                bpffs: &bpffs,
-                out: &mut out,
-                extended: &mut extended,
-                cumulative: &mut cumulative,
-            };
-            let command = match sub_command(&prog, sub, given)? {
+            let command = match sub_command(&prog, sub, &bpffs, shared.out.pretty)? {
                 Ok(command) => command,
                 Err(text) => return Ok(Parsed::Print(text)),
             };
-            if sub_name != "top" && root_top_given {
+            if sub_name != "top" && root.top != TopArgs::default() {
                 return Err(usage(
                     "brr",
                     "top options may only be used with bare 'brr' or the 'top' command",
                 ));
             }
             if let Command::Top(t) = &command {
-                top_output_rules(t, &out)?;
+                top_output_rules(t, &shared.out)?;
             }
             command
         }
     };
+    let out = shared.out;
     if out.json && out.csv {
         return Err(usage("brr", "--json and --csv are mutually exclusive"));
     }
@@ -696,37 +713,10 @@ fn finish(root: RootArgs) -> Result<Parsed, BrrError> {
         bpffs,
         kubelet_logs,
         format,
-        extended,
-        cumulative,
+        extended: shared.extended,
+        cumulative: shared.cumulative,
         command,
-        warnings,
     }))
-}
-
-/// What to say about a `--bpffs` directory that is not on a bpffs.
-fn bpffs_warning(root: &Path) -> Option<String> {
-    use crate::session::listings::RootKind;
-    let shown = root.to_string_lossy();
-    Some(match crate::session::bpffs_root_kind(root) {
-        RootKind::Bpffs => return None,
-        RootKind::Other { mounts_below } if mounts_below.is_empty() => format!(
-            "--bpffs {shown} is not on a bpffs and no bpffs is mounted below it; no pinned paths are shown"
-        ),
-        RootKind::Other { mounts_below } => {
-            let list: Vec<String> = mounts_below
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect();
-            format!(
-                "--bpffs {shown} is not on a bpffs; pinned paths are read from the bpffs mounts below it: {}",
-                list.join(", ")
-            )
-        }
-        RootKind::Unreadable(e) => format!(
-            "--bpffs {shown}: {}; no pinned paths are shown",
-            e.text()
-        ),
-    })
 }
 
 /// The capture's own rules ([`profile::Request::validate`]) in the command
@@ -754,18 +744,6 @@ fn capture_rules(command: &Command) -> Result<(), BrrError> {
         return Err(usage("brr", "--kernel-ip-detail requires --kernel-samples"));
     }
     Ok(())
-}
-
-/// The `-F` given on the command line (not the default), for the commands
-/// that sample: bare `brr`, `top`, `profile` and `perf-events`.
-fn frequency_given(root_top: &TopArgs, sub: Option<&Sub>) -> Option<u64> {
-    match sub {
-        None => root_top.capture.frequency,
-        Some(Sub::Top(a)) => a.top.capture.frequency.or(root_top.capture.frequency),
-        Some(Sub::Profile(a)) => a.capture.frequency,
-        Some(Sub::PerfEvents(a)) => a.frequency,
-        Some(_) => None,
-    }
 }
 
 /// `-F` above `kernel.perf_event_max_sample_rate` (`max`, as read now) is
@@ -800,25 +778,6 @@ fn textmode_profile_rules(t: &TopOptions) -> Result<(), BrrError> {
             &format!("{flag} requires --textmode and --profile-top"),
         )),
         None => Ok(()),
-    }
-}
-
-fn sub_name(sub: &Sub) -> &'static str {
-    match sub {
-        Sub::Prog(_) => "prog",
-        Sub::Activity(_) => "activity",
-        Sub::Top(_) => "top",
-        Sub::Map(_) => "map",
-        Sub::Link(_) => "link",
-        Sub::Btf(_) => "btf",
-        Sub::PerfEvents(_) => "perf-events",
-        Sub::Dump(_) => "dump",
-        Sub::DumpCompare(_) => "dump-compare",
-        Sub::Profile(_) => "profile",
-        Sub::Exporter(_) => "exporter",
-        Sub::Doctor(_) => "doctor",
-        Sub::Completions(_) => "completions",
-        Sub::Man => "man",
     }
 }
 
@@ -884,96 +843,41 @@ fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
     })
 }
 
-/// What the root level contributes to a subcommand: its `top` options, the
-/// bpffs root, and the output flags and -x/-c that subcommands OR into.
-struct Given<'a> {
-    root_top: TopArgs,
-    bpffs: &'a Path,
-    out: &'a mut OutputFlags,
-    extended: &'a mut bool,
-    cumulative: &'a mut bool,
-}
-
-/// One subcommand's command and rules; output flags and -x/-c are OR-ed
-/// into the root's. `completions` and `man` give their text instead.
-fn sub_command(prog: &str, sub: Sub, g: Given) -> Result<Result<Command, String>, BrrError> {
-    let Given {
-        root_top,
-        bpffs,
-        out,
-        extended,
-        cumulative,
-    } = g;
-    let mut merge_out = |o: &OutputFlags| *out = out.or(o);
+/// One subcommand's command and rules (the settings every level takes are
+/// read from all levels at once, `Shared`); `completions` and `man` give
+/// their text instead. `pretty` is whether `--pretty` was given at any
+/// level.
+fn sub_command(
+    prog: &str,
+    sub: Sub,
+    bpffs: &Path,
+    pretty: bool,
+) -> Result<Result<Command, String>, BrrError> {
     Ok(Ok(match sub {
-        Sub::Prog(a) => {
-            merge_out(&a.out);
-            *extended |= a.extended;
-            Command::Prog { stats: a.stats }
-        }
-        Sub::Activity(a) => {
-            merge_out(&a.out);
-            *extended |= a.extended;
-            *cumulative |= a.cumulative;
-            activity_command(prog, &a, out.pretty)?
-        }
-        Sub::Top(a) => {
-            merge_out(&a.out);
-            *extended |= a.extended;
-            *cumulative |= a.cumulative;
-            Command::Top(top_options(root_top.then(a.top), bpffs))
-        }
-        Sub::Map(a) => {
-            merge_out(&a.out);
-            *extended |= a.extended;
-            Command::Map
-        }
-        Sub::Link(a) => {
-            merge_out(&a.out);
-            *extended |= a.extended;
-            Command::Link
-        }
-        Sub::Btf(a) => {
-            merge_out(&a.out);
-            *extended |= a.extended;
-            Command::Btf
-        }
-        Sub::PerfEvents(a) => {
-            merge_out(&a.out);
-            Command::PerfEvents {
-                frequency: a.frequency.unwrap_or(profile::Request::DEFAULT_FREQUENCY),
-            }
-        }
+        Sub::Prog { stats, .. } => Command::Prog { stats },
+        Sub::Activity(a) => activity_command(prog, &a, pretty)?,
+        Sub::Top { top, .. } => Command::Top(top_options(top, bpffs)),
+        Sub::Map(_) => Command::Map,
+        Sub::Link(_) => Command::Link,
+        Sub::Btf { .. } => Command::Btf,
+        Sub::PerfEvents { hz, .. } => Command::PerfEvents {
+            frequency: hz.frequency.unwrap_or(profile::Request::DEFAULT_FREQUENCY),
+        },
         Sub::Dump(a) => {
-            merge_out(&a.out);
-            let (id, devmode) = split_devmode_id(prog, a.prog_id, a.devmode)?;
+            let (id, devmode) = split_devmode_id(prog, a.target.prog_id, a.devmode.devmode)?;
             Command::Dump {
                 prog_id: prog_id(prog, id)?,
-                devmode: devmode_path(devmode),
+                devmode: Devmode { devmode }.path(),
                 jited: a.jited,
             }
         }
-        Sub::DumpCompare(a) => {
-            merge_out(&a.out);
-            Command::DumpCompare {
-                prog_id: prog_id(prog, a.prog_id)?,
-            }
-        }
-        Sub::Profile(a) => {
-            merge_out(&a.out);
-            *extended |= a.extended;
-            Command::Profile(profile_args(a, bpffs))
-        }
+        Sub::DumpCompare(a) => Command::DumpCompare {
+            prog_id: prog_id(prog, a.prog_id)?,
+        },
+        Sub::Profile(a) => Command::Profile(profile_args(a, bpffs)),
         Sub::Exporter(a) => exporter_command(&a)?,
-        Sub::Doctor(a) => {
-            merge_out(&OutputFlags {
-                json: a.json,
-                csv: a.csv,
-                pretty: a.pretty,
-            });
-            Command::Doctor
-        }
-        Sub::Completions(c) => return Ok(Err(docs::completions(c.shell))),
+        Sub::Doctor { .. } => Command::Doctor,
+        Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))
 }
@@ -987,7 +891,7 @@ fn profile_args(a: ProfileCliArgs, bpffs: &Path) -> ProfileArgs {
         kernel_ip_detail: c.kernel_ip_detail,
         wide: a.wide,
         fail_on_loss: c.fail_on_loss,
-        devmode: devmode_path(a.devmode),
+        devmode: a.devmode.path(),
         exports: targets(&c.exports),
         annotate: c.annotate,
     }

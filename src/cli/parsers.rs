@@ -4,8 +4,6 @@
 //! it was given to. The rejection is the text after `argument LABEL: `;
 //! `super::clap_outcome` adds the parser's name and the option's label.
 
-use std::net::SocketAddr;
-
 use super::{py_repr, quoted_list};
 use crate::profile::events::{Event, EVENT_NAMES};
 use crate::profile::CallGraph;
@@ -29,24 +27,11 @@ impl From<ValueError> for Rejected {
     }
 }
 
-pub(super) fn seconds(s: &str) -> Result<f64, Rejected> {
-    Ok(values::seconds(s)?)
-}
-
-pub(super) fn positive(s: &str) -> Result<u64, Rejected> {
-    Ok(values::positive_int(s)?)
-}
-
-pub(super) fn non_negative(s: &str) -> Result<u64, Rejected> {
-    Ok(values::non_negative_int(s)?)
-}
-
-pub(super) fn object_id(s: &str) -> Result<u32, Rejected> {
-    Ok(values::object_id(s)?)
-}
-
-pub(super) fn listen_address(s: &str) -> Result<SocketAddr, Rejected> {
-    Ok(values::listen_address(s)?)
+/// One of the shared parsers in `crate::values` as a clap value parser.
+pub(super) fn checked<T: Clone + Send + Sync + 'static>(
+    parse: fn(&str) -> Result<T, ValueError>,
+) -> impl Fn(&str) -> Result<T, Rejected> + Clone + Send + Sync + 'static {
+    move |s| Ok(parse(s)?)
 }
 
 pub(super) fn event(s: &str) -> Result<Event, Rejected> {
@@ -113,7 +98,7 @@ pub(super) trait Dialect:
     fn drain_ms(s: &str) -> Result<Auto, Rejected>;
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct TopDialect;
 
 impl Dialect for TopDialect {

@@ -17,6 +17,13 @@ fn cli(s: &str) -> Cli {
     }
 }
 
+/// What is said on stderr before the command runs (not while parsing).
+fn warnings(s: &str) -> Vec<String> {
+    crate::commands::bpffs_warning(&cli(s))
+        .into_iter()
+        .collect()
+}
+
 fn err_line(s: &str) -> String {
     match run(s) {
         Err(BrrError::Usage(t)) => t.lines().last().unwrap().to_string(),
@@ -42,15 +49,15 @@ fn globals_before_or_after() {
     assert_eq!(cli("--bpf=/y prog").bpffs, Path::new("/y"));
     // Without --bpffs: every bpffs mount, and nothing to warn about.
     assert_eq!(cli("prog").bpffs, Path::new(EVERY_MOUNT));
-    assert!(cli("prog").warnings.is_empty());
+    assert!(warnings("prog").is_empty());
     // A directory that is not on a bpffs is warned about, whatever the
     // command (the warning is printed before it runs).
-    let w = cli("--bpffs /nonexistent/brr-bpffs map").warnings;
+    let w = warnings("--bpffs /nonexistent/brr-bpffs map");
     assert_eq!(
         w,
         ["--bpffs /nonexistent/brr-bpffs: No such file or directory; no pinned paths are shown"]
     );
-    let w = cli("--bpffs /proc prog").warnings;
+    let w = warnings("--bpffs /proc prog");
     assert_eq!(
         w,
         ["--bpffs /proc is not on a bpffs and no bpffs is mounted below it; no pinned paths are shown"]

@@ -179,8 +179,32 @@ pub(crate) fn btfs(users: bool) -> Result<Vec<BtfObject>> {
 
 pub(crate) use crate::kernel::bpffs::{RootKind, EVERY_MOUNT};
 
-/// What a `--bpffs` directory is: a bpffs, or another file system of which
-/// only the bpffs mounts below are scanned.
-pub(crate) fn bpffs_root_kind(root: &Path) -> RootKind {
-    bpffs::root_kind(root)
+/// What to say on stderr before a command runs (without the `brr:
+/// warning: ` prefix) about a `--bpffs` directory that is not on a bpffs:
+/// only the bpffs mounts below it are scanned, if any.
+pub(crate) fn bpffs_warning(root: &Path) -> Option<String> {
+    if root.as_os_str() == EVERY_MOUNT {
+        return None;
+    }
+    let shown = root.to_string_lossy();
+    Some(match bpffs::root_kind(root) {
+        RootKind::Bpffs => return None,
+        RootKind::Other { mounts_below } if mounts_below.is_empty() => format!(
+            "--bpffs {shown} is not on a bpffs and no bpffs is mounted below it; no pinned paths are shown"
+        ),
+        RootKind::Other { mounts_below } => {
+            let list: Vec<String> = mounts_below
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            format!(
+                "--bpffs {shown} is not on a bpffs; pinned paths are read from the bpffs mounts below it: {}",
+                list.join(", ")
+            )
+        }
+        RootKind::Unreadable(e) => format!(
+            "--bpffs {shown}: {}; no pinned paths are shown",
+            e.text()
+        ),
+    })
 }

@@ -44,7 +44,7 @@ pub(crate) use image::{
 pub(crate) use inspect::{
     compare_with_bpftool, devmode_tree, drilldown_input, dump_devmode, profile_contexts,
 };
-pub(crate) use listings::{bpffs_root_kind, btfs};
+pub(crate) use listings::{bpffs_warning, btfs};
 pub(crate) use profiling::{
     profile_interruptible, Job, Native, Output, Profiled, Profiling, Refused, ReportPlan,
     Terminations,
