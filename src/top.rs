@@ -1,7 +1,7 @@
 //! `brr top --textmode`: one activity window, then optionally one program's
 //! drilldown (profiled with `--profile-top`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cli::{Cli, TopOptions};
@@ -21,15 +21,6 @@ use crate::tui;
 
 /// Line limit when `--line-limit` is not given: 10 in textmode.
 const TEXTMODE_LINE_LIMIT: usize = 10;
-
-/// The profile the top options describe, for every program (the
-/// drilldown names one), with pinned paths under `bpffs`.
-fn profile_request(t: &TopOptions, bpffs: &Path) -> profile::Request {
-    profile::Request {
-        bpffs: bpffs.to_path_buf(),
-        ..t.profile.clone()
-    }
-}
 
 /// What a `--profile-top` capture gives textmode.
 enum ProfileTop {
@@ -60,7 +51,7 @@ fn profile_program(
 ) -> Result<ProfileTop> {
     let req = profile::Request {
         program_ids: vec![id],
-        ..profile_request(t, c.bpffs())
+        ..t.profile.clone()
     };
     // The native view places samples by instruction.
     let native = if t.annotate || t.native {
@@ -116,7 +107,7 @@ pub(crate) fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
         // The TUI keeps every hotspot row unless told otherwise.
         line_limit: t.line_limit.unwrap_or(0),
         devmode: t.devmode.as_ref().map(PathBuf::from),
-        profile: profile_request(t, &cli.bpffs),
+        profile: t.profile.clone(),
     }
 }
 
@@ -282,11 +273,6 @@ mod tests {
         assert_eq!((c.profile.pages, c.profile.drain_ms), (None, None));
         assert_eq!(c.profile.call_graph, profile::CallGraph::Fp);
         assert!(c.profile.program_ids.is_empty());
-        assert_eq!(
-            c.profile.bpffs,
-            PathBuf::from(cli::EVERY_MOUNT),
-            "every bpffs mount"
-        );
 
         let c = config(
             "-x -c --bpffs /tmp/b top -d 2.5 --light --program-id 7 --inspect-mode mixed \
@@ -305,7 +291,6 @@ mod tests {
             (99, "cpu-clock")
         );
         assert_eq!(c.profile.call_graph, profile::CallGraph::Lbr);
-        assert_eq!(c.profile.bpffs, Path::new("/tmp/b"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod docs;
 mod parsers;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
@@ -500,7 +500,6 @@ impl<D: Dialect> CaptureArgs<D> {
         duration: Option<f64>,
         program_ids: Vec<u32>,
         pid: Option<u32>,
-        bpffs: &Path,
     ) -> profile::Request {
         profile::Request {
             event: self.event.unwrap_or_default(),
@@ -515,12 +514,11 @@ impl<D: Dialect> CaptureArgs<D> {
             drain_ms: self.perf_drain_ms.and_then(|d| d.0),
             program_ids,
             pid,
-            bpffs: bpffs.to_path_buf(),
         }
     }
 }
 
-fn top_options(t: TopArgs, bpffs: &Path) -> TopOptions {
+fn top_options(t: TopArgs) -> TopOptions {
     let c = &t.capture;
     TopOptions {
         delay: t.delay.unwrap_or(1.0),
@@ -540,7 +538,7 @@ fn top_options(t: TopArgs, bpffs: &Path) -> TopOptions {
         fail_on_loss: c.fail_on_loss,
         exports: targets(&c.exports),
         slow_ns: t.slow_ns.unwrap_or(profile::hints::SLOW_AVG_NS as u64),
-        profile: c.request(t.profile_duration, Vec::new(), None, bpffs),
+        profile: c.request(t.profile_duration, Vec::new(), None),
     }
 }
 
@@ -660,13 +658,13 @@ fn finish(root: RootArgs, m: &ArgMatches) -> Result<Parsed, BrrError> {
                     "--json, --csv, and --pretty require a subcommand; use 'brr prog --json' to list programs",
                 ));
             }
-            Command::Top(top_options(root.top, &bpffs))
+            Command::Top(top_options(root.top))
         }
         Some(sub) => {
             let sub_name = m.subcommand_name().unwrap_or_default();
             column_rules(sub_name, [at_root.extended, at_root.cumulative])?;
             let prog = format!("brr {sub_name}");
-            let command = match sub_command(&prog, sub, &bpffs, shared.out.pretty)? {
+            let command = match sub_command(&prog, sub, shared.out.pretty)? {
                 Ok(command) => command,
                 Err(text) => return Ok(Parsed::Print(text)),
             };
@@ -847,16 +845,11 @@ fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
 /// read from all levels at once, `Shared`); `completions` and `man` give
 /// their text instead. `pretty` is whether `--pretty` was given at any
 /// level.
-fn sub_command(
-    prog: &str,
-    sub: Sub,
-    bpffs: &Path,
-    pretty: bool,
-) -> Result<Result<Command, String>, BrrError> {
+fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, String>, BrrError> {
     Ok(Ok(match sub {
         Sub::Prog { stats, .. } => Command::Prog { stats },
         Sub::Activity(a) => activity_command(prog, &a, pretty)?,
-        Sub::Top { top, .. } => Command::Top(top_options(top, bpffs)),
+        Sub::Top { top, .. } => Command::Top(top_options(top)),
         Sub::Map(_) => Command::Map,
         Sub::Link(_) => Command::Link,
         Sub::Btf { .. } => Command::Btf,
@@ -874,7 +867,7 @@ fn sub_command(
         Sub::DumpCompare(a) => Command::DumpCompare {
             prog_id: prog_id(prog, a.prog_id)?,
         },
-        Sub::Profile(a) => Command::Profile(profile_args(a, bpffs)),
+        Sub::Profile(a) => Command::Profile(profile_args(a)),
         Sub::Exporter(a) => exporter_command(&a)?,
         Sub::Doctor { .. } => Command::Doctor,
         Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
@@ -882,10 +875,10 @@ fn sub_command(
     }))
 }
 
-fn profile_args(a: ProfileCliArgs, bpffs: &Path) -> ProfileArgs {
+fn profile_args(a: ProfileCliArgs) -> ProfileArgs {
     let c = &a.capture;
     ProfileArgs {
-        request: c.request(a.duration, a.program_id, a.pid, bpffs),
+        request: c.request(a.duration, a.program_id, a.pid),
         limit: usize_of(a.limit.unwrap_or(20)),
         line_limit: usize_of(a.line_limit.unwrap_or(10)),
         kernel_ip_detail: c.kernel_ip_detail,

@@ -553,7 +553,6 @@ fn capture_options_typed_once() {
         drain_ms: None,
         program_ids: Vec::new(),
         pid: None,
-        bpffs: "/b".into(),
     };
     let p = profile(&format!("--bpffs /b profile -d 2 {flags}"));
     assert_eq!(p.request, want);

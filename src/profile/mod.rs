@@ -59,9 +59,6 @@ pub struct Request {
     /// Report only the programs this process holds file descriptors on
     /// (with `program_ids`, those too).
     pub pid: Option<u32>,
-    /// bpffs root for pinned paths: where the session's `Context` finds
-    /// them (the engine itself reads no pins).
-    pub bpffs: std::path::PathBuf,
 }
 
 /// Why a [`Request`] cannot be captured. Each front end words it its own
@@ -711,7 +708,6 @@ mod tests {
             drain_ms: None,
             program_ids: Vec::new(),
             pid: None,
-            bpffs: "/sys/fs/bpf".into(),
         }
     }
 

@@ -11,7 +11,6 @@
 //! request that comes while one runs gets 429 with `Retry-After`, and
 //! `/metrics` is served meanwhile as usual.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -92,7 +91,6 @@ pub(crate) enum Outcome {
 /// The profiles served, one capture at a time.
 pub(crate) struct Profiler {
     config: ProfileServing,
-    bpffs: PathBuf,
     profiling: Profiling,
 }
 
@@ -101,7 +99,6 @@ impl Profiler {
     pub(crate) fn new(config: ProfileServing, collector: Arc<Collector>) -> Profiler {
         Profiler {
             config,
-            bpffs: collector.bpffs().to_path_buf(),
             profiling: Profiling::new(collector),
         }
     }
@@ -117,7 +114,7 @@ impl Profiler {
     /// next capture waits for it.
     pub(crate) fn capture(&self, seconds: u64) -> Outcome {
         let job = Job {
-            request: request(self.config.frequency, seconds, &self.bpffs),
+            request: request(self.config.frequency, seconds),
             exports: Targets::default(),
             report: None,
         };
@@ -186,7 +183,7 @@ fn too_many(retry_after: u64) -> Response {
 
 /// A capture of every program on every CPU with the helper and kernel
 /// frames under each BPF line.
-pub(crate) fn request(frequency: u64, seconds: u64, bpffs: &std::path::Path) -> Request {
+pub(crate) fn request(frequency: u64, seconds: u64) -> Request {
     Request {
         event: Event::Auto,
         duration: seconds as f64,
@@ -197,7 +194,6 @@ pub(crate) fn request(frequency: u64, seconds: u64, bpffs: &std::path::Path) -> 
         drain_ms: None,
         program_ids: Vec::new(),
         pid: None,
-        bpffs: bpffs.to_path_buf(),
     }
 }
 
@@ -259,7 +255,7 @@ mod tests {
 
     #[test]
     fn captures_whole_host_with_kernel_frames() {
-        let r = request(99, 14, std::path::Path::new("/sys/fs/bpf"));
+        let r = request(99, 14);
         assert_eq!(
             (r.frequency, r.duration, r.kernel_samples),
             (99, 14.0, true)

@@ -108,11 +108,6 @@ impl Collector {
         }
     }
 
-    /// The bpffs root pins are read under.
-    pub(crate) fn bpffs(&self) -> &Path {
-        &self.bpffs
-    }
-
     /// Where the kubelet's log directories name pods and containers.
     pub(crate) fn kubelet_logs(&self) -> &Path {
         &self.kubelet_logs
@@ -185,10 +180,7 @@ mod tests {
     fn pins_are_read_again_only_when_older_than_the_caller_accepts() {
         let dir = std::env::temp_dir().join(format!("brr-collector-{}", std::process::id()));
         let c = Collector::new(&dir, Path::new("/nonexistent"));
-        assert_eq!(
-            (c.bpffs(), c.kubelet_logs()),
-            (dir.as_path(), Path::new("/nonexistent"))
-        );
+        assert_eq!(c.kubelet_logs(), Path::new("/nonexistent"));
         let a = c.pins(Duration::from_secs(60));
         assert!(Arc::ptr_eq(&a, &c.pins(Duration::from_secs(60))));
         assert!(!Arc::ptr_eq(&a, &c.pins(Duration::ZERO)));

@@ -371,7 +371,6 @@ mod tests {
                 drain_ms: None,
                 program_ids: vec![u32::MAX],
                 pid: None,
-                bpffs: "/nonexistent".into(),
             },
             exports: Targets::default(),
             report: None,

@@ -49,7 +49,6 @@ pub(crate) fn config() -> Config {
             drain_ms: None,
             program_ids: Vec::new(),
             pid: None,
-            bpffs: "".into(),
         },
     }
 }

@@ -135,7 +135,6 @@ pub(crate) struct Worker {
     cmds: Sender<Cmd>,
     events: Sender<Event>,
     profiling: session::Profiling,
-    collector: Arc<Collector>,
     /// Whether the view shows the context; the worker reads it at each
     /// window's start and end.
     wanted: Arc<AtomicBool>,
@@ -162,7 +161,6 @@ impl Worker {
             cmds: tx,
             events,
             profiling: session::Profiling::new(Arc::clone(&collector)),
-            collector,
             wanted,
         }
     }
@@ -179,8 +177,7 @@ impl Worker {
 
     /// Run a profile on its own thread (the sampler stays free). A running
     /// one is cancelled first.
-    pub(crate) fn profile(&mut self, mut job: ProfileJob) {
-        job.request.bpffs = self.collector.bpffs().to_path_buf();
+    pub(crate) fn profile(&mut self, job: ProfileJob) {
         let (seq, id) = (job.seq, job.id);
         let progress = self.events.clone();
         let mut last = Instant::now();

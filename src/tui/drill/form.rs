@@ -86,7 +86,6 @@ impl Form {
             drain_ms: values::drain_ms_or_empty(f(5))?,
             program_ids: vec![id],
             pid: None,
-            bpffs: std::path::PathBuf::new(),
         };
         req.validate().map_err(|e| match e {
             Invalid::Duration(ValueError::AtMost(_)) => {

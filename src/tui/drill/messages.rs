@@ -211,7 +211,6 @@ impl Drill {
             kernel_samples: true,
             program_ids: vec![self.id],
             // The worker fills in its own root.
-            bpffs: std::path::PathBuf::new(),
             ..self.config.profile.clone()
         }
     }
