@@ -243,7 +243,8 @@ impl BpfLinkInfo {
         unsafe { std::mem::transmute_copy(&self) }
     }
 
-    pub fn new(type_: u32, id: u32, prog_id: u32) -> BpfLinkInfo {
+    #[cfg(test)]
+    pub(crate) fn new(type_: u32, id: u32, prog_id: u32) -> BpfLinkInfo {
         let mut i = BpfLinkInfo::zeroed();
         i.type_ = type_;
         i.id = id;

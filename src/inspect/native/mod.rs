@@ -207,7 +207,8 @@ impl NativeImage {
     }
 
     /// The function at `index` in `jited_ksyms` order.
-    pub fn function(&self, index: usize) -> Option<&JitFunction> {
+    #[cfg(test)]
+    pub(crate) fn function(&self, index: usize) -> Option<&JitFunction> {
         self.functions.iter().find(|f| f.index == index)
     }
 }
