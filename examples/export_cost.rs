@@ -14,8 +14,8 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use brr::export::{flamegraph, folded, pprof};
-use brr::model::profile::{Frame, Profile, ProgramProfile, Stack};
+use brr::{flamegraph, folded, pprof};
+use brr::{Frame, Profile, ProgramProfile, Stack};
 
 /// A deterministic pseudo-random sequence (64-bit LCG).
 struct Lcg(u64);

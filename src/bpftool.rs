@@ -21,7 +21,7 @@ pub struct Entry {
 }
 
 /// bpftool in PATH, if any.
-pub fn find() -> Option<PathBuf> {
+pub(crate) fn find() -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -2,9 +2,7 @@
 
 use std::io::Write;
 
-use brr::cli;
-use brr::commands::{self, Streamed};
-use brr::sys::Errno;
+use brr::{Errno, Parsed, Streamed};
 
 /// Exit status of a failed stdout write that is not a closed pipe.
 const WRITE_ERROR_STATUS: i32 = 1;
@@ -42,16 +40,16 @@ fn write_failed(e: &std::io::Error, code: i32) -> i32 {
     WRITE_ERROR_STATUS
 }
 
-fn run(args: &[std::ffi::OsString]) -> brr::error::Result<Streamed> {
+fn run(args: &[std::ffi::OsString]) -> brr::Result<Streamed> {
     let mut stdout = std::io::stdout();
-    let c = match cli::parse(args)? {
-        cli::Parsed::Print(text) => return Ok(commands::print(&mut stdout, &text, 0)),
-        cli::Parsed::Run(c) => c,
+    let c = match brr::parse(args)? {
+        Parsed::Print(text) => return Ok(brr::print(&mut stdout, &text, 0)),
+        Parsed::Run(c) => c,
     };
-    if let Some(w) = commands::bpffs_warning(&c) {
+    if let Some(w) = brr::bpffs_warning(&c) {
         let _ = writeln!(std::io::stderr(), "brr: warning: {w}");
     }
-    commands::run(&c, &mut stdout)
+    brr::run(&c, &mut stdout)
 }
 
 fn main() {

@@ -12,9 +12,9 @@ mod support;
 
 use std::process::Command;
 
-use brr::inspect::native::{self, Arch};
-use brr::kernel::kallsyms::Kallsyms;
-use brr::model::image::{JitCode, JitRange, ProgramImage};
+use brr::kallsyms::Kallsyms;
+use brr::native::{self, Arch};
+use brr::{JitCode, JitRange, ProgramImage};
 
 /// What the JIT emits, one instruction per line, grouped as in its
 /// headers: prologue/epilogue, moves, arithmetic, logic and shifts,

@@ -35,8 +35,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use brr::kernel::cgroups::{self, Cgroup2Mount, Workloads};
-use brr::model::{Container, Pod, Qos, Runtime, Workload};
+use brr::cgroups::{self, Cgroup2Mount, Workloads};
+use brr::{Container, Pod, Qos, Runtime, Workload};
 use exporter::Exporter;
 use run::{brr_ok, serial};
 use serde_json::Value;

@@ -680,7 +680,7 @@ fn a_program_without_btf_is_named_by_the_kernel_and_has_no_lines() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn the_jit_subset_decodes_every_fixture_as_iced_x86_does() {
-    use brr::inspect::native::x86;
+    use brr::native::x86;
     if !live() {
         return;
     }

@@ -17,13 +17,10 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::process::{Child, Command, Stdio};
 
-use brr::kernel::fdinfo;
-use brr::kernel::link_target::{self, LinkTarget, SystemNames};
-use brr::kernel::objects::{MapReader, ProgramReader};
-use brr::kernel::owners::{self, HeldKind, Owner};
-use brr::kernel::prog_extra::ExtraReader;
-use brr::render::listing;
-use brr::render::Format;
+use brr::fdinfo;
+use brr::link_target::{self, LinkTarget, SystemNames};
+use brr::owners::{self, HeldKind, Owner};
+use brr::{map_fields, program_fields, ExtraReader, Format, MapReader, ProgramReader};
 use run::brr_ok;
 use support::insn::{exit, mov64_imm, R0};
 use support::{load_program, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture};
@@ -106,7 +103,7 @@ fn load_expecting(prog_type: u32, expected: u32, name: &str, r0: i32) -> std::io
 
 fn target_of(link: &OwnedFd) -> LinkTarget {
     if std::env::var("BRR_RECORD_LINKS").is_ok() {
-        let (f, name) = brr::sys::link_info::link_info_with_name(link.as_fd()).unwrap();
+        let (f, name) = brr::bpf::link_info_with_name(link.as_fd()).unwrap();
         let hex: String = f
             .info
             .to_bytes()
@@ -423,7 +420,7 @@ fn program_extras_full_name_memlock_and_counters() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let today = brr::utc::iso8601(now);
+    let today = brr::iso8601(now);
     assert_eq!(at.len(), 20, "{at}");
     assert_eq!(&at[..10], &today[..10], "{at} vs {today}");
     assert!(at.as_str() <= today.as_str());
@@ -445,7 +442,7 @@ fn listings_read_fdinfo_only_where_they_print_it() {
     let _many = support::load_many(8, 8);
     let json = Format::Json { pretty: false };
     for (format, wanted) in [(Format::Text, false), (json, true)] {
-        let mut r = ProgramReader::new(listing::program_fields(format, false));
+        let mut r = ProgramReader::new(program_fields(format, false));
         let mut progs = Vec::new();
         r.each(|p| {
             progs.push(p);
@@ -464,7 +461,7 @@ fn listings_read_fdinfo_only_where_they_print_it() {
             assert_eq!(r.fdinfo_reads(), 0, "{format:?} read fdinfo");
             assert_eq!((mine.memlock_bytes, mine.map_ids.len()), (None, 0));
         }
-        let mut r = MapReader::new(listing::map_fields(format, false));
+        let mut r = MapReader::new(map_fields(format, false));
         let mut maps = Vec::new();
         r.each(|m| {
             maps.push(m);
@@ -528,8 +525,7 @@ fn raw_tracepoint_link_targets_the_tracepoint() {
         return;
     }
     let tp = RawTpLinkFixture::load().expect("raw_tp fixture");
-    let (fetched, _) =
-        brr::sys::link_info::link_info_with_name(tp.link.as_fd()).expect("link info");
+    let (fetched, _) = brr::bpf::link_info_with_name(tp.link.as_fd()).expect("link info");
     assert_eq!(fetched.len, 64, "this kernel's bpf_link_info size");
     assert_eq!(
         target_of(&tp.link),
@@ -545,7 +541,7 @@ fn cgroup_link_targets_the_cgroup_path() {
     if !support::live() {
         return;
     }
-    let Some(root) = brr::kernel::cgroups::cgroup2_mount().map(|m| m.mount_point) else {
+    let Some(root) = brr::cgroups::cgroup2_mount().map(|m| m.mount_point) else {
         support::skip("cgroup link: no cgroup2 mount");
         return;
     };
@@ -855,7 +851,7 @@ fn extras_and_owner_scan_cost() {
     let listing = t.elapsed();
     let t = std::time::Instant::now();
     for fd in &fds {
-        let _ = brr::sys::bpf::prog_info_first_func(fd.as_fd());
+        let _ = brr::bpf::prog_info_first_func(fd.as_fd());
     }
     let func_call = t.elapsed();
     let mut own = fdinfo::OwnFdinfo::open().expect("own fdinfo");

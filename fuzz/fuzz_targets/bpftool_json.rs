@@ -3,7 +3,7 @@
 //! panic, and a valid list yields one entry per object in it.
 #![no_main]
 
-use brr::bpftool::{parse_json, parse_text_indexes};
+use brr::{parse_json, parse_text_indexes};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! string taken from inside the blob.
 #![no_main]
 
-use brr::kernel::btf::BtfData;
+use brr::BtfData;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,9 +7,7 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
-use brr::cli::{parse, Command, Parsed, MAX_SECONDS};
-use brr::error::BrrError;
-use brr::profile::{CallGraph, Event, Request};
+use brr::{parse, BrrError, CallGraph, Command, Event, Parsed, Request, MAX_SECONDS};
 use libfuzzer_sys::fuzz_target;
 
 fn seconds(what: &str, v: f64) {

@@ -3,7 +3,7 @@
 //! start address at or below the probed address.
 #![no_main]
 
-use brr::kernel::kallsyms::{fields, Kallsyms};
+use brr::kallsyms::{fields, Kallsyms};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,9 +8,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use brr::inspect::native::{self, roles, Arch, Dest};
-use brr::kernel::kallsyms::Kallsyms;
-use brr::model::image::{JitCode, JitRange, LineRecord, ProgramImage};
+use brr::kallsyms::Kallsyms;
+use brr::native::{self, Arch, Dest};
+use brr::{JitCode, JitRange, LineRecord, ProgramImage};
 
 /// Where the fuzzed image's two functions start.
 const MAIN: u64 = 0xffff_ffff_c000_0000;
@@ -78,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
         };
         assert_eq!(n.byte_count(), code.len() as u64);
         for f in &n.functions {
-            let r = roles::roles(arch, f);
+            let r = native::roles(arch, f);
             assert_eq!(r.len(), f.insns.len());
             for i in &f.insns {
                 assert_eq!(

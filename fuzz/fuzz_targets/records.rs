@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use brr::profile::records::*;
+use brr::records::*;
 
 /// What brr requests (IP and TID, the cgroup where the kernel has it) and
 /// the original's wider layout with time, CPU and period.

@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use brr::inspect::native::x86;
+use brr::native::x86;
 
 fuzz_target!(|data: &[u8]| {
     if let Some(ours) = x86::subset(data) {

@@ -167,7 +167,7 @@ const DEFAULT_KUBELET_LOGS: &str = "/var/log";
 /// is no `help` subcommand (the original has none): set once on the root
 /// in `args.rs` and passed down by clap, except negative numbers as
 /// values, which clap leaves to each command and so are set on each here.
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     RootArgs::command().mut_subcommands(|sub| sub.allow_negative_numbers(true))
 }
 

@@ -35,7 +35,7 @@ impl Host {
     }
 }
 
-pub fn title(profile: &Profile, host: &Host) -> String {
+pub(crate) fn title(profile: &Profile, host: &Host) -> String {
     format!(
         "brr profile: {}, Linux {}, {} at {} Hz for {:.2} s",
         host.hostname,

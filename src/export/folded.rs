@@ -68,7 +68,7 @@ pub(crate) fn interrupt_frame(entry: &str) -> String {
 }
 
 /// A stack's frames root first, each with whether it is BPF code.
-pub fn frames(p: &ProgramProfile, s: &Stack) -> Vec<(String, bool)> {
+pub(crate) fn frames(p: &ProgramProfile, s: &Stack) -> Vec<(String, bool)> {
     let mut out = Vec::with_capacity(3 + s.kernel.len());
     out.push((program_frame(p), true));
     if let Some(entry) = &s.interrupt {
@@ -87,7 +87,7 @@ pub fn frames(p: &ProgramProfile, s: &Stack) -> Vec<(String, bool)> {
 
 /// The programs an export covers: the selected ones with `--program-id`
 /// or `--pid`, else all (exports are not cut by `--limit`).
-pub fn programs(profile: &Profile) -> impl Iterator<Item = &ProgramProfile> {
+pub(crate) fn programs(profile: &Profile) -> impl Iterator<Item = &ProgramProfile> {
     profile
         .programs
         .iter()
@@ -95,7 +95,7 @@ pub fn programs(profile: &Profile) -> impl Iterator<Item = &ProgramProfile> {
 }
 
 /// Every unique folded stack with its count, sorted by stack text.
-pub fn stacks(profile: &Profile) -> BTreeMap<String, u64> {
+pub(crate) fn stacks(profile: &Profile) -> BTreeMap<String, u64> {
     let mut out: BTreeMap<String, u64> = BTreeMap::new();
     for p in programs(profile) {
         for s in &p.stacks {

@@ -4,9 +4,9 @@
 //! `render`; the Prometheus exporter service is a front end of its own
 //! ([`crate::serve`]).
 
-pub mod flamegraph;
-pub mod folded;
-pub mod pprof;
+pub(crate) mod flamegraph;
+pub(crate) mod folded;
+pub(crate) mod pprof;
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 mod pprof_proto;
 
@@ -61,7 +61,7 @@ fn write_file(
 /// Write every requested file; returns the folded text when it goes to
 /// stdout. The pprof file has no container or pod labels (see
 /// [`write_with`]).
-pub fn write(profile: &Profile, targets: &Targets) -> Result<Option<String>> {
+pub(crate) fn write(profile: &Profile, targets: &Targets) -> Result<Option<String>> {
     write_with(profile, targets, &SampledWorkloads::default())
 }
 

@@ -7,7 +7,7 @@ pub(crate) mod disasm;
 pub(crate) mod drilldown;
 pub(crate) mod helper_syms;
 pub(crate) mod insn;
-pub mod native;
+pub(crate) mod native;
 pub(crate) mod profile;
 pub(crate) mod source;
 

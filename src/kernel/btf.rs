@@ -198,11 +198,11 @@ pub(crate) fn members(data: &[u8], wanted: &[&str]) -> HashMap<String, Vec<Strin
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Build a minimal blob: one INT "int", one FUNC_PROTO, one FUNC `name`.
-    pub fn blob(func: &str, extra_strings: &[&str]) -> (Vec<u8>, Vec<u32>) {
+    pub(crate) fn blob(func: &str, extra_strings: &[&str]) -> (Vec<u8>, Vec<u32>) {
         let mut strs = Strings::default();
         let mut add = |s: &str| strs.add(s);
         let int_name = add("int");

@@ -279,7 +279,7 @@ fn cgroupfs_pod(name: &str, up: &[&str]) -> Option<(String, Qos)> {
 /// What `path` names: the innermost container and pod in it, and the
 /// innermost systemd unit below them. Names are not filled in (see
 /// [`KubeletLogs::name`]).
-pub fn workload(path: &str) -> Workload {
+pub(crate) fn workload(path: &str) -> Workload {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     let mut w = Workload {
         path: path.to_string(),

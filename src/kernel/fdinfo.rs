@@ -64,8 +64,9 @@ impl LinkFdinfo {
 }
 
 /// Which BPF object an fdinfo text describes.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fdinfo {
+pub(crate) enum Fdinfo {
     Prog(ProgFdinfo),
     Map(MapFdinfo),
     Link(LinkFdinfo),
@@ -197,7 +198,8 @@ fn tab_pairs(key: &str, value: &str) -> Vec<(String, String)> {
 }
 
 /// Classify by the key only that object kind prints.
-pub fn parse(text: &str) -> Fdinfo {
+#[cfg(test)]
+pub(crate) fn parse(text: &str) -> Fdinfo {
     for (k, _) in lines(text) {
         match k {
             "prog_type" => return Fdinfo::Prog(parse_prog(text)),

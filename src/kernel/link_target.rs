@@ -166,7 +166,11 @@ fn perf_event_name(type_: u32, config: u64) -> String {
 
 /// Decode a fetched link info (`name` is the string its union points at,
 /// fetched by the second pass) into its attach point.
-pub fn decode(fetched: &FetchedLinkInfo, name: Option<&[u8]>, r: &mut dyn Resolve) -> LinkTarget {
+pub(crate) fn decode(
+    fetched: &FetchedLinkInfo,
+    name: Option<&[u8]>,
+    r: &mut dyn Resolve,
+) -> LinkTarget {
     let i: &BpfLinkInfo = &fetched.info;
     let has = |end: u32| fetched.len >= end;
     let at = |n: u32| Some(names::attach_type(n));

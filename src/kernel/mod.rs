@@ -1,20 +1,20 @@
 //! Safe, typed views of the kernel's BPF objects.
 
 pub(crate) mod bpffs;
-pub mod btf;
-pub mod cgroups;
-pub mod fdinfo;
-pub mod kallsyms;
+pub(crate) mod btf;
+pub(crate) mod cgroups;
+pub(crate) mod fdinfo;
+pub(crate) mod kallsyms;
 pub(crate) mod lines;
-pub mod link_target;
+pub(crate) mod link_target;
 pub(crate) mod mountinfo;
 pub(crate) mod names;
-pub mod objects;
-pub mod owners;
+pub(crate) mod objects;
+pub(crate) mod owners;
 pub(crate) mod perf;
 pub(crate) mod perf_attach;
 pub(crate) mod proc_fds;
-pub mod prog_extra;
+pub(crate) mod prog_extra;
 pub(crate) mod prog_reads;
 pub(crate) mod stats;
 

@@ -50,7 +50,7 @@ pub(crate) fn walk_each<T>(
 }
 
 /// [`walk_each`] into a vector.
-pub fn walk<T>(
+pub(crate) fn walk<T>(
     next: impl FnMut(u32) -> std::result::Result<Option<u32>, Errno>,
     read: impl FnMut(u32) -> std::result::Result<T, Errno>,
 ) -> Result<Vec<T>> {
@@ -366,13 +366,6 @@ pub(crate) fn program_maps_each(mut each: impl FnMut(u32, Vec<u32>) -> Result<()
     )
 }
 
-/// Every program with `fields`, in ID order.
-pub fn programs(fields: ProgFields) -> Result<Vec<Program>> {
-    let mut r = ProgramReader::new(fields);
-    let release = Release::unless_fdinfo(fields.memlock);
-    collect_kind(ObjKind::Prog, &[], release, |_, fd| r.read(fd))
-}
-
 /// Reads map rows: the info struct, plus with `fields.fdinfo` the fdinfo's
 /// memlock and frozen.
 pub struct MapReader {
@@ -455,13 +448,6 @@ impl MapReader {
     }
 }
 
-/// Every map with `fields`, in ID order.
-pub fn maps(fields: MapFields) -> Result<Vec<Map>> {
-    let mut r = MapReader::new(fields);
-    let release = Release::unless_fdinfo(fields.fdinfo);
-    collect_kind(ObjKind::Map, &[], release, |_, fd| r.read(fd))
-}
-
 fn map_from_info(i: &bpf::MapInfo) -> Map {
     Map {
         id: i.id,
@@ -538,7 +524,7 @@ impl LinkReader {
 }
 
 /// Every link with `fields`, in ID order.
-pub fn links(fields: LinkFields) -> Result<Vec<Link>> {
+pub(crate) fn links(fields: LinkFields) -> Result<Vec<Link>> {
     let mut r = LinkReader::new(fields);
     collect_kind(ObjKind::Link, &[], Release::Each, |_, fd| r.read(fd))
 }

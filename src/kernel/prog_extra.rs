@@ -48,14 +48,14 @@ pub(crate) fn boot_epoch_ns() -> i128 {
 }
 
 /// A boot-relative kernel timestamp as a wall-clock date.
-pub fn loaded_at(load_time_ns: u64, boot_epoch_ns: i128) -> String {
+pub(crate) fn loaded_at(load_time_ns: u64, boot_epoch_ns: i128) -> String {
     let wall = boot_epoch_ns + i128::from(load_time_ns);
     let secs = wall.div_euclid(1_000_000_000);
     crate::utc::iso8601(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
 /// The main function's BTF name, else the kernel name.
-pub fn full_name(
+pub(crate) fn full_name(
     kernel_name: &[u8],
     first_func_type: Option<u32>,
     btf: Option<&BtfData>,

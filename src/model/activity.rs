@@ -5,7 +5,7 @@ use super::objects::Program;
 /// A program's ID and run counters at one snapshot: all a window's
 /// deltas are taken from, a tenth of a whole [`Program`]'s size.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub id: u32,
     pub run_count: u64,
     pub run_time_ns: u64,
@@ -24,7 +24,7 @@ impl From<&Program> for Counters {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct ActivityRow {
+pub(crate) struct ActivityRow {
     /// The program as seen at the end of the window.
     pub prog: Program,
     pub run_count_delta: u64,
@@ -35,7 +35,7 @@ pub struct ActivityRow {
 }
 
 impl ActivityRow {
-    pub fn run_count_total(&self) -> u64 {
+    pub(crate) fn run_count_total(&self) -> u64 {
         self.prog.run_count
     }
     pub(crate) fn run_time_ns_total(&self) -> u64 {
@@ -51,7 +51,7 @@ impl ActivityRow {
     pub(crate) fn cpu_pct(&self, secs: f64) -> f64 {
         self.run_time_ns_delta as f64 / (secs * 1e9) * 100.0
     }
-    pub fn execs_per_sec(&self, secs: f64) -> f64 {
+    pub(crate) fn execs_per_sec(&self, secs: f64) -> f64 {
         (self.run_count_delta as f64 / secs).round_ties_even()
     }
     pub(crate) fn ns_per_sec(&self, secs: f64) -> f64 {

@@ -3,18 +3,19 @@
 //! and `--devmode` source contexts. Nothing here reads the kernel or
 //! formats text.
 
-pub mod activity;
-pub mod container;
-pub mod image;
-pub mod objects;
-pub mod profile;
-pub mod report;
+pub(crate) mod activity;
+pub(crate) mod container;
+pub(crate) mod image;
+pub(crate) mod objects;
+pub(crate) mod profile;
+pub(crate) mod report;
 pub(crate) mod source;
 
 pub use container::{Container, Pod, Qos, Runtime, Workload};
-pub use image::{JitRange, LineRecord, ProgramImage};
+pub(crate) use image::ProgramImage;
+pub use objects::Owner;
 pub(crate) use objects::{
     AttachPoint, BtfObject, BtfUsers, Holder, Keepers, LinkFields, MapFields, PerfEventFd,
     ProgFields,
 };
-pub use objects::{Link, Map, Owner, Program};
+pub(crate) use objects::{Link, Map, Program};

@@ -113,7 +113,7 @@ pub struct Map {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Link {
+pub(crate) struct Link {
     pub id: u32,
     pub link_type: String,
     pub prog_id: u32,
@@ -193,7 +193,7 @@ impl MapFields {
 
 /// Which of a link's costlier fields a view prints.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LinkFields {
+pub(crate) struct LinkFields {
     /// The target by name (interface, cgroup path, BTF function) rather
     /// than by number.
     pub target_names: bool,

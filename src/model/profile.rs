@@ -60,7 +60,7 @@ impl Telemetry {
 }
 
 /// Python's `round(x, n)` as the double whose text is `x` with `n` decimals.
-pub fn round(x: f64, n: usize) -> f64 {
+pub(crate) fn round(x: f64, n: usize) -> f64 {
     if !x.is_finite() {
         return x;
     }
@@ -129,7 +129,7 @@ pub struct KernelHotspot {
 /// summed row (`ip` = lowest IP, no symbol offset, lowest caller address,
 /// instruction offset and column) and the number of distinct IPs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelGroup {
+pub(crate) struct KernelGroup {
     pub row: KernelHotspot,
     pub ip_count: usize,
 }
@@ -202,7 +202,7 @@ pub struct InterruptHotspot {
 
 /// A task or cgroup in whose context a program ran, with its samples.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Payer {
+pub(crate) struct Payer {
     /// pid, or cgroup2 ID.
     pub id: u64,
     /// comm, or cgroup path.
@@ -389,7 +389,7 @@ impl Profile {
 }
 
 /// `round(part / whole × 100, 2)`, 0.0 for an empty whole.
-pub fn share(part: u64, whole: u64) -> f64 {
+pub(crate) fn share(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
     } else {

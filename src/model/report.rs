@@ -16,7 +16,7 @@ use super::profile::{
 
 /// How the capture was taken, as the metadata reports it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Capture {
+pub(crate) struct Capture {
     pub requested_event: String,
     pub selected_event: String,
     /// Requested seconds.
@@ -37,7 +37,7 @@ pub struct Capture {
 
 /// The report-wide figures of the JSON and CSV metadata.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// Programs listed at most: 1 in program mode, else `--limit` (0 = all).
     pub limit: usize,
     /// Detail rows per program and list (0 = all).
@@ -59,7 +59,7 @@ pub struct Totals {
 
 /// A row with the figures printed beside it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Figured<T> {
+pub(crate) struct Figured<T> {
     pub row: T,
     /// Percent of the whole the row is part of (the program's direct
     /// samples for a direct row, its under-eBPF samples for a kernel row,
@@ -78,7 +78,7 @@ impl<T> Deref for Figured<T> {
 
 /// Samples a limit left out of a list, as one total.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Other {
+pub(crate) struct Other {
     pub samples: u64,
     /// Percent of one CPU, 4 decimals.
     pub cpu_percent: f64,
@@ -88,7 +88,7 @@ pub struct Other {
 /// samples of the list's total that no kept row shows, so the rows and
 /// `other` add up to it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rows<T> {
+pub(crate) struct Rows<T> {
     pub rows: Vec<Figured<T>>,
     pub other: Other,
 }
@@ -104,7 +104,7 @@ impl<T> Default for Rows<T> {
 
 /// The tasks or cgroups in whose context a program ran, most samples first.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Payers {
+pub(crate) struct Payers {
     /// Every payer (JSON, the TUI's who-pays view).
     pub all: Vec<Figured<Payer>>,
     /// How many of `all` the `--line-limit` view shows.
@@ -122,12 +122,12 @@ impl Payers {
         self.all.get(..self.shown).unwrap_or(&self.all)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.all.is_empty()
     }
 
     /// The workload of the payer with `id`, when its cgroup is known.
-    pub fn workload(&self, id: u64) -> Option<&Workload> {
+    pub(crate) fn workload(&self, id: u64) -> Option<&Workload> {
         self.workloads.get(&id)
     }
 }
@@ -155,7 +155,7 @@ impl SampledWorkloads {
 
 /// One sampled native instruction of a program (`--annotate`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NativeRow {
+pub(crate) struct NativeRow {
     pub samples: u64,
     /// Its JIT address (the sampled IP).
     pub ip: u64,
@@ -183,7 +183,7 @@ pub struct NativeRow {
 /// A program's sampled native instructions (`--annotate`): every one,
 /// most samples first (ties by address), and the `--line-limit` view.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Annotation {
+pub(crate) struct Annotation {
     /// Every sampled instruction: the samples add up to the program's
     /// direct samples. `sample_percent` is of those. A report made for a
     /// text table keeps only the `shown` ones (the rest are in `other`).
@@ -210,7 +210,7 @@ impl Annotation {
 /// One listed program. Further per-program answers (instruction rows,
 /// interrupt samples) join as fields here, filled by `profile::report`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProgramReport {
+pub(crate) struct ProgramReport {
     pub id: u32,
     pub prog_type: String,
     pub name: String,
@@ -276,7 +276,7 @@ impl ProgramReport {
 
 /// A finished capture, ready for every view.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Report {
+pub(crate) struct Report {
     pub capture: Capture,
     pub totals: Totals,
     /// The selected program in program mode, else the first `--limit`
@@ -285,12 +285,12 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn program(&self, id: u32) -> Option<&ProgramReport> {
+    pub(crate) fn program(&self, id: u32) -> Option<&ProgramReport> {
         self.programs.iter().find(|p| p.id == id)
     }
 
     /// The hints of every listed program, in listing order.
-    pub fn hints(&self) -> impl Iterator<Item = &Hint> {
+    pub(crate) fn hints(&self) -> impl Iterator<Item = &Hint> {
         self.programs.iter().flat_map(|p| p.hints.iter())
     }
 }

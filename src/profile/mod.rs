@@ -15,7 +15,7 @@ pub(crate) mod context;
 pub(crate) mod events;
 pub(crate) mod hints;
 pub(crate) mod image;
-pub mod records;
+pub(crate) mod records;
 pub(crate) mod report;
 pub(crate) mod tailcalls;
 pub(crate) mod who;

@@ -453,10 +453,10 @@ pub(crate) fn walk_bytes(
 
 /// Builders for well-formed records, for tests and benchmarks.
 #[cfg(test)]
-pub mod build {
+pub(crate) mod build {
     use super::*;
 
-    pub fn header(kind: u32, size: usize) -> Vec<u8> {
+    pub(crate) fn header(kind: u32, size: usize) -> Vec<u8> {
         let mut v = Vec::with_capacity(size);
         v.extend_from_slice(&kind.to_ne_bytes());
         v.extend_from_slice(&0u16.to_ne_bytes());
@@ -464,7 +464,7 @@ pub mod build {
         v
     }
 
-    pub fn record(kind: u32, payload: &[u8]) -> Vec<u8> {
+    pub(crate) fn record(kind: u32, payload: &[u8]) -> Vec<u8> {
         let mut v = header(kind, HEADER + payload.len());
         v.extend_from_slice(payload);
         v
@@ -480,7 +480,7 @@ pub mod build {
     pub(crate) const SAMPLE_FIELDS: u64 =
         SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_PERIOD;
 
-    pub fn sample(ip: u64, cpu: u32, chain: Option<&[u64]>) -> Vec<u8> {
+    pub(crate) fn sample(ip: u64, cpu: u32, chain: Option<&[u64]>) -> Vec<u8> {
         let mut p = Vec::new();
         p.extend_from_slice(&ip.to_ne_bytes());
         p.extend_from_slice(&7u32.to_ne_bytes());
@@ -535,7 +535,7 @@ pub mod build {
         record(RECORD_BPF_EVENT, &p)
     }
 
-    pub fn comm(pid: u32, tid: u32, exec: bool, name: &str, time: u64) -> Vec<u8> {
+    pub(crate) fn comm(pid: u32, tid: u32, exec: bool, name: &str, time: u64) -> Vec<u8> {
         let mut p = Vec::new();
         p.extend_from_slice(&pid.to_ne_bytes());
         p.extend_from_slice(&tid.to_ne_bytes());

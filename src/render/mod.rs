@@ -5,7 +5,7 @@ pub(crate) mod doctor;
 pub(crate) mod drilldown;
 pub(crate) mod dump;
 pub(crate) mod json;
-pub mod listing;
+pub(crate) mod listing;
 pub(crate) mod num;
 pub(crate) mod perf_events;
 pub(crate) mod profile;

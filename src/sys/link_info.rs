@@ -152,7 +152,7 @@ pub(crate) struct PerfEventEvent {
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub union PerfEventUnion {
+pub(crate) union PerfEventUnion {
     uprobe: PerfUprobe,
     kprobe: PerfKprobe,
     tracepoint: PerfTracepoint,
@@ -170,7 +170,7 @@ struct PerfEvent {
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub union LinkUnion {
+pub(crate) union LinkUnion {
     raw_tracepoint: RawTracepoint,
     tracing: Tracing,
     cgroup: Cgroup,
@@ -237,13 +237,14 @@ impl BpfLinkInfo {
     }
 
     /// The raw bytes, for recording infos as test inputs.
-    pub fn to_bytes(&self) -> [u8; 64] {
+    pub fn to_bytes(self) -> [u8; 64] {
         // SAFETY: BpfLinkInfo is 64 bytes of plain integers (size-asserted
         // above), so its bytes are initialised and any [u8; 64] view is valid.
-        unsafe { std::mem::transmute_copy(self) }
+        unsafe { std::mem::transmute_copy(&self) }
     }
 
-    pub fn new(type_: u32, id: u32, prog_id: u32) -> BpfLinkInfo {
+    #[cfg(test)]
+    pub(crate) fn new(type_: u32, id: u32, prog_id: u32) -> BpfLinkInfo {
         let mut i = BpfLinkInfo::zeroed();
         i.type_ = type_;
         i.id = id;

@@ -18,10 +18,10 @@ use crate::error::BrrError;
 use crate::inspect::drilldown::{Mode, NativeRow};
 use crate::inspect::native::{JitFunction, NativeImage, NativeInsn};
 use crate::inspect::profile::{DirectHotspot, DrillProfile, KernelRow, ProfileInput};
+use crate::model::image::{JitRange, LineRecord, ProgramImage};
 use crate::model::profile::{KernelHotspot, Payer};
 use crate::model::report::{Capture, Figured, Payers, ProgramReport, Report};
 use crate::model::Program;
-use crate::model::{JitRange, LineRecord, ProgramImage};
 use crate::profile;
 use crate::render::listing::ActivityCol;
 

@@ -2,7 +2,7 @@
 //! map create/update, pins, test runs, raw tracepoint attach), with their
 //! `#[repr(C)]` attr structs (each a prefix of the kernel's `union bpf_attr`
 //! member for the command). Everything brr itself reads with — the bpf()
-//! wrapper, enumeration, the info structs — is `brr::sys::bpf`, used here
+//! wrapper, enumeration, the info structs — is `brr::bpf`, used here
 //! through thin `io::Result` adapters.
 //!
 //! Layouts follow include/uapi/linux/bpf.h; the offsets that matter are
@@ -12,8 +12,8 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
-use brr::sys::bpf::{self, ObjKind, ProgWant};
-pub(crate) use brr::sys::bpf::{BtfInfo, MapInfo, ProgInfo};
+use brr::bpf::{self, ObjKind, ProgWant};
+pub(crate) use brr::bpf::{BtfInfo, MapInfo, ProgInfo};
 
 // ---- commands (enum bpf_cmd) that product code never issues ----
 pub(crate) const BPF_MAP_CREATE: u32 = 0;
@@ -153,7 +153,7 @@ pub(crate) struct BtfLoadAttr {
 /// `BPF_OBJ_GET_INFO_BY_FD` into a caller-prepared info struct.
 ///
 /// # Safety
-/// As for `brr::sys::bpf::obj_info`: any non-zero pointer field in `info`
+/// As for `brr::bpf::obj_info`: any non-zero pointer field in `info`
 /// must be valid for writes of the length given by its companion field.
 unsafe fn obj_info<T>(fd: BorrowedFd<'_>, info: &mut T) -> io::Result<()> {
     // SAFETY: forwarded caller contract.
@@ -164,7 +164,7 @@ unsafe fn obj_info<T>(fd: BorrowedFd<'_>, info: &mut T) -> io::Result<()> {
 /// file descriptor.
 ///
 /// # Safety
-/// As for `brr::sys::bpf::command_fd`: `T` is `cmd`'s attr layout, every
+/// As for `brr::bpf::command_fd`: `T` is `cmd`'s attr layout, every
 /// pointer stored in `attr` is zero or valid for the access the kernel
 /// performs, and the command's non-negative result is a new fd.
 pub(crate) unsafe fn sys_bpf_fd<T>(cmd: u32, attr: &mut T) -> io::Result<OwnedFd> {
@@ -175,7 +175,7 @@ pub(crate) unsafe fn sys_bpf_fd<T>(cmd: u32, attr: &mut T) -> io::Result<OwnedFd
 /// Same as [`sys_bpf_fd`] for commands that return a plain status.
 ///
 /// # Safety
-/// As for `brr::sys::bpf::command`.
+/// As for `brr::bpf::command`.
 unsafe fn sys_bpf<T>(cmd: u32, attr: &mut T) -> io::Result<i64> {
     // SAFETY: forwarded caller contract.
     Ok(unsafe { bpf::command(cmd, attr) }?)
@@ -418,7 +418,7 @@ pub(crate) struct LinkHeader {
 
 /// Link info (raw_tracepoint name not requested).
 pub(crate) fn link_info(fd: BorrowedFd<'_>) -> io::Result<LinkHeader> {
-    let f = brr::sys::link_info::link_info(fd)?;
+    let f = bpf::link_info(fd)?;
     Ok(LinkHeader {
         link_type: f.info.type_,
         id: f.info.id,
@@ -429,7 +429,7 @@ pub(crate) fn link_info(fd: BorrowedFd<'_>) -> io::Result<LinkHeader> {
 /// Name of the raw tracepoint a raw_tracepoint link is attached to, read
 /// with the fetch brr uses, whose own decoding is what the tests check.
 pub(crate) fn link_tp_name(fd: BorrowedFd<'_>) -> io::Result<String> {
-    let (_, name) = brr::sys::link_info::link_info_with_name(fd)?;
+    let (_, name) = bpf::link_info_with_name(fd)?;
     Ok(String::from_utf8_lossy(&name.unwrap_or_default()).into_owned())
 }
 

@@ -23,7 +23,7 @@ const RENAMES: &[(&str, &str)] = &[
 
 /// Decode one function's code (4-byte words; a trailing partial word is one
 /// bad instruction). Offsets count from the function's start.
-pub fn decode(code: &[u8]) -> Vec<Decoded> {
+pub(crate) fn decode(code: &[u8]) -> Vec<Decoded> {
     let decoder = InstDecoder::default();
     let mut out: Vec<Decoded> = Vec::with_capacity(code.len() / 4 + 1);
     let mut insns: Vec<Option<Instruction>> = Vec::with_capacity(code.len() / 4 + 1);

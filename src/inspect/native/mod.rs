@@ -4,11 +4,11 @@
 //! function, another function of the program, or a kernel symbol (helpers,
 //! kfuncs, trampolines, mitigation thunks).
 
-pub mod arm64;
-pub mod roles;
-pub mod sampled;
-pub mod x86;
-pub mod x86_jit;
+pub(crate) mod arm64;
+pub(crate) mod roles;
+pub(crate) mod sampled;
+pub(crate) mod x86;
+pub(crate) mod x86_jit;
 
 use std::cell::{Cell, OnceCell};
 
@@ -207,7 +207,8 @@ impl NativeImage {
     }
 
     /// The function at `index` in `jited_ksyms` order.
-    pub fn function(&self, index: usize) -> Option<&JitFunction> {
+    #[cfg(test)]
+    pub(crate) fn function(&self, index: usize) -> Option<&JitFunction> {
         self.functions.iter().find(|f| f.index == index)
     }
 }

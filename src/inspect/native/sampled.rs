@@ -4,29 +4,32 @@
 //! thousands of instructions, and a listing (every instruction's text,
 //! destination and line) costs more than the rest of the annotation.
 
-use std::collections::HashMap;
-
 use super::roles::{self, Listing, Role};
-use super::{asm, code_of, split, symbols_for, Arch, Decoded, Dest, NativeImage, Part, Symbols};
+use super::{asm, code_of, split, symbols_for, Arch, Decoded, Dest, Part, Symbols};
 use crate::error::Result;
 use crate::kernel::kallsyms::Kallsyms;
 use crate::model::image::ProgramImage;
 
 /// Where a sample landed: its function (by `jited_ksyms` index) and bytes
 /// from that function's start; None when it fell in no function.
-pub type At = Option<(usize, u64)>;
+pub(crate) type At = Option<(usize, u64)>;
 
 /// One sampled instruction as an annotation shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sampled {
+pub(crate) struct Sampled {
     /// As `dump --jited` writes it; empty when its text was not made.
     pub asm: String,
     pub role: Role,
 }
 
 /// What a full listing says of each of `at`, in order: None where no
-/// instruction starts (or no function was decoded).
-pub fn from_image(image: &NativeImage, at: &[At]) -> Vec<Option<Sampled>> {
+/// instruction starts (or no function was decoded). Product code decodes
+/// straight from the JIT code instead; unit tests whose fixture is an
+/// already built listing read it here.
+#[cfg(test)]
+pub(crate) fn from_image(image: &super::NativeImage, at: &[At]) -> Vec<Option<Sampled>> {
+    use std::collections::HashMap;
+
     let mut role_cache: HashMap<usize, Vec<Role>> = HashMap::new();
     at.iter()
         .map(|a| {

@@ -161,7 +161,7 @@ fn subset_decoded(insn: &x86_jit::Insn, offset: usize, text: bool) -> Decoded {
 
 /// [`decode`], with text only for the instructions `wanted` picks by
 /// offset, the first [`LEADING`], branches and [`structural`] ones.
-pub fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
+pub(crate) fn decode_some(code: &[u8], wanted: &dyn Fn(u32) -> bool) -> Vec<Decoded> {
     // JIT code averages four to five bytes an instruction: one allocation,
     // not a chain of doublings that each touch fresh pages.
     let mut out = Vec::with_capacity(code.len() / 3 + 1);

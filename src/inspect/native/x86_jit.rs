@@ -74,7 +74,7 @@ enum Operand {
 
 /// One instruction of the subset.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Insn {
+pub(crate) struct Insn {
     len: u8,
     mnemonic: &'static str,
     lock: bool,
@@ -84,25 +84,25 @@ pub struct Insn {
 }
 
 impl Insn {
-    pub fn length(&self) -> u32 {
+    pub(crate) fn length(&self) -> u32 {
         u32::from(self.len)
     }
 
     /// A direct call or jump's destination in bytes from the instruction's
     /// start.
-    pub fn branch(&self) -> Option<i64> {
+    pub(crate) fn branch(&self) -> Option<i64> {
         self.rel.map(|r| r + i64::from(self.len))
     }
 
     /// Whether it returns, restores registers before a return or pads
     /// after one (what the roles read wherever it is).
-    pub fn structural(&self) -> bool {
+    pub(crate) fn structural(&self) -> bool {
         matches!(self.mnemonic, "ret" | "leave" | "pop" | "int3")
     }
 
     /// The mnemonic with its prefix, and for a direct branch the space its
     /// destination follows.
-    pub fn write_mnemonic(&self, out: &mut String) {
+    pub(crate) fn write_mnemonic(&self, out: &mut String) {
         if self.lock {
             out.push_str("lock ");
         }
@@ -113,7 +113,7 @@ impl Insn {
     }
 
     /// The whole text (a direct branch's ends where its destination goes).
-    pub fn write(&self, out: &mut String) {
+    pub(crate) fn write(&self, out: &mut String) {
         self.write_mnemonic(out);
         for (i, op) in self.ops.iter().flatten().enumerate() {
             out.push_str(if i == 0 { " " } else { ", " });
@@ -316,7 +316,7 @@ fn imm(code: &[u8], size: u8) -> Option<i64> {
 
 /// Decode the instruction at the start of `code` if it is one of the
 /// subset; None for anything else (iced-x86 decodes it).
-pub fn decode(code: &[u8]) -> Option<Insn> {
+pub(crate) fn decode(code: &[u8]) -> Option<Insn> {
     let mut p = Prefixes::default();
     let mut at = 0;
     loop {
@@ -354,7 +354,7 @@ pub fn decode(code: &[u8]) -> Option<Insn> {
 /// branch, not one the roles read by its text. Found without building
 /// operands, for the instructions of a large program whose text nobody
 /// prints; None means "ask [`decode`]", never "not an instruction".
-pub fn skim(code: &[u8]) -> Option<u32> {
+pub(crate) fn skim(code: &[u8]) -> Option<u32> {
     let (w, at) = match *code.first()? {
         b @ 0x40..=0x4f => (b & 8 != 0, 1),
         _ => (false, 0),

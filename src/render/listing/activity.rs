@@ -26,7 +26,7 @@ pub(crate) fn activity_fields(format: Format, extended: bool) -> ProgFields {
 
 /// The parameters of an activity run, repeated in JSON metadata and CSV rows.
 #[derive(Debug, Clone, Copy)]
-pub struct ActivityRun {
+pub(crate) struct ActivityRun {
     pub duration: f64,
     pub measured: f64,
     pub limit: usize,
@@ -212,7 +212,7 @@ pub(crate) fn activity_headers(cols: &[ActivityCol]) -> Vec<&'static str> {
     cols.iter().map(|c| c.header()).collect()
 }
 
-pub fn activity(
+pub(crate) fn activity(
     rows: &[ActivityRow],
     run: ActivityRun,
     format: Format,

@@ -73,7 +73,7 @@ pub(crate) fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static s
     item
 }
 
-pub fn links(list: &[Link], format: Format, extended: bool) -> String {
+pub(crate) fn links(list: &[Link], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
     emit_with(
         format,

@@ -78,7 +78,7 @@ pub(crate) fn map_items(m: &Map, extended: bool, csv: bool) -> Vec<(&'static str
     item
 }
 
-pub fn maps(list: &[Map], format: Format, extended: bool) -> String {
+pub(crate) fn maps(list: &[Map], format: Format, extended: bool) -> String {
     let csv = format == Format::Csv;
     emit_with(
         format,

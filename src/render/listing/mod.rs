@@ -12,18 +12,20 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use activity::{activity, ActivityRun};
+pub(crate) use activity::{activity, ActivityRun};
 pub(crate) use activity::{
     activity_fields, activity_headers, activity_table, activity_window, ActivityCol,
 };
 pub(crate) use btf::btfs;
 pub(crate) use cells::{attach_cell, container_json, owners_cell, pod_json};
-pub use links::links;
+pub(crate) use links::links;
 pub(crate) use links::{link_fields, link_items};
+pub use maps::map_fields;
 pub(crate) use maps::map_items;
-pub use maps::{map_fields, maps};
+pub(crate) use maps::maps;
+pub use programs::program_fields;
+pub(crate) use programs::programs;
 pub(crate) use programs::{program_base_json, program_items};
-pub use programs::{program_fields, programs};
 pub(crate) use writer::{ListingKind, RowWriter};
 
 use super::json::{self, Json};

@@ -119,7 +119,7 @@ pub(crate) fn prog_row(p: &Program, stats: bool, extended: bool) -> Vec<String> 
     r
 }
 
-pub fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -> String {
+pub(crate) fn programs(list: &[Program], format: Format, stats: bool, extended: bool) -> String {
     let csv = format == Format::Csv;
     emit_with(
         format,
