@@ -388,10 +388,9 @@ pub(crate) fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::R
     };
 
     let info = sys::prog_info(fd.as_fd())?;
-    let btf_id = match &btf_fd {
-        Some(b) => sys::btf_info(b.as_fd())?.id,
-        None => 0,
-    };
+    // The program's own info names its BTF: asking the BTF object would
+    // need BTF_INFO's name fields, which kernels before 5.11 reject.
+    let btf_id = if btf_fd.is_some() { info.btf_id } else { 0 };
     Ok(LoadedProg {
         fd,
         id: info.id,

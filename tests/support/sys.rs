@@ -168,8 +168,24 @@ unsafe fn obj_info<T>(fd: BorrowedFd<'_>, info: &mut T) -> io::Result<()> {
 /// pointer stored in `attr` is zero or valid for the access the kernel
 /// performs, and the command's non-negative result is a new fd.
 pub(crate) unsafe fn sys_bpf_fd<T>(cmd: u32, attr: &mut T) -> io::Result<OwnedFd> {
+    lift_memlock_limit();
     // SAFETY: forwarded caller contract.
     Ok(unsafe { bpf::command_fd(cmd, attr) }?)
+}
+
+/// Kernels before 5.11 charge BPF programs and maps to RLIMIT_MEMLOCK
+/// (EPERM past it) rather than to the memory cgroup: a few fixtures exceed
+/// a 64 KiB default, so the limit is lifted once, as libbpf does.
+fn lift_memlock_limit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use rustix::process::{setrlimit, Resource, Rlimit};
+        let unlimited = Rlimit {
+            current: None,
+            maximum: None,
+        };
+        let _ = setrlimit(Resource::Memlock, unlimited);
+    });
 }
 
 /// Same as [`sys_bpf_fd`] for commands that return a plain status.
