@@ -752,7 +752,19 @@ pub fn btf_info(fd: impl AsFd, with_data: bool) -> Result<(BtfInfo, String, Vec<
         name_len: BTF_NAME_BUF as u32,
         ..Default::default()
     };
-    get_info(fd, &mut info)?;
+    match get_info(fd, &mut info) {
+        // Before 5.11 the kernel's bpf_btf_info ends after `id`, and it
+        // refuses a longer struct whose tail is not zero: ask again
+        // without the name (such a kernel names no BTF object).
+        Err(Errno(libc::E2BIG)) => {
+            name.fill(0);
+            info = BtfInfo::default();
+            get_info(fd, &mut info)?;
+        }
+        other => {
+            other?;
+        }
+    }
     let mut data = Vec::new();
     if with_data && info.btf_size > 0 {
         data = buffer::<u8>(info.btf_size as usize)?;
