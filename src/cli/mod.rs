@@ -68,7 +68,7 @@ pub struct TopOptions {
     /// `--slow-ns`: the hot-and-slow hint's average run time threshold.
     pub slow_ns: u64,
     /// What `--profile-top` and the TUI's profiles capture: every program
-    /// (they name one when they start), with the bpffs root.
+    /// (they name one when they start); pinned paths come from the collector.
     pub profile: profile::Request,
 }
 
@@ -119,7 +119,7 @@ pub enum Command {
 /// `brr profile` options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileArgs {
-    /// What to capture, with the bpffs root.
+    /// What to capture (pinned paths come from the collector).
     pub request: profile::Request,
     pub limit: usize,
     pub line_limit: usize,
