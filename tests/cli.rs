@@ -193,11 +193,17 @@ fn usage_errors_exit_2_with_exact_lines() {
         assert!(o.stdout.is_empty(), "{args:?}");
         assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     }
-    let o = brr(&["nosuch"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(one_stderr_line(&o).starts_with(
-        "brr: error: argument object_type: invalid choice: 'nosuch' (choose from 'prog', 'activity'"
-    ));
+    for (arg, shown) in [("nosuch", "'nosuch'"), ("", "''")] {
+        let o = brr(&[arg]);
+        assert_eq!(o.status.code(), Some(2));
+        let line = one_stderr_line(&o);
+        assert!(
+            line.starts_with(&format!(
+                "brr: error: invalid command: {shown} (choose from 'prog', 'activity'"
+            )),
+            "{line}"
+        );
+    }
 }
 
 #[test]
@@ -215,6 +221,33 @@ fn huge_values_are_usage_errors() {
         let o = brr(args);
         assert_eq!(o.status.code(), Some(2));
         assert_eq!(one_stderr_line(&o), line);
+    }
+}
+
+/// `-F` above what any integer holds is above the kernel's sample rate
+/// limit too: the sysctl's message and exit code, not an integer bound.
+#[test]
+fn huge_frequency_names_the_sysctl() {
+    let Some(max) = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+    else {
+        eprintln!("skipped: kernel.perf_event_max_sample_rate is not readable");
+        return;
+    };
+    for args in [
+        &["perf-events", "-F", "99999999999999999999"][..],
+        &["profile", "-d", "1", "-F", "99999999999999999999"],
+    ] {
+        let o = brr(args);
+        assert_eq!(o.status.code(), Some(3), "{args:?}");
+        assert_eq!(
+            one_stderr_line(&o),
+            format!(
+                "brr: requested perf sample frequency 99999999999999999999 Hz exceeds current kernel.perf_event_max_sample_rate {max} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+            ),
+            "{args:?}"
+        );
     }
 }
 

@@ -121,7 +121,7 @@ pub(super) struct Frequency {
         short = 'F',
         long,
         value_name = "HZ",
-        value_parser = checked(values::positive_int),
+        value_parser = parsers::frequency,
         help = "Sampling frequency in Hz (default 997)."
     )]
     pub frequency: Option<u64>,
@@ -313,9 +313,15 @@ pub(super) enum Sub {
         #[command(flatten)]
         columns: Columns,
     },
-    #[command(about = "List loaded eBPF maps.")]
+    #[command(
+        about = "List loaded eBPF maps.",
+        mut_arg("extended", |a| a.help("Add the PINNED, OWNERS and MEMLOCK columns."))
+    )]
     Map(MapLinkArgs),
-    #[command(about = "List loaded eBPF links.")]
+    #[command(
+        about = "List loaded eBPF links.",
+        mut_arg("extended", |a| a.help("Add the PINNED and OWNERS columns."))
+    )]
     Link(MapLinkArgs),
     #[command(about = "List loaded BTF objects.")]
     Btf {
@@ -421,7 +427,8 @@ pub(super) struct ActivityArgs {
 pub(super) struct MapLinkArgs {
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Add the PINNED column.")]
+    // Each command names the columns it adds (`Sub::Map`, `Sub::Link`).
+    #[arg(short = 'x', long)]
     pub extended: bool,
 }
 

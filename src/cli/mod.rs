@@ -413,6 +413,11 @@ fn clap_outcome(
     let bad = context_text(&e, ContextKind::InvalidValue).unwrap_or_default();
     let label = arg_label(&level, &arg);
     let argument = |what: &str| usage(&prog, &format!("argument {label}: {what}"));
+    if let Some(above) =
+        std::error::Error::source(&e).and_then(|s| s.downcast_ref::<parsers::AboveSampleRate>())
+    {
+        return Err(BrrError::Unsupported(above.0.clone()));
+    }
     Err(match (e.kind(), rejected(&e)) {
         (ErrorKind::UnknownArgument, _) => {
             if let Some(e) = unsupported_after(&prog, &arg) {
@@ -432,7 +437,7 @@ fn clap_outcome(
             usage(
                 "brr",
                 &format!(
-                    "argument object_type: invalid choice: {} (choose from {})",
+                    "invalid command: {} (choose from {})",
                     py_repr(&token),
                     quoted_list(&names)
                 ),

@@ -194,6 +194,22 @@ fn doctor_formats() {
     assert!(help.contains("--json") && !help.contains("--csv"), "{help}");
 }
 
+/// `-x` names the columns each listing really adds (see
+/// `render::listing::{maps, links}`).
+#[test]
+fn extended_help_names_the_columns() {
+    for (cmd, words) in [
+        ("map", "Add the PINNED, OWNERS and MEMLOCK columns."),
+        ("link", "Add the PINNED and OWNERS columns."),
+    ] {
+        let help = match run(&format!("{cmd} --help")) {
+            Ok(Parsed::Print(text)) => text,
+            other => panic!("{other:?}"),
+        };
+        assert!(help.contains(&format!("-x, --extended  {words}")), "{help}");
+    }
+}
+
 #[test]
 fn value_errors() {
     assert_eq!(
@@ -276,9 +292,9 @@ fn unknown_things() {
         "brr: error: unrecognized arguments: -V"
     );
     assert!(err_line("foo").starts_with(
-        "brr: error: argument object_type: invalid choice: 'foo' (choose from 'prog', 'activity'"
+        "brr: error: invalid command: 'foo' (choose from 'prog', 'activity'"
     ));
-    assert!(err_line("list").contains("invalid choice: 'list'"));
+    assert!(err_line("list").contains("invalid command: 'list'"));
 }
 
 #[test]

@@ -250,11 +250,20 @@ pub(crate) fn check_frequency(freq: u64) -> Result<Option<i64>> {
 
 pub(crate) fn check_frequency_against(freq: u64, max: Option<i64>) -> Result<()> {
     match max {
-        Some(m) if m > 0 && freq > m as u64 => Err(BrrError::Unsupported(format!(
-            "requested perf sample frequency {freq} Hz exceeds current kernel.perf_event_max_sample_rate {m} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+        Some(m) if m > 0 && freq > m as u64 => Err(BrrError::Unsupported(above_sample_rate(
+            &freq.to_string(),
+            m,
         ))),
         _ => Ok(()),
     }
+}
+
+/// The refusal of a frequency above the sysctl's limit; `freq` is text so
+/// that a number too large for any integer type is named as it was typed.
+pub(crate) fn above_sample_rate(freq: &str, max: i64) -> String {
+    format!(
+        "requested perf sample frequency {freq} Hz exceeds current kernel.perf_event_max_sample_rate {max} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+    )
 }
 
 /// Parse a sysfs CPU list such as `0-3,5,7-8`.
