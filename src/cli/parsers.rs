@@ -54,10 +54,9 @@ impl std::error::Error for AboveSampleRate {}
 pub(super) fn frequency(s: &str) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
     match values::positive_int(s) {
         Err(ValueError::AtMost(m)) => match max_sample_rate() {
-            Some(max) if max > 0 => Err(Box::new(AboveSampleRate(above_sample_rate(
-                s.trim(),
-                max,
-            )))),
+            Some(max) if max > 0 => {
+                Err(Box::new(AboveSampleRate(above_sample_rate(s.trim(), max))))
+            }
             _ => Err(Box::new(Rejected::from(ValueError::AtMost(m)))),
         },
         r => r.map_err(|e| Box::new(Rejected::from(e)).into()),

@@ -291,9 +291,8 @@ fn unknown_things() {
         err_line("prog -V"),
         "brr: error: unrecognized arguments: -V"
     );
-    assert!(err_line("foo").starts_with(
-        "brr: error: invalid command: 'foo' (choose from 'prog', 'activity'"
-    ));
+    assert!(err_line("foo")
+        .starts_with("brr: error: invalid command: 'foo' (choose from 'prog', 'activity'"));
     assert!(err_line("list").contains("invalid command: 'list'"));
 }
 
