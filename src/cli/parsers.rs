@@ -54,12 +54,10 @@ impl std::error::Error for AboveSampleRate {}
 pub(super) fn frequency(s: &str) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
     match values::positive_int(s) {
         Err(ValueError::AtMost(m)) => match max_sample_rate() {
-            Some(max) if max > 0 => {
-                Err(Box::new(AboveSampleRate(above_sample_rate(s.trim(), max))))
-            }
-            _ => Err(Box::new(Rejected::from(ValueError::AtMost(m)))),
+            Some(max) if max > 0 => Err(AboveSampleRate(above_sample_rate(s.trim(), max)).into()),
+            _ => Err(Rejected::from(ValueError::AtMost(m)).into()),
         },
-        r => r.map_err(|e| Box::new(Rejected::from(e)).into()),
+        r => r.map_err(|e| Rejected::from(e).into()),
     }
 }
 

@@ -360,11 +360,25 @@ pub(crate) fn listing_from_probes(
         })
         .collect();
     if out.is_empty() {
-        let denied = results
+        // Name the event `auto` reports when nothing opens (cpu-clock, the
+        // one every host has), not the first refused: a host without a PMU
+        // could not open cycles:ppp even with the privilege.
+        let denied = |(e, r): &(EventSpec, std::result::Result<(), Errno>)| match r {
+            Err(errno @ Errno(libc::EPERM | libc::EACCES)) => Some((e.name, *errno)),
+            _ => None,
+        };
+        let refused = AUTO_CANDIDATES
             .iter()
-            .find(|(_, r)| matches!(r, Err(Errno(libc::EPERM | libc::EACCES))));
-        if let Some((e, Err(errno))) = denied {
-            return Err(open_error(e.name, *errno));
+            .rev()
+            .find_map(|n| {
+                results
+                    .iter()
+                    .filter(|(e, _)| e.name == *n)
+                    .find_map(denied)
+            })
+            .or_else(|| results.iter().find_map(denied));
+        if let Some((name, errno)) = refused {
+            return Err(open_error(name, errno));
         }
     }
     Ok(out)
@@ -516,7 +530,7 @@ pub(crate) mod tests {
         let e = listing_from_probes(&results(&[], Errno(libc::EACCES))).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.render().starts_with(
-            "brr: permission denied while opening perf event cycles:ppp; needs CAP_PERFMON"
+            "brr: permission denied while opening perf event cpu-clock; needs CAP_PERFMON"
         ));
     }
 }
