@@ -193,6 +193,11 @@ fn usage_errors_exit_2_with_exact_lines() {
         assert!(o.stdout.is_empty(), "{args:?}");
         assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     }
+}
+
+/// An unknown or empty command word lists the commands.
+#[test]
+fn unknown_command_lists_the_commands() {
     for (arg, shown) in [("nosuch", "'nosuch'"), ("", "''")] {
         let o = brr(&[arg]);
         assert_eq!(o.status.code(), Some(2));
