@@ -412,7 +412,25 @@ fn filter_matches_full_names_owner_comms_and_ids() {
             comm: "execsnoop".into(),
         }],
         held_by: None,
-        workloads: Default::default(),
+        workloads: [(
+            4242,
+            crate::model::Workload {
+                path: "/kubepods/pod1/abc".into(),
+                container: Some(crate::model::Container {
+                    runtime: crate::model::Runtime::Containerd,
+                    id: "ab".repeat(32),
+                    name: Some("nginx-sidecar".into()),
+                }),
+                pod: Some(crate::model::Pod {
+                    uid: "1".into(),
+                    namespace: Some("shop".into()),
+                    name: Some("api-0".into()),
+                    qos: None,
+                }),
+                service: None,
+            },
+        )]
+        .into(),
     });
     rs[3].prog.attached = vec![AttachPoint {
         link_id: Some(9),
@@ -435,6 +453,9 @@ fn filter_matches_full_names_owner_comms_and_ids() {
     };
     assert_eq!(search(&mut app, "execve"), vec![83]);
     assert_eq!(search(&mut app, "SNOOP"), vec![76]);
+    // The owner's pod and container, as the table names them.
+    assert_eq!(search(&mut app, "shop/API"), vec![76]);
+    assert_eq!(search(&mut app, "nginx-side"), vec![76]);
     assert_eq!(search(&mut app, "96"), vec![96]);
     // The drilldown title names the program in full, with owner and link.
     app.on_key(ch('/'));

@@ -225,7 +225,7 @@ fn draw_main_bottom(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
     let status = match &app.filter_input {
         Some(i) => format!(
-            " filter (name, type or ID): {}▏  Enter keeps, Esc clears",
+            " filter (name/type/ID/owner/pod/container): {}▏  Enter keeps, Esc clears",
             i.text
         ),
         None => format!(" {}", app.status),
