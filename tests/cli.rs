@@ -460,6 +460,78 @@ fn man_page_renders_every_subcommand() {
     assert!(text.contains("--perf-buffer-pages"));
 }
 
+/// `brr man --dir`: one page per command, each rendered by man-db without
+/// a warning, every page a SEE ALSO or COMMANDS section names written
+/// beside it, and the sections clap cannot know present.
+#[test]
+fn man_pages_render_and_every_referenced_page_exists() {
+    if Command::new("man").arg("-w").output().is_err() {
+        assert!(
+            std::env::var_os(support::REQUIRE_LIVE_ENV).is_none(),
+            "man is not installed (Debian package man-db)"
+        );
+        return support::skip("man is not installed (Debian package man-db)");
+    }
+    let dir = std::env::temp_dir().join(format!("brr-man-{}", std::process::id()));
+    let o = brr(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let written: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert!(written.contains(&dir.join("brr.1").display().to_string()));
+    assert!(written.contains(&dir.join("brr-profile.1").display().to_string()));
+    let mut rendered = std::collections::BTreeMap::new();
+    for path in &written {
+        let r = Command::new("man")
+            .args(["-l", path])
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .output()
+            .expect("run man");
+        assert!(r.status.success(), "{path}");
+        assert!(
+            r.stderr.is_empty(),
+            "{path}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        rendered.insert(
+            path.clone(),
+            String::from_utf8_lossy(&r.stdout).into_owned(),
+        );
+    }
+    // Every NAME(1) a page's body mentions is one of the pages written (the
+    // first and last lines are man's header and footer).
+    let mut referenced = 0;
+    for (path, text) in &rendered {
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        let body = lines[1..lines.len() - 1].join("\n");
+        for word in body.split(|c: char| c.is_whitespace() || c == ',') {
+            if let Some(name) = word.strip_suffix("(1)") {
+                referenced += 1;
+                assert!(
+                    dir.join(format!("{name}.1")).is_file(),
+                    "{path} refers to {word}, which was not written"
+                );
+            }
+        }
+    }
+    assert!(referenced > written.len(), "{referenced}");
+    let root = &rendered[&dir.join("brr.1").display().to_string()];
+    for heading in ["EXIT STATUS", "PRIVILEGES", "KEYS", "EXAMPLES", "SEE ALSO"] {
+        assert!(root.lines().any(|l| l == heading), "brr.1 lacks {heading}");
+    }
+    let top = &rendered[&dir.join("brr-top.1").display().to_string()];
+    assert!(top.contains("Inspect program") && top.contains("Search source"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn non_utf8_bpffs_root_reports_its_pins() {
     if !support::live() {

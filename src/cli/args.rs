@@ -379,7 +379,14 @@ pub(super) enum Sub {
         shell: clap_complete::Shell,
     },
     #[command(about = "Print the man page (roff).")]
-    Man,
+    Man {
+        #[arg(
+            long,
+            value_name = "DIR",
+            help = "Write one page per command (brr.1, brr-prog.1, ...) into DIR instead, and print their paths."
+        )]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -114,6 +114,11 @@ pub enum Command {
     },
     /// `brr doctor`.
     Doctor,
+    /// `brr man --dir DIR`: the pages (file name, roff) to write there.
+    ManPages {
+        dir: PathBuf,
+        pages: Vec<(String, String)>,
+    },
 }
 
 /// `brr profile` options.
@@ -876,7 +881,11 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
         Sub::Exporter(a) => exporter_command(&a)?,
         Sub::Doctor { .. } => Command::Doctor,
         Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
-        Sub::Man => return Ok(Err(docs::man_page())),
+        Sub::Man { dir: None } => return Ok(Err(docs::man_page())),
+        Sub::Man { dir: Some(dir) } => Command::ManPages {
+            dir,
+            pages: docs::man_pages(),
+        },
     }))
 }
 
