@@ -66,6 +66,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Streamed> {
             jited,
         } => dump(cli, c, *prog_id, devmode.as_deref(), *jited)?,
         Command::Doctor => crate::render::doctor::render(&crate::doctor::examine(), cli.format),
+        Command::ManPages { dir, pages } => write_pages(dir, pages)?,
         Command::Exporter {
             listen,
             stats,
@@ -356,4 +357,20 @@ fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Arc<Collector>) -> Result<(String
     // by one (thousands with --annotate) would only add to what brr costs.
     std::mem::forget((done.profile, built));
     Ok((text, code))
+}
+
+/// `brr man --dir DIR`: each page into DIR (created if missing); the
+/// paths written, one a line.
+fn write_pages(dir: &std::path::Path, pages: &[(String, String)]) -> Result<String> {
+    let failed = |path: &std::path::Path, e: std::io::Error| {
+        crate::error::BrrError::Failed(format!("cannot write {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+    let mut written = Vec::new();
+    for (name, page) in pages {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("{page}\n")).map_err(|e| failed(&path, e))?;
+        written.push(path.display().to_string());
+    }
+    Ok(written.join("\n"))
 }

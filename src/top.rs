@@ -151,7 +151,7 @@ fn inspect_section(
     let dd = Drilldown::build(
         ProgramData {
             id: image.program.id,
-            name: &image.program.name,
+            name: image.program.display_name(),
             xlated: &image.xlated,
             lines: &image.lines,
             jit_ranges: &image.jit_ranges,

@@ -327,7 +327,7 @@ fn text_csv_and_textmode_forms() {
     let top = stdout(&top);
     assert!(
         top.contains(&format!(
-            "BRR INSPECT program={id} name=brr_fx_divloop mode=native profiled=yes instructions=x86_64"
+            "BRR INSPECT program={id} name=brr_fx_divloop_main mode=native profiled=yes instructions=x86_64"
         )),
         "{top}"
     );

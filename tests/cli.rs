@@ -193,11 +193,22 @@ fn usage_errors_exit_2_with_exact_lines() {
         assert!(o.stdout.is_empty(), "{args:?}");
         assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     }
-    let o = brr(&["nosuch"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(one_stderr_line(&o).starts_with(
-        "brr: error: argument object_type: invalid choice: 'nosuch' (choose from 'prog', 'activity'"
-    ));
+}
+
+/// An unknown or empty command word lists the commands.
+#[test]
+fn unknown_command_lists_the_commands() {
+    for (arg, shown) in [("nosuch", "'nosuch'"), ("", "''")] {
+        let o = brr(&[arg]);
+        assert_eq!(o.status.code(), Some(2));
+        let line = one_stderr_line(&o);
+        assert!(
+            line.starts_with(&format!(
+                "brr: error: invalid command: {shown} (choose from 'prog', 'activity'"
+            )),
+            "{line}"
+        );
+    }
 }
 
 #[test]
@@ -215,6 +226,33 @@ fn huge_values_are_usage_errors() {
         let o = brr(args);
         assert_eq!(o.status.code(), Some(2));
         assert_eq!(one_stderr_line(&o), line);
+    }
+}
+
+/// `-F` above what any integer holds is above the kernel's sample rate
+/// limit too: the sysctl's message and exit code, not an integer bound.
+#[test]
+fn huge_frequency_names_the_sysctl() {
+    let Some(max) = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+    else {
+        eprintln!("skipped: kernel.perf_event_max_sample_rate is not readable");
+        return;
+    };
+    for args in [
+        &["perf-events", "-F", "99999999999999999999"][..],
+        &["profile", "-d", "1", "-F", "99999999999999999999"],
+    ] {
+        let o = brr(args);
+        assert_eq!(o.status.code(), Some(3), "{args:?}");
+        assert_eq!(
+            one_stderr_line(&o),
+            format!(
+                "brr: requested perf sample frequency 99999999999999999999 Hz exceeds current kernel.perf_event_max_sample_rate {max} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+            ),
+            "{args:?}"
+        );
     }
 }
 
@@ -420,6 +458,78 @@ fn man_page_renders_every_subcommand() {
         assert!(text.contains(&format!("brr-{sub}")), "{sub}");
     }
     assert!(text.contains("--perf-buffer-pages"));
+}
+
+/// `brr man --dir`: one page per command, each rendered by man-db without
+/// a warning, every page a SEE ALSO or COMMANDS section names written
+/// beside it, and the sections clap cannot know present.
+#[test]
+fn man_pages_render_and_every_referenced_page_exists() {
+    if Command::new("man").arg("-w").output().is_err() {
+        assert!(
+            std::env::var_os(support::REQUIRE_LIVE_ENV).is_none(),
+            "man is not installed (Debian package man-db)"
+        );
+        return support::skip("man is not installed (Debian package man-db)");
+    }
+    let dir = std::env::temp_dir().join(format!("brr-man-{}", std::process::id()));
+    let o = brr(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let written: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert!(written.contains(&dir.join("brr.1").display().to_string()));
+    assert!(written.contains(&dir.join("brr-profile.1").display().to_string()));
+    let mut rendered = std::collections::BTreeMap::new();
+    for path in &written {
+        let r = Command::new("man")
+            .args(["-l", path])
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .output()
+            .expect("run man");
+        assert!(r.status.success(), "{path}");
+        assert!(
+            r.stderr.is_empty(),
+            "{path}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        rendered.insert(
+            path.clone(),
+            String::from_utf8_lossy(&r.stdout).into_owned(),
+        );
+    }
+    // Every NAME(1) a page's body mentions is one of the pages written (the
+    // first and last lines are man's header and footer).
+    let mut referenced = 0;
+    for (path, text) in &rendered {
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        let body = lines[1..lines.len() - 1].join("\n");
+        for word in body.split(|c: char| c.is_whitespace() || c == ',') {
+            if let Some(name) = word.strip_suffix("(1)") {
+                referenced += 1;
+                assert!(
+                    dir.join(format!("{name}.1")).is_file(),
+                    "{path} refers to {word}, which was not written"
+                );
+            }
+        }
+    }
+    assert!(referenced > written.len(), "{referenced}");
+    let root = &rendered[&dir.join("brr.1").display().to_string()];
+    for heading in ["EXIT STATUS", "PRIVILEGES", "KEYS", "EXAMPLES", "SEE ALSO"] {
+        assert!(root.lines().any(|l| l == heading), "brr.1 lacks {heading}");
+    }
+    let top = &rendered[&dir.join("brr-top.1").display().to_string()];
+    assert!(top.contains("Inspect program") && top.contains("Search source"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

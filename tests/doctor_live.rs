@@ -375,3 +375,39 @@ fn doctor_as_an_unprivileged_user() {
     let o = nobody.run(&["doctor"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// Every command doctor says fails for uid 65534 fails in doctor's words:
+/// activity, top and exporter on statistics, dump on opening the object.
+#[test]
+fn doctor_words_are_the_commands_own_as_nobody() {
+    if !live() {
+        return;
+    }
+    let _l = lock();
+    let nobody = NobodyCopy::new();
+    let doc = doctor_json(&nobody.run(&["doctor", "--json"]));
+    for (name, args) in [
+        ("prog", &["prog"][..]),
+        ("map", &["map"]),
+        ("link", &["link"]),
+        ("btf", &["btf"]),
+        ("activity", &["activity", "-d", "0.1"]),
+        ("top", &["top", "--textmode", "-d", "0.1"]),
+        ("profile", &["profile", "-d", "0.1"]),
+        ("perf-events", &["perf-events"]),
+        ("dump", &["dump", "1"]),
+        ("dump-compare", &["dump-compare", "1"]),
+        ("exporter", &["exporter"]),
+    ] {
+        let v = command(&doc, name);
+        assert_eq!(v["works"], false, "{v}");
+        let reason = v["reason"].as_str().expect("reason");
+        let o = nobody.run(args);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o).trim_end(),
+            format!("brr: {}", reason.replace("object id ID", "object id 1")),
+            "{name}"
+        );
+    }
+}

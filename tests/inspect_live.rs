@@ -358,7 +358,7 @@ fn textmode_inspects_a_named_program() {
         lines.next().unwrap(),
         format!(
             "BRR INSPECT program={id} name={} mode=source profiled=no instructions=internal",
-            fx.prog.name
+            fx.func_name
         )
     );
     assert!(lines.next().unwrap().starts_with("%THIS  SAMPLES  CODE"));
@@ -542,7 +542,7 @@ fn profile_top_puts_the_hot_line_first() {
     assert!(
         inspect.starts_with(&format!(
             "BRR INSPECT program={id} name={} mode=source profiled=yes instructions=internal\nCPU: ",
-            fx.prog.name
+            fx.func_name
         )),
         "{inspect}"
     );

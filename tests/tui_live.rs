@@ -285,6 +285,50 @@ fn without_a_terminal_it_says_so() {
     assert!(o.stdout.is_empty());
 }
 
+/// In 80 columns a program's long full name is cut with `…` so that CPU%,
+/// EXECS/s and AVG_NS still show beside it.
+#[test]
+fn eighty_columns_show_the_numbers_beside_a_long_name() {
+    if !support::live() {
+        return;
+    }
+    let _s = serial();
+    let Some(t) = Tmux::start(80, 24) else {
+        return;
+    };
+    const SHORT: &str = "brr_tui_long";
+    const FULL: &str = "brr_tui_long_function_name_that_a_terminal_of_80_columns_cannot_hold";
+    let mut b = ProgBuilder::new();
+    b.func(FULL, support::btf::Linkage::Global);
+    b.emit(mov64_imm(R0, 0));
+    b.emit(exit());
+    let prog = load_program(sys::BPF_PROG_TYPE_SOCKET_FILTER, SHORT, &b)
+        .expect("load a program with a long name");
+    launch(&t, "-d 1");
+    t.wait("the table", |s| s.contains("CPU%"));
+    t.type_text("/");
+    t.type_text(SHORT);
+    t.keys(&["Enter"]);
+    let s = t.wait("the filtered table", |s| {
+        s.contains(&format!("filter '{SHORT}'")) && row_of(s, prog.id).is_some()
+    });
+    let head = s
+        .lines()
+        .find(|l| l.contains("NAME"))
+        .unwrap_or_else(|| panic!("no header:\n{s}"));
+    for col in ["CPU%", "EXECS/s", "AVG_NS"] {
+        assert!(head.contains(col), "{col} not shown:\n{s}");
+    }
+    let row = row_of(&s, prog.id).unwrap_or_default();
+    assert!(
+        row.iter()
+            .any(|c| c.starts_with("brr_tui_long_function") && c.ends_with('…')),
+        "{row:?}\n{s}"
+    );
+    t.type_text("q");
+    t.wait("the shell", |s| s.contains("BRR_EXIT=0"));
+}
+
 /// A program loaded without BTF or line info, as bpftrace loads them: a
 /// loop that calls a helper and does some arithmetic of its own.
 fn load_without_line_info() -> LoadedProg {

@@ -121,7 +121,7 @@ pub(super) struct Frequency {
         short = 'F',
         long,
         value_name = "HZ",
-        value_parser = checked(values::positive_int),
+        value_parser = parsers::frequency,
         help = "Sampling frequency in Hz (default 997)."
     )]
     pub frequency: Option<u64>,
@@ -313,9 +313,15 @@ pub(super) enum Sub {
         #[command(flatten)]
         columns: Columns,
     },
-    #[command(about = "List loaded eBPF maps.")]
+    #[command(
+        about = "List loaded eBPF maps.",
+        mut_arg("extended", |a| a.help("Add the PINNED, OWNERS and MEMLOCK columns."))
+    )]
     Map(MapLinkArgs),
-    #[command(about = "List loaded eBPF links.")]
+    #[command(
+        about = "List loaded eBPF links.",
+        mut_arg("extended", |a| a.help("Add the PINNED and OWNERS columns."))
+    )]
     Link(MapLinkArgs),
     #[command(about = "List loaded BTF objects.")]
     Btf {
@@ -373,7 +379,14 @@ pub(super) enum Sub {
         shell: clap_complete::Shell,
     },
     #[command(about = "Print the man page (roff).")]
-    Man,
+    Man {
+        #[arg(
+            long,
+            value_name = "DIR",
+            help = "Write one page per command (brr.1, brr-prog.1, ...) into DIR instead, and print their paths."
+        )]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -421,7 +434,8 @@ pub(super) struct ActivityArgs {
 pub(super) struct MapLinkArgs {
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(short = 'x', long, help = "Add the PINNED column.")]
+    // Each command names the columns it adds (`Sub::Map`, `Sub::Link`).
+    #[arg(short = 'x', long)]
     pub extended: bool,
 }
 

@@ -114,6 +114,11 @@ pub enum Command {
     },
     /// `brr doctor`.
     Doctor,
+    /// `brr man --dir DIR`: the pages (file name, roff) to write there.
+    ManPages {
+        dir: PathBuf,
+        pages: Vec<(String, String)>,
+    },
 }
 
 /// `brr profile` options.
@@ -413,6 +418,11 @@ fn clap_outcome(
     let bad = context_text(&e, ContextKind::InvalidValue).unwrap_or_default();
     let label = arg_label(&level, &arg);
     let argument = |what: &str| usage(&prog, &format!("argument {label}: {what}"));
+    if let Some(above) =
+        std::error::Error::source(&e).and_then(|s| s.downcast_ref::<parsers::AboveSampleRate>())
+    {
+        return Err(BrrError::Unsupported(above.0.clone()));
+    }
     Err(match (e.kind(), rejected(&e)) {
         (ErrorKind::UnknownArgument, _) => {
             if let Some(e) = unsupported_after(&prog, &arg) {
@@ -432,7 +442,7 @@ fn clap_outcome(
             usage(
                 "brr",
                 &format!(
-                    "argument object_type: invalid choice: {} (choose from {})",
+                    "invalid command: {} (choose from {})",
                     py_repr(&token),
                     quoted_list(&names)
                 ),
@@ -871,7 +881,11 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
         Sub::Exporter(a) => exporter_command(&a)?,
         Sub::Doctor { .. } => Command::Doctor,
         Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
-        Sub::Man => return Ok(Err(docs::man_page())),
+        Sub::Man { dir: None } => return Ok(Err(docs::man_page())),
+        Sub::Man { dir: Some(dir) } => Command::ManPages {
+            dir,
+            pages: docs::man_pages(),
+        },
     }))
 }
 

@@ -5,7 +5,7 @@
 //! `super::clap_outcome` adds the parser's name and the option's label.
 
 use super::{py_repr, quoted_list};
-use crate::profile::events::{Event, EVENT_NAMES};
+use crate::profile::events::{above_sample_rate, max_sample_rate, Event, EVENT_NAMES};
 use crate::profile::CallGraph;
 use crate::values::{self, ValueError};
 
@@ -32,6 +32,33 @@ pub(super) fn checked<T: Clone + Send + Sync + 'static>(
     parse: fn(&str) -> Result<T, ValueError>,
 ) -> impl Fn(&str) -> Result<T, Rejected> + Clone + Send + Sync + 'static {
     move |s| Ok(parse(s)?)
+}
+
+/// A frequency above the readable `kernel.perf_event_max_sample_rate`
+/// that no integer type holds: refused in the sysctl's words, as a
+/// smaller one above the limit is when the capture starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct AboveSampleRate(pub String);
+
+impl std::fmt::Display for AboveSampleRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AboveSampleRate {}
+
+/// `-F`: a positive integer; one too large for u64 is above any sample
+/// rate the kernel allows, so it gets the sysctl's message when that
+/// limit is readable.
+pub(super) fn frequency(s: &str) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
+    match values::positive_int(s) {
+        Err(ValueError::AtMost(m)) => match max_sample_rate() {
+            Some(max) if max > 0 => Err(AboveSampleRate(above_sample_rate(s.trim(), max)).into()),
+            _ => Err(Rejected::from(ValueError::AtMost(m)).into()),
+        },
+        r => r.map_err(|e| Rejected::from(e).into()),
+    }
 }
 
 pub(super) fn event(s: &str) -> Result<Event, Rejected> {

@@ -18,13 +18,27 @@ fn denied(e: Errno) -> bool {
 
 /// Listing objects of one kind: as `brr prog` (or `map`, ...) would fail.
 fn listing(f: &Facts, walked: Result<u32, Errno>) -> Why {
+    first_step(f, walked, LIST)
+}
+
+const LIST: &str = "list eBPF object IDs";
+/// What `activity`, `top` and `exporter` ask the kernel before they list.
+const ENABLE_STATS: &str = "enable eBPF runtime statistics";
+/// What `dump` and `dump-compare` ask first (`ID` is the one given).
+const OPEN_BY_ID: &str = "open eBPF object id ID";
+
+/// A command whose first bpf() call is `step`, judged by how walking the
+/// object IDs went: the kernel refuses each of these calls for the same
+/// reason (CAP_SYS_ADMIN, or no bpf() at all), so the command fails on
+/// `step` with the walk's error.
+fn first_step(f: &Facts, walked: Result<u32, Errno>, step: &str) -> Why {
     match walked {
         Ok(_) => Ok(()),
         Err(e) if denied(e) => Err(format!(
-            "permission denied while trying to list eBPF object IDs; {}",
+            "permission denied while trying to {step}; {}",
             privilege::denial_hint(Operation::BpfObjects, f.caps)
         )),
-        Err(e) => Err(BrrError::bpf("list eBPF object IDs", e).message()),
+        Err(e) => Err(BrrError::bpf(step, e).message()),
     }
 }
 
@@ -53,7 +67,7 @@ fn perf(f: &Facts) -> Why {
 }
 
 /// `brr perf-events`: fails only when nothing opens for lack of
-/// privilege (the first refused event in table order); lists nothing when
+/// privilege (naming the event `auto` reports); lists nothing when
 /// nothing opens for lack of support.
 fn perf_listing(f: &Facts) -> Why {
     match events::listing_from_probes(&f.perf.events) {
@@ -136,7 +150,8 @@ fn works_but(command: &'static str, note: Option<String>) -> Verdict {
 /// Every command brr has that touches the kernel, in usage order.
 pub(crate) fn all(f: &Facts) -> Vec<Verdict> {
     let progs = listing(f, f.objects.progs);
-    let activity = progs.clone().and_then(|()| stats(f));
+    let activity = first_step(f, f.objects.progs, ENABLE_STATS).and_then(|()| stats(f));
+    let opened = first_step(f, f.objects.progs, OPEN_BY_ID);
     let profile = perf(f)
         .and_then(|()| progs.clone())
         .and_then(|()| attribution(f));
@@ -157,16 +172,16 @@ pub(crate) fn all(f: &Facts) -> Vec<Verdict> {
                 "helper-call targets show as 0: kernel addresses are hidden by {by}"
             )),
         ),
-        _ => verdict("dump", progs.clone()),
+        _ => verdict("dump", opened.clone()),
     };
-    let dump_compare = progs.clone().and_then(|()| {
+    let dump_compare = opened.and_then(|()| {
         if f.bpftool {
             Ok(())
         } else {
             Err("bpftool is not in PATH".into())
         }
     });
-    let exporter = progs.clone().and_then(|()| {
+    let exporter = first_step(f, f.objects.progs, ENABLE_STATS).and_then(|()| {
         stats(f).map_err(|why| {
             format!("{why}; exporter --no-stats serves everything but the run counters")
         })

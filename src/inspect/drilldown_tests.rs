@@ -211,6 +211,7 @@ fn profile() -> ProfileInput {
             ],
             native: vec![],
             interrupt_samples: 0,
+            interrupts: Vec::new(),
         }),
         line_limit: 4,
         warnings: vec![],
@@ -494,6 +495,70 @@ fn interrupts_have_a_row_of_their_own() {
     // Without interrupts, no such row.
     let dd = build(&p, Some(&profile()), &Options::default());
     assert!(dd.rows.iter().all(|r| r.text != INTERRUPTS_ROW));
+}
+
+/// The interrupts' row expands, as the helper rows do, to its entry points
+/// and the lines they interrupted; the row keeps what the line limit left
+/// out, and `%THIS` still adds up.
+#[test]
+fn interrupts_row_expands_to_entries_and_lines() {
+    use crate::inspect::profile::InterruptRow;
+    let p = markers_program();
+    let mut prof = profile();
+    if let Some(q) = prof.program.as_mut() {
+        q.interrupt_samples = 5;
+        q.interrupts = vec![
+            InterruptRow {
+                samples: 3,
+                entry: "asm_sysvec_apic_timer_interrupt".into(),
+                bpf_file: Some("/src/dir/x.bpf.c".into()),
+                bpf_line: Some(107),
+                bpf_source: Some("\t\tif (c)".into()),
+                ..Default::default()
+            },
+            InterruptRow {
+                samples: 1,
+                entry: "asm_common_interrupt".into(),
+                ..Default::default()
+            },
+        ];
+    }
+    let dd = build(&p, Some(&prof), &Options::default());
+    let at = dd
+        .rows
+        .iter()
+        .position(|r| r.text == INTERRUPTS_ROW)
+        .unwrap();
+    let row = &dd.rows[at];
+    assert_eq!((row.samples, row.children.len()), (1, 2));
+    let kids: Vec<(&str, u64, Option<usize>)> = row
+        .children
+        .iter()
+        .map(|&c| {
+            (
+                dd.rows[c].text.as_str(),
+                dd.rows[c].samples,
+                dd.rows[c].parent,
+            )
+        })
+        .collect();
+    assert_eq!(
+        kids,
+        [
+            (
+                "asm_sysvec_apic_timer_interrupt at x.bpf.c:107: if (c)",
+                3,
+                Some(at)
+            ),
+            ("asm_common_interrupt at -", 1, Some(at)),
+        ]
+    );
+    let out = text(&dd, false);
+    assert_eq!(this_total(&out), 10_000, "{out}");
+    assert!(
+        out.contains("asm_sysvec_apic_timer_interrupt at x.bpf.c:107"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -45,7 +45,13 @@ pub(crate) struct DrillProfile {
     /// Samples of interrupts that arrived while the program ran: not in
     /// `inclusive_samples`, shown on a row of their own.
     pub interrupt_samples: u64,
+    /// Those samples by entry point and interrupted line, as retained by
+    /// `--line-limit` (the row lists them; it keeps the rest itself).
+    pub interrupts: Vec<InterruptRow>,
 }
+
+/// Interrupt samples of one entry point while one line ran.
+pub(crate) use crate::model::profile::InterruptHotspot as InterruptRow;
 
 /// A finished capture as the drilldown sees it.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -250,11 +250,20 @@ pub(crate) fn check_frequency(freq: u64) -> Result<Option<i64>> {
 
 pub(crate) fn check_frequency_against(freq: u64, max: Option<i64>) -> Result<()> {
     match max {
-        Some(m) if m > 0 && freq > m as u64 => Err(BrrError::Unsupported(format!(
-            "requested perf sample frequency {freq} Hz exceeds current kernel.perf_event_max_sample_rate {m} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+        Some(m) if m > 0 && freq > m as u64 => Err(BrrError::Unsupported(above_sample_rate(
+            &freq.to_string(),
+            m,
         ))),
         _ => Ok(()),
     }
+}
+
+/// The refusal of a frequency above the sysctl's limit; `freq` is text so
+/// that a number too large for any integer type is named as it was typed.
+pub(crate) fn above_sample_rate(freq: &str, max: i64) -> String {
+    format!(
+        "requested perf sample frequency {freq} Hz exceeds current kernel.perf_event_max_sample_rate {max} Hz; lower -F/--frequency or raise /proc/sys/kernel/perf_event_max_sample_rate"
+    )
 }
 
 /// Parse a sysfs CPU list such as `0-3,5,7-8`.
@@ -351,11 +360,25 @@ pub(crate) fn listing_from_probes(
         })
         .collect();
     if out.is_empty() {
-        let denied = results
+        // Name the event `auto` reports when nothing opens (cpu-clock, the
+        // one every host has), not the first refused: a host without a PMU
+        // could not open cycles:ppp even with the privilege.
+        let denied = |(e, r): &(EventSpec, std::result::Result<(), Errno>)| match r {
+            Err(errno @ Errno(libc::EPERM | libc::EACCES)) => Some((e.name, *errno)),
+            _ => None,
+        };
+        let refused = AUTO_CANDIDATES
             .iter()
-            .find(|(_, r)| matches!(r, Err(Errno(libc::EPERM | libc::EACCES))));
-        if let Some((e, Err(errno))) = denied {
-            return Err(open_error(e.name, *errno));
+            .rev()
+            .find_map(|n| {
+                results
+                    .iter()
+                    .filter(|(e, _)| e.name == *n)
+                    .find_map(denied)
+            })
+            .or_else(|| results.iter().find_map(denied));
+        if let Some((name, errno)) = refused {
+            return Err(open_error(name, errno));
         }
     }
     Ok(out)
@@ -507,7 +530,7 @@ pub(crate) mod tests {
         let e = listing_from_probes(&results(&[], Errno(libc::EACCES))).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.render().starts_with(
-            "brr: permission denied while opening perf event cycles:ppp; needs CAP_PERFMON"
+            "brr: permission denied while opening perf event cpu-clock; needs CAP_PERFMON"
         ));
     }
 }

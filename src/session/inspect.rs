@@ -150,6 +150,7 @@ pub(crate) fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
             .flat_map(|a| a.all.iter().map(|n| n.row.clone()))
             .collect(),
         interrupt_samples: p.interrupt_samples,
+        interrupts: p.interrupts.rows.iter().map(|r| r.row.clone()).collect(),
     });
     let telemetry = &report.capture.telemetry;
     ProfileInput {
@@ -204,6 +205,11 @@ mod tests {
                     kh(1, "a", 0, 5),
                 ],
                 interrupt_samples: 4,
+                interrupts: vec![data::InterruptHotspot {
+                    samples: 4,
+                    entry: "asm_sysvec_apic_timer_interrupt".into(),
+                    ..Default::default()
+                }],
                 ..Default::default()
             }],
             telemetry: data::Telemetry {
@@ -226,6 +232,7 @@ mod tests {
         assert_eq!(p.inclusive_cpu_percent, 8.0);
         // Interrupts reach the drilldown apart from the program's samples.
         assert_eq!(p.interrupt_samples, 4);
+        assert_eq!(p.interrupts.iter().map(|r| r.samples).sum::<u64>(), 4);
         // The line limit keeps the hottest row of each list.
         assert_eq!(p.hotspots.len(), 1);
         assert_eq!(p.hotspots[0].samples, 7);

@@ -412,7 +412,25 @@ fn filter_matches_full_names_owner_comms_and_ids() {
             comm: "execsnoop".into(),
         }],
         held_by: None,
-        workloads: Default::default(),
+        workloads: [(
+            4242,
+            crate::model::Workload {
+                path: "/kubepods/pod1/abc".into(),
+                container: Some(crate::model::Container {
+                    runtime: crate::model::Runtime::Containerd,
+                    id: "ab".repeat(32),
+                    name: Some("nginx-sidecar".into()),
+                }),
+                pod: Some(crate::model::Pod {
+                    uid: "1".into(),
+                    namespace: Some("shop".into()),
+                    name: Some("api-0".into()),
+                    qos: None,
+                }),
+                service: None,
+            },
+        )]
+        .into(),
     });
     rs[3].prog.attached = vec![AttachPoint {
         link_id: Some(9),
@@ -435,6 +453,9 @@ fn filter_matches_full_names_owner_comms_and_ids() {
     };
     assert_eq!(search(&mut app, "execve"), vec![83]);
     assert_eq!(search(&mut app, "SNOOP"), vec![76]);
+    // The owner's pod and container, as the table names them.
+    assert_eq!(search(&mut app, "shop/API"), vec![76]);
+    assert_eq!(search(&mut app, "nginx-side"), vec![76]);
     assert_eq!(search(&mut app, "96"), vec![96]);
     // The drilldown title names the program in full, with owner and link.
     app.on_key(ch('/'));
@@ -449,6 +470,45 @@ fn filter_matches_full_names_owner_comms_and_ids() {
         about.attach.as_deref(),
         Some("trace_fentry:blk_mq_start_request")
     );
+}
+
+/// At 80 columns a long full name is cut with `…` so that CPU%, EXECS/s
+/// and AVG_NS still show; at 120 it is shown whole.
+#[test]
+fn long_names_give_way_to_the_numbers_at_80_columns() {
+    let long = "tracepoint__syscalls__sys_enter_execve_with_a_long_name";
+    for (size, whole) in [((80, 24), false), ((120, 40), true)] {
+        let mut app = App::new(config(), size, Vec::new());
+        app.start();
+        let mut rs = rows();
+        rs[2].prog.full_name = long.into();
+        app.on_msg(Msg::Window {
+            rows: rs,
+            measured: 1.0,
+        });
+        let frame = render(&app);
+        let lines: Vec<&str> = frame.lines().collect();
+        let head = lines[1];
+        for col in ["CPU%", "EXECS/s", "AVG_NS"] {
+            assert!(head.contains(col), "{size:?} {col}\n{frame}");
+        }
+        assert!(lines
+            .iter()
+            .all(|l| l.chars().count() <= usize::from(size.0)));
+        let row = lines
+            .iter()
+            .find(|l| l.contains("tracepoint__sys"))
+            .unwrap();
+        assert_eq!(row.contains(long), whole, "{frame}");
+        assert_eq!(row.contains('…'), !whole, "{frame}");
+        // The row's AVG_NS cell sits under its header.
+        let column = |l: &str, word: &str| {
+            l.find(word)
+                .and_then(|b| l.get(..b))
+                .map(|p| p.chars().count() + word.chars().count())
+        };
+        assert_eq!(column(head, "AVG_NS"), column(row, "1,543"), "{frame}");
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ use super::text::{fit, wrap, Input};
 use crate::model::profile::Payer;
 use crate::model::report::Figured;
 use crate::render::drilldown::LEGEND;
+use crate::render::listing::ActivityCol;
 use crate::render::num::{commas, fmt_g};
 
 pub(crate) use super::theme::Theme;
@@ -125,17 +126,17 @@ fn draw_main_header(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
 /// The columns shown in `w` cells: ID and NAME always, in place; of the
 /// others, whole columns from the `hcol`-th on while they fit. Also
 /// whether columns are scrolled off to the left and to the right.
-fn shown_columns(app: &App, w: usize) -> (Vec<usize>, bool, bool) {
+fn shown_columns(app: &App, widths: &[usize], w: usize) -> (Vec<usize>, bool, bool) {
     let n = app.headers.len();
     let fixed: usize = (0..n)
         .filter(|&c| app.col_fixed(c))
-        .map(|c| app.widths[c] + 2)
+        .map(|c| widths[c] + 2)
         .sum();
     let mut used = fixed;
     let mut rank = 0;
     let mut right = false;
     let mut cols = Vec::new();
-    for c in 0..n {
+    for (c, &width) in widths.iter().enumerate().take(n) {
         if app.col_fixed(c) {
             cols.push(c);
             continue;
@@ -146,8 +147,8 @@ fn shown_columns(app: &App, w: usize) -> (Vec<usize>, bool, bool) {
         }
         // Whole columns only: a cut-off number reads as a real, smaller
         // value.
-        if !right && used + app.widths[c] + 2 <= w {
-            used += app.widths[c] + 2;
+        if !right && used + width + 2 <= w {
+            used += width + 2;
             cols.push(c);
         } else {
             right = true;
@@ -156,10 +157,39 @@ fn shown_columns(app: &App, w: usize) -> (Vec<usize>, bool, bool) {
     (cols, app.hcol > 0, right)
 }
 
+/// NAME never narrower than this, however small the terminal.
+const NAME_MIN: usize = 8;
+
+/// The column widths drawn in `w` cells: a long NAME gives way, cut with
+/// `…` as top and bpftop cut theirs, so that the scrolling columns from the
+/// first shown through AVG_NS (CPU% and EXECS/s with it) fit beside it.
+fn drawn_widths(app: &App, w: usize) -> Vec<usize> {
+    let mut widths = app.widths.clone();
+    let Some(name) = app.cols.iter().position(|c| *c == ActivityCol::Name) else {
+        return widths;
+    };
+    let fixed: usize = (0..widths.len())
+        .filter(|&c| c != name && app.col_fixed(c))
+        .map(|c| widths[c] + 2)
+        .sum();
+    let scrolling: Vec<usize> = (0..widths.len())
+        .filter(|&c| !app.col_fixed(c))
+        .skip(app.hcol)
+        .collect();
+    let through = scrolling
+        .iter()
+        .position(|&c| app.cols[c] == ActivityCol::AvgNs)
+        .map_or(1, |at| at + 1);
+    let kept: usize = scrolling.iter().take(through).map(|&c| widths[c] + 2).sum();
+    let room = w.saturating_sub(fixed + kept + 2);
+    widths[name] = widths[name].min(room.max(NAME_MIN));
+    widths
+}
+
 /// The header line with `‹` where columns are scrolled off to the left
 /// (after the columns that stay in place) and `›` at its end when some are
 /// off to the right.
-fn marked_header(app: &App, cols: &[usize], left: bool, right: bool) -> String {
+fn marked_header(app: &App, widths: &[usize], cols: &[usize], left: bool, right: bool) -> String {
     let mut s = String::new();
     let mut left_marked = !left;
     for &c in cols {
@@ -167,7 +197,11 @@ fn marked_header(app: &App, cols: &[usize], left: bool, right: bool) -> String {
         left_marked |= first_scrolled;
         s.push(if first_scrolled { '‹' } else { ' ' });
         let text = app.header_text(c, app.headers[c]);
-        s.push_str(&pad(&text, app.widths[c], !app.cols[c].left_aligned()));
+        s.push_str(&pad(
+            &fit(&text, widths[c]),
+            widths[c],
+            !app.cols[c].left_aligned(),
+        ));
         s.push(' ');
     }
     if !left_marked {
@@ -185,18 +219,19 @@ fn marked_header(app: &App, cols: &[usize], left: bool, right: bool) -> String {
 /// Column headers and the visible rows, scrolled by whole columns.
 fn draw_main_table(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
-    let (cols, left, right) = shown_columns(app, w);
+    let widths = drawn_widths(app, w);
+    let (cols, left, right) = shown_columns(app, &widths, w);
     let render_row = |cells: &dyn Fn(usize) -> String| -> String {
         let mut s = String::new();
         for &c in &cols {
             let right = !app.cols[c].left_aligned();
             s.push(' ');
-            s.push_str(&pad(&cells(c), app.widths[c], right));
+            s.push_str(&pad(&fit(&cells(c), widths[c]), widths[c], right));
             s.push(' ');
         }
         skip_take(&s, 0, w)
     };
-    let header = skip_take(&marked_header(app, &cols, left, right), 0, w);
+    let header = skip_take(&marked_header(app, &widths, &cols, left, right), 0, w);
     line_at(
         f,
         area,
@@ -225,7 +260,7 @@ fn draw_main_bottom(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     let w = area.width as usize;
     let status = match &app.filter_input {
         Some(i) => format!(
-            " filter (name, type or ID): {}▏  Enter keeps, Esc clears",
+            " filter (name/type/ID/owner/pod/container): {}▏  Enter keeps, Esc clears",
             i.text
         ),
         None => format!(" {}", app.status),

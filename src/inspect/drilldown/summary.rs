@@ -4,7 +4,7 @@
 
 use super::rows::{child_row, child_text};
 use super::{Disasm, Drilldown, NativeRow, Row, RowKind};
-use crate::inspect::profile::{DrillProfile, KernelRow};
+use crate::inspect::profile::{DrillProfile, InterruptRow, KernelRow};
 
 /// Split `units` over `counts` in proportion to `counts / denom` by the
 /// largest-remainder rule; ties go to the earlier position. Only positive
@@ -56,6 +56,22 @@ impl Unshown {
     }
 }
 
+/// An interrupt child row: the entry point, then the line it interrupted
+/// (`-` without a line record), as the text report's interrupt table
+/// names them.
+fn interrupt_text(h: &InterruptRow) -> String {
+    let file = h
+        .bpf_file
+        .as_deref()
+        .map(|f| f.rsplit('/').next().unwrap_or(f));
+    let source = h.bpf_source.as_deref().map(str::trim).unwrap_or_default();
+    match (file, h.bpf_line) {
+        (Some(f), Some(l)) if source.is_empty() => format!("{} at {f}:{l}", h.entry),
+        (Some(f), Some(l)) => format!("{} at {f}:{l}: {source}", h.entry),
+        _ => format!("{} at -", h.entry),
+    }
+}
+
 /// The row of interrupts that arrived while the program ran.
 pub(crate) const INTERRUPTS_ROW: &str = "Interrupts while the program ran (not its calls)";
 
@@ -63,6 +79,8 @@ pub(crate) const INTERRUPTS_ROW: &str = "Interrupts while the program ran (not i
 /// without source metadata: the summary rows that list where they went.
 const DIRECT_UNMAPPED: usize = 0;
 const UNDER_UNMAPPED: usize = 4;
+/// The interrupts' row, which lists their entry points and lines.
+const INTERRUPTS: usize = 9;
 
 /// The summary rows' counts and texts, in display order.
 fn summary_labels(
@@ -261,6 +279,11 @@ impl Drilldown {
                 UNDER_UNMAPPED => uncalled
                     .iter()
                     .map(|k| child_row(child_text(k, self.exact_ips), k.samples))
+                    .collect(),
+                INTERRUPTS => p
+                    .interrupts
+                    .iter()
+                    .map(|h| child_row(interrupt_text(h), h.samples))
                     .collect(),
                 _ => Vec::new(),
             };

@@ -43,7 +43,7 @@ pub(crate) const MAIN_HELP: [(&str, &str); 19] = [
     ("d", "Refresh delay"),
     ("s / S", "Next sort column / reverse"),
     ("< / >", "Previous / next sort column"),
-    ("/", "Filter by name, type or ID"),
+    ("/", "Filter: name/type/ID/owner/pod"),
     ("Esc", "Close dialog / clear filter"),
     ("g", "History chart of the program"),
     ("h", "Toggle this help"),
@@ -220,11 +220,7 @@ impl App {
                         || p.display_name().to_lowercase().contains(&needle)
                         || p.prog_type.to_lowercase().contains(&needle)
                         || p.id.to_string().contains(&needle)
-                        || p.keepers.as_ref().is_some_and(|k| {
-                            k.owners
-                                .iter()
-                                .any(|o| o.comm.to_lowercase().contains(&needle))
-                        })
+                        || p.keepers.as_ref().is_some_and(|k| owners_match(k, &needle))
                 }
             })
             .collect();
@@ -412,4 +408,24 @@ impl App {
         fx.extend(self.measure_now());
         fx
     }
+}
+
+/// Whether an owner's comm, or the pod (`namespace/name`) or container
+/// name it runs in, contains `needle` (already lowercase).
+fn owners_match(k: &crate::model::Keepers, needle: &str) -> bool {
+    let has = |t: &str| t.to_lowercase().contains(needle);
+    k.owners.iter().any(|o| has(&o.comm))
+        || k.workloads.values().any(|w| {
+            let pod = w.pod.as_ref().is_some_and(|p| {
+                let ns = p.namespace.as_deref().unwrap_or("");
+                let name = p.name.as_deref().unwrap_or("");
+                has(&format!("{ns}/{name}"))
+            });
+            let container = w
+                .container
+                .as_ref()
+                .and_then(|c| c.name.as_deref())
+                .is_some_and(has);
+            pod || container
+        })
 }
