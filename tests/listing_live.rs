@@ -113,6 +113,9 @@ fn prog_lists_fixture_in_all_formats() {
     assert_eq!(doc["metadata"], serde_json::json!({}));
     let item = item_with_id(&doc, p.id);
     let info = p.info().unwrap();
+    let (verified, misses) = p.counters().unwrap();
+    let null_or = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
+    let verified = verified.map(u64::from);
     assert_eq!(item["type"], "socket_filter");
     assert_eq!(item["name"], SocketFilterFixture::PROG_NAME);
     assert_eq!(item["tag"], p.tag_hex());
@@ -140,8 +143,8 @@ fn prog_lists_fixture_in_all_formats() {
         loaded_at,
         info.created_by_uid,
         info.gpl_compatible != 0,
-        info.verified_insns,
-        info.recursion_misses,
+        null_or(verified),
+        null_or(misses),
         own_memlock(p.fd.as_fd()),
     );
     // The maps' memlock is -x work (a walk over every map and program).
