@@ -783,7 +783,9 @@ pub fn btf_info(fd: impl AsFd, with_data: bool) -> Result<(BtfInfo, String, Vec<
     match get_info(fd, &mut info) {
         // Before 5.11 the kernel's bpf_btf_info ends after `id`, and it
         // refuses a longer struct whose tail is not zero: ask again
-        // without the name (such a kernel names no BTF object).
+        // without the name (such a kernel names no BTF object, and gives
+        // its own vmlinux BTF no ID at all: the commit that added the name
+        // fields also gave vmlinux BTF its ID, so there is nothing to name).
         Err(Errno(libc::E2BIG)) => {
             name.fill(0);
             info = BtfInfo::default();
