@@ -39,6 +39,9 @@ pub(crate) fn compute(
     compute_owned(base, current.to_vec(), all, limit)
 }
 
+/// A program's run count, run time and recursion misses at the base.
+type Before = (u64, u64, Option<u64>);
+
 /// [`compute`] taking `current` over: the rows own its programs, so that
 /// a window of thousands of programs is not copied once more.
 pub(crate) fn compute_owned<B: Counted>(
@@ -54,7 +57,7 @@ pub(crate) fn compute_owned<B: Counted>(
     };
     // Snapshots come in ID order: the base is then read in step with
     // `current`, front to back, with no table and no search.
-    let by_id: Option<HashMap<u32, (u64, u64, u64)>> =
+    let by_id: Option<HashMap<u32, Before>> =
         (!base.is_sorted_by_key(id)).then(|| base.iter().map(|b| (id(b), counters(b))).collect());
     let mut at = 0usize;
     let mut before = |want: u32| match &by_id {
@@ -73,11 +76,13 @@ pub(crate) fn compute_owned<B: Counted>(
     let rows: Vec<ActivityRow> = current
         .into_iter()
         .map(|p| {
-            let (c0, t0, m0) = before(p.id).unwrap_or((0, 0, 0));
+            let (c0, t0, m0) = before(p.id).unwrap_or((0, 0, None));
             ActivityRow {
                 run_count_delta: p.run_count.saturating_sub(c0),
                 run_time_ns_delta: p.run_time_ns.saturating_sub(t0),
-                recursion_misses_delta: p.recursion_misses.saturating_sub(m0),
+                recursion_misses_delta: p
+                    .recursion_misses
+                    .map(|m| m.saturating_sub(m0.unwrap_or(0))),
                 prog: p,
             }
         })
@@ -171,7 +176,7 @@ mod tests {
             prog: p(1, 35101434, 2807731032),
             run_count_delta: 3939893,
             run_time_ns_delta: 486420680,
-            recursion_misses_delta: 0,
+            recursion_misses_delta: Some(0),
         };
         assert_eq!(format!("{:.4}", r.cpu_pct(2.0)), "24.3210");
         assert_eq!(r.execs_per_sec(2.0), 1969946.0);
@@ -182,7 +187,7 @@ mod tests {
             prog: p(1, 0, 0),
             run_count_delta: n,
             run_time_ns_delta: 0,
-            recursion_misses_delta: 0,
+            recursion_misses_delta: Some(0),
         };
         // Round half to even: 1/2 -> 0, 3/2 -> 2, 5/2 -> 2.
         assert_eq!(half(1).execs_per_sec(2.0), 0.0);

@@ -160,7 +160,20 @@ fn helper_samples_sit_under_the_hot_line() {
     let fx = HelperFixture::load().expect("load helper fixture");
     let load = fx.spawn_load(Duration::from_millis(2500));
     let doc = kernel_profile_while(load);
-    let p = program(&doc, fx.prog.id).expect("helper fixture profiled");
+    let p = program(&doc, fx.prog.id).unwrap_or_else(|| {
+        // Say what the profile did see, so that a kernel where this fails
+        // tells why (no samples at all, or samples given to other code).
+        let seen: Vec<String> = doc["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| format!("{} {} {}", p["id"], p["name"], p["samples"]))
+            .collect();
+        panic!(
+            "helper fixture {} profiled; programs seen: {seen:?}; metadata: {}",
+            fx.prog.id, doc["metadata"]
+        )
+    });
     let under = num(p, "kernel_samples");
     assert!(under >= 100, "kernel samples under the program: {under}");
     let rows = p.get("kernel_hotspots").unwrap().as_array().unwrap();

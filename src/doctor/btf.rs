@@ -18,6 +18,10 @@ pub(crate) struct Features {
     pub jited_line_info: Option<bool>,
     /// `PERF_SAMPLE_CGROUP` in `enum perf_event_sample_format`.
     pub sample_cgroup: Option<bool>,
+    /// `recursion_misses` in `struct bpf_prog_info`.
+    pub recursion_misses: Option<bool>,
+    /// `verified_insns` in `struct bpf_prog_info`.
+    pub verified_insns: Option<bool>,
 }
 
 /// The features in a vmlinux BTF blob.
@@ -41,6 +45,8 @@ pub(crate) fn features(data: &[u8]) -> Features {
         },
         jited_line_info: has("bpf_prog_info", "jited_line_info"),
         sample_cgroup: has("perf_event_sample_format", "PERF_SAMPLE_CGROUP"),
+        recursion_misses: has("bpf_prog_info", "recursion_misses"),
+        verified_insns: has("bpf_prog_info", "verified_insns"),
     }
 }
 
@@ -60,7 +66,16 @@ mod tests {
                 &["BPF_MAP_CREATE", "BPF_LINK_GET_NEXT_ID", "BPF_ENABLE_STATS"],
             ),
             (KIND_STRUCT, "bpf_link_info", &["type", "id", "prog_id"]),
-            (KIND_STRUCT, "bpf_prog_info", &["type", "jited_line_info"]),
+            (
+                KIND_STRUCT,
+                "bpf_prog_info",
+                &[
+                    "type",
+                    "jited_line_info",
+                    "recursion_misses",
+                    "verified_insns",
+                ],
+            ),
             (
                 KIND_ENUM64,
                 "perf_event_sample_format",
@@ -74,6 +89,8 @@ mod tests {
                 link_info: Some(true),
                 jited_line_info: Some(true),
                 sample_cgroup: Some(true),
+                recursion_misses: Some(true),
+                verified_insns: Some(true),
             }
         );
         // An older kernel: the types are there, the values are not.
@@ -89,6 +106,8 @@ mod tests {
                 link_info: Some(false),
                 jited_line_info: Some(false),
                 sample_cgroup: Some(false),
+                recursion_misses: Some(false),
+                verified_insns: Some(false),
             }
         );
         // Types not described at all: no answer.

@@ -111,7 +111,10 @@ fn feature_check(ft: &Feature, source: &str) -> Check {
         Some(false) => row(
             ft.name,
             ft.without,
-            format!("the kernel lacks it ({source}): {}", ft.loses),
+            format!(
+                "the kernel lacks it (added in {major}.{minor}; {source}): {}",
+                ft.loses
+            ),
             Some(&format!("run Linux {major}.{minor} or later")),
         ),
         None => row(
@@ -183,6 +186,41 @@ fn features(f: &Facts) -> Vec<Check> {
                 loses: "profile's TRIGGERED BY shows no cgroup",
             },
             cgroup.1,
+        ),
+        (
+            Feature {
+                name: "recursion_misses",
+                have: feature(f.features.recursion_misses, v, (5, 12)),
+                since: (5, 12),
+                uses: "programs' recursion_misses and activity's MISSES",
+                without: Status::Limited,
+                loses: "recursion_misses is null and MISSES `-`",
+            },
+            source(f.features.recursion_misses, (5, 12)),
+        ),
+        (
+            Feature {
+                name: "verified_insns",
+                have: feature(f.features.verified_insns, v, (5, 16)),
+                since: (5, 16),
+                uses: "programs' verified_insns",
+                without: Status::Limited,
+                loses: "verified_insns is null",
+            },
+            source(f.features.verified_insns, (5, 16)),
+        ),
+        (
+            Feature {
+                name: "perf_event link info",
+                // The link info's union says nothing in BTF about this
+                // member by name, so the release decides.
+                have: feature(None, v, (6, 6)),
+                since: (6, 6),
+                uses: "perf_event links name their kprobe, uprobe, tracepoint or event",
+                without: Status::Limited,
+                loses: "perf_event links show no target",
+            },
+            source(None, (6, 6)),
         ),
     ];
     list.iter()

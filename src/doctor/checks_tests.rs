@@ -74,6 +74,32 @@ fn a_root_host_is_all_ok_but_the_pmu() {
         .contains("--event auto picks cpu-clock"));
 }
 
+/// A 5.10 kernel: its BTF's bpf_prog_info has neither counter, and its
+/// perf_event links carry no info; each is named with the release that
+/// added it.
+#[test]
+fn a_5_10_kernel_names_what_it_lacks_and_since_when() {
+    let mut f = root_host();
+    f.release = Some("5.10.0-35-amd64".into());
+    f.features.recursion_misses = Some(false);
+    f.features.verified_insns = Some(false);
+    for (name, since) in [
+        ("recursion_misses", "5.12"),
+        ("verified_insns", "5.16"),
+        ("perf_event link info", "6.6"),
+    ] {
+        let c = get(&f, name);
+        assert_eq!(c.status, Status::Limited, "{c:?}");
+        assert!(c.detail.contains(&format!("added in {since}")), "{c:?}");
+        assert_eq!(c.fix, Some(format!("run Linux {since} or later")));
+    }
+    // Without BTF the release decides: 5.15 has recursion_misses only.
+    f.release = Some("5.15.0".into());
+    f.features = Default::default();
+    assert_eq!(status(&f, "recursion_misses"), Status::Ok);
+    assert_eq!(status(&f, "verified_insns"), Status::Limited);
+}
+
 #[test]
 fn kernel_features_from_btf_or_version() {
     let mut f = root_host();

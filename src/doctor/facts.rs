@@ -300,6 +300,8 @@ pub(crate) mod tests {
                 link_info: Some(true),
                 jited_line_info: Some(true),
                 sample_cgroup: Some(true),
+                recursion_misses: Some(true),
+                verified_insns: Some(true),
             },
             sysctl: Sysctls {
                 kptr_restrict: Sysctl::Value(0),

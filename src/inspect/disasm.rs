@@ -337,6 +337,19 @@ fn jmp_op(op: u8) -> Option<&'static str> {
 fn atomic(s: &Slot) -> String {
     let w = if s.opcode & 0x18 == 0x18 { "64" } else { "" };
     let m = format!("({} *)(r{} {:+})", size_name(s.opcode, false), s.dst, s.off);
+    // Load-acquire and store-release (6.15), as the kernel's disassembler
+    // writes them: the load reads from the source register's address.
+    match s.imm {
+        0x100 => {
+            let size = size_name(s.opcode, false);
+            return format!(
+                "r{} = load_acquire(({size} *)(r{} {:+}))",
+                s.dst, s.src, s.off
+            );
+        }
+        0x110 => return format!("store_release({m}, r{})", s.src),
+        _ => {}
+    }
     let fetch = s.imm & 1 != 0;
     let name = match s.imm & !1 {
         0x00 => "add",
@@ -345,8 +358,6 @@ fn atomic(s: &Slot) -> String {
         0xa0 => "xor",
         0xe0 => "xchg",
         0xf0 => "cmpxchg",
-        0x100 => return format!("r{} = load_acquire(*{m})", s.dst),
-        0x110 => return format!("store_release(*{m}, r{})", s.src),
         _ => return format!("invalid atomic op 0x{:x}", s.imm),
     };
     match name {
@@ -551,6 +562,24 @@ mod tests {
             t(ins(0xc3, 2, 3, 4, 0xf1)),
             "r0 = atomic_cmpxchg((u32 *)(r2 +4), r0, r3)"
         );
+        // BPF_ATOMIC_OP(BPF_DW, BPF_LOAD_ACQ, BPF_REG_0, BPF_REG_1, 0) and
+        // BPF_ATOMIC_OP(BPF_W, BPF_STORE_REL, BPF_REG_10, BPF_REG_1, -8),
+        // as bytes: BPF_STX|BPF_ATOMIC|size, src<<4|dst, off, imm.
+        let raw = |b: [u8; 8]| t(Slot::from_bytes(0, b));
+        assert_eq!(
+            raw([0xdb, 0x10, 0, 0, 0x00, 0x01, 0, 0]),
+            "r0 = load_acquire((u64 *)(r1 +0))"
+        );
+        assert_eq!(
+            raw([0xc3, 0x1a, 0xf8, 0xff, 0x10, 0x01, 0, 0]),
+            "store_release((u32 *)(r10 -8), r1)"
+        );
+        assert_eq!(
+            raw([0xd3, 0x21, 0x02, 0x00, 0x00, 0x01, 0, 0]),
+            "r1 = load_acquire((u8 *)(r2 +2))"
+        );
+        // An atomic op the kernel may add later is named, not guessed.
+        assert_eq!(t(ins(0xdb, 0, 1, 0, 0x120)), "invalid atomic op 0x120");
         assert_eq!(t(ins(0x15, 1, 0, 54, -1)), "if r1 == 0xffffffff goto pc+54");
         assert_eq!(t(ins(0x5d, 1, 2, -3, 0)), "if r1 != r2 goto pc-3");
         assert_eq!(t(ins(0x16, 1, 0, 2, 5)), "if w1 == 0x5 goto pc+2");

@@ -120,7 +120,7 @@ pub(crate) fn image_from_detail(d: ProgDetail, btf: &BtfData) -> ProgramImage {
     let lines = parse_lines(&d.line_info, d.line_info_rec_size, &d.jited_line_info, btf);
     let funcs = parse_funcs(&d.func_info, d.func_info_rec_size, btf);
     let jit = jit_ranges(&d.jited_ksyms, &d.jited_func_lens, &funcs);
-    let mut program = program_from_info(&d.info, d.map_ids);
+    let mut program = program_from_info(&d.info, d.info_len, d.map_ids);
     // The main function is the func_info record at instruction 0.
     if let Some(name) = funcs
         .iter()

@@ -320,6 +320,10 @@ fn perf_event(
                 Some(perf_event_name(e.type_, e.config)),
             )
         }
+        // BPF_PERF_EVENT_UNSPEC: kernels before 6.6 fill no perf_event
+        // link info at all, so there is nothing to tell, as for any link
+        // whose target is not known.
+        0 => (None, None),
         n => (Some(format!("unknown({n})")), None),
     }
 }
@@ -747,6 +751,9 @@ mod tests {
         assert_eq!(dec(p, None, &mut NoNames).1, s("type 8 config 0x1c2"));
         p.set_perf_event_type(9);
         assert_eq!(dec(p, None, &mut NoNames), (s("unknown(9)"), None));
+        // A 6.1 kernel leaves the union zero: no attach type, no target.
+        p.set_perf_event_type(0);
+        assert_eq!(dec(p, None, &mut NoNames), (None, None));
     }
 
     #[test]

@@ -204,6 +204,9 @@ mod tests {
         assert_eq!(attach_type(17), "flow_dissector");
         assert_eq!(attach_type(47), "tcx_egress");
         assert_eq!(attach_type(48), "48");
+        // Numbers newer kernels may add keep their row, named by number.
+        assert_eq!(link_type(99), "unknown(99)");
+        assert_eq!(prog_type(u32::MAX), format!("unknown({})", u32::MAX));
     }
 
     #[test]

@@ -158,7 +158,9 @@ fn collect_kind<T>(
     Ok(out)
 }
 
-pub(crate) fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Program {
+/// The row of a program from its info struct, of which the kernel filled
+/// `len` bytes.
+pub(crate) fn program_from_info(info: &bpf::ProgInfo, len: u32, map_ids: Vec<u32>) -> Program {
     Program {
         id: info.id,
         prog_type: names::prog_type(info.prog_type).into(),
@@ -172,8 +174,8 @@ pub(crate) fn program_from_info(info: &bpf::ProgInfo, map_ids: Vec<u32>) -> Prog
         btf_id: info.btf_id,
         uid: info.created_by_uid,
         gpl_compatible: info.gpl_compatible != 0,
-        verified_insns: info.verified_insns,
-        recursion_misses: info.recursion_misses,
+        verified_insns: info.verified_insns_in(len),
+        recursion_misses: info.recursion_misses_in(len),
         ..Default::default()
     }
 }
@@ -259,12 +261,12 @@ impl ProgramReader {
         known: impl FnOnce(&Program) -> KnownProg,
     ) -> Program {
         let f = self.fields;
-        let mut p = program_from_info(&l.info, l.map_ids);
+        let mut p = program_from_info(&l.info, l.len, l.map_ids);
         let k = known(&p);
         let name = f.full_name && k.full_name.is_none();
         let memlock = f.memlock && k.memlock.is_none();
         let first = if name { l.first_func } else { None };
-        let x = self.extra.complete(fd, &l.info, first, memlock);
+        let x = self.extra.complete(fd, &l.info, l.len, first, memlock);
         p.loaded_at = x.loaded_at.map(Into::into);
         if f.full_name {
             p.full_name = k.full_name.unwrap_or(x.full_name).into();
@@ -326,7 +328,7 @@ impl ProgramReader {
                     let mut p = Program::clone(&r.row);
                     p.run_time_ns = l.info.run_time_ns;
                     p.run_count = l.info.run_cnt;
-                    p.recursion_misses = l.info.recursion_misses;
+                    p.recursion_misses = l.info.recursion_misses_in(l.len);
                     p.map_ids = l.map_ids;
                     kept.push(r);
                     p

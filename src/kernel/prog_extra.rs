@@ -15,7 +15,7 @@ use rustix::time::{clock_gettime, ClockId};
 use crate::kernel::btf::BtfData;
 use crate::kernel::fdinfo;
 use crate::kernel::names;
-use crate::sys::bpf::{self, prog_info_first_func, ObjKind, ProgInfo};
+use crate::sys::bpf::{self, ObjKind, ProgInfo};
 use crate::sys::Errno;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,8 +30,10 @@ pub struct ProgExtra {
     pub loaded_at: Option<String>,
     pub created_by_uid: u32,
     pub gpl_compatible: bool,
-    pub verified_insns: u32,
-    pub recursion_misses: u64,
+    /// `None` on a kernel that does not report it (before 5.16).
+    pub verified_insns: Option<u32>,
+    /// `None` on a kernel without the counter (before 5.12).
+    pub recursion_misses: Option<u64>,
     /// From the fd's fdinfo; `None` when it could not be read.
     pub memlock_bytes: Option<u64>,
 }
@@ -65,10 +67,11 @@ pub(crate) fn full_name(
         .unwrap_or_else(|| names::object_name(kernel_name))
 }
 
-/// The pure part: fields from the info struct, the first func_info type id
-/// and the fdinfo text.
+/// The pure part: fields from the info struct (of which the kernel filled
+/// `len` bytes), the first func_info type id and the fdinfo text.
 pub(crate) fn from_parts(
     info: &ProgInfo,
+    len: u32,
     first_func_type: Option<u32>,
     btf: Option<&BtfData>,
     fdinfo_text: Option<&str>,
@@ -81,8 +84,8 @@ pub(crate) fn from_parts(
         loaded_at: boot_epoch_ns.map(|b| loaded_at(info.load_time, b)),
         created_by_uid: info.created_by_uid,
         gpl_compatible: info.gpl_compatible != 0,
-        verified_insns: info.verified_insns,
-        recursion_misses: info.recursion_misses,
+        verified_insns: info.verified_insns_in(len),
+        recursion_misses: info.recursion_misses_in(len),
         memlock_bytes: fdinfo_text.and_then(|t| fdinfo::parse_prog(t).memlock),
     }
 }
@@ -139,8 +142,8 @@ impl ExtraReader {
 
     /// Extras of the program behind `fd` (an fd brr opened by id).
     pub fn read(&mut self, fd: &OwnedFd) -> Result<ProgExtra, Errno> {
-        let (info, first) = prog_info_first_func(fd.as_fd())?;
-        Ok(self.complete(fd, &info, first, true))
+        let l = bpf::prog_info_listing(fd.as_fd(), false)?;
+        Ok(self.complete(fd, &l.info, l.len, l.first_func, true))
     }
 
     /// Extras from an info struct already read (with at most one
@@ -150,6 +153,7 @@ impl ExtraReader {
         &mut self,
         fd: &OwnedFd,
         info: &ProgInfo,
+        len: u32,
         first: Option<(u32, u32)>,
         with_fdinfo: bool,
     ) -> ProgExtra {
@@ -170,6 +174,7 @@ impl ExtraReader {
         };
         let mut extra = from_parts(
             info,
+            len,
             first.map(|(_, type_id)| type_id),
             btf,
             None,
@@ -227,6 +232,25 @@ mod tests {
         let _ = loaded_at(u64::MAX, i128::MAX / 2);
     }
 
+    /// A kernel fills its own struct's size: 5.10's bpf_prog_info ends
+    /// after run_cnt (208 bytes), 5.12 adds recursion_misses (216), 5.16
+    /// verified_insns (224). A field past the end is unknown, not 0.
+    #[test]
+    fn fields_an_older_kernel_lacks_are_none() {
+        let mut info = ProgInfo::default();
+        info.verified_insns = 7;
+        info.recursion_misses = 2;
+        let both = |len| {
+            let e = from_parts(&info, len, None, None, None, None);
+            (e.verified_insns, e.recursion_misses)
+        };
+        assert_eq!(both(208), (None, None));
+        assert_eq!(both(216), (None, Some(2)));
+        assert_eq!(both(224), (Some(7), Some(2)));
+        assert_eq!(both(232), (Some(7), Some(2)));
+        assert_eq!(both(0), (None, None));
+    }
+
     #[test]
     fn names_and_fields() {
         let (data, _) = blob("handle_sched_switch_event", &[]);
@@ -239,13 +263,16 @@ mod tests {
         info.gpl_compatible = 1;
         info.verified_insns = 1004;
         info.recursion_misses = 3;
-        let e = from_parts(&info, Some(3), Some(&btf), Some(PROG), Some(0));
+        let e = from_parts(&info, 232, Some(3), Some(&btf), Some(PROG), Some(0));
         assert_eq!(e.full_name, "handle_sched_switch_event");
         assert_eq!(e.loaded_at.as_deref(), Some("1970-01-01T00:00:05Z"));
         assert_eq!((e.created_by_uid, e.gpl_compatible), (1000, true));
-        assert_eq!((e.verified_insns, e.recursion_misses), (1004, 3));
+        assert_eq!(
+            (e.verified_insns, e.recursion_misses),
+            (Some(1004), Some(3))
+        );
         assert_eq!(e.memlock_bytes, Some(8192));
-        let e = from_parts(&info, None, Some(&btf), None, None);
+        let e = from_parts(&info, 232, None, Some(&btf), None, None);
         assert_eq!(e.full_name, "handle_sched_sw");
         assert_eq!((e.memlock_bytes, e.loaded_at), (None, None));
         assert_eq!(

@@ -9,7 +9,7 @@ pub(crate) struct Counters {
     pub id: u32,
     pub run_count: u64,
     pub run_time_ns: u64,
-    pub recursion_misses: u64,
+    pub recursion_misses: Option<u64>,
 }
 
 impl From<&Program> for Counters {
@@ -30,8 +30,8 @@ pub(crate) struct ActivityRow {
     pub run_count_delta: u64,
     pub run_time_ns_delta: u64,
     /// Runs skipped in the window because the program was already running
-    /// on that CPU.
-    pub recursion_misses_delta: u64,
+    /// on that CPU; `None` on a kernel without the counter.
+    pub recursion_misses_delta: Option<u64>,
 }
 
 impl ActivityRow {

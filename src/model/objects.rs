@@ -62,8 +62,9 @@ pub struct Program {
     pub run_time_ns: u64,
     pub run_count: u64,
     /// Runs the kernel skipped because the program was already running on
-    /// that CPU (counted whether or not statistics are on).
-    pub recursion_misses: u64,
+    /// that CPU (counted whether or not statistics are on); `None` on a
+    /// kernel without the counter (before 5.12).
+    pub recursion_misses: Option<u64>,
     pub map_ids: Vec<u32>,
     pub btf_id: u32,
     pub pinned_paths: Vec<String>,
@@ -72,7 +73,8 @@ pub struct Program {
     pub loaded_at: Option<CompactString>,
     pub uid: u32,
     pub gpl_compatible: bool,
-    pub verified_insns: u32,
+    /// `None` on a kernel that does not report it (before 5.16).
+    pub verified_insns: Option<u32>,
     pub memlock_bytes: Option<u64>,
     /// The memlock of the maps it uses, each map once; `None` when no
     /// map's memlock could be read or they were not read (without `-x`).

@@ -135,6 +135,7 @@ pub(crate) mod tests {
         info.name[..4].copy_from_slice(b"prog");
         let d = ProgDetail {
             info,
+            info_len: 232,
             map_ids: vec![],
             xlated: vec![],
             jited_ksyms: vec![0x1000, 0x2000],

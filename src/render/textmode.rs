@@ -92,13 +92,13 @@ mod tests {
                 prog: p(137, "sys_exit", 139154546, 16453388810),
                 run_count_delta: 1340491,
                 run_time_ns_delta: 155117000,
-                recursion_misses_delta: 0,
+                recursion_misses_delta: Some(0),
             },
             ActivityRow {
                 prog: p(65, "sys_enter", 0, 0),
                 run_count_delta: 0,
                 run_time_ns_delta: 0,
-                recursion_misses_delta: 0,
+                recursion_misses_delta: Some(0),
             },
         ];
         assert_eq!(

@@ -175,7 +175,7 @@ fn programs(s: &Scrape, out: &mut String) {
             "brr_prog_recursion_misses_total",
             "counter",
             "Runs skipped because the program was already running on that CPU.",
-            (|p| Some(p.recursion_misses.to_string())) as Getter,
+            (|p| p.recursion_misses.map(|m| m.to_string())) as Getter,
         ),
         (
             "brr_prog_memlock_bytes",
@@ -368,7 +368,7 @@ mod tests {
                 jited_size: 20,
                 run_count: 3,
                 run_time_ns: 1_500_000_000,
-                recursion_misses: 2,
+                recursion_misses: Some(2),
                 full_name: "a_much_longer_function_name".into(),
                 memlock_bytes: Some(4096),
                 ..Default::default()

@@ -360,6 +360,8 @@ pub fn prog_info_first_func(fd: impl AsFd) -> Result<(ProgInfo, Option<(u32, u32
 #[derive(Debug, Clone)]
 pub(crate) struct ListingInfo {
     pub info: ProgInfo,
+    /// The bytes of `info` the kernel filled (see [`filled`]).
+    pub len: u32,
     /// The first `func_info` record `(insn_off, type_id)`, if any.
     pub first_func: Option<(u32, u32)>,
     pub map_ids: Vec<u32>,
@@ -382,7 +384,7 @@ pub(crate) fn prog_info_listing(fd: impl AsFd, map_ids: bool) -> Result<ListingI
     }
     // `rec` and `ids` live until the end of this function, with the
     // lengths given above.
-    get_info(fd, &mut info)?;
+    let len = get_info(fd, &mut info)?;
     // nr_func_info now holds the program's own count; 0 means no BTF funcs.
     let first = (info.nr_func_info > 0).then_some((rec[0], rec[1]));
     ids.truncate((info.nr_map_ids as usize).min(ids.len()));
@@ -390,6 +392,7 @@ pub(crate) fn prog_info_listing(fd: impl AsFd, map_ids: bool) -> Result<ListingI
     info.map_ids = 0;
     Ok(ListingInfo {
         info,
+        len,
         first_func: first,
         map_ids: ids,
     })
@@ -443,6 +446,28 @@ const _: () = assert!(std::mem::size_of::<ProgInfo>() == 232);
 const _: () = assert!(std::mem::offset_of!(ProgInfo, btf_id) == 128);
 const _: () = assert!(std::mem::offset_of!(ProgInfo, run_time_ns) == 192);
 
+/// Whether a kernel that filled `len` bytes of an info struct has the
+/// field at `offset` of `size` bytes. The kernel copies (and reports)
+/// `min(asked, its own struct size)`, so a field past its size is one that
+/// kernel does not have, not a zero.
+pub(crate) const fn filled(len: u32, offset: usize, size: usize) -> bool {
+    len as usize >= offset + size
+}
+
+impl ProgInfo {
+    /// `recursion_misses` (5.12) when a kernel that filled `len` bytes has it.
+    pub fn recursion_misses_in(&self, len: u32) -> Option<u64> {
+        filled(len, std::mem::offset_of!(ProgInfo, recursion_misses), 8)
+            .then_some(self.recursion_misses)
+    }
+
+    /// `verified_insns` (5.16) when a kernel that filled `len` bytes has it.
+    pub fn verified_insns_in(&self, len: u32) -> Option<u32> {
+        filled(len, std::mem::offset_of!(ProgInfo, verified_insns), 4)
+            .then_some(self.verified_insns)
+    }
+}
+
 /// `struct bpf_map_info` through `map_extra` (88 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -493,6 +518,8 @@ pub struct ProgWant {
 #[derive(Debug, Clone)]
 pub struct ProgDetail {
     pub info: ProgInfo,
+    /// The bytes of `info` the kernel filled (see [`filled`]).
+    pub info_len: u32,
     pub map_ids: Vec<u32>,
     pub xlated: Vec<u8>,
     pub jited_ksyms: Vec<u64>,
@@ -681,7 +708,7 @@ fn read_detail(
     let asked_jited = info.jited_prog_insns != 0;
     // Every pointer set above refers to a Vec in `a`, which lives until the
     // end of this function, and the count beside it matches its length.
-    get_info(fd, &mut info)?;
+    let info_len = get_info(fd, &mut info)?;
 
     // The kernel reports its own counts; never trust them past our buffers.
     a.map_ids
@@ -721,6 +748,7 @@ fn read_detail(
     info.func_info = 0;
     let detail = ProgDetail {
         info,
+        info_len,
         map_ids: a.map_ids,
         xlated: a.xlated,
         jited_ksyms: a.ksyms,
@@ -755,7 +783,9 @@ pub fn btf_info(fd: impl AsFd, with_data: bool) -> Result<(BtfInfo, String, Vec<
     match get_info(fd, &mut info) {
         // Before 5.11 the kernel's bpf_btf_info ends after `id`, and it
         // refuses a longer struct whose tail is not zero: ask again
-        // without the name (such a kernel names no BTF object).
+        // without the name (such a kernel names no BTF object, and gives
+        // its own vmlinux BTF no ID at all: the commit that added the name
+        // fields also gave vmlinux BTF its ID, so there is nothing to name).
         Err(Errno(libc::E2BIG)) => {
             name.fill(0);
             info = BtfInfo::default();

@@ -135,7 +135,7 @@ mod tests {
             },
             run_count_delta: count,
             run_time_ns_delta: ns,
-            recursion_misses_delta: 0,
+            recursion_misses_delta: Some(0),
         }
     }
 

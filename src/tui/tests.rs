@@ -72,7 +72,7 @@ fn row(p: Program, dc: u64, dt: u64) -> ActivityRow {
         prog: p,
         run_count_delta: dc,
         run_time_ns_delta: dt,
-        recursion_misses_delta: 0,
+        recursion_misses_delta: Some(0),
     }
 }
 

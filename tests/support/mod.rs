@@ -232,6 +232,18 @@ impl LoadedProg {
         sys::prog_info(self.fd.as_fd())
     }
 
+    /// `verified_insns` and `recursion_misses` as brr should report them:
+    /// `None` when this kernel's bpf_prog_info ends before the field
+    /// (recursion_misses at bytes 208..216 is 5.12, verified_insns at
+    /// 216..220 is 5.16; the kernel fills its own struct's size).
+    pub(crate) fn counters(&self) -> io::Result<(Option<u32>, Option<u64>)> {
+        let d = brr::bpf::prog_detail(self.fd.as_fd(), Default::default())?;
+        Ok((
+            (d.info_len >= 220).then_some(d.info.verified_insns),
+            (d.info_len >= 216).then_some(d.info.recursion_misses),
+        ))
+    }
+
     /// Kernel-reported ids of the maps this program uses.
     pub(crate) fn map_ids(&self) -> io::Result<Vec<u32>> {
         sys::prog_map_ids(self.fd.as_fd())

@@ -69,6 +69,7 @@ pub fn decode(code: &[u8]) -> Vec<Decoded> {
 /// outside the JIT's own subset ([`super::x86_jit`]): their tables cost
 /// more to set up than a profile's whole annotation.
 struct Iced<'a> {
+    code: &'a [u8],
     decoder: Decoder<'a>,
     formatter: IntelFormatter,
     insn: Instruction,
@@ -77,6 +78,7 @@ struct Iced<'a> {
 impl<'a> Iced<'a> {
     fn new(code: &'a [u8]) -> Iced<'a> {
         Iced {
+            code,
             decoder: Decoder::with_ip(64, code, 0, DecoderOptions::NONE),
             formatter: formatter(),
             insn: Instruction::default(),
@@ -105,6 +107,11 @@ impl<'a> Iced<'a> {
             return out;
         }
         out.len = (insn.len() as u32).max(1);
+        if let Some(bytes) = self.code.get(offset..offset + insn.len()) {
+            for _ in 0..unused_operand_size_prefixes(bytes) {
+                out.text.push_str("data16 ");
+            }
+        }
         if is_direct_branch(insn) {
             self.formatter.format_mnemonic(insn, &mut out.text);
             out.text.push(' ');
@@ -204,6 +211,24 @@ pub(crate) fn decode_each(
     }
 }
 
+/// Operand-size prefixes (0x66) before the one that sets the operand size,
+/// which objdump writes as `data16` each and iced-x86 leaves out: 5.10's
+/// JIT pads with the five-byte nop `66 66 66 66 90`, objdump's
+/// `data16 data16 data16 xchg ax,ax`.
+fn unused_operand_size_prefixes(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take_while(|b| {
+            matches!(
+                b,
+                0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x66 | 0x67 | 0xf0 | 0xf2 | 0xf3
+            )
+        })
+        .filter(|&&b| b == 0x66)
+        .count()
+        .saturating_sub(1)
+}
+
 /// `call`, `jmp`, `jcc`, `loop`, `jrcxz`, `xbegin` with an immediate
 /// destination (its only operand).
 fn is_direct_branch(insn: &Instruction) -> bool {
@@ -247,6 +272,13 @@ mod tests {
         );
         assert_eq!(d[0].text, "nop dword ptr [rax+rax]");
         assert_eq!(d[1].text, "mov rax, qword ptr [rdi+0x8]");
+        // 5.10's five-byte nop, spelled as objdump spells it.
+        let nop5 = decode(&[0x66, 0x66, 0x66, 0x66, 0x90, 0x66, 0x90]);
+        let texts: Vec<&str> = nop5.iter().map(|i| i.text.as_str()).collect();
+        assert_eq!(texts, ["data16 data16 data16 xchg ax, ax", "xchg ax, ax"]);
+        let cs_nop = [0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0];
+        assert!(decode(&cs_nop)[0].text.starts_with("data16 nop word ptr"));
+        assert_eq!(decode(&[0x66, 0x66, 0x90])[0].text, "data16 xchg ax, ax");
         assert_eq!(
             (d[2].text.as_str(), d[2].dest),
             ("jne ", Some(Dest::Relative(0)))

@@ -584,7 +584,7 @@ fn hot_and_slow_from_an_activity_row() {
         },
         run_count_delta: 1_000_000,
         run_time_ns_delta: 400_000_000,
-        recursion_misses_delta: 0,
+        recursion_misses_delta: Some(0),
     };
     let h = hot_and_slow(&row, 1.0, 300);
     assert_eq!(h.map(|h| (h.kind, h.program_id)), Some(("hot_and_slow", 5)));

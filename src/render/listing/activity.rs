@@ -146,7 +146,7 @@ impl ActivityCol {
             ActivityCol::CumulNs => r.run_time_ns_total(),
             ActivityCol::Xlat => p.xlated_size as u64,
             ActivityCol::Jit => p.jited_size as u64,
-            ActivityCol::Misses => r.recursion_misses_delta,
+            ActivityCol::Misses => r.recursion_misses_delta?,
             ActivityCol::Memlock => p.memlock_bytes?,
             _ => return None,
         })
@@ -370,7 +370,7 @@ fn activity_document(
         prog: Program::default(),
         run_count_delta: 0,
         run_time_ns_delta: 0,
-        recursion_misses_delta: 0,
+        recursion_misses_delta: Some(0),
     };
     let csv_keys = csv::keys(&activity_csv_items(
         &run,

@@ -24,7 +24,7 @@ fn grouped_widths_are_the_cells_lengths() {
             prog: p,
             run_count_delta: n / 3,
             run_time_ns_delta: n / 2,
-            recursion_misses_delta: n % 1_001,
+            recursion_misses_delta: Some(n % 1_001),
         });
     }
     for d in [0.25, 1.0, 3.7, 1e-9] {
@@ -56,7 +56,8 @@ fn prog(id: u32) -> Program {
         jited_size: 90,
         run_time_ns: 0,
         run_count: 0,
-        recursion_misses: 0,
+        recursion_misses: Some(0),
+        verified_insns: Some(0),
         map_ids: vec![193, 7],
         btf_id: 278,
         pinned_paths: vec!["/sys/fs/bpf/a".into(), "/sys/fs/bpf/b,c".into()],
@@ -79,6 +80,19 @@ fn program_formats() {
         programs(&list, Format::Csv, false, false),
         "id,type,name,tag,xlated_size_bytes,jited_size_bytes,run_time_ns,run_count,map_ids,btf_id,pinned_paths,full_name,loaded_at,uid,gpl_compatible,verified_insns,recursion_misses,memlock_bytes,maps_memlock_bytes,shared_maps\n632,cgroup_skb,count_ingress,d812b1a3dc0f9a8c,144,90,,,193;7,278,\"/sys/fs/bpf/a;/sys/fs/bpf/b,c\",count_ingress,,0,false,0,0,,,"
     );
+    // A kernel without the counters (5.10): null in JSON, empty in CSV.
+    let old = [Program {
+        verified_insns: None,
+        recursion_misses: None,
+        ..prog(632)
+    }];
+    let j = programs(&old, Format::Json { pretty: false }, false, false);
+    assert!(
+        j.contains(r#""verified_insns":null,"recursion_misses":null,"#),
+        "{j}"
+    );
+    let c = programs(&old, Format::Csv, false, false);
+    assert!(c.ends_with(",count_ingress,,0,false,,,,,"), "{c}");
     let x = programs(&list, Format::Text, true, true);
     assert!(x.starts_with(" ID  TYPE        NAME           XLATED_BYTES  JITED_BYTES  RUN_CNT  RUN_TIME_NS  TAG               PINNED"));
     assert!(x.ends_with("0            0  d812b1a3dc0f9a8c  /sys/fs/bpf/a,/sys/fs/bpf/b,c  -       -       -        -       "), "{x:?}");
@@ -186,7 +200,7 @@ fn activity_formats() {
         prog: p,
         run_count_delta: 3939893,
         run_time_ns_delta: 486420680,
-        recursion_misses_delta: 0,
+        recursion_misses_delta: Some(0),
     }];
     let run = ActivityRun {
         duration: 2.0,
@@ -240,7 +254,7 @@ fn each_view_groups_its_numbers_one_way() {
         prog: p,
         run_count_delta: 2_579_372,
         run_time_ns_delta: 1000,
-        recursion_misses_delta: 1234,
+        recursion_misses_delta: Some(1234),
     }];
     let cells = |num: &dyn Fn(u64) -> String| {
         let (h, c) = activity_table(&rows, 2.0, false, true, num);
@@ -254,7 +268,14 @@ fn each_view_groups_its_numbers_one_way() {
     assert_eq!(
         cells(&crate::render::num::commas),
         ["1,289,686", "1,234", "4,096", "426,880 (1 shared)"]
-    );
+    ); // A kernel without the counter (before 5.12): `-`, not 0.
+    let old = [ActivityRow {
+        recursion_misses_delta: None,
+        ..rows[0].clone()
+    }];
+    let (h, c) = activity_table(&old, 2.0, false, true, |n: u64| n.to_string());
+    let misses = h.iter().position(|x| x.header() == "MISSES").unwrap();
+    assert_eq!(c[0][misses], "-");
 }
 
 #[test]
@@ -505,7 +526,7 @@ fn program_outputs_ask_for_exactly_the_fields_they_print() {
                     prog: q.clone(),
                     run_count_delta: 10,
                     run_time_ns_delta: 1000,
-                    recursion_misses_delta: 0,
+                    recursion_misses_delta: Some(0),
                 }]
             };
             let run = ActivityRun {
@@ -640,7 +661,7 @@ fn stream_windows_and_early_end() {
         prog: p,
         run_count_delta: 10,
         run_time_ns_delta: 1000,
-        recursion_misses_delta: 0,
+        recursion_misses_delta: Some(0),
     }];
     let run = ActivityRun {
         duration: 5.0,
