@@ -350,6 +350,11 @@ pub(super) enum Sub {
     #[command(about = "Profile BPF JIT execution with native perf_event_open sampling.")]
     Profile(ProfileCliArgs),
     #[command(
+        about = "Show what eBPF costs this host: program, dispatch and statistics.",
+        long_about = COST_ABOUT
+    )]
+    Cost(CostCliArgs),
+    #[command(
         about = "Serve per-program eBPF metrics in the Prometheus text format.",
         long_about = "Serve per-program eBPF metrics in the Prometheus text format on GET /metrics, read from the kernel at each scrape. Runs until SIGTERM or SIGINT.\n\nThe kernel counts program runs and run time only while some process holds BPF_ENABLE_STATS, so the exporter holds it for its whole life: that costs about 20 ns on every run of every eBPF program on the host. --no-stats avoids that cost and serves everything except the run counters."
     )]
@@ -504,6 +509,33 @@ pub(super) struct ProfileCliArgs {
         help = "Show addresses, full source paths and the SAMPLES column."
     )]
     pub wide: bool,
+}
+
+const COST_ABOUT: &str = "Show what eBPF costs this host. Samples every CPU with kernel callchains for the window while holding runtime statistics on, and splits each program's CPU into three parts: PROGRAM, the samples in its JIT code and what it calls (helpers, maps); DISPATCH, the samples in its hook's path from the kernel to the program and back with no program above them (the syscall tracepoint slow path, bpf_trace_run, trace_call_bpf, kprobe and fprobe handlers, trampolines, XDP, tc, cgroup and socket filter dispatchers); STATS, the clock reads and counter updates that runtime statistics add to every run while any process holds them on. A hook's dispatch goes to the programs attached there that ran, split by their runs; what brr cannot tie to a program is reported as unattributed dispatch. NS/RUN divides each part by the runs counted in the same window. Needs what `brr profile --kernel-samples` needs.";
+
+/// `brr cost` options.
+#[derive(Args, Debug)]
+pub(super) struct CostCliArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "SECONDS",
+        value_parser = checked(values::seconds),
+        help = "Capture length in seconds (default 5)."
+    )]
+    pub duration: Option<f64>,
+    #[command(flatten)]
+    pub hz: Frequency,
+    #[arg(
+        long,
+        value_name = "PROG_ID",
+        value_parser = checked(values::object_id),
+        action = clap::ArgAction::Append,
+        help = "Report only this program; repeat it for several (the host line counts every program)."
+    )]
+    pub program_id: Vec<u32>,
 }
 
 #[derive(Args, Debug)]

@@ -1,0 +1,209 @@
+//! The whole cost of each program: its own samples, and the dispatch and
+//! statistics samples of its hook tied to it. A hook's samples go to the
+//! programs attached there that ran in the window, split by their runs;
+//! what cannot be tied stays `unattributed dispatch`.
+
+use crate::model::cost::{Cost, ProgramCost, Split};
+use crate::model::profile::{DispatchKind, DispatchSamples, Profile};
+use crate::model::AttachPoint;
+
+/// A program as the window saw it: where it is attached and its runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Hooked {
+    pub id: u32,
+    pub name: String,
+    pub full_name: String,
+    pub prog_type: String,
+    pub attached: Vec<AttachPoint>,
+    /// Runs in the window (the run counter's delta).
+    pub runs: u64,
+    pub runs_per_sec: f64,
+}
+
+/// `target` without what names its place rather than the hook: a
+/// `+0x10` offset, a `module:` or `vmlinux:` prefix, `btf_trace_`.
+fn bare(target: &str) -> &str {
+    let t = target.split('+').next().unwrap_or(target);
+    let t = t.rsplit(':').next().unwrap_or(t);
+    t.strip_prefix("btf_trace_").unwrap_or(t)
+}
+
+fn targets(p: &Hooked) -> impl Iterator<Item = &str> {
+    p.attached
+        .iter()
+        .filter_map(|a| a.target.as_deref())
+        .map(bare)
+}
+
+fn attach_types(p: &Hooked) -> impl Iterator<Item = &str> {
+    p.attached.iter().filter_map(|a| a.attach_type.as_deref())
+}
+
+fn is_syscall_tp(t: &str) -> bool {
+    matches!(t, "sys_enter" | "sys_exit")
+        || t.starts_with("sys_enter_")
+        || t.starts_with("sys_exit_")
+}
+
+/// Whether `p` can be run through dispatch of `kind`.
+fn runs_through(kind: DispatchKind, p: &Hooked) -> bool {
+    let ty = p.prog_type.as_str();
+    let raw_tp = matches!(ty, "raw_tracepoint" | "raw_tracepoint_writable")
+        || (ty == "tracing"
+            && attach_types(p).any(|a| a.contains("raw_tp") || a.contains("tp_btf")));
+    match kind {
+        DispatchKind::SyscallSlowPath => {
+            (raw_tp || ty == "tracepoint") && targets(p).any(is_syscall_tp)
+        }
+        DispatchKind::RawTracepoint => raw_tp,
+        DispatchKind::PerfTracepoint => ty == "tracepoint",
+        DispatchKind::Kprobe => {
+            ty == "kprobe" && !attach_types(p).any(|a| a.contains("ret") || a.contains("multi"))
+        }
+        DispatchKind::Kretprobe => ty == "kprobe" && attach_types(p).any(|a| a.contains("ret")),
+        DispatchKind::KprobeMulti => ty == "kprobe" && attach_types(p).any(|a| a.contains("multi")),
+        DispatchKind::Trampoline => matches!(ty, "tracing" | "lsm" | "ext") && !raw_tp,
+        DispatchKind::Xdp => ty == "xdp",
+        DispatchKind::Tc => matches!(ty, "sched_cls" | "sched_act"),
+        DispatchKind::Cgroup => {
+            ty.starts_with("cgroup_") || matches!(ty, "sock_ops" | "cgroup_sockopt")
+        }
+        DispatchKind::SocketFilter => ty == "socket_filter",
+    }
+}
+
+/// The programs a hook's samples belong to: those that can run through
+/// its dispatch and ran, at the hook the chain names; when it names
+/// none, those of the one hook that ran, else none (never a guess).
+fn tied<'a>(d: &DispatchSamples, progs: &'a [Hooked]) -> Vec<&'a Hooked> {
+    let mut cands: Vec<&Hooked> = progs
+        .iter()
+        .filter(|p| p.runs > 0 && runs_through(d.kind, p))
+        .collect();
+    match (d.kind, d.hook.as_deref()) {
+        (DispatchKind::SyscallSlowPath, _) => {}
+        (_, Some(hook)) => cands.retain(|p| targets(p).any(|t| t == hook)),
+        (_, None) => {
+            let mut hooks: Vec<&str> = cands.iter().flat_map(|p| targets(p)).collect();
+            hooks.sort_unstable();
+            hooks.dedup();
+            if hooks.len() > 1
+                || cands.iter().any(|p| targets(p).next().is_none()) && cands.len() > 1
+            {
+                cands.clear();
+            }
+        }
+    }
+    cands
+}
+
+/// Split `n` in proportion to `weights` (largest remainder: the parts
+/// add up to `n` exactly, ties to the earlier weight).
+pub(crate) fn split_by(n: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let mut parts: Vec<u64> = weights
+        .iter()
+        .map(|&w| (u128::from(n) * u128::from(w) / sum) as u64)
+        .collect();
+    let mut left = n - parts.iter().sum::<u64>();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(u128::from(n) * u128::from(weights[i]) % sum));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        parts[i] += 1;
+        left -= 1;
+    }
+    parts
+}
+
+/// Where `p` is attached, as the HOOK column names it.
+fn hook_name(p: &Hooked) -> String {
+    let mut names: Vec<String> = p
+        .attached
+        .iter()
+        .map(|a| match (a.attach_type.as_deref(), a.target.as_deref()) {
+            (Some(ty), Some(t)) => format!("{ty}:{t}"),
+            (None, Some(t)) => t.to_string(),
+            (Some(ty), None) => ty.to_string(),
+            (None, None) => String::new(),
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    names.dedup();
+    names.join(",")
+}
+
+/// The cost of every program of `progs` (the window's) from `profile`,
+/// listing those `profile.program_ids` select (all when empty) that ran
+/// or were sampled.
+pub(crate) fn build(profile: &Profile, progs: &[Hooked]) -> Cost {
+    let mut samples: std::collections::HashMap<u32, Split<u64>> = profile
+        .programs
+        .iter()
+        .map(|p| {
+            let s = Split {
+                program: p.inclusive_samples(),
+                ..Split::default()
+            };
+            (p.id, s)
+        })
+        .collect();
+    let mut unattributed = 0;
+    for d in &profile.dispatch {
+        let owners = tied(d, progs);
+        if owners.is_empty() {
+            unattributed += d.dispatch + d.stats;
+            continue;
+        }
+        let runs: Vec<u64> = owners.iter().map(|p| p.runs).collect();
+        let dispatch = split_by(d.dispatch, &runs);
+        let stats = split_by(d.stats, &runs);
+        for (i, p) in owners.iter().enumerate() {
+            let s = samples.entry(p.id).or_default();
+            s.dispatch += dispatch[i];
+            s.stats += stats[i];
+        }
+    }
+    let host = samples.values().fold(Split::default(), |a, s| Split {
+        program: a.program + s.program,
+        dispatch: a.dispatch + s.dispatch,
+        stats: a.stats + s.stats,
+    });
+    let selected = |id: u32| profile.program_ids.is_empty() || profile.program_ids.contains(&id);
+    let mut programs: Vec<ProgramCost> = progs
+        .iter()
+        .filter(|p| selected(p.id))
+        .filter_map(|p| {
+            let s = samples.get(&p.id).copied().unwrap_or_default();
+            (p.runs > 0 || s.total() > 0).then(|| ProgramCost {
+                id: p.id,
+                name: p.name.clone(),
+                full_name: p.full_name.clone(),
+                prog_type: p.prog_type.clone(),
+                hook: hook_name(p),
+                runs_per_sec: p.runs_per_sec,
+                samples: s,
+            })
+        })
+        .collect();
+    programs.sort_by_key(|p| (std::cmp::Reverse(p.samples.total()), p.id));
+    Cost {
+        programs,
+        unattributed_dispatch: unattributed,
+        host,
+        sample_ns: if profile.frequency > 0 {
+            1e9 / profile.frequency as f64
+        } else {
+            0.0
+        },
+        seconds: profile.seconds(),
+        cpus: profile.telemetry.cpus.len(),
+        frequency: profile.frequency,
+        warnings: profile.telemetry.warnings.clone(),
+    }
+}
