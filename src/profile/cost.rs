@@ -207,3 +207,157 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked]) -> Cost {
         warnings: profile.telemetry.warnings.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::ProgramProfile;
+
+    fn raw_tp(id: u32, tp: &str, runs: u64) -> Hooked {
+        Hooked {
+            id,
+            name: format!("p{id}"),
+            prog_type: "raw_tracepoint".into(),
+            attached: vec![AttachPoint {
+                link_id: Some(id + 100),
+                attach_type: None,
+                target: Some(tp.into()),
+                perf_event: None,
+            }],
+            runs,
+            runs_per_sec: runs as f64,
+            ..Hooked::default()
+        }
+    }
+
+    fn profile(dispatch: Vec<DispatchSamples>, own: &[(u32, u64)]) -> Profile {
+        Profile {
+            frequency: 1000,
+            duration: 1.0,
+            dispatch,
+            programs: own
+                .iter()
+                .map(|&(id, n)| ProgramProfile {
+                    id,
+                    samples: n,
+                    ..ProgramProfile::default()
+                })
+                .collect(),
+            ..Profile::default()
+        }
+    }
+
+    fn hook(kind: DispatchKind, hook: Option<&str>, dispatch: u64, stats: u64) -> DispatchSamples {
+        DispatchSamples {
+            kind,
+            hook: hook.map(String::from),
+            dispatch,
+            stats,
+        }
+    }
+
+    #[test]
+    fn several_programs_on_one_hook_split_by_their_runs() {
+        let p = profile(
+            vec![hook(
+                DispatchKind::RawTracepoint,
+                Some("sys_enter"),
+                100,
+                31,
+            )],
+            &[(1, 5)],
+        );
+        let progs = [
+            raw_tp(1, "sys_enter", 3000),
+            raw_tp(2, "sys_enter", 1000),
+            raw_tp(3, "sched_switch", 9000),
+        ];
+        let c = build(&p, &progs);
+        let s = |id| c.programs.iter().find(|x| x.id == id).unwrap().samples;
+        assert_eq!((s(1).program, s(1).dispatch, s(1).stats), (5, 75, 23));
+        assert_eq!((s(2).program, s(2).dispatch, s(2).stats), (0, 25, 8));
+        assert_eq!(s(3).total(), 0, "another hook takes none");
+        assert_eq!(c.unattributed_dispatch, 0);
+        assert_eq!(c.host.total(), 5 + 100 + 31);
+        assert_eq!(c.programs[0].id, 1, "sorted by total");
+    }
+
+    #[test]
+    fn dispatch_with_no_program_to_tie_is_unattributed() {
+        let p = profile(
+            vec![
+                // No kprobe program ran.
+                hook(DispatchKind::Kprobe, Some("vfs_read"), 7, 2),
+                // Unnamed raw tracepoint hook, two hooks ran: no guess.
+                hook(DispatchKind::RawTracepoint, None, 40, 10),
+            ],
+            &[],
+        );
+        let progs = [raw_tp(1, "task_rename", 10), raw_tp(2, "sched_switch", 10)];
+        let c = build(&p, &progs);
+        assert_eq!(c.unattributed_dispatch, 59);
+        assert_eq!(c.host.total(), 0);
+        assert!(c.programs.iter().all(|p| p.samples.total() == 0));
+    }
+
+    #[test]
+    fn an_unnamed_hook_goes_to_the_one_hook_that_ran() {
+        let p = profile(vec![hook(DispatchKind::RawTracepoint, None, 40, 10)], &[]);
+        let progs = [raw_tp(1, "task_rename", 10), raw_tp(2, "sched_switch", 0)];
+        let c = build(&p, &progs);
+        assert_eq!(c.unattributed_dispatch, 0);
+        assert_eq!(
+            c.programs.len(),
+            1,
+            "a program that neither ran nor was sampled is left out"
+        );
+        assert_eq!(
+            (c.programs[0].samples.dispatch, c.programs[0].samples.stats),
+            (40, 10)
+        );
+        assert_eq!(c.programs[0].hook, "task_rename");
+        // 50 samples of 1 ms over 1 s, 10 runs.
+        assert_eq!(c.ns_per_run(50, 10.0), Some(5e6));
+        assert_eq!(c.ns_per_run(50, 0.0), None);
+    }
+
+    #[test]
+    fn the_syscall_slow_path_belongs_to_every_syscall_tracepoint_program() {
+        let p = profile(
+            vec![hook(
+                DispatchKind::SyscallSlowPath,
+                Some("sys_enter/sys_exit"),
+                9,
+                0,
+            )],
+            &[],
+        );
+        let mut classic = raw_tp(2, "sys_enter_openat", 1);
+        classic.prog_type = "tracepoint".into();
+        let progs = [
+            raw_tp(1, "sys_exit", 2),
+            classic,
+            raw_tp(3, "task_rename", 50),
+        ];
+        let c = build(&p, &progs);
+        let s = |id| {
+            c.programs
+                .iter()
+                .find(|x| x.id == id)
+                .unwrap()
+                .samples
+                .dispatch
+        };
+        assert_eq!((s(1), s(2), s(3)), (6, 3, 0));
+    }
+
+    #[test]
+    fn splits_add_up() {
+        assert_eq!(split_by(10, &[1, 1, 1]), vec![4, 3, 3]);
+        assert_eq!(split_by(7, &[0, 0]), vec![0, 0]);
+        assert_eq!(
+            split_by(u64::MAX, &[u64::MAX, 1]).iter().sum::<u64>(),
+            u64::MAX
+        );
+    }
+}

@@ -88,7 +88,14 @@ const FRAMES: &[Frame] = &[
     path("perf_syscall_enter", false, K::PerfTracepoint),
     path("perf_syscall_exit", false, K::PerfTracepoint),
     path("perf_trace_", true, K::PerfTracepoint),
-    path("trace_call_bpf", false, K::PerfTracepoint),
+    // Shared by classic tracepoints and kprobes: the kind is the next
+    // dispatcher's outward.
+    Frame {
+        name: "trace_call_bpf",
+        prefix: false,
+        kind: None,
+        role: Role::Path,
+    },
     // Kprobes: ftrace-based (kprobe_ftrace_handler), breakpoint
     // (kprobe_int3_handler) or optimized (optimized_callback), then the
     // trace_kprobe dispatcher (kernel/trace/trace_kprobe.c).
@@ -108,6 +115,8 @@ const FRAMES: &[Frame] = &[
     path("rethook_trampoline_handler", false, K::Kretprobe),
     path("arch_rethook_trampoline_callback", false, K::Kretprobe),
     path("__kretprobe_trampoline_handler", false, K::Kretprobe),
+    path("arch_rethook_trampoline", false, K::Kretprobe),
+    path("__kretprobe_trampoline", false, K::Kretprobe),
     path("trampoline_handler", false, K::Kretprobe),
     // kprobe_multi links over fprobe (5.18 and later).
     path("kprobe_multi_link_prog_run", false, K::KprobeMulti),
@@ -143,8 +152,9 @@ const FRAMES: &[Frame] = &[
     path("bpf_prog_run_array_cg", false, K::Cgroup),
     // Socket filters: on a socket (sk_filter_trim_cap) and on a packet
     // socket (run_filter in af_packet). Seen on 6.18.
-    path("sk_filter_trim_cap", false, K::SocketFilter),
-    path("run_filter", false, K::SocketFilter),
+    // Both run on every packet, filter or not: their own samples only.
+    slow("sk_filter_trim_cap", false, K::SocketFilter),
+    slow("run_filter", false, K::SocketFilter),
     path("bpf_prog_run_clear_cb", false, K::SocketFilter),
     // The clock reads of statistics (`__bpf_prog_run` and the trampoline's
     // enter/exit read sched_clock twice per run): native, paravirtual
@@ -176,6 +186,23 @@ const INTERRUPT_PREFIXES: &[&str] = &[
     "__do_softirq",
     "irq_exit_rcu",
     "el1_interrupt",
+];
+
+/// Frames between a probe's handler and the function it traces: ftrace's
+/// callers and the breakpoint's entry.
+const PROBE_ENTRY: &[&str] = &[
+    "ftrace_trampoline",
+    "ftrace_caller",
+    "ftrace_regs_caller",
+    "ftrace_call",
+    "ftrace_regs_call",
+    "ftrace_ops_list_func",
+    "arch_ftrace_ops_list_func",
+    "ftrace_graph_func",
+    "function_graph_enter_regs",
+    "exc_int3",
+    "asm_exc_int3",
+    "do_int3",
 ];
 
 /// The bytes after a dispatcher's second clock read that the kernel
@@ -230,7 +257,7 @@ fn traced_function(frames: &Resolved<'_>, from: usize) -> Option<String> {
     frames[from..]
         .iter()
         .map(name_of)
-        .find(|n| !n.is_empty() && lookup(n).is_none())
+        .find(|n| !n.is_empty() && lookup(n).is_none() && !PROBE_ENTRY.contains(n))
         .map(|n| n.split('.').next().unwrap_or(n).to_string())
 }
 
@@ -281,17 +308,25 @@ fn sort(frames: &Resolved<'_>, sites: &ClockSites) -> Option<Sorted> {
         let Some(rule) = lookup(name) else {
             continue;
         };
-        let kind = match (rule.role, rule.kind) {
-            (Role::Clock, _) | (_, None) => {
-                clock_leaf |= i == 0;
-                continue;
-            }
-            (Role::Slow, Some(_)) if i > 0 => return None,
-            (_, Some(kind)) => kind,
-        };
+        if rule.role == Role::Clock {
+            clock_leaf |= i == 0;
+            continue;
+        }
+        if rule.role == Role::Slow && i > 0 {
+            return None;
+        }
+        // A shared dispatcher takes the kind of the next one outward.
+        let kind = rule.kind.or_else(|| {
+            frames[i + 1..]
+                .iter()
+                .find_map(|f| lookup(name_of(f)).and_then(|r| r.kind))
+        })?;
         let inlined = i == 0 && f.1.is_some_and(|s| sites.inlined(s.start, f.0));
         let hook = match kind {
-            K::Kprobe | K::Kretprobe | K::KprobeMulti | K::Trampoline => traced_function(frames, i),
+            K::Kprobe | K::Trampoline => traced_function(frames, i),
+            // A return probe runs after its function returned, and one
+            // kprobe_multi link covers many functions: no hook to name.
+            K::Kretprobe | K::KprobeMulti => None,
             K::SyscallSlowPath => Some("sys_enter/sys_exit".to_string()),
             _ => frames[i..]
                 .iter()
@@ -345,4 +380,131 @@ pub(crate) fn tally<'c>(
     }
     out.sort_by(|a, b| (a.kind, &a.hook).cmp(&(b.kind, &b.hook)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHAINS: &str = include_str!("../testdata/dispatch_callchains.txt");
+
+    struct Case {
+        capture: String,
+        want: String,
+        frames: Vec<(String, u64)>,
+    }
+
+    fn cases() -> Vec<Case> {
+        let mut out: Vec<Case> = Vec::new();
+        for line in CHAINS.lines().filter(|l| !l.starts_with('#')) {
+            if let Some(head) = line.strip_prefix("== ") {
+                let (capture, want) = head.split_once(' ').unwrap();
+                out.push(Case {
+                    capture: capture.into(),
+                    want: want.into(),
+                    frames: Vec::new(),
+                });
+            } else if let Some((name, off)) = line.split_once("+0x") {
+                let off = u64::from_str_radix(off, 16).unwrap();
+                out.last_mut().unwrap().frames.push((name.into(), off));
+            }
+        }
+        out
+    }
+
+    /// Symbols at made-up addresses, 64 KiB apart, in order of appearance.
+    fn symbols(cases: &[&Case]) -> (Kallsyms, HashMap<String, u64>) {
+        let mut at = HashMap::new();
+        let mut text = String::new();
+        for (name, _) in cases.iter().flat_map(|c| &c.frames) {
+            if !at.contains_key(name) {
+                let addr = 0xffff_ffff_8100_0000 + at.len() as u64 * 0x1_0000;
+                text.push_str(&format!("{addr:x} t {name}\n"));
+                at.insert(name.clone(), addr);
+            }
+        }
+        (Kallsyms::parse(&text), at)
+    }
+
+    fn chain(c: &Case, at: &HashMap<String, u64>) -> Vec<u64> {
+        c.frames.iter().map(|(n, off)| at[n] + off).collect()
+    }
+
+    fn label(s: Option<Sorted>) -> String {
+        match s {
+            None => "-:-:none".into(),
+            Some(s) => format!(
+                "{}:{}:{}",
+                s.kind.label(),
+                s.hook.as_deref().unwrap_or("-"),
+                if s.stats { "stats" } else { "dispatch" }
+            ),
+        }
+    }
+
+    /// Every recorded and synthetic chain sorts as the file says, the
+    /// clock call sites learnt from its own capture's chains.
+    #[test]
+    fn recorded_and_synthetic_chains_sort_by_the_table() {
+        let all = cases();
+        let mut captures: Vec<&str> = all.iter().map(|c| c.capture.as_str()).collect();
+        captures.dedup();
+        assert!(captures.len() >= 12, "{captures:?}");
+        for cap in captures {
+            let group: Vec<&Case> = all.iter().filter(|c| c.capture == cap).collect();
+            let (ksyms, at) = symbols(&group);
+            let mut sites = ClockSites::default();
+            for c in &group {
+                sites.learn(&resolve(&chain(c, &at), &ksyms));
+            }
+            for c in &group {
+                let got = label(sort(&resolve(&chain(c, &at), &ksyms), &sites));
+                assert_eq!(got, c.want, "{cap}: {:?}", c.frames);
+            }
+        }
+    }
+
+    #[test]
+    fn every_dispatch_kind_of_the_table_has_a_chain() {
+        let all = cases();
+        for f in FRAMES {
+            if let Some(kind) = f.kind {
+                assert!(
+                    all.iter()
+                        .any(|c| c.want.starts_with(&format!("{}:", kind.label()))),
+                    "no chain for {}",
+                    kind.label()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tally_counts_samples_per_hook() {
+        let all = cases();
+        let group: Vec<&Case> = all.iter().filter(|c| c.capture == "sysenter").collect();
+        let (ksyms, at) = symbols(&group);
+        let chains: Vec<(Vec<u64>, u64)> = group.iter().map(|c| (chain(c, &at), 10)).collect();
+        let got = tally(chains.iter().map(|(c, n)| (c.as_slice(), *n)), &ksyms);
+        let brief: Vec<(&str, Option<&str>, u64, u64)> = got
+            .iter()
+            .map(|d| (d.kind.label(), d.hook.as_deref(), d.dispatch, d.stats))
+            .collect();
+        assert_eq!(
+            brief,
+            vec![
+                ("syscall_slow_path", Some("sys_enter/sys_exit"), 10, 0),
+                ("raw_tracepoint", Some("sys_enter"), 20, 20),
+            ]
+        );
+    }
+
+    #[test]
+    fn clone_suffixes_match_their_base_name() {
+        assert!(lookup("sch_handle_ingress.constprop.0").is_some());
+        assert!(lookup("bpf_trace_run12").is_some());
+        assert!(lookup("sched_clock_cpu").is_none());
+        assert_eq!(named_hook("perf_trace_run_bpf_submit"), None);
+        assert_eq!(named_hook("__traceiter_sched_switch"), Some("sched_switch"));
+    }
 }
