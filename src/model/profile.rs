@@ -397,6 +397,9 @@ pub struct DispatchSamples {
     /// The hook when the callchain names it (a tracepoint, the traced
     /// function).
     pub hook: Option<String>,
+    /// The tracepoint's argument count, when the dispatcher says it
+    /// (`bpf_trace_run<N>`) and the chain names no hook.
+    pub args: Option<usize>,
     /// Samples in the dispatch path.
     pub dispatch: u64,
     /// Samples in the clock reads and counter updates of statistics.

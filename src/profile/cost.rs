@@ -7,6 +7,31 @@ use crate::model::cost::{Cost, ProgramCost, Split};
 use crate::model::profile::{DispatchKind, DispatchSamples, Profile};
 use crate::model::AttachPoint;
 
+/// How many arguments a tracepoint passes (from the kernel's BTF), by
+/// name; a tracepoint not in it may have any number.
+pub(crate) type Args = std::collections::HashMap<String, usize>;
+
+/// The raw tracepoints whose argument count would tell hooks apart: those
+/// programs of `progs` that ran are attached to, when some dispatch
+/// samples name no hook.
+pub(crate) fn args_wanted<'a>(profile: &Profile, progs: &'a [Hooked]) -> Vec<&'a str> {
+    if !profile
+        .dispatch
+        .iter()
+        .any(|d| d.args.is_some() && d.hook.is_none())
+    {
+        return Vec::new();
+    }
+    let mut tps: Vec<&str> = progs
+        .iter()
+        .filter(|p| p.runs > 0 && runs_through(DispatchKind::RawTracepoint, p))
+        .flat_map(targets)
+        .collect();
+    tps.sort_unstable();
+    tps.dedup();
+    tps
+}
+
 /// A program as the window saw it: where it is attached and its runs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Hooked {
@@ -75,7 +100,7 @@ fn runs_through(kind: DispatchKind, p: &Hooked) -> bool {
 /// The programs a hook's samples belong to: those that can run through
 /// its dispatch and ran, at the hook the chain names; when it names
 /// none, those of the one hook that ran, else none (never a guess).
-fn tied<'a>(d: &DispatchSamples, progs: &'a [Hooked]) -> Vec<&'a Hooked> {
+fn tied<'a>(d: &DispatchSamples, progs: &'a [Hooked], args: &Args) -> Vec<&'a Hooked> {
     let mut cands: Vec<&Hooked> = progs
         .iter()
         .filter(|p| p.runs > 0 && runs_through(d.kind, p))
@@ -84,6 +109,10 @@ fn tied<'a>(d: &DispatchSamples, progs: &'a [Hooked]) -> Vec<&'a Hooked> {
         (DispatchKind::SyscallSlowPath, _) => {}
         (_, Some(hook)) => cands.retain(|p| targets(p).any(|t| t == hook)),
         (_, None) => {
+            // bpf_trace_run<N> runs only the tracepoints of N arguments.
+            if let Some(n) = d.args {
+                cands.retain(|p| targets(p).any(|t| args.get(t).is_none_or(|&a| a == n)));
+            }
             let mut hooks: Vec<&str> = cands.iter().flat_map(|p| targets(p)).collect();
             hooks.sort_unstable();
             hooks.dedup();
@@ -141,7 +170,7 @@ fn hook_name(p: &Hooked) -> String {
 /// The cost of every program of `progs` (the window's) from `profile`,
 /// listing those `profile.program_ids` select (all when empty) that ran
 /// or were sampled.
-pub(crate) fn build(profile: &Profile, progs: &[Hooked]) -> Cost {
+pub(crate) fn build(profile: &Profile, progs: &[Hooked], args: &Args) -> Cost {
     let mut samples: std::collections::HashMap<u32, Split<u64>> = profile
         .programs
         .iter()
@@ -155,7 +184,7 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked]) -> Cost {
         .collect();
     let mut unattributed = 0;
     for d in &profile.dispatch {
-        let owners = tied(d, progs);
+        let owners = tied(d, progs, args);
         if owners.is_empty() {
             unattributed += d.dispatch + d.stats;
             continue;
@@ -251,6 +280,7 @@ mod tests {
         DispatchSamples {
             kind,
             hook: hook.map(String::from),
+            args: None,
             dispatch,
             stats,
         }
@@ -272,7 +302,7 @@ mod tests {
             raw_tp(2, "sys_enter", 1000),
             raw_tp(3, "sched_switch", 9000),
         ];
-        let c = build(&p, &progs);
+        let c = build(&p, &progs, &Args::new());
         let s = |id| c.programs.iter().find(|x| x.id == id).unwrap().samples;
         assert_eq!((s(1).program, s(1).dispatch, s(1).stats), (5, 75, 23));
         assert_eq!((s(2).program, s(2).dispatch, s(2).stats), (0, 25, 8));
@@ -294,17 +324,35 @@ mod tests {
             &[],
         );
         let progs = [raw_tp(1, "task_rename", 10), raw_tp(2, "sched_switch", 10)];
-        let c = build(&p, &progs);
+        let c = build(&p, &progs, &Args::new());
         assert_eq!(c.unattributed_dispatch, 59);
         assert_eq!(c.host.total(), 0);
         assert!(c.programs.iter().all(|p| p.samples.total() == 0));
     }
 
     #[test]
+    fn the_dispatcher_of_n_arguments_runs_only_tracepoints_of_n() {
+        let mut d = hook(DispatchKind::RawTracepoint, None, 40, 10);
+        d.args = Some(2);
+        let p = profile(vec![d], &[]);
+        let progs = [raw_tp(1, "task_rename", 10), raw_tp(2, "sched_switch", 10)];
+        let args: Args = [
+            ("task_rename".to_string(), 2),
+            ("sched_switch".to_string(), 4),
+        ]
+        .into();
+        let c = build(&p, &progs, &args);
+        assert_eq!(c.unattributed_dispatch, 0);
+        let s = |id| c.programs.iter().find(|x| x.id == id).unwrap().samples;
+        assert_eq!((s(1).dispatch, s(1).stats, s(2).total()), (40, 10, 0));
+        assert_eq!(args_wanted(&p, &progs), vec!["sched_switch", "task_rename"]);
+    }
+
+    #[test]
     fn an_unnamed_hook_goes_to_the_one_hook_that_ran() {
         let p = profile(vec![hook(DispatchKind::RawTracepoint, None, 40, 10)], &[]);
         let progs = [raw_tp(1, "task_rename", 10), raw_tp(2, "sched_switch", 0)];
-        let c = build(&p, &progs);
+        let c = build(&p, &progs, &Args::new());
         assert_eq!(c.unattributed_dispatch, 0);
         assert_eq!(
             c.programs.len(),
@@ -339,7 +387,7 @@ mod tests {
             classic,
             raw_tp(3, "task_rename", 50),
         ];
-        let c = build(&p, &progs);
+        let c = build(&p, &progs, &Args::new());
         let s = |id| {
             c.programs
                 .iter()

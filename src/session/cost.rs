@@ -57,5 +57,7 @@ pub(crate) fn cost(request: Request, collector: &Arc<Collector>) -> Result<Cost>
             }
         })
         .collect();
-    Ok(cost::build(&done.profile, &progs))
+    let args =
+        crate::kernel::btf::kernel_tracepoint_args(&cost::args_wanted(&done.profile, &progs));
+    Ok(cost::build(&done.profile, &progs, &args))
 }

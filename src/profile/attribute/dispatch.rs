@@ -237,6 +237,7 @@ pub(crate) struct Sorted {
     pub kind: DispatchKind,
     /// The hook the chain names, if any.
     pub hook: Option<String>,
+    pub args: Option<usize>,
     pub stats: bool,
 }
 
@@ -333,9 +334,17 @@ fn sort(frames: &Resolved<'_>, sites: &ClockSites) -> Option<Sorted> {
                 .find_map(|f| named_hook(name_of(f)))
                 .map(String::from),
         };
+        let args = match (kind, &hook) {
+            (K::RawTracepoint, None) => frames[i..].iter().find_map(|f| {
+                let n = name_of(f).split('.').next()?;
+                n.strip_prefix("bpf_trace_run")?.parse().ok()
+            }),
+            _ => None,
+        };
         return Some(Sorted {
             kind,
             hook,
+            args,
             stats: (clock_leaf && rule.role == Role::Path) || inlined,
         });
     }
@@ -366,6 +375,7 @@ pub(crate) fn tally<'c>(
                 out.push(DispatchSamples {
                     kind: s.kind,
                     hook: s.hook,
+                    args: s.args,
                     dispatch: 0,
                     stats: 0,
                 });
@@ -378,7 +388,7 @@ pub(crate) fn tally<'c>(
             out[i].dispatch += n;
         }
     }
-    out.sort_by(|a, b| (a.kind, &a.hook).cmp(&(b.kind, &b.hook)));
+    out.sort_by(|a, b| (a.kind, &a.hook, a.args).cmp(&(b.kind, &b.hook, b.args)));
     out
 }
 
