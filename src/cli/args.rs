@@ -356,7 +356,7 @@ pub(super) enum Sub {
     Cost(CostCliArgs),
     #[command(
         about = "Serve per-program eBPF metrics in the Prometheus text format.",
-        long_about = "Serve per-program eBPF metrics in the Prometheus text format on GET /metrics, read from the kernel at each scrape. Runs until SIGTERM or SIGINT.\n\nThe kernel counts program runs and run time only while some process holds BPF_ENABLE_STATS, so the exporter holds it for its whole life: that costs about 20 ns on every run of every eBPF program on the host. --no-stats avoids that cost and serves everything except the run counters."
+        long_about = "Serve per-program eBPF metrics in the Prometheus text format on GET /metrics, read from the kernel at each scrape. Runs until SIGTERM or SIGINT.\n\nThe kernel counts program runs and run time only while some process holds BPF_ENABLE_STATS, so the exporter holds it for its whole life: that costs about 20 ns on every run of every eBPF program on the host (`brr cost` measures it on this host: its STATS part). --no-stats avoids that cost and serves everything except the run counters."
     )]
     Exporter(ExporterArgs),
     #[command(

@@ -104,17 +104,24 @@ fn num(v: Option<f64>) -> Json {
     v.into()
 }
 
-/// A program's JSON item.
-fn item(c: &Cost, p: &ProgramCost) -> Json {
-    let (pct, total) = percents(c, p);
-    let (per, per_total) = ns(c, p);
-    obj([
+/// The fields an item and its CSV row both start with.
+fn head(p: &ProgramCost) -> Vec<(&'static str, Json)> {
+    vec![
         ("id", p.id.into()),
         ("name", p.name.as_str().into()),
         ("full_name", p.full_name.as_str().into()),
         ("type", p.prog_type.as_str().into()),
         ("hook", p.hook.as_str().into()),
         ("runs_per_sec", p.runs_per_sec.into()),
+    ]
+}
+
+/// A program's JSON item.
+fn item(c: &Cost, p: &ProgramCost) -> Json {
+    let (pct, total) = percents(c, p);
+    let (per, per_total) = ns(c, p);
+    let mut fields = head(p);
+    fields.extend([
         (
             "samples",
             obj([
@@ -141,7 +148,8 @@ fn item(c: &Cost, p: &ProgramCost) -> Json {
                 ("total", num(per_total)),
             ]),
         ),
-    ])
+    ]);
+    json::fields(fields)
 }
 
 fn metadata(c: &Cost) -> Json {
@@ -178,13 +186,8 @@ fn metadata(c: &Cost) -> Json {
 fn csv_fields(c: &Cost, p: &ProgramCost) -> Vec<(&'static str, Json)> {
     let (pct, total) = percents(c, p);
     let (per, per_total) = ns(c, p);
-    vec![
-        ("id", p.id.into()),
-        ("name", p.name.as_str().into()),
-        ("full_name", p.full_name.as_str().into()),
-        ("type", p.prog_type.as_str().into()),
-        ("hook", p.hook.as_str().into()),
-        ("runs_per_sec", p.runs_per_sec.into()),
+    let mut fields = head(p);
+    fields.extend([
         ("samples_program", p.samples.program.into()),
         ("samples_dispatch", p.samples.dispatch.into()),
         ("samples_stats", p.samples.stats.into()),
@@ -196,7 +199,8 @@ fn csv_fields(c: &Cost, p: &ProgramCost) -> Vec<(&'static str, Json)> {
         ("ns_per_run_dispatch", num(per.dispatch)),
         ("ns_per_run_stats", num(per.stats)),
         ("ns_per_run_total", num(per_total)),
-    ]
+    ]);
+    fields
 }
 
 /// `brr cost` output.
@@ -211,5 +215,72 @@ pub(crate) fn render(c: &Cost, format: Format) -> String {
             &csv_fields(c, &ProgramCost::default()),
             c.programs.iter().map(|p| csv_fields(c, p)),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cost() -> Cost {
+        Cost {
+            programs: vec![ProgramCost {
+                id: 7,
+                name: "p".into(),
+                full_name: "p_full".into(),
+                prog_type: "raw_tracepoint".into(),
+                hook: "task_rename".into(),
+                runs_per_sec: 1000.0,
+                samples: Split {
+                    program: 1,
+                    dispatch: 2,
+                    stats: 1,
+                },
+            }],
+            unattributed_dispatch: 4,
+            host: Split {
+                program: 10,
+                dispatch: 2,
+                stats: 1,
+            },
+            sample_ns: 1e6,
+            seconds: 1.0,
+            cpus: 2,
+            frequency: 1000,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn host_line_first_then_the_split() {
+        let t = render(&cost(), Format::Text);
+        let first = t.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "eBPF on this host: 0.8 % of 2 CPUs = programs 0.5 + dispatch 0.1 + statistics 0.1 + unattributed dispatch 0.2"
+        );
+        assert!(t.contains("task_rename"), "{t}");
+    }
+
+    #[test]
+    fn json_and_csv_carry_the_same_fields() {
+        let j = render(&cost(), Format::Json { pretty: false });
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        let item = &v["items"][0];
+        assert_eq!(item["samples"]["dispatch"], 2);
+        // 4 samples of 1 ms over 1000 runs: 4000 ns per run.
+        assert_eq!(item["ns_per_run"]["total"], 4000.0);
+        assert_eq!(item["ns_per_run"]["stats"], 1000.0);
+        let host = &v["metadata"]["host_total"];
+        assert_eq!(host["cpus"], 2);
+        assert_eq!(host["unattributed_dispatch_cpu_percent"], 0.2);
+        let csv = render(&cost(), Format::Csv);
+        let header = csv.lines().next().unwrap();
+        assert!(header.starts_with("id,name,full_name,type,hook,runs_per_sec,samples_program,"));
+        assert!(header.ends_with("ns_per_run_total"), "{header}");
+        let mut none = cost();
+        none.programs[0].runs_per_sec = 0.0;
+        let j = render(&none, Format::Json { pretty: false });
+        assert!(j.contains(r#""ns_per_run":{"program":null"#), "{j}");
     }
 }
