@@ -456,14 +456,10 @@ pub(super) struct DumpCompareArgs {
     pub out: OutputFlags,
 }
 
+/// The capture length and the programs reported, as `profile` and `cost`
+/// take them.
 #[derive(Args, Debug)]
-pub(super) struct ProfileCliArgs {
-    #[command(flatten)]
-    pub out: OutputFlags,
-    #[arg(short = 'x', long, help = EXTENDED)]
-    pub extended: bool,
-    #[command(flatten)]
-    pub devmode: Devmode,
+pub(super) struct CaptureTarget {
     #[arg(
         short = 'd',
         long,
@@ -480,6 +476,18 @@ pub(super) struct ProfileCliArgs {
         help = "Report only this program; repeat it for several."
     )]
     pub program_id: Vec<u32>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ProfileCliArgs {
+    #[command(flatten)]
+    pub out: OutputFlags,
+    #[arg(short = 'x', long, help = EXTENDED)]
+    pub extended: bool,
+    #[command(flatten)]
+    pub devmode: Devmode,
+    #[command(flatten)]
+    pub target: CaptureTarget,
     #[arg(
         long,
         value_name = "PID",
@@ -518,24 +526,10 @@ const COST_ABOUT: &str = "Show what eBPF costs this host. Samples every CPU with
 pub(super) struct CostCliArgs {
     #[command(flatten)]
     pub out: OutputFlags,
-    #[arg(
-        short = 'd',
-        long,
-        value_name = "SECONDS",
-        value_parser = checked(values::seconds),
-        help = "Capture length in seconds (default 5)."
-    )]
-    pub duration: Option<f64>,
+    #[command(flatten)]
+    pub target: CaptureTarget,
     #[command(flatten)]
     pub hz: Frequency,
-    #[arg(
-        long,
-        value_name = "PROG_ID",
-        value_parser = checked(values::object_id),
-        action = clap::ArgAction::Append,
-        help = "Report only this program; repeat it for several (the host line counts every program)."
-    )]
-    pub program_id: Vec<u32>,
 }
 
 #[derive(Args, Debug)]

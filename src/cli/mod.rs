@@ -876,7 +876,10 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
         Sub::Cost(a) => Command::Cost {
             request: profile::Request {
                 event: profile::Event::Auto,
-                duration: a.duration.unwrap_or(profile::Request::DEFAULT_DURATION),
+                duration: a
+                    .target
+                    .duration
+                    .unwrap_or(profile::Request::DEFAULT_DURATION),
                 frequency: a
                     .hz
                     .frequency
@@ -885,7 +888,7 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
                 call_graph: profile::CallGraph::Fp,
                 pages: None,
                 drain_ms: None,
-                program_ids: a.program_id,
+                program_ids: a.target.program_id,
                 pid: None,
             },
         },
@@ -899,7 +902,7 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
 fn profile_args(a: ProfileCliArgs) -> ProfileArgs {
     let c = &a.capture;
     ProfileArgs {
-        request: c.request(a.duration, a.program_id, a.pid),
+        request: c.request(a.target.duration, a.target.program_id, a.pid),
         limit: usize_of(a.limit.unwrap_or(20)),
         line_limit: usize_of(a.line_limit.unwrap_or(10)),
         kernel_ip_detail: c.kernel_ip_detail,
