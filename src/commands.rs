@@ -74,6 +74,9 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Streamed> {
         } => return exporter(*listen, *stats, *profiles, c),
         // These three say their own exit status.
         Command::Profile(args) => return written(out, run_profile(cli, args, c)?),
+        Command::Cost { request } => {
+            crate::render::cost::render(&session::cost::cost(request.clone(), c)?, cli.format)
+        }
         Command::DumpCompare { prog_id } => return written(out, dump_compare(cli, *prog_id)?),
         Command::Top(t) => return written(out, crate::top::run(cli, t, c)?),
     };

@@ -105,6 +105,10 @@ pub enum Command {
         frequency: u64,
     },
     Profile(ProfileArgs),
+    /// `brr cost`: what each program's capture request measures.
+    Cost {
+        request: profile::Request,
+    },
     /// `brr exporter`.
     Exporter {
         listen: std::net::SocketAddr,
@@ -733,6 +737,7 @@ fn capture_rules(command: &Command) -> Result<(), BrrError> {
     let (req, ip_detail, duration) = match command {
         Command::Top(t) => (&t.profile, t.kernel_ip_detail, "--profile-duration"),
         Command::Profile(p) => (&p.request, p.kernel_ip_detail, "-d/--duration"),
+        Command::Cost { request } => (request, false, "-d/--duration"),
         _ => return Ok(()),
     };
     // The value parsers already hold every value to these ranges; only the
@@ -878,6 +883,25 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
             prog_id: prog_id(prog, a.prog_id)?,
         },
         Sub::Profile(a) => Command::Profile(profile_args(a)),
+        Sub::Cost(a) => Command::Cost {
+            request: profile::Request {
+                event: profile::Event::Auto,
+                duration: a
+                    .target
+                    .duration
+                    .unwrap_or(profile::Request::DEFAULT_DURATION),
+                frequency: a
+                    .hz
+                    .frequency
+                    .unwrap_or(profile::Request::DEFAULT_FREQUENCY),
+                kernel_samples: true,
+                call_graph: profile::CallGraph::Fp,
+                pages: None,
+                drain_ms: None,
+                program_ids: a.target.program_id,
+                pid: None,
+            },
+        },
         Sub::Exporter(a) => exporter_command(&a)?,
         Sub::Doctor { .. } => Command::Doctor,
         Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
@@ -892,7 +916,7 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
 fn profile_args(a: ProfileCliArgs) -> ProfileArgs {
     let c = &a.capture;
     ProfileArgs {
-        request: c.request(a.duration, a.program_id, a.pid),
+        request: c.request(a.target.duration, a.target.program_id, a.pid),
         limit: usize_of(a.limit.unwrap_or(20)),
         line_limit: usize_of(a.line_limit.unwrap_or(10)),
         kernel_ip_detail: c.kernel_ip_detail,

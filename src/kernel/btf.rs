@@ -90,6 +90,8 @@ pub(crate) struct Type<'a> {
     pub kind: u32,
     pub name_off: u32,
     pub vlen: usize,
+    /// The header's size-or-type word: the type a PTR or TYPEDEF refers to.
+    pub size_type: u32,
     /// The bytes after the header: `vlen` entries of `entry` bytes each
     /// (fewer when the blob is cut short).
     data: &'a [u8],
@@ -131,6 +133,7 @@ impl<'a> Iterator for Types<'a> {
             kind,
             name_off,
             vlen,
+            size_type: u32_at(header, 8)?,
             data: rest.get(..extra).unwrap_or(rest),
             entry,
         };
@@ -176,6 +179,49 @@ impl BtfData {
 /// For each struct, union or enum named in `wanted` (the first of that
 /// name), the names of its members or values. A malformed blob yields
 /// what was read before the damage.
+/// How many arguments each of the tracepoints `tps` passes to a raw
+/// tracepoint program, from the kernel BTF `data`: the parameters of the
+/// prototype `btf_trace_<tp>` points to, less its leading `void *`.
+pub(crate) fn tracepoint_args(data: &[u8], tps: &[&str]) -> HashMap<String, usize> {
+    const KIND_PTR: u32 = 2;
+    const KIND_TYPEDEF: u32 = 8;
+    const KIND_FUNC_PROTO: u32 = 13;
+    let sections = Sections::of(data);
+    let types: Vec<Type<'_>> = sections.types().collect();
+    let by_id = |id: u32| types.get((id as usize).checked_sub(1)?);
+    let mut out = HashMap::new();
+    for t in types.iter().filter(|t| t.kind == KIND_TYPEDEF) {
+        let Some(name) = sections.string(t.name_off) else {
+            continue;
+        };
+        let Some(tp) = name.strip_prefix(b"btf_trace_") else {
+            continue;
+        };
+        let Some(tp) = tps.iter().find(|w| w.as_bytes() == tp) else {
+            continue;
+        };
+        let proto = by_id(t.size_type)
+            .filter(|p| p.kind == KIND_PTR)
+            .and_then(|p| by_id(p.size_type))
+            .filter(|f| f.kind == KIND_FUNC_PROTO);
+        if let Some(f) = proto {
+            out.insert((*tp).to_string(), f.vlen.saturating_sub(1));
+        }
+    }
+    out
+}
+
+/// [`tracepoint_args`] of the running kernel (`/sys/kernel/btf/vmlinux`);
+/// empty when it has no BTF.
+pub(crate) fn kernel_tracepoint_args(tps: &[&str]) -> HashMap<String, usize> {
+    if tps.is_empty() {
+        return HashMap::new();
+    }
+    std::fs::read("/sys/kernel/btf/vmlinux")
+        .map(|data| tracepoint_args(&data, tps))
+        .unwrap_or_default()
+}
+
 pub(crate) fn members(data: &[u8], wanted: &[&str]) -> HashMap<String, Vec<String>> {
     let mut out = HashMap::new();
     let s = Sections::of(data);
@@ -200,6 +246,19 @@ pub(crate) fn members(data: &[u8], wanted: &[&str]) -> HashMap<String, Vec<Strin
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The running kernel's tracepoints, where it has BTF: task_rename and
+    /// sys_enter pass two arguments on every kernel brr supports.
+    #[test]
+    fn tracepoint_argument_counts_from_kernel_btf() {
+        let Ok(data) = std::fs::read("/sys/kernel/btf/vmlinux") else {
+            return;
+        };
+        let got = tracepoint_args(&data, &["task_rename", "sys_enter", "no_such_tp"]);
+        assert_eq!(got.get("task_rename"), Some(&2));
+        assert_eq!(got.get("sys_enter"), Some(&2));
+        assert_eq!(got.get("no_such_tp"), None);
+    }
 
     /// Build a minimal blob: one INT "int", one FUNC_PROTO, one FUNC `name`.
     pub(crate) fn blob(func: &str, extra_strings: &[&str]) -> (Vec<u8>, Vec<u32>) {

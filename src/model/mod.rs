@@ -5,6 +5,7 @@
 
 pub(crate) mod activity;
 pub(crate) mod container;
+pub(crate) mod cost;
 pub(crate) mod image;
 pub(crate) mod objects;
 pub(crate) mod profile;

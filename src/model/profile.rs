@@ -349,6 +349,61 @@ pub struct Profile {
     /// Hints whose evidence was read from the kernel when the capture ended
     /// (tail calls); the sample-based ones are derived from the stacks.
     pub kernel_hints: Vec<Hint>,
+    /// Samples in hooks' dispatch and statistics code, outside any
+    /// program (with kernel samples only), by kind and hook.
+    pub dispatch: Vec<DispatchSamples>,
+}
+
+/// How the kernel gets from a hook to a program: the kinds of dispatch
+/// code brr recognises in a callchain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DispatchKind {
+    SyscallSlowPath,
+    RawTracepoint,
+    PerfTracepoint,
+    Kprobe,
+    Kretprobe,
+    KprobeMulti,
+    Trampoline,
+    Xdp,
+    Tc,
+    Cgroup,
+    SocketFilter,
+}
+
+impl DispatchKind {
+    /// How brr names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            DispatchKind::SyscallSlowPath => "syscall_slow_path",
+            DispatchKind::RawTracepoint => "raw_tracepoint",
+            DispatchKind::PerfTracepoint => "tracepoint",
+            DispatchKind::Kprobe => "kprobe",
+            DispatchKind::Kretprobe => "kretprobe",
+            DispatchKind::KprobeMulti => "kprobe_multi",
+            DispatchKind::Trampoline => "trampoline",
+            DispatchKind::Xdp => "xdp",
+            DispatchKind::Tc => "tc",
+            DispatchKind::Cgroup => "cgroup",
+            DispatchKind::SocketFilter => "socket_filter",
+        }
+    }
+}
+
+/// Samples in one hook's dispatch code that no program frame sits above.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DispatchSamples {
+    pub kind: DispatchKind,
+    /// The hook when the callchain names it (a tracepoint, the traced
+    /// function).
+    pub hook: Option<String>,
+    /// The tracepoint's argument count, when the dispatcher says it
+    /// (`bpf_trace_run<N>`) and the chain names no hook.
+    pub args: Option<usize>,
+    /// Samples in the dispatch path.
+    pub dispatch: u64,
+    /// Samples in the clock reads and counter updates of statistics.
+    pub stats: u64,
 }
 
 impl Profile {

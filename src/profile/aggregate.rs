@@ -330,6 +330,7 @@ pub(crate) mod tests {
             cgroups: Default::default(),
             task_cgroups: Default::default(),
             kernel_hints: Vec::new(),
+            dispatch: Vec::new(),
         }
     }
 

@@ -825,7 +825,7 @@ mod tests {
                 lp.out.comms.iter().map(|(k, v)| (*k, v.as_str())).collect();
             assert_eq!(names, [(50, "short-lived"), (60, "only a thread")].into());
         }
-        let (progs, _) = attr.finish(&Default::default(), |_| vec![]);
+        let (progs, _, _) = attr.finish(&Default::default(), |_| vec![]);
         assert_eq!(progs[0].loaded_after, Some(0.25));
         assert_eq!(progs[0].unloaded_after, Some(2.5));
         assert_eq!(progs[0].loaded_seconds(10.0), Some(2.25));
@@ -854,7 +854,7 @@ mod tests {
                 .produce(&build::bpf_event_at(records::BPF_EVENT_PROG_UNLOAD, 9, 0));
             lp.drain(&[0]);
         }
-        let (progs, _) = attr.finish(&Default::default(), |_| vec![]);
+        let (progs, _, _) = attr.finish(&Default::default(), |_| vec![]);
         let at = progs[0].unloaded_after.expect("unload seen");
         assert!((2.0..3.0).contains(&at), "unloaded after {at} s");
     }
@@ -908,7 +908,7 @@ mod tests {
         assert_eq!(source.all_calls, 0);
         assert_eq!(attr.counters.total_samples, 5);
         assert_eq!(attr.counters.bpf_jit_samples, 3);
-        let (progs, _) = attr.finish(&Default::default(), |_| vec![]);
+        let (progs, _, _) = attr.finish(&Default::default(), |_| vec![]);
         assert_eq!(progs[0].samples, 3);
     }
 

@@ -12,6 +12,7 @@ pub(crate) mod aggregate;
 pub(crate) mod attribute;
 pub(crate) mod capture;
 pub(crate) mod context;
+pub(crate) mod cost;
 pub(crate) mod events;
 pub(crate) mod hints;
 pub(crate) mod image;
@@ -515,7 +516,8 @@ pub(crate) fn run(
     );
     let ksyms = kernel_symbols(&mut setup, req.kernel_samples, &mut telemetry.warnings);
     let pins = ctx.pins();
-    let (mut programs, counters) = opened.attributor.finish(&ksyms, |id| pins.for_prog(id));
+    let (mut programs, counters, dispatch) =
+        opened.attributor.finish(&ksyms, |id| pins.for_prog(id));
     lifetimes_within(&mut programs, outcome.actual_duration);
     let mut profile = Profile {
         requested_event: req.event.name().to_string(),
@@ -530,6 +532,7 @@ pub(crate) fn run(
         telemetry,
         comms: who::comms(&programs, &outcome.comms, |pid| ctx.comm(pid)),
         programs,
+        dispatch,
         ..Profile::default()
     };
     add_cgroups(&mut profile, ctx);

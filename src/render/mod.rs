@@ -1,5 +1,6 @@
 //! Turning plain data into text tables, JSON and CSV.
 
+pub(crate) mod cost;
 pub(crate) mod csv;
 pub(crate) mod doctor;
 pub(crate) mod drilldown;

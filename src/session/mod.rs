@@ -24,6 +24,7 @@
 
 pub(crate) mod collector;
 pub(crate) mod context;
+pub(crate) mod cost;
 pub(crate) mod image;
 pub(crate) mod inspect;
 pub(crate) mod listings;

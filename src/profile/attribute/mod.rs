@@ -5,6 +5,7 @@
 //! allocation: counts live in per-line-record slots, and kernel samples in
 //! one hash map entry per distinct (IP, call site).
 
+mod dispatch;
 mod interrupts;
 mod kinds;
 mod rows;
@@ -18,7 +19,7 @@ use super::events::Shape;
 use super::image::ProgMeta;
 use super::records::Sample;
 use crate::kernel::kallsyms::Kallsyms;
-use crate::model::profile::{Counters, ProgramProfile};
+use crate::model::profile::{Counters, DispatchSamples, ProgramProfile};
 use interrupts::{classify_chains, interrupt_rows, split_interrupts};
 #[cfg(test)]
 pub(crate) use kinds::classify;
@@ -128,6 +129,9 @@ pub(crate) struct Attributor {
     /// The current sample's kernel frames; reused so the hot path does not
     /// allocate.
     scratch: Vec<u64>,
+    /// Callchains (interned, with the leaf) that pass through no program,
+    /// and their samples: sorted into dispatch and statistics at the end.
+    unowned: IntMap<u32, u64>,
 }
 
 impl Attributor {
@@ -144,6 +148,7 @@ impl Attributor {
             chains: HashMap::default(),
             chain_list: vec![Box::new([])],
             scratch: Vec::new(),
+            unowned: IntMap::default(),
         }
     }
 
@@ -290,7 +295,13 @@ impl Attributor {
         }
         match caller {
             Some((slot, addr, lookup)) => self.under(slot, s.ip, addr, lookup, (s.pid, s.cgroup)),
-            None => self.counters.kernel_unattributed_samples += 1,
+            None => {
+                self.counters.kernel_unattributed_samples += 1;
+                if self.shape == Shape::Callchain {
+                    let chain = self.intern_chain();
+                    *self.unowned.entry(chain).or_insert(0) += 1;
+                }
+            }
         }
     }
 
@@ -377,8 +388,13 @@ impl Attributor {
         self,
         ksyms: &Kallsyms,
         mut pinned: impl FnMut(u32) -> Vec<String>,
-    ) -> (Vec<ProgramProfile>, Counters) {
+    ) -> (Vec<ProgramProfile>, Counters, Vec<DispatchSamples>) {
         let mut counters = self.counters;
+        let unowned = self
+            .unowned
+            .iter()
+            .map(|(&c, &n)| (&*self.chain_list[c as usize], n));
+        let dispatch = dispatch::tally(unowned, ksyms);
         let entries = classify_chains(&self.chain_list, ksyms);
         let mut out = Vec::new();
         for mut sl in self.slots {
@@ -416,6 +432,6 @@ impl Attributor {
             });
         }
         out.sort_by_key(|p| (std::cmp::Reverse(p.inclusive_samples()), p.id));
-        (out, counters)
+        (out, counters, dispatch)
     }
 }

@@ -64,7 +64,7 @@ fn direct_samples_follow_ranges_and_lines() {
     assert_eq!(a.counters.total_samples, 8);
     assert_eq!(a.counters.bpf_jit_samples, 5);
     assert_eq!(a.counters.non_bpf_samples, 3);
-    let (progs, c) = a.finish(&Kallsyms::default(), |_| vec![]);
+    let (progs, c, _) = a.finish(&Kallsyms::default(), |_| vec![]);
     assert_eq!(c.kernel_attributed_samples, 0);
     let p = &progs[0];
     assert_eq!((p.samples, p.kernel_samples), (5, 0));
@@ -127,7 +127,7 @@ fn native_samples_add_up_to_direct_samples() {
     let chain = [ctx, 0xffffffff81520044, 0x1055];
     s.extend(build::sample(0xffffffff81520044, 0, Some(&chain)));
     feed(&mut a, &s);
-    let (progs, _) = a.finish(&Kallsyms::default(), |_| vec![]);
+    let (progs, _, _) = a.finish(&Kallsyms::default(), |_| vec![]);
     let p = &progs[0];
     assert_eq!((p.samples, p.kernel_samples), (6, 1));
     let total: u64 = p.native.iter().map(|n| n.samples).sum();
@@ -162,7 +162,7 @@ fn unmapped_program_and_ranges_lifecycle() {
     a.register(prog7());
     a.unregister_addr(0x2000);
     feed(&mut a, &build::sample(0x2001, 0, None));
-    let (progs, c) = a.finish(&Kallsyms::default(), |id| vec![format!("/pin/{id}")]);
+    let (progs, c, _) = a.finish(&Kallsyms::default(), |id| vec![format!("/pin/{id}")]);
     assert_eq!(c.total_samples, 4);
     assert_eq!(c.bpf_jit_samples, 2);
     let p7 = progs.iter().find(|p| p.id == 7).unwrap();
@@ -215,7 +215,7 @@ fn callchains_credit_the_nearest_bpf_caller_line() {
     s.extend(build::sample(0x1001, 0, Some(&[ctx_kernel, 0x1001])));
     feed(&mut a, &s);
     let k = Kallsyms::parse(KSYMS);
-    let (progs, c) = a.finish(&k, |_| vec![]);
+    let (progs, c, _) = a.finish(&k, |_| vec![]);
     assert_eq!(c.total_samples, 4);
     assert_eq!(c.callchain_samples, 4);
     assert_eq!(c.kernel_attributed_samples, 2);
@@ -263,7 +263,7 @@ fn stacks_keep_task_subprogram_and_kernel_frames_outermost_first() {
     s.extend(with_pid(build::sample(0x2011, 0, Some(&[ctx, 0x2011])), 40));
     s.extend(with_pid(build::sample(0x1001, 0, Some(&[ctx, 0x1001])), 41));
     feed(&mut a, &s);
-    let (progs, _) = a.finish(&Kallsyms::parse(KSYMS), |_| vec![]);
+    let (progs, _, _) = a.finish(&Kallsyms::parse(KSYMS), |_| vec![]);
     let p = &progs[0];
     let total: u64 = p.stacks.iter().map(|s| s.samples).sum();
     assert_eq!(total, p.inclusive_samples());
@@ -307,7 +307,7 @@ fn unmapped_callers_keep_the_raw_address_and_lbr_uses_branches() {
     ]));
     let rec = build::record(crate::profile::records::RECORD_SAMPLE, &p);
     feed(&mut a, &rec);
-    let (progs, c) = a.finish(&Kallsyms::default(), |_| vec![]);
+    let (progs, c, _) = a.finish(&Kallsyms::default(), |_| vec![]);
     assert_eq!(c.kernel_attributed_samples, 1);
     let k = &progs[0].kernel_hotspots[0];
     assert_eq!(
@@ -392,7 +392,7 @@ fn recorded_callchains_tell_interrupts_from_calls() {
         a.register(prog7());
         let mut names = Vec::new();
         feed(&mut a, &replay(frames, &mut names));
-        let (progs, c) = a.finish(&ksyms_of(&names), |_| vec![]);
+        let (progs, c, _) = a.finish(&ksyms_of(&names), |_| vec![]);
         let p = &progs[0];
         let bpf = frames.iter().position(|f| is_bpf_prog(f)).unwrap();
         let below: Vec<&str> = frames[..bpf].iter().rev().copied().collect();
@@ -451,7 +451,7 @@ fn recorded_callchains_together() {
     for (_, frames) in &chains {
         feed(&mut a, &replay(frames, &mut names));
     }
-    let (progs, c) = a.finish(&ksyms_of(&names), |_| vec![]);
+    let (progs, c, _) = a.finish(&ksyms_of(&names), |_| vec![]);
     let irq = chains
         .iter()
         .filter(|(k, _)| k.starts_with("interrupt:"))
