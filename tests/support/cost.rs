@@ -480,17 +480,7 @@ pub(crate) fn ensure_tracefs() -> io::Result<()> {
     if std::path::Path::new(TRACEFS).join("events").is_dir() {
         return Ok(());
     }
-    rustix::mount::mount(
-        "tracefs",
-        TRACEFS,
-        "tracefs",
-        rustix::mount::MountFlags::empty(),
-        None,
-    )
-    .map_err(|e| {
-        let e = io::Error::from(e);
-        io::Error::new(e.kind(), format!("mount -t tracefs tracefs {TRACEFS}: {e}"))
-    })
+    super::mount_fs("tracefs", TRACEFS)
 }
 
 /// Open a perf event on the tracepoint `group/name` (all tasks, CPU 0: a
