@@ -5,6 +5,7 @@
 //! fixture hot [--seconds S] [--threads T] [--kind hot|subprog|helper|sock|sysenter]
 //! fixture churn --seconds S --count N
 //! fixture showcase
+//! fixture cost-case --case NAME [--rounds R] [--seconds S] [--mode M] [--cpu C] [--hold yes]
 //! ```
 //! Needs root (CAP_BPF/CAP_SYS_ADMIN).
 
@@ -32,7 +33,16 @@ const USAGE: &str = "usage:
       load one of each fixture (socket filter with its map, hot program,
       subprogram, helper caller, pinned prog/map/link under a fresh bpffs
       directory), print `name=value` lines with their ids, then `ready`;
-      drive the hot, subprogram and helper programs until stdin reaches EOF";
+      drive the hot, subprogram and helper programs until stdin reaches EOF
+  fixture cost-case --case rawtp|heavy|sysenter|socket|perftp [--rounds R]
+          [--seconds S] [--mode nothing|attached|stats] [--cpu C] [--hold yes]
+      load the case's program (prints `prog_id=<id>`) and time the call that
+      fires its hook, pinned to CPU C (default: the last), in every mode (or
+      only M) for S seconds (default 1) per mode, R rounds (default 5), the
+      order of the modes alternating; prints a `round=` line per stretch and
+      a `median` line (ns per call); with --hold yes it attaches the program,
+      prints `ready`, fires the hook until stdin reaches EOF and prints
+      `calls=<n> ns_per_call=<x>`";
 
 /// Parsed `--flag value` pairs, each allowed flag at most once.
 struct Flags(Vec<(String, String)>);
@@ -211,6 +221,102 @@ fn showcase() -> Result<(), String> {
     Ok(())
 }
 
+fn cost_case(args: &[String]) -> Result<(), String> {
+    use support::cost::{self, Case, CostCase, Mode};
+    let f = Flags::parse(args, &["case", "rounds", "seconds", "mode", "cpu", "hold"])?;
+    let name = f.get("case").ok_or("--case is required")?;
+    let case = Case::parse(name).ok_or_else(|| {
+        let all: Vec<_> = Case::ALL.iter().map(|c| c.name()).collect();
+        format!("--case: expected {}, got {name:?}", all.join("|"))
+    })?;
+    let rounds = f.num("rounds", Some(5))? as usize;
+    let each = Duration::from_secs_f64(
+        f.get("seconds")
+            .unwrap_or("1")
+            .parse::<f64>()
+            .map_err(|_| "--seconds: not a number".to_string())?,
+    );
+    let modes: Vec<Mode> = match f.get("mode") {
+        None => Mode::ALL.to_vec(),
+        Some(m) => vec![Mode::parse(m).ok_or_else(|| format!("--mode: unknown {m:?}"))?],
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = f.num("cpu", Some(cpus as u64 - 1))? as usize;
+    cost::pin_to_cpu(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
+    let mut cc = CostCase::load(case).map_err(|e| format!("loading {name}: {e}"))?;
+    println!("prog_id={}", cc.prog.id);
+    let err = |e: std::io::Error| format!("{name}: {e}");
+    if cc.stats_held_elsewhere().map_err(err)? {
+        return Err(format!(
+            "{name}: run-time statistics are already on (another process holds \
+             BPF_ENABLE_STATS): the attached timing would include them"
+        ));
+    }
+    if f.get("hold") == Some("yes") {
+        return cost_hold(&mut cc).map_err(err);
+    }
+    let m = cost::measure(&mut cc, &modes, rounds, each, |round, mode, t| {
+        println!(
+            "round={round} mode={} calls={} ns_per_call={:.1} runs_per_call={:.3}",
+            mode.name(),
+            t.calls,
+            t.ns_per_call,
+            t.runs_per_call
+        );
+    })
+    .map_err(err)?;
+    let summary: Vec<String> = modes
+        .iter()
+        .map(|&mode| {
+            let (lo, hi) = m.spread(mode);
+            let n = mode.name();
+            format!("{n}={:.1} {n}_spread={lo:.1}..{hi:.1}", m.median(mode))
+        })
+        .collect();
+    let mut line = format!("median case={name} {}", summary.join(" "));
+    if modes == Mode::ALL {
+        // Differences within each round, then their median.
+        line += &format!(
+            " total={:.1} total_with_stats={:.1} stats_cost={:.1}",
+            m.total_ns(),
+            m.total_with_stats_ns(),
+            m.stats_ns()
+        );
+    }
+    println!("{line} runs_per_call={:.3}", m.runs_per_call);
+    Ok(())
+}
+
+/// Keep `cc` attached and fire its hook until stdin reaches EOF.
+fn cost_hold(cc: &mut support::cost::CostCase) -> std::io::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    cc.attach()?;
+    println!("ready");
+    std::io::stdout().flush()?;
+    let stop = AtomicBool::new(false);
+    let (calls, elapsed) = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut sink = Vec::new();
+            let _ = std::io::stdin().read_to_end(&mut sink);
+            stop.store(true, Ordering::Relaxed);
+        });
+        let t0 = Instant::now();
+        let mut calls = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            for _ in 0..1000 {
+                cc.fire()?;
+            }
+            calls += 1000;
+        }
+        Ok::<_, std::io::Error>((calls, t0.elapsed()))
+    })?;
+    println!(
+        "calls={calls} ns_per_call={:.1}",
+        elapsed.as_nanos() as f64 / calls.max(1) as f64
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -218,6 +324,7 @@ fn main() -> ExitCode {
         Some("hot") => hot(&args[1..]),
         Some("churn") => churn(&args[1..]),
         Some("showcase") => showcase(),
+        Some("cost-case") => cost_case(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

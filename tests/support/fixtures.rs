@@ -37,16 +37,14 @@ pub(crate) fn ensure_bpffs() -> io::Result<()> {
         return Ok(());
     }
     std::fs::create_dir_all(BPFFS_ROOT)?;
-    rustix::mount::mount(
-        "bpf",
-        BPFFS_ROOT,
-        "bpf",
-        rustix::mount::MountFlags::empty(),
-        None,
-    )
-    .map_err(|e| {
+    mount_fs("bpf", BPFFS_ROOT)
+}
+
+/// `mount -t FS FS AT` (needs root); the error names the command.
+pub(crate) fn mount_fs(fs: &str, at: &str) -> io::Result<()> {
+    rustix::mount::mount(fs, at, fs, rustix::mount::MountFlags::empty(), None).map_err(|e| {
         let e = io::Error::from(e);
-        io::Error::new(e.kind(), format!("mount -t bpf bpf {BPFFS_ROOT}: {e}"))
+        io::Error::new(e.kind(), format!("mount -t {fs} {fs} {at}: {e}"))
     })
 }
 

@@ -14,6 +14,7 @@
 #![allow(unsafe_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub(crate) mod btf;
+pub(crate) mod cost;
 pub(crate) mod fixtures;
 pub(crate) mod insn;
 pub(crate) mod sys;

@@ -1,0 +1,232 @@
+//! Live ground truth for `brr cost`: time a call that fires one hook with
+//! nothing attached, with a program the test loads attached, and with
+//! statistics on; the slowdowns are what the program really costs per
+//! run. brr's TOTAL and STATS ns/run for that program must be within 15 %
+//! and 25 % of them.
+
+// Test tooling: helpers outside #[test] functions fail the test by panicking,
+// as the tests themselves do (clippy.toml only exempts #[test] code).
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+#[path = "support/run.rs"]
+mod run;
+mod support;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::cost::{self, Case, CostCase, Measured, Mode};
+
+/// brr's TOTAL ns/run may differ from the measured slowdown by this much.
+const TOTAL_BOUND: f64 = 0.15;
+/// brr's STATS ns/run may differ from the measured statistics cost by this
+/// much.
+const STATS_BOUND: f64 = 0.25;
+/// Interleaved rounds of the three timings, and the length of each.
+const ROUNDS: usize = 5;
+const EACH: Duration = Duration::from_secs(1);
+/// `brr cost`'s window and sampling rate.
+const WINDOW: &str = "5";
+const FREQ: &str = "1999";
+/// Attempts per case: a host busy with other work can spoil one.
+const ATTEMPTS: usize = 2;
+
+/// The CPU the firing loop runs on.
+fn loop_cpu() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+}
+
+/// The verdict of one attempt.
+struct Compared {
+    line: String,
+    ok: bool,
+}
+
+/// Why a case cannot be compared here.
+enum Skip {
+    /// This brr has no `cost` command.
+    NoCostCommand(String),
+    /// Another process holds statistics on.
+    StatsElsewhere,
+}
+
+/// Time the case in every mode, pinned to [`loop_cpu`], on a thread of its
+/// own so that the brr started afterwards is not pinned too.
+fn measure(cc: &mut CostCase) -> Measured {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            cost::pin_to_cpu(loop_cpu()).expect("pin the timing thread");
+            cost::measure(cc, &Mode::ALL, ROUNDS, EACH, |_, _, _| {}).expect("time the case")
+        })
+        .join()
+        .expect("timing thread")
+    })
+}
+
+/// With the program attached and its hook fired in a loop, run
+/// `brr cost --json` on it; returns brr's document and the loop's calls
+/// per second.
+fn brr_cost(cc: &mut CostCase) -> Result<(Value, f64), Skip> {
+    cc.set_mode(Mode::Attached).expect("attach");
+    let stop = AtomicBool::new(false);
+    let calls = AtomicU64::new(0);
+    let id = cc.prog.id.to_string();
+    let cc: &CostCase = cc;
+    let (out, elapsed) = std::thread::scope(|s| {
+        let lp = s.spawn(|| {
+            cost::pin_to_cpu(loop_cpu()).expect("pin the firing loop");
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..1000 {
+                    cc.fire().expect("fire the hook");
+                }
+                calls.fetch_add(1000, Ordering::Relaxed);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let (c0, t0) = (calls.load(Ordering::Relaxed), Instant::now());
+        let out = run::brr(&[
+            "cost",
+            "--json",
+            "-d",
+            WINDOW,
+            "-F",
+            FREQ,
+            "--program-id",
+            &id,
+        ]);
+        let rate = (calls.load(Ordering::Relaxed) - c0) as f64 / t0.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        lp.join().expect("firing loop");
+        (out, rate)
+    });
+    let err = run::stderr(&out);
+    if out.status.code() == Some(2)
+        && (err.contains("invalid choice") || err.contains("invalid command"))
+    {
+        return Err(Skip::NoCostCommand(err.trim().to_string()));
+    }
+    assert!(out.status.success(), "brr cost: {err}");
+    let doc = serde_json::from_str(&run::stdout(&out)).expect("brr cost --json is JSON");
+    Ok((doc, elapsed))
+}
+
+fn num(v: &Value, what: &str) -> f64 {
+    v.as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {v}"))
+}
+
+fn err_pct(brr: f64, real: f64) -> f64 {
+    100.0 * (brr - real) / real
+}
+
+/// One attempt for `case`: measure, then ask brr.
+fn attempt(case: Case) -> Result<Compared, Skip> {
+    let mut cc = CostCase::load(case).expect("load the case");
+    if cc.stats_held_elsewhere().expect("probe statistics") {
+        return Err(Skip::StatsElsewhere);
+    }
+    let m = measure(&mut cc);
+    eprintln!(
+        "cost truth {}: measured ns/run total {:.1}, with stats {:.1}, stats {:.1}",
+        case.name(),
+        m.total_ns(),
+        m.total_with_stats_ns(),
+        m.stats_ns()
+    );
+    let (doc, rate) = brr_cost(&mut cc)?;
+    cc.set_mode(Mode::Nothing).expect("detach");
+    let item = doc["items"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|i| i["id"].as_u64() == Some(u64::from(cc.prog.id)))
+        })
+        .unwrap_or_else(|| panic!("program {} in brr cost's items: {doc}", cc.prog.id));
+    let ns = &item["ns_per_run"];
+    let brr_total = num(&ns["total"], "ns_per_run.total");
+    let brr_stats = num(&ns["stats"], "ns_per_run.stats");
+    let brr_no_stats = brr_total - brr_stats;
+    // Each call of the loop runs the program once: the hook is fired by
+    // nothing else that the loop waits for.
+    let (real_total, real_stats, real_no_stats) =
+        (m.total_with_stats_ns(), m.stats_ns(), m.total_ns());
+    let (e_total, e_stats) = (
+        err_pct(brr_total, real_total),
+        err_pct(brr_stats, real_stats),
+    );
+    let ok = e_total.abs() <= 100.0 * TOTAL_BOUND && e_stats.abs() <= 100.0 * STATS_BOUND;
+    let spread = |mode| {
+        let (lo, hi) = m.spread(mode);
+        format!("{:.1} [{lo:.1}..{hi:.1}]", m.median(mode))
+    };
+    let line = format!(
+        "cost truth {}: ns/call nothing {} attached {} stats {}; \
+         total with stats: measured {real_total:.1} brr {brr_total:.1} ({e_total:+.1} %); \
+         stats: measured {real_stats:.1} brr {brr_stats:.1} ({e_stats:+.1} %); \
+         without stats: measured {real_no_stats:.1} brr {brr_no_stats:.1} ({:+.1} %); \
+         runs/s brr {:.0} loop {rate:.0}",
+        case.name(),
+        spread(Mode::Nothing),
+        spread(Mode::Attached),
+        spread(Mode::Stats),
+        err_pct(brr_no_stats, real_no_stats),
+        num(&item["runs_per_sec"], "runs_per_sec"),
+    );
+    Ok(Compared { line, ok })
+}
+
+fn check(case: Case) {
+    if !support::live() {
+        return;
+    }
+    let _serial = run::serial();
+    let mut lines = Vec::new();
+    for _ in 0..ATTEMPTS {
+        match attempt(case) {
+            Ok(c) => {
+                eprintln!("{}", c.line);
+                lines.push(c.line);
+                if c.ok {
+                    return;
+                }
+            }
+            Err(Skip::NoCostCommand(err)) => {
+                // Not a failure even under BRR_REQUIRE_LIVE: the command
+                // this test checks is not in this build.
+                support::skip(format!("this brr has no `cost` command: {err}"));
+                return;
+            }
+            Err(Skip::StatsElsewhere) => {
+                let why = "another process holds BPF_ENABLE_STATS, so the timing with the \
+                           program attached would include the statistics' cost";
+                if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
+                    panic!("{}=1 but {why}", support::REQUIRE_LIVE_ENV);
+                }
+                support::skip(why);
+                return;
+            }
+        }
+    }
+    panic!(
+        "brr's TOTAL must be within {:.0} % and STATS within {:.0} % of the measured cost, in {ATTEMPTS} attempts:\n{}",
+        100.0 * TOTAL_BOUND,
+        100.0 * STATS_BOUND,
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn minimal_raw_tracepoint_costs_what_brr_says() {
+    check(Case::RawTp);
+}
+
+#[test]
+fn heavy_raw_tracepoint_costs_what_brr_says() {
+    check(Case::Heavy);
+}
+
+#[test]
+fn perf_event_tracepoint_costs_what_brr_says() {
+    check(Case::PerfTp);
+}
