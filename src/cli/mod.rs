@@ -114,6 +114,10 @@ pub enum Command {
     },
     /// `brr doctor`.
     Doctor,
+    /// `brr mcp`.
+    Mcp(crate::mcp::Mode),
+    /// `brr serve-mcp`.
+    ServeMcp(crate::mcp::SocketConfig),
 }
 
 /// `brr profile` options.
@@ -870,6 +874,15 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
         Sub::Profile(a) => Command::Profile(profile_args(a)),
         Sub::Exporter(a) => exporter_command(&a)?,
         Sub::Doctor { .. } => Command::Doctor,
+        Sub::Mcp(a) => Command::Mcp(match a.connect {
+            Some(path) => crate::mcp::Mode::Connect(path),
+            None => crate::mcp::Mode::Stdio,
+        }),
+        Sub::ServeMcp(a) => Command::ServeMcp(crate::mcp::SocketConfig {
+            path: a.socket,
+            mode: a.socket_mode.unwrap_or(crate::mcp::socket::DEFAULT_MODE),
+            group: a.socket_group,
+        }),
         Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
         Sub::Man => return Ok(Err(docs::man_page())),
     }))
