@@ -16,7 +16,8 @@ use super::Tools;
 
 /// The protocol versions brr speaks, newest first: a client asking for
 /// one of them gets it, any other client the newest.
-pub(crate) const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The most tool calls one peer may have running at once.
 pub(crate) const MAX_IN_FLIGHT: usize = 4;
@@ -334,7 +335,7 @@ mod tests {
         assert_eq!(got.len(), 4, "no answer to a notification: {got:?}");
         let v = |id: i64| by_id(&got, json!(id));
         assert_eq!(v(1)["result"]["protocolVersion"], "2025-03-26");
-        assert_eq!(v(2)["result"]["protocolVersion"], "2025-06-18");
+        assert_eq!(v(2)["result"]["protocolVersion"], "2025-11-25");
         assert_eq!(v(1)["result"]["serverInfo"]["name"], "brr");
         let listed = v(3);
         let names: Vec<&str> = listed["result"]["tools"]

@@ -3,7 +3,7 @@
 //! `brr mcp --connect` can relay an agent's stdio to it as an ordinary
 //! user (the agent gets the tools and nothing else root could do).
 
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -162,7 +162,7 @@ pub(crate) fn relay(path: &Path) -> Result<()> {
         .try_clone()
         .map_err(|e| failed("use the socket", path, &e))?;
     let forward = move || {
-        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut up);
+        pass(&mut std::io::stdin().lock(), &mut up);
         // The server sees the end of the input and stops what runs.
         let _ = up.shutdown(std::net::Shutdown::Write);
     };
@@ -171,8 +171,28 @@ pub(crate) fn relay(path: &Path) -> Result<()> {
         .spawn(forward)
         .map_err(|e| BrrError::Failed(format!("cannot start the relay thread: {e}")))?;
     let mut down = stream;
-    let _ = std::io::copy(&mut down, &mut std::io::stdout().lock());
+    pass(&mut down, &mut std::io::stdout().lock());
     Ok(())
+}
+
+/// Copy `from` to `to` until `from` ends or either fails, each read
+/// passed on at once. (`std::io::copy` splices between a pipe and a
+/// socket, and a splice into a socket may wait for more input than one
+/// message before it sends any.)
+fn pass(from: &mut dyn Read, to: &mut dyn Write) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        let chunk = buf.get(..n).unwrap_or_default();
+        if to.write_all(chunk).and_then(|()| to.flush()).is_err() {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]
