@@ -34,8 +34,8 @@ pub(crate) const VERSION_TEXT: &str = concat!("brr ", env!("CARGO_PKG_VERSION"),
 /// The original's choice list, kept in the usage text users grep for.
 const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
        brr [OPTIONS] {prog,activity,top,map,link,btf,perf-events,dump,
-                      dump-compare,profile,exporter,mcp,serve-mcp,doctor,completions,
-                      man} ...";
+                      dump-compare,profile,exporter,mcp,serve-mcp,doctor,
+                      completions,man} ...";
 
 #[derive(Parser, Debug)]
 #[command(
