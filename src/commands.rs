@@ -25,7 +25,11 @@ pub fn bpffs_warning(cli: &Cli) -> Option<String> {
 /// with one [`Collector`] built from the command line.
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Streamed> {
     let collector = Arc::new(Collector::new(&cli.bpffs, &cli.kubelet_logs));
-    let c = &collector;
+    run_on(cli, &collector, out)
+}
+
+/// [`run`] with the collector `c`.
+fn run_on(cli: &Cli, c: &Arc<Collector>, out: &mut dyn Write) -> Result<Streamed> {
     let x = cli.extended;
     if let Some(kind) = streamed_listing(cli) {
         return listing_stream(cli, c, kind, out);
@@ -79,6 +83,11 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<Streamed> {
         }
         Command::DumpCompare { prog_id } => return written(out, dump_compare(cli, *prog_id)?),
         Command::Top(t) => return written(out, crate::top::run(cli, t, c)?),
+        Command::Mcp(mode) => return mcp(mode, c),
+        Command::ServeMcp(config) => {
+            crate::mcp::serve(config, Arc::new(Answers::new(Arc::clone(c))))?;
+            return Ok(Streamed::Done(0));
+        }
     };
     Ok(print(out, &text, 0))
 }
@@ -313,6 +322,17 @@ fn listing_stream(
 /// the capture was incomplete. The first Ctrl-C ends the capture early and
 /// the partial profile is printed as usual; a second one exits with 130.
 fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Arc<Collector>) -> Result<(String, i32)> {
+    let mut done = session::profile_interruptible(profile_job(cli, a), Arc::clone(c))?;
+    let answer = profile_output(cli, a, &mut done);
+    // brr exits once this is printed, and the kernel takes the memory
+    // back at once: freeing the profile's stacks (thousands with
+    // --annotate) one by one would only add to what brr costs.
+    std::mem::forget(done);
+    answer
+}
+
+/// The job `brr profile` runs.
+fn profile_job(cli: &Cli, a: &ProfileArgs) -> session::Job {
     // Text prints only the --line-limit rows of each table.
     let native = match (a.annotate, cli.format) {
         (false, _) => session::Native::Off,
@@ -327,14 +347,19 @@ fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Arc<Collector>) -> Result<(String
         native,
         keep: None,
     };
-    let mut done = session::profile_interruptible(
-        session::Job {
-            request: a.request.clone(),
-            exports: a.exports.clone(),
-            report: Some(report),
-        },
-        Arc::clone(c),
-    )?;
+    session::Job {
+        request: a.request.clone(),
+        exports: a.exports.clone(),
+        report: Some(report),
+    }
+}
+
+/// What `brr profile` prints of a finished job, and its exit status.
+fn profile_output(
+    cli: &Cli,
+    a: &ProfileArgs,
+    done: &mut session::Profiled,
+) -> Result<(String, i32)> {
     let code = i32::from(a.fail_on_loss && done.profile.telemetry.incomplete);
     let built = match done.take_output()? {
         session::Output::Folded(text) => {
@@ -355,10 +380,6 @@ fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Arc<Collector>) -> Result<(String
         .filter(|_| cli.format != Format::Csv)
         .map(|dir| session::profile_contexts(&built, dir));
     let text = report::render(&built, &view, contexts.as_ref());
-    // brr exits once this is printed, and the kernel takes the memory
-    // back at once: freeing the profile's stacks and the report's rows one
-    // by one (thousands with --annotate) would only add to what brr costs.
-    std::mem::forget((done.profile, built));
     Ok((text, code))
 }
 
@@ -376,4 +397,76 @@ fn write_pages(dir: &std::path::Path, pages: &[(String, String)]) -> Result<Stri
         written.push(path.display().to_string());
     }
     Ok(written.join("\n"))
+}
+
+/// `brr mcp`: answer on stdio, or relay to a `brr serve-mcp` socket.
+fn mcp(mode: &crate::mcp::Mode, c: &Arc<Collector>) -> Result<Streamed> {
+    match mode {
+        crate::mcp::Mode::Stdio => crate::mcp::serve_stdio(Arc::new(Answers::new(Arc::clone(c)))),
+        crate::mcp::Mode::Connect(path) => crate::mcp::relay(path)?,
+    }
+    Ok(Streamed::Done(0))
+}
+
+/// The MCP tools' answers: each a command line run as the CLI runs it,
+/// with one collector and one profile job at a time for every client.
+struct Answers {
+    collector: Arc<Collector>,
+    profiling: session::Profiling,
+}
+
+impl Answers {
+    fn new(collector: Arc<Collector>) -> Answers {
+        let profiling = session::Profiling::new(Arc::clone(&collector));
+        Answers {
+            collector,
+            profiling,
+        }
+    }
+
+    fn answer_cli(&self, cli: &Cli) -> Result<String> {
+        let text = match &cli.command {
+            Command::Profile(a) => {
+                let started = self
+                    .profiling
+                    .start(profile_job(cli, a), |_| {}, |done| done);
+                let ticket = started.map_err(|refused| match refused {
+                    session::Refused::Busy(b) => BrrError::Failed(format!(
+                        "another profile is running; its capture ends in {} s",
+                        b.ends
+                            .saturating_duration_since(std::time::Instant::now())
+                            .as_secs()
+                            + 1
+                    )),
+                    session::Refused::Failed(e) => e,
+                })?;
+                let mut done = ticket.finish()??;
+                profile_output(cli, a, &mut done)?.0
+            }
+            _ => {
+                let mut out = Vec::new();
+                match run_on(cli, &self.collector, &mut out)? {
+                    Streamed::Done(_) => String::from_utf8_lossy(&out).into_owned(),
+                    Streamed::WriteFailed(e, _) => return Err(BrrError::Failed(e.to_string())),
+                }
+            }
+        };
+        Ok(text.trim_end().to_string())
+    }
+}
+
+impl crate::mcp::Tools for Answers {
+    fn answer(&self, argv: &[String]) -> std::result::Result<String, String> {
+        let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+        let answered = match crate::cli::parse(&args) {
+            Ok(crate::cli::Parsed::Run(cli)) => self.answer_cli(&cli),
+            Ok(crate::cli::Parsed::Print(text)) => Ok(text),
+            Err(e) => Err(e),
+        };
+        answered.map_err(|e| e.render())
+    }
+
+    fn cancel(&self) -> bool {
+        self.profiling.cancel()
+    }
 }

@@ -148,6 +148,7 @@ pub(crate) mod error;
 pub(crate) mod export;
 pub(crate) mod inspect;
 pub(crate) mod kernel;
+pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod privilege;
 pub(crate) mod profile;

@@ -5,7 +5,8 @@
 //! (`render`, and `export`, the profile files) and `session` (the one
 //! collector that the front ends share; it formats nothing, so it does not
 //! reach the views) -> front ends (`cli`, `commands`, `top`, `tui`, and
-//! `serve`, the exporter service), which only dispatch: they ask the
+//! `serve`, the exporter service, and `mcp`, the agent interface), which
+//! only dispatch: they ask the
 //! collector and never reach `kernel` or `sys` themselves. A module may
 //! only import from below it, and only `src/sys/` may contain `unsafe`.
 //! The views and front ends read a profile's `Report` and never call the
@@ -147,21 +148,21 @@ fn unsafe_code_only_under_sys() {
 fn modules_import_only_from_below() {
     // (module, modules it must not import)
     let views = ["render", "export"];
-    let front_ends = ["commands", "top", "tui", "serve", "cli"];
+    let front_ends = ["commands", "top", "tui", "serve", "cli", "mcp"];
     let above_views: Vec<&str> = std::iter::once("session").chain(front_ends).collect();
     let mut rules: Vec<(&str, Vec<&str>)> = vec![
         (
             "sys",
             vec![
                 "kernel", "bpftool", "model", "activity", "profile", "inspect", "render", "export",
-                "session", "commands", "top", "tui", "serve", "cli", "error",
+                "session", "commands", "top", "tui", "serve", "cli", "mcp", "error",
             ],
         ),
         (
             "model",
             vec![
                 "sys", "kernel", "bpftool", "activity", "profile", "inspect", "render", "export",
-                "session", "commands", "top", "tui", "serve", "cli",
+                "session", "commands", "top", "tui", "serve", "cli", "mcp",
             ],
         ),
         ("render", vec!["sys", "export"]),
@@ -175,14 +176,25 @@ fn modules_import_only_from_below() {
         (
             "tui",
             vec![
-                "sys", "kernel", "bpftool", "commands", "top", "serve", "cli",
+                "sys", "kernel", "bpftool", "commands", "top", "serve", "cli", "mcp",
             ],
         ),
         (
             "serve",
-            vec!["kernel", "bpftool", "commands", "top", "tui", "cli"],
+            vec!["kernel", "bpftool", "commands", "top", "tui", "cli", "mcp"],
         ),
-        ("top", vec!["kernel", "sys", "bpftool", "commands", "serve"]),
+        (
+            "top",
+            vec!["kernel", "sys", "bpftool", "commands", "serve", "mcp"],
+        ),
+        // The agent interface is given the commands that answer; it reads
+        // no kernel and no command line itself.
+        (
+            "mcp",
+            vec![
+                "kernel", "sys", "bpftool", "commands", "top", "tui", "serve", "cli",
+            ],
+        ),
     ];
     for low in ["kernel", "bpftool"] {
         let mut banned = vec!["activity", "profile", "inspect", "doctor"];

@@ -34,7 +34,8 @@ pub(crate) const VERSION_TEXT: &str = concat!("brr ", env!("CARGO_PKG_VERSION"),
 /// The original's choice list, kept in the usage text users grep for.
 const ROOT_USAGE: &str = "brr [OPTIONS] [COMMAND]
        brr [OPTIONS] {prog,activity,top,map,link,btf,perf-events,dump,
-                      dump-compare,profile,exporter,doctor,completions,man} ...";
+                      dump-compare,profile,exporter,mcp,serve-mcp,doctor,
+                      completions,man} ...";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -366,6 +367,16 @@ pub(super) enum Sub {
     )]
     Exporter(ExporterArgs),
     #[command(
+        about = "Serve the read-only tools to AI agents over MCP on stdin and stdout.",
+        long_about = "Serve brr's answers as Model Context Protocol tools on stdin and stdout, for an agent's MCP client to start: list_programs, list_maps, list_links, activity, profile, dump and doctor, each returning the JSON document of the matching command with --json. Loads nothing and changes nothing; captures are at most 60 s and one at a time. Needs the privileges the tools need, or --connect to a root brr serve-mcp."
+    )]
+    Mcp(McpArgs),
+    #[command(
+        about = "Serve the MCP tools on a Unix socket, for brr mcp --connect.",
+        long_about = "Serve the same MCP tools as brr mcp on a Unix socket, so that an agent's brr mcp --connect, run as an ordinary user, reaches a server that runs as root. Whoever may connect (the socket's mode and group) may use every tool. Runs until SIGTERM or SIGINT, then removes the socket."
+    )]
+    ServeMcp(ServeMcpArgs),
+    #[command(
         about = "Show what brr can do on this host, and why not.",
         long_about = "Show what brr can do on this host, and why not: one row per check (kernel features, BTF, the JIT, kernel.kptr_restrict, perf settings and events, capabilities, mounts, the fd limit, who holds runtime statistics on) with ok, limited or missing, the detail and the fix; then every command with whether it works here. Needs no privilege, loads nothing, enables no statistics and changes no setting."
     )]
@@ -579,4 +590,33 @@ pub(super) struct ExporterArgs {
         help = "Longest profile a request may ask for, in seconds (default 60, at most 3600; requires --serve-profiles)."
     )]
     pub max_profile_seconds: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct McpArgs {
+    #[arg(
+        long,
+        value_name = "PATH",
+        help = "Relay to the brr serve-mcp socket at PATH instead of answering in this process."
+    )]
+    pub connect: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ServeMcpArgs {
+    #[arg(long, value_name = "PATH", help = "The Unix socket to create.")]
+    pub socket: PathBuf,
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_parser = parsers::socket_mode,
+        help = "The socket's mode, in octal (default 0660: root and the socket's group)."
+    )]
+    pub socket_mode: Option<u32>,
+    #[arg(
+        long,
+        value_name = "GROUP",
+        help = "The group that may connect (a name or a number)."
+    )]
+    pub socket_group: Option<String>,
 }

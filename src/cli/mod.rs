@@ -123,6 +123,10 @@ pub enum Command {
         dir: PathBuf,
         pages: Vec<(String, String)>,
     },
+    /// `brr mcp`.
+    Mcp(crate::mcp::Mode),
+    /// `brr serve-mcp`.
+    ServeMcp(crate::mcp::SocketConfig),
 }
 
 /// `brr profile` options.
@@ -904,6 +908,15 @@ fn sub_command(prog: &str, sub: Sub, pretty: bool) -> Result<Result<Command, Str
         },
         Sub::Exporter(a) => exporter_command(&a)?,
         Sub::Doctor { .. } => Command::Doctor,
+        Sub::Mcp(a) => Command::Mcp(match a.connect {
+            Some(path) => crate::mcp::Mode::Connect(path),
+            None => crate::mcp::Mode::Stdio,
+        }),
+        Sub::ServeMcp(a) => Command::ServeMcp(crate::mcp::SocketConfig {
+            path: a.socket,
+            mode: a.socket_mode.unwrap_or(crate::mcp::socket::DEFAULT_MODE),
+            group: a.socket_group,
+        }),
         Sub::Completions { shell } => return Ok(Err(docs::completions(shell))),
         Sub::Man { dir: None } => return Ok(Err(docs::man_page())),
         Sub::Man { dir: Some(dir) } => Command::ManPages {

@@ -87,6 +87,19 @@ fn choice<T: Copy>(s: &str, choices: &[(&'static str, T)]) -> Result<T, Rejected
         })
 }
 
+/// `serve-mcp --socket-mode`: permission bits in octal (`0660`, `660`).
+pub(super) fn socket_mode(s: &str) -> Result<u32, Rejected> {
+    u32::from_str_radix(s, 8)
+        .ok()
+        .filter(|&m| m <= 0o777 && !s.is_empty())
+        .ok_or_else(|| {
+            Rejected(format!(
+                "invalid mode: {} (octal, at most 0777)",
+                py_repr(s)
+            ))
+        })
+}
+
 pub(super) fn call_graph(s: &str) -> Result<CallGraph, Rejected> {
     choice(s, &CallGraph::ALL.map(|c| (c.name(), c)))
 }
