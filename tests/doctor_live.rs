@@ -121,7 +121,8 @@ fn assert_shape(doc: &Value) {
         assert!(c["reason"].is_string() || c["reason"].is_null(), "{c}");
     }
     for name in [
-        "prog", "map", "link", "btf", "activity", "profile", "dump", "top", "exporter",
+        "prog", "map", "link", "btf", "activity", "profile", "cost", "dump", "top",
+        "exporter",
     ] {
         command(doc, name);
     }
@@ -394,6 +395,7 @@ fn doctor_words_are_the_commands_own_as_nobody() {
         ("activity", &["activity", "-d", "0.1"]),
         ("top", &["top", "--textmode", "-d", "0.1"]),
         ("profile", &["profile", "-d", "0.1"]),
+        ("cost", &["cost", "-d", "0.1"]),
         ("perf-events", &["perf-events"]),
         ("dump", &["dump", "1"]),
         ("dump-compare", &["dump-compare", "1"]),

@@ -186,6 +186,9 @@ pub(crate) fn all(f: &Facts) -> Vec<Verdict> {
             format!("{why}; exporter --no-stats serves everything but the run counters")
         })
     });
+    // `cost` holds statistics on around a profile with kernel callchains:
+    // it fails where the first of the two fails.
+    let cost = activity.clone().and_then(|()| profile.clone());
     vec![
         verdict("prog", progs.clone()),
         verdict("map", listing(f, f.objects.maps)),
@@ -197,6 +200,7 @@ pub(crate) fn all(f: &Facts) -> Vec<Verdict> {
             Ok(()) => works_but("profile", sample_rate_note(f)),
             Err(why) => verdict("profile", Err(why)),
         },
+        verdict("cost", cost),
         verdict("perf-events", perf_listing(f)),
         dump,
         verdict("dump-compare", dump_compare),

@@ -29,6 +29,7 @@ fn every_command_works_for_root() {
             "activity",
             "top",
             "profile",
+            "cost",
             "perf-events",
             "dump",
             "dump-compare",
@@ -47,7 +48,7 @@ fn unprivileged_user_is_told_which_capability() {
     for (commands, step) in [
         (&["prog", "map", "link", "btf"][..], "list eBPF object IDs"),
         (
-            &["activity", "top", "exporter"],
+            &["activity", "top", "cost", "exporter"],
             "enable eBPF runtime statistics",
         ),
         (&["dump", "dump-compare"], "open eBPF object id ID"),
