@@ -133,27 +133,30 @@ pub(crate) fn scrape(collector: &Collector, stats_enabled: bool) -> Result<Scrap
 /// few hundred KiB of rows and text, and the allocator keeps a pool for
 /// each thread that allocates; run on the server's per-connection threads,
 /// scrapes would leave memory in as many pools as threads ever scraped.
+/// The answer is made there too, gzip included: deflate's state is large
+/// for a connection thread's small stack.
 struct Scraper {
-    requests: Sender<Sender<Result<String>>>,
+    requests: Sender<(bool, Sender<Result<Response>>)>,
 }
 
 impl Scraper {
     fn spawn(collector: Arc<Collector>, stats_enabled: bool) -> Scraper {
-        let (requests, rx) = mpsc::channel::<Sender<Result<String>>>();
+        let (requests, rx) = mpsc::channel::<(bool, Sender<Result<Response>>)>();
         std::thread::spawn(move || {
-            for reply in rx {
+            for (gzip, reply) in rx {
                 let scraped = scrape(&collector, stats_enabled);
-                let _ = reply.send(scraped.map(|s| prometheus::render(&s)));
+                let _ = reply.send(scraped.map(|s| metrics_response(prometheus::render(&s), gzip)));
             }
         });
         Scraper { requests }
     }
 
-    /// The exposition text of a scrape run now on the scrape thread.
-    fn metrics(&self) -> Result<String> {
+    /// The answer to `/metrics` from a scrape run now on the scrape
+    /// thread, gzipped when `gzip`.
+    fn metrics(&self, gzip: bool) -> Result<Response> {
         let gone = || BrrError::Failed("the exporter's scrape thread has stopped".into());
         let (reply, answer) = mpsc::channel();
-        self.requests.send(reply).map_err(|_| gone())?;
+        self.requests.send((gzip, reply)).map_err(|_| gone())?;
         answer.recv().map_err(|_| gone())?
     }
 }
@@ -162,7 +165,7 @@ impl Scraper {
 /// them, [`profiles::PATH`]; else 404. GET and HEAD only.
 pub(crate) fn route(
     req: &HttpRequest,
-    metrics: &dyn Fn() -> Result<String>,
+    metrics: &dyn Fn(bool) -> Result<Response>,
     profile: Option<&dyn Fn(&HttpRequest) -> Response>,
 ) -> Response {
     let known = match req.path.as_str() {
@@ -185,8 +188,8 @@ pub(crate) fn route(
             index_html(profile.is_some()),
         ),
         (profiles::PATH, Some(answer)) => answer(req),
-        _ => match metrics() {
-            Ok(text) => metrics_response(text, req.accept_gzip),
+        _ => match metrics(req.accept_gzip) {
+            Ok(answer) => answer,
             Err(e) => Response::new(
                 500,
                 "text/plain; charset=utf-8",
@@ -256,7 +259,7 @@ pub(crate) fn run(config: ExporterConfig, collector: Arc<Collector>) -> Result<(
         if let Some(refused) = door.as_ref().and_then(|d| d.refuse(req)) {
             return refused;
         }
-        let metrics = || scraper.metrics();
+        let metrics = |gzip| scraper.metrics(gzip);
         match &answer {
             Some(p) => {
                 let profile = |r: &HttpRequest| p.answer(r);
@@ -317,7 +320,7 @@ mod tests {
 
     #[test]
     fn routes() {
-        let ok = || Ok("m 1\n".to_string());
+        let ok = |gzip| Ok(metrics_response("m 1\n".into(), gzip));
         let r = route(&req("GET", "/metrics"), &ok, None);
         assert_eq!((r.status, r.content_type), (200, prometheus::CONTENT_TYPE));
         assert_eq!(r.body, b"m 1\n");
@@ -334,14 +337,14 @@ mod tests {
         let head = route(&req("HEAD", "/metrics"), &ok, None);
         assert_eq!((head.status, head.body.len()), (200, 4));
         assert_eq!(route(&req("HEAD", "/"), &ok, None).status, 200);
-        let failing = || Err(BrrError::Failed("no".into()));
+        let failing = |_| Err(BrrError::Failed("no".into()));
         let r = route(&req("GET", "/metrics"), &failing, None);
         assert_eq!((r.status, r.body.as_slice()), (500, &b"brr: no\n"[..]));
     }
 
     #[test]
     fn the_profile_path_exists_only_when_profiles_are_served() {
-        let ok = || Ok(String::new());
+        let ok = |gzip| Ok(metrics_response(String::new(), gzip));
         let path = format!("{}?seconds=3", profiles::PATH);
         for method in ["GET", "HEAD"] {
             assert_eq!(route(&req(method, &path), &ok, None).status, 404);
@@ -372,7 +375,7 @@ mod tests {
     fn metrics_are_gzipped_when_asked() {
         use std::io::Read as _;
         let text = "brr_prog_run_count{id=\"1\"} 5\n".repeat(200);
-        let ok = || Ok(text.clone());
+        let ok = |gzip| Ok(metrics_response(text.clone(), gzip));
         let mut r = req("GET", "/metrics");
         let plain = route(&r, &ok, None);
         assert_eq!(plain.body, text.as_bytes());

@@ -35,8 +35,8 @@ impl Exporter {
         let mut err = BufReader::new(child.stderr.take().expect("stderr"));
         let mut line = String::new();
         err.read_line(&mut line).expect("read stderr");
+        let line = line.trim().replace("serving https://", "serving http://");
         let addr = line
-            .trim()
             .strip_prefix("brr exporter: serving http://")
             .and_then(|r| r.strip_suffix("/metrics"))
             .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
