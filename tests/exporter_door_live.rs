@@ -298,49 +298,29 @@ fn mutual_tls_refuses_a_client_without_a_certificate() {
     let exp = Exporter::start(&["--web-config", &web]);
     let ca = dir.path("ca.pem");
     let metrics = url(exp.addr, "/metrics");
-    let (code, status, body) = curl(&[
-        "--cacert",
-        &ca,
-        "--cert",
-        &dir.path("client.pem"),
-        "--key",
-        &dir.path("client.key"),
-        &metrics,
-    ]);
+    // curl with the client certificate `name` (none when empty) and `extra`.
+    let with_cert = |name: &str, extra: &[&str]| {
+        let (cert, key) = (
+            dir.path(&format!("{name}.pem")),
+            dir.path(&format!("{name}.key")),
+        );
+        let mut args = vec!["--cacert", &ca];
+        if !name.is_empty() {
+            args.extend(["--cert", &cert, "--key", &key]);
+        }
+        args.extend_from_slice(extra);
+        args.push(&metrics);
+        curl(&args)
+    };
+    let (code, status, body) = with_cert("client", &[]);
     assert_eq!((code, status), (0, 200));
     assert!(String::from_utf8_lossy(&body).contains("# TYPE brr_prog_info gauge"));
-    let (code, status, _) = curl(&["--cacert", &ca, &metrics]);
-    assert!(
-        code != 0 && status == 0,
-        "without a certificate: curl {code}, {status}"
-    );
-    let (code, status, _) = curl(&[
-        "--cacert",
-        &ca,
-        "--cert",
-        &dir.path("other-client.pem"),
-        "--key",
-        &dir.path("other-client.key"),
-        &metrics,
-    ]);
-    assert!(
-        code != 0 && status == 0,
-        "another CA's certificate: curl {code}, {status}"
-    );
+    for name in ["", "other-client"] {
+        let (code, status, _) = with_cert(name, &[]);
+        assert!(code != 0 && status == 0, "{name:?}: curl {code}, {status}");
+    }
     // The configured header is sent.
-    let (code, status, head) = curl(&[
-        "-D",
-        "-",
-        "-o",
-        "/dev/null",
-        "--cacert",
-        &ca,
-        "--cert",
-        &dir.path("client.pem"),
-        "--key",
-        &dir.path("client.key"),
-        &metrics,
-    ]);
+    let (code, status, head) = with_cert("client", &["-D", "-", "-o", "/dev/null"]);
     assert_eq!((code, status), (0, 200));
     assert!(String::from_utf8_lossy(&head).contains("Strict-Transport-Security: max-age=31536000"));
     // Plain HTTP to the TLS port: closed without an answer, at once.
@@ -353,18 +333,6 @@ fn mutual_tls_refuses_a_client_without_a_certificate() {
     let _ = s.read_to_end(&mut out);
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert!(!out.starts_with(b"HTTP/1.1 200"), "{out:?}");
-}
-
-/// perf events the exporter has open now.
-fn perf_fds(exp: &Exporter) -> usize {
-    std::fs::read_dir(format!("/proc/{}/fd", exp.pid()))
-        .expect("fd dir")
-        .flatten()
-        .filter(|e| {
-            std::fs::read_link(e.path())
-                .is_ok_and(|l| l.to_string_lossy() == "anon_inode:[perf_event]")
-        })
-        .count()
 }
 
 /// `--profiles-auth-only`: `/metrics` needs no password, the profile does,
@@ -398,7 +366,7 @@ fn a_profile_without_the_password_is_refused_before_any_capture() {
         let (_, status, out) = curl(&args);
         assert_eq!(status, 401, "{creds:?}");
         assert!(String::from_utf8_lossy(&out).contains("WWW-Authenticate: Basic realm=\"brr\""));
-        assert_eq!(perf_fds(&exp), 0, "a refused request started a capture");
+        assert_eq!(exp.perf_fds(), 0, "a refused request started a capture");
     }
     let user = format!("parca:{PASSWORD}");
     let (_, status, body) = curl(&["-u", &user, &profile]);

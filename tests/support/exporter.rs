@@ -50,6 +50,18 @@ impl Exporter {
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// perf events the exporter has open now.
+    pub(crate) fn perf_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .expect("fd dir")
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path())
+                    .is_ok_and(|l| l.to_string_lossy() == "anon_inode:[perf_event]")
+            })
+            .count()
+    }
 }
 
 impl Drop for Exporter {
