@@ -75,7 +75,18 @@ fn run_on(cli: &Cli, c: &Arc<Collector>, out: &mut dyn Write) -> Result<Streamed
             listen,
             stats,
             profiles,
-        } => return exporter(*listen, *stats, *profiles, c),
+            web_config,
+            auth_scope,
+        } => {
+            let config = crate::serve::ExporterConfig {
+                listen: *listen,
+                stats: *stats,
+                profiles: *profiles,
+                web_config: web_config.clone(),
+                auth_scope: *auth_scope,
+            };
+            return exporter(config, c);
+        }
         // These three say their own exit status.
         Command::Profile(args) => return written(out, run_profile(cli, args, c)?),
         Command::Cost { request } => {
@@ -203,17 +214,7 @@ fn dump(
 
 /// `brr exporter`: serves until a terminating signal; writes no output of
 /// its own.
-fn exporter(
-    listen: std::net::SocketAddr,
-    stats: bool,
-    profiles: Option<crate::serve::ProfileServing>,
-    c: &Arc<Collector>,
-) -> Result<Streamed> {
-    let config = crate::serve::ExporterConfig {
-        listen,
-        stats,
-        profiles,
-    };
+fn exporter(config: crate::serve::ExporterConfig, c: &Arc<Collector>) -> Result<Streamed> {
     crate::serve::run(config, Arc::clone(c)).map(|()| Streamed::Done(0))
 }
 

@@ -29,20 +29,6 @@ use support::{go_available, HelperFixture, HotFixture};
 
 const PATH: &str = "/debug/pprof/profile";
 
-impl Exporter {
-    /// perf events the exporter has open now.
-    fn perf_fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
-            .expect("fd dir")
-            .flatten()
-            .filter(|e| {
-                std::fs::read_link(e.path())
-                    .is_ok_and(|l| l.to_string_lossy() == "anon_inode:[perf_event]")
-            })
-            .count()
-    }
-}
-
 /// An answer: status, headers (lowercase names) and body.
 struct Answer {
     status: u16,

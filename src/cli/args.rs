@@ -590,6 +590,17 @@ pub(super) struct ExporterArgs {
         help = "Longest profile a request may ask for, in seconds (default 60, at most 3600; requires --serve-profiles)."
     )]
     pub max_profile_seconds: Option<u64>,
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Serve over TLS and/or behind basic auth as FILE says, in the Prometheus exporter-toolkit's web-config format (tls_server_config, basic_auth_users, http_server_config)."
+    )]
+    pub web_config: Option<std::path::PathBuf>,
+    #[arg(
+        long,
+        help = "Ask for basic_auth_users' passwords on /debug/pprof/profile only; /metrics and / need none (requires --web-config and --serve-profiles)."
+    )]
+    pub profiles_auth_only: bool,
 }
 
 #[derive(Args, Debug)]

@@ -115,6 +115,10 @@ pub enum Command {
         stats: bool,
         /// `--serve-profiles` with its frequency and longest capture.
         profiles: Option<crate::serve::ProfileServing>,
+        /// `--web-config`.
+        web_config: Option<std::path::PathBuf>,
+        /// `--profiles-auth-only`.
+        auth_scope: crate::serve::AuthScope,
     },
     /// `brr doctor`.
     Doctor,
@@ -836,10 +840,14 @@ fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
     for (given, flag) in [
         (a.profile_hz.is_some(), "--profile-hz"),
         (a.max_profile_seconds.is_some(), "--max-profile-seconds"),
+        (a.profiles_auth_only, "--profiles-auth-only"),
     ] {
         if given && !a.serve_profiles {
             return Err(usage(prog, &format!("{flag} requires --serve-profiles")));
         }
+    }
+    if a.profiles_auth_only && a.web_config.is_none() {
+        return Err(usage(prog, "--profiles-auth-only requires --web-config"));
     }
     let limit = crate::serve::profiles::MAX_SECONDS_LIMIT;
     if a.max_profile_seconds.is_some_and(|s| s > limit) {
@@ -857,6 +865,12 @@ fn exporter_command(a: &args::ExporterArgs) -> Result<Command, BrrError> {
         listen,
         stats: !a.no_stats,
         profiles,
+        web_config: a.web_config.clone(),
+        auth_scope: if a.profiles_auth_only {
+            crate::serve::AuthScope::ProfilesOnly
+        } else {
+            crate::serve::AuthScope::Everything
+        },
     })
 }
 

@@ -119,6 +119,8 @@ fn exporter_values() {
             listen: "127.0.0.1:9435".parse().unwrap(),
             stats: true,
             profiles: None,
+            web_config: None,
+            auth_scope: crate::serve::AuthScope::Everything,
         }
     );
     assert_eq!(
@@ -127,6 +129,8 @@ fn exporter_values() {
             listen: "[::1]:0".parse().unwrap(),
             stats: false,
             profiles: None,
+            web_config: None,
+            auth_scope: crate::serve::AuthScope::Everything,
         }
     );
     let serving = |frequency, max_seconds| {

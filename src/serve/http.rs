@@ -1,5 +1,6 @@
 //! A small synchronous HTTP/1.1 server for the exporter: one request per
-//! connection, one short-lived thread per connection up to a fixed bound.
+//! connection, one short-lived thread per connection up to a fixed bound,
+//! over TLS ([`rustls`]) when a web config gives a certificate.
 //! HEAD is answered like GET without the body.
 //!
 //! Every resource a client can make the server hold is bounded: the request
@@ -7,6 +8,8 @@
 //! (a per-read timeout and a deadline for the whole request, so a client
 //! trickling one byte at a time cannot hold a thread), and the number of
 //! connections served at once (beyond it a client gets 503 at once). A
+//! TLS handshake happens inside the first read, so the same deadline bounds
+//! it, and rustls bounds the size of what a client may send during it. A
 //! scrape therefore never waits behind a slow or hostile client unless all
 //! connection slots are taken.
 
@@ -53,6 +56,10 @@ pub(crate) struct HttpRequest {
     pub path: String,
     /// The query string (after `?`), as sent; empty without one.
     pub query: String,
+    /// The `Authorization` header's value, as sent.
+    pub authorization: Option<String>,
+    /// Whether `Accept-Encoding` accepts gzip.
+    pub accept_gzip: bool,
 }
 
 impl HttpRequest {
@@ -75,6 +82,8 @@ pub(crate) struct Response {
     /// for HEAD (a capture): no `Content-Length`, which HTTP lets a server
     /// leave out of a HEAD answer when only making the body tells it.
     pub length_unknown: bool,
+    /// Further headers (`Content-Encoding`, `Vary`, `WWW-Authenticate`).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl Response {
@@ -90,6 +99,7 @@ impl Response {
             allow: None,
             retry_after: None,
             length_unknown: false,
+            headers: Vec::new(),
         }
     }
 
@@ -104,13 +114,24 @@ impl Response {
 
     /// Status line, headers and body as sent.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self.head().into_bytes();
+        self.to_bytes_with("")
+    }
+
+    /// Status line, headers, `extra` (whole header lines, each ending in
+    /// CRLF) and body.
+    fn to_bytes_with(&self, extra: &str) -> Vec<u8> {
+        let mut out = self.head_with(extra).into_bytes();
         out.extend_from_slice(&self.body);
         out
     }
 
     /// Status line and headers: the whole answer to a HEAD request.
+    #[cfg(test)]
     pub(crate) fn head(&self) -> String {
+        self.head_with("")
+    }
+
+    fn head_with(&self, extra: &str) -> String {
         let mut head = format!(
             "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n",
             self.status,
@@ -127,6 +148,10 @@ impl Response {
         if let Some(after) = self.retry_after {
             head.push_str(&format!("Retry-After: {after}\r\n"));
         }
+        for (name, value) in &self.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str(extra);
         head.push_str("\r\n");
         head
     }
@@ -136,6 +161,7 @@ pub(crate) fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
+        401 => "Unauthorized",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
@@ -219,6 +245,8 @@ pub(crate) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Http
     }
     let mut count = 0usize;
     let mut bytes = 0usize;
+    let mut authorization = None;
+    let mut accept_gzip = false;
     loop {
         let left = limits.header_bytes.saturating_sub(bytes);
         let Some(h) = line(r, left, 431)? else {
@@ -238,24 +266,49 @@ pub(crate) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Http
         if colon == 0 || h.iter().take(colon).any(|b| b.is_ascii_whitespace()) {
             return Err(Rejected::Status(400));
         }
+        let (name, value) = h.split_at(colon);
+        let value = String::from_utf8_lossy(value.get(1..).unwrap_or_default());
+        if name.eq_ignore_ascii_case(b"authorization") {
+            authorization = Some(value.trim().to_string());
+        } else if name.eq_ignore_ascii_case(b"accept-encoding") {
+            accept_gzip |= accepts_gzip(&value);
+        }
     }
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     Ok(HttpRequest {
         method: method.to_string(),
         path: path.to_string(),
         query: query.to_string(),
+        authorization,
+        accept_gzip,
     })
 }
 
-/// Reads from a socket with each read's timeout cut to what is left of a
-/// deadline for the whole request.
-struct DeadlineReader<'a> {
+/// Whether an `Accept-Encoding` value lists gzip with a weight above 0
+/// (`*` is not taken for gzip: identity is always acceptable).
+fn accepts_gzip(value: &str) -> bool {
+    value.split(',').any(|item| {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or_default().trim();
+        let refused = parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f64>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        (coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip")) && !refused
+    })
+}
+
+/// A socket whose reads each have their timeout cut to what is left of a
+/// deadline for the whole request (TLS handshake included).
+struct DeadlineStream<'a> {
     stream: &'a TcpStream,
     deadline: Instant,
     per_read: Duration,
 }
 
-impl Read for DeadlineReader<'_> {
+impl Read for DeadlineStream<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -267,26 +320,73 @@ impl Read for DeadlineReader<'_> {
     }
 }
 
+impl Write for DeadlineStream<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&mut &*self.stream).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What every connection is served with.
+#[derive(Clone)]
+pub(crate) struct Serving {
+    pub handler: Arc<Handler>,
+    pub limits: Limits,
+    /// TLS for every connection, when set.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Header lines added to every response (each ending in CRLF).
+    pub extra_headers: String,
+}
+
 pub(crate) type Handler = dyn Fn(&HttpRequest) -> Response + Send + Sync;
 
-fn serve_connection(stream: TcpStream, handler: &Handler, limits: &Limits) {
+/// Read one request from `io`, answer it; false when the client went
+/// away (or failed its handshake) before a request.
+fn exchange(io: impl Read + Write, serving: &Serving) -> bool {
+    // Small: the limits bound what is kept, not this buffer.
+    let mut reader = BufReader::with_capacity(4096, io);
+    let extra = serving.extra_headers.as_str();
+    let bytes = match read_request(&mut reader, &serving.limits) {
+        Ok(req) if req.is_head() => (serving.handler)(&req).head_with(extra).into_bytes(),
+        Ok(req) => (serving.handler)(&req).to_bytes_with(extra),
+        Err(Rejected::Closed) => return false,
+        Err(Rejected::Status(s)) => Response::error(s).to_bytes_with(extra),
+    };
+    let w = reader.get_mut();
+    let _ = w.write_all(&bytes).and_then(|()| w.flush());
+    true
+}
+
+fn serve_connection(stream: TcpStream, serving: &Serving) {
+    let limits = &serving.limits;
     let _ = stream.set_write_timeout(Some(limits.write_timeout));
     let _ = stream.set_nodelay(true);
-    let reader = DeadlineReader {
+    let io = DeadlineStream {
         stream: &stream,
         deadline: Instant::now() + limits.request_deadline,
         per_read: limits.read_timeout,
     };
-    // Small: the limits bound what is kept, not this buffer.
-    let mut reader = BufReader::with_capacity(4096, reader);
-    let bytes = match read_request(&mut reader, limits) {
-        Ok(req) if req.is_head() => handler(&req).head().into_bytes(),
-        Ok(req) => handler(&req).to_bytes(),
-        Err(Rejected::Closed) => return,
-        Err(Rejected::Status(s)) => Response::error(s).to_bytes(),
+    let answered = match &serving.tls {
+        None => exchange(io, serving),
+        Some(config) => {
+            let Ok(conn) = rustls::ServerConnection::new(Arc::clone(config)) else {
+                return;
+            };
+            let mut tls = rustls::StreamOwned::new(conn, io);
+            let answered = exchange(&mut tls, serving);
+            if answered {
+                tls.conn.send_close_notify();
+                let _ = tls.conn.complete_io(&mut tls.sock);
+            }
+            answered
+        }
     };
-    let mut w = &stream;
-    let _ = w.write_all(&bytes).and_then(|()| w.flush());
+    if !answered {
+        return;
+    }
     // Unread request bytes would turn the close into a reset that can
     // discard the response before the client reads it.
     let _ = stream.shutdown(Shutdown::Write);
@@ -329,7 +429,7 @@ impl Server {
     }
 
     /// Serve on a thread of its own until [`RunningServer::stop`].
-    pub(crate) fn start(self, handler: Arc<Handler>, limits: Limits) -> io::Result<RunningServer> {
+    pub(crate) fn start(self, serving: Serving) -> io::Result<RunningServer> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let local = self.local;
@@ -337,7 +437,7 @@ impl Server {
         let counter = Arc::clone(&active);
         let thread = std::thread::Builder::new()
             .name("brr-http".into())
-            .spawn(move || accept_loop(self.listener, &handler, limits, &flag, &counter))?;
+            .spawn(move || accept_loop(self.listener, &serving, &flag, &counter))?;
         Ok(RunningServer {
             stop,
             local,
@@ -350,8 +450,7 @@ impl Server {
 
 fn accept_loop(
     listener: TcpListener,
-    handler: &Arc<Handler>,
-    limits: Limits,
+    serving: &Serving,
     stop: &AtomicBool,
     active: &Arc<AtomicUsize>,
 ) {
@@ -365,8 +464,13 @@ fn accept_loop(
             std::thread::sleep(Duration::from_millis(50));
             continue;
         };
-        if active.fetch_add(1, Ordering::SeqCst) >= limits.max_connections {
+        if active.fetch_add(1, Ordering::SeqCst) >= serving.limits.max_connections {
             let slot = ConnectionSlot(Arc::clone(active));
+            if serving.tls.is_some() {
+                // Plain text would not reach a TLS client: just close.
+                drop(slot);
+                continue;
+            }
             // A fresh socket's send buffer takes this without blocking.
             let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
             let _ = (&stream).write_all(&Response::error(503).to_bytes());
@@ -381,13 +485,13 @@ fn accept_loop(
             continue;
         }
         let slot = ConnectionSlot(Arc::clone(active));
-        let handler = Arc::clone(handler);
+        let serving = serving.clone();
         let spawned = std::thread::Builder::new()
             .name("brr-http-conn".into())
             .stack_size(256 * 1024)
             .spawn(move || {
                 let _slot = slot;
-                serve_connection(stream, &*handler, &limits);
+                serve_connection(stream, &serving);
             });
         // A thread that could not start dropped its closure, and with it
         // the slot and the connection.
@@ -445,7 +549,13 @@ mod tests {
                 method: "GET".into(),
                 path: "/metrics".into(),
                 query: "x=1".into(),
+                ..HttpRequest::default()
             })
+        );
+        let r = parse(b"GET / HTTP/1.1\r\nauthorization:  Basic eDp5 \r\nAccept-Encoding: br, GZIP;q=0.5\r\n\r\n").unwrap();
+        assert_eq!(
+            (r.authorization.as_deref(), r.accept_gzip),
+            (Some("Basic eDp5"), true)
         );
         assert_eq!(
             parse(b"POST / HTTP/1.0\n\n").map(|r| r.method),
@@ -475,6 +585,23 @@ mod tests {
             assert_eq!(parse(bad), Err(Rejected::Status(400)), "{bad:?}");
         }
         assert_eq!(parse(b"GET / HTTP/2.0\r\n\r\n"), Err(Rejected::Status(505)));
+    }
+
+    #[test]
+    fn gzip_is_accepted_when_listed_with_a_weight() {
+        for (value, gzip) in [
+            ("gzip", true),
+            ("deflate, gzip", true),
+            ("x-gzip;q=1", true),
+            ("gzip;q=0", false),
+            ("gzip; q=0.0", false),
+            ("identity", false),
+            ("*", false),
+            ("gzipped", false),
+            ("", false),
+        ] {
+            assert_eq!(accepts_gzip(value), gzip, "{value}");
+        }
     }
 
     #[test]
@@ -550,7 +677,14 @@ mod tests {
         };
         let handler: Arc<Handler> =
             Arc::new(|r: &HttpRequest| Response::new(200, "text/plain", r.path.clone()));
-        let running = server.start(handler, limits).unwrap();
+        let running = server
+            .start(Serving {
+                handler,
+                limits,
+                tls: None,
+                extra_headers: "X-Frame-Options: deny\r\n".into(),
+            })
+            .unwrap();
         // Two stalled connections hold two of the three slots.
         let stalled: Vec<TcpStream> = (0..2)
             .map(|_| {
@@ -579,7 +713,7 @@ mod tests {
         let head = get(addr, b"HEAD /xyz HTTP/1.1\r\n\r\n");
         assert_eq!(
             head,
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: close\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: close\r\nX-Frame-Options: deny\r\n\r\n"
         );
         // With every slot taken, the next client hears 503 at once.
         settle(2);

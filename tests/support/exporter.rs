@@ -35,8 +35,8 @@ impl Exporter {
         let mut err = BufReader::new(child.stderr.take().expect("stderr"));
         let mut line = String::new();
         err.read_line(&mut line).expect("read stderr");
+        let line = line.trim().replace("serving https://", "serving http://");
         let addr = line
-            .trim()
             .strip_prefix("brr exporter: serving http://")
             .and_then(|r| r.strip_suffix("/metrics"))
             .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
@@ -49,6 +49,18 @@ impl Exporter {
 
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// perf events the exporter has open now.
+    pub(crate) fn perf_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .expect("fd dir")
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path())
+                    .is_ok_and(|l| l.to_string_lossy() == "anon_inode:[perf_event]")
+            })
+            .count()
     }
 }
 
