@@ -84,7 +84,7 @@ pub(crate) fn annotated(line_limit: usize) -> (Profile, Report) {
 }
 
 /// [`annotated`] keeping the rows `rows` says.
-fn annotated_as(line_limit: usize, rows: NativeRows) -> (Profile, Report) {
+pub(crate) fn annotated_as(line_limit: usize, rows: NativeRows) -> (Profile, Report) {
     let mut prof = profile();
     prof.programs[0].native = vec![
         sampled(0x20, 3),

@@ -428,6 +428,40 @@ fn csv_rows() {
     }
 }
 
+/// The `%THIS` cells of a text table with that header, Other row included.
+pub(crate) fn this_column(table: &str) -> Vec<f64> {
+    let mut lines = table.lines();
+    let Some(head) = lines.find(|l| l.contains("%THIS")) else {
+        return Vec::new();
+    };
+    let col = head.split_whitespace().position(|h| h == "%THIS").unwrap();
+    lines
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().nth(col).unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn instructions_this_adds_up_to_100_with_an_other_row() {
+    use crate::profile::report::NativeRows;
+    // The table a text report is made for keeps only the shown rows: the
+    // Other row is still a share of all the program's direct samples.
+    for rows in [NativeRows::Table, NativeRows::All] {
+        for limit in [0, 1, 2, 3, 5] {
+            let (_, r) = crate::profile::report::tests::annotated_as(limit, rows);
+            let a = r.programs[0].native.as_ref().unwrap();
+            let t = instructions_table(a, false, limit);
+            let this = this_column(&t);
+            assert!(!this.is_empty(), "{t}");
+            let sum: f64 = this.iter().sum();
+            assert!((sum - 100.0).abs() < 1e-9, "{limit} {rows:?}: {sum}\n{t}");
+        }
+    }
+    let (_, r) = crate::profile::report::tests::annotated_as(3, NativeRows::Table);
+    let t = instructions_table(r.programs[0].native.as_ref().unwrap(), false, 3);
+    assert!(t.ends_with("      3  30.00  -              -  Other native instructions not shown (--line-limit=3)  -          "), "{t}");
+}
+
 fn annotated_view(format: Format) -> String {
     let (_, r) = crate::profile::report::tests::annotated(2);
     render(&r, &view(format).view, None)
