@@ -331,7 +331,10 @@ fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Arc<Collector>) -> Result<(String
         },
         Arc::clone(c),
     )?;
-    let code = i32::from(a.fail_on_loss && done.profile.telemetry.incomplete);
+    let mut code = i32::from(a.fail_on_loss && done.profile.telemetry.incomplete);
+    if crate::error::say_all(&done.write_failures) {
+        code = 1;
+    }
     let built = match done.take_output()? {
         session::Output::Folded(text) => {
             return Ok((text.trim_end_matches('\n').to_string(), code))
