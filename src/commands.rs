@@ -319,6 +319,7 @@ fn run_profile(cli: &Cli, a: &ProfileArgs, c: &Arc<Collector>) -> Result<(String
         options: profile::report::ReportOptions {
             limit: a.limit,
             line_limit: a.line_limit,
+            merge_lines: !a.wide,
         },
         native,
         keep: None,

@@ -67,6 +67,8 @@ fn profile_program(
         options: ReportOptions {
             limit: 0,
             line_limit,
+            // The drilldown places each record's samples itself.
+            merge_lines: false,
         },
         native,
         keep: None,

@@ -216,6 +216,7 @@ mod tests {
         let opts = ReportOptions {
             limit: 0,
             line_limit: 1,
+            merge_lines: false,
         };
         let input = drilldown_input(&build(&prof, &opts), 9);
         let p = input.program.unwrap();

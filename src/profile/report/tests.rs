@@ -247,7 +247,11 @@ fn annotation_adds_the_jit_overhead_hint() {
 }
 
 fn opts(limit: usize, line_limit: usize) -> ReportOptions {
-    ReportOptions { limit, line_limit }
+    ReportOptions {
+        limit,
+        line_limit,
+        merge_lines: false,
+    }
 }
 
 fn sum<T>(rows: &Rows<T>, samples: impl Fn(&T) -> u64) -> u64 {

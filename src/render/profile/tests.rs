@@ -91,6 +91,7 @@ fn view(format: Format) -> Case {
         opts: ReportOptions {
             limit: 20,
             line_limit: 2,
+            merge_lines: true,
         },
         view: View {
             wide: false,
@@ -254,6 +255,7 @@ fn text_wide_extended_ip_detail() {
         opts: ReportOptions {
             limit: 1,
             line_limit: 4,
+            merge_lines: false,
         },
         view: View {
             wide: true,
@@ -388,6 +390,90 @@ fn json_keys_and_values() {
     assert!(out.ends_with(
         r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[],"interrupt_samples":0,"program_ids":[],"pid":null}}"#
     ));
+}
+
+/// [`profile`] with line 107 in two line records of 2 samples each, below
+/// line 77's one record of 3.
+fn split_line_profile() -> Profile {
+    use crate::profile::aggregate::tests::hs;
+    let mut p = profile();
+    p.programs[0].hotspots = vec![
+        hs(3, "/src/dir/x.bpf.c", 77, "\tu64 id = f();", 0x10),
+        hs(2, "/src/dir/x.bpf.c", 107, "\t\tif (c)", 0x20),
+        crate::model::profile::Hotspot {
+            samples: 1,
+            ..Default::default()
+        },
+        hs(2, "/src/dir/maps.bpf.h", 16, "\tif (val)", 0x30),
+        hs(2, "/src/dir/x.bpf.c", 107, "\t\tif (c)", 0x48),
+    ];
+    p
+}
+
+#[test]
+fn one_row_per_source_line_unless_wide() {
+    let p = split_line_profile();
+    let case = |format, wide: bool| Case {
+        opts: ReportOptions {
+            limit: 20,
+            line_limit: 2,
+            merge_lines: !wide,
+        },
+        view: View {
+            wide,
+            extended: false,
+            kernel_ip_detail: false,
+            format,
+        },
+    };
+    // The split line's 4 samples rank it first, on one row.
+    let text = render_n(&p, &case(Format::Text, false));
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Breakdown of program 98"))
+        .skip(3)
+        .take(3)
+        .map(str::trim_end)
+        .collect();
+    assert_eq!(
+        table,
+        [
+            "      4  0.4000  x.bpf.c   107  \t\tif (c)",
+            "      3  0.3000  x.bpf.c    77  \tu64 id = f();",
+            "      3  0.3000  -           -  Other eBPF samples not shown (--line-limit=2)",
+        ],
+        "{text}"
+    );
+    // -w keeps one row per line record, each at its own address.
+    let mut all = case(Format::Text, true);
+    all.opts.line_limit = 0;
+    let wide = render_n(&p, &all);
+    assert_eq!(
+        wide.matches("/src/dir/x.bpf.c      107").count(),
+        2,
+        "{wide}"
+    );
+    assert!(wide.contains("0x48"), "{wide}");
+    let every = |format, wide: bool| {
+        let mut c = case(format, wide);
+        c.opts.line_limit = 0;
+        render_n(&p, &c)
+    };
+    let json = |wide: bool| every(Format::Json { pretty: false }, wide);
+    let csv = |wide: bool| every(Format::Csv, wide);
+    let merged = json(false);
+    assert_eq!(merged.matches(r#""line":107,"#).count(), 1, "{merged}");
+    assert!(
+        merged.contains(r#"{"samples":4,"sample_percent":40.0,"cpu_percent":0.4,"jited_address":"#)
+    );
+    assert_eq!(json(true).matches(r#""line":107,"#).count(), 2);
+    let rows_of_107 = |t: String| {
+        t.lines()
+            .filter(|l| l.contains(",bpf,") && l.contains(",107,"))
+            .count()
+    };
+    assert_eq!(rows_of_107(csv(false)), 1);
+    assert_eq!(rows_of_107(csv(true)), 2);
 }
 
 #[test]
