@@ -169,12 +169,8 @@ pub(crate) fn merge_lines(rows: Vec<Hotspot>) -> Vec<Hotspot> {
 }
 
 impl ProgramView {
-    pub(crate) fn new(p: &ProgramProfile, line_limit: usize) -> ProgramView {
-        ProgramView::lines(p, line_limit, false)
-    }
-
-    /// [`ProgramView::new`], with one direct row per source line when
-    /// `merge` says (see [`merge_lines`]), cut after merging.
+    /// One program's lists sorted and cut, with one direct row per source
+    /// line when `merge` says (see [`merge_lines`]), cut after merging.
     pub(crate) fn lines(p: &ProgramProfile, line_limit: usize, merge: bool) -> ProgramView {
         let mut hotspots = if merge {
             merge_lines(p.hotspots.clone())
@@ -437,20 +433,20 @@ pub(crate) mod tests {
     fn other_rows_keep_every_sample() {
         let p = profile();
         for limit in 0..6 {
-            let pv = ProgramView::new(&p.programs[0], limit);
+            let pv = ProgramView::lines(&p.programs[0], limit, false);
             let direct: u64 =
                 pv.hotspots.iter().map(|h| h.samples).sum::<u64>() + pv.direct_omitted;
             let exact: u64 = pv.kernel.iter().map(|h| h.samples).sum::<u64>() + pv.kernel_omitted;
             let grouped: u64 = pv.groups.iter().map(|h| h.samples).sum::<u64>() + pv.groups_omitted;
             assert_eq!((direct, exact, grouped), (10, 9, 9), "limit {limit}");
         }
-        let pv = ProgramView::new(&p.programs[0], 2);
+        let pv = ProgramView::lines(&p.programs[0], 2, false);
         assert_eq!(
             (pv.direct_omitted, pv.kernel_omitted, pv.groups_omitted),
             (3, 4, 1)
         );
         // Ties keep first-seen order after (-count, file, line).
-        let pv = ProgramView::new(&p.programs[0], 0);
+        let pv = ProgramView::lines(&p.programs[0], 0, false);
         let lines: Vec<Option<u32>> = pv.hotspots.iter().map(|h| h.line).collect();
         assert_eq!(lines, vec![Some(107), Some(16), Some(77), None]);
     }
