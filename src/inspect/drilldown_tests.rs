@@ -529,6 +529,16 @@ fn mixed_children_once_and_samples_on_instructions() {
     // Line 12 appears twice (split) but its children only once: here none;
     // line 15's children appear once.
     assert_eq!(out.matches("-> bpf_map htab_map_hash").count(), 1);
+    // A line's samples are its source row's, labelled as its total; its
+    // instructions carry none (the native view has them by instruction).
+    assert!(
+        out.contains("22.86        8  prog.bpf.c:12: \tx = 1;  (line total)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n                     1: (b7) r0 = 1\n"),
+        "{out}"
+    );
     insta::assert_snapshot!(out);
     let collapsed = text(&dd, true);
     assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
