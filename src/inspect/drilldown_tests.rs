@@ -211,6 +211,8 @@ fn profile() -> ProfileInput {
             ],
             native: vec![],
             interrupt_samples: 0,
+            loaded_cpu_percent: None,
+            unloaded_after: None,
         }),
         line_limit: 4,
         warnings: vec![],
@@ -656,6 +658,27 @@ fn header_lines() {
         ]
     );
     assert!(view::header_lines(&build(&p, None, &Options::default())).is_empty());
+}
+
+/// A program unloaded mid-capture: the CPU line is over the time it was
+/// loaded, as the text report says it, and says why its instructions have
+/// no text.
+#[test]
+fn unloaded_program_is_figured_while_loaded() {
+    let p = markers_program();
+    let mut prof = profile();
+    let q = prof.program.as_mut().unwrap();
+    q.loaded_cpu_percent = Some(41.2);
+    q.unloaded_after = Some(2.31);
+    let dd = build(&p, Some(&prof), &Options::default());
+    let head = crate::render::drilldown::header_lines(&dd);
+    assert_eq!(
+        head,
+        [
+            "CPU: 41.2000% total while loaded = 25.8972% eBPF + 14.1257% under eBPF + 1.1771% unaccounted (100% = one CPU)",
+            "Unloaded 2.31 s into the capture: its code was gone before it could be read, so its sampled instructions have no text.",
+        ]
+    );
 }
 
 #[test]

@@ -45,6 +45,11 @@ pub(crate) struct DrillProfile {
     /// Samples of interrupts that arrived while the program ran: not in
     /// `inclusive_samples`, shown on a row of their own.
     pub interrupt_samples: u64,
+    /// Its inclusive CPU% over the time it was loaded, when it was loaded
+    /// or unloaded during the capture (the text report's "while loaded").
+    pub loaded_cpu_percent: Option<f64>,
+    /// Seconds into the capture it was unloaded at, if it was.
+    pub unloaded_after: Option<f64>,
 }
 
 /// A finished capture as the drilldown sees it.

@@ -150,6 +150,8 @@ pub(crate) fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
             .flat_map(|a| a.all.iter().map(|n| n.row.clone()))
             .collect(),
         interrupt_samples: p.interrupt_samples,
+        loaded_cpu_percent: p.loaded_inclusive_cpu_percent.or(p.loaded_cpu_percent),
+        unloaded_after: p.unloaded_after,
     });
     let telemetry = &report.capture.telemetry;
     ProfileInput {
