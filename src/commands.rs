@@ -344,6 +344,7 @@ fn profile_job(cli: &Cli, a: &ProfileArgs) -> session::Job {
         options: profile::report::ReportOptions {
             limit: a.limit,
             line_limit: a.line_limit,
+            merge_lines: !a.wide,
         },
         native,
         keep: None,
@@ -361,7 +362,10 @@ fn profile_output(
     a: &ProfileArgs,
     done: &mut session::Profiled,
 ) -> Result<(String, i32)> {
-    let code = i32::from(a.fail_on_loss && done.profile.telemetry.incomplete);
+    let mut code = i32::from(a.fail_on_loss && done.profile.telemetry.incomplete);
+    if crate::error::say_all(&done.write_failures) {
+        code = 1;
+    }
     let built = match done.take_output()? {
         session::Output::Folded(text) => {
             return Ok((text.trim_end_matches('\n').to_string(), code))

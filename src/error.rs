@@ -69,6 +69,18 @@ impl std::fmt::Display for BrrError {
     }
 }
 
+/// Say each of `errors` on stderr, one `brr:` line each, as brr says the
+/// error it exits with (a command that still prints its output says those
+/// it met on the way); whether there were any.
+pub(crate) fn say_all(errors: &[BrrError]) -> bool {
+    use std::io::Write;
+    let mut err = std::io::stderr();
+    for e in errors {
+        let _ = writeln!(err, "{}", e.render());
+    }
+    !errors.is_empty()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,8 @@ enum ProfileTop {
     Folded {
         text: String,
         incomplete: bool,
+        /// A file could not be written (said on stderr).
+        write_failed: bool,
     },
     Profiled(Box<Profiled>),
 }
@@ -39,6 +41,8 @@ struct Profiled {
     /// Its sampled native instructions (`--annotate`), under the
     /// heading `profile` gives them.
     annotation: Option<(String, Annotation)>,
+    /// A file could not be written (said on stderr).
+    write_failed: bool,
 }
 
 /// Profile program `id` with the top options (selected-program mode) and
@@ -63,6 +67,8 @@ fn profile_program(
         options: ReportOptions {
             limit: 0,
             line_limit,
+            // The drilldown places each record's samples itself.
+            merge_lines: false,
         },
         native,
         keep: None,
@@ -76,8 +82,15 @@ fn profile_program(
         Arc::clone(c),
     )?;
     let incomplete = done.profile.telemetry.incomplete;
+    let write_failed = crate::error::say_all(&done.write_failures);
     let report = match done.take_output()? {
-        session::Output::Folded(text) => return Ok(ProfileTop::Folded { text, incomplete }),
+        session::Output::Folded(text) => {
+            return Ok(ProfileTop::Folded {
+                text,
+                incomplete,
+                write_failed,
+            })
+        }
         session::Output::Report(report) => report,
     };
     let program = report.program(id);
@@ -90,6 +103,7 @@ fn profile_program(
                 Some((crate::render::profile::instructions_heading(p, &a), a))
             })
             .filter(|_| t.annotate),
+        write_failed,
     })))
 }
 
@@ -172,6 +186,10 @@ pub(crate) fn run(cli: &Cli, t: &TopOptions, c: &Arc<Collector>) -> Result<(Stri
     }
     // A program the user named is checked before anything is measured.
     let named = t.program_id.map(session::program_image).transpose()?;
+    // So are the profile's files, before the window is measured.
+    if t.profile_top {
+        t.exports.check()?;
+    }
     let (all_rows, measured) = c.activity(t.delay, true, 0, cli.extended)?;
     let shown = if t.limit > 0 && all_rows.len() > t.limit {
         &all_rows[..t.limit]
@@ -217,13 +235,20 @@ pub(crate) fn run(cli: &Cli, t: &TopOptions, c: &Arc<Collector>) -> Result<(Stri
         let profile = if t.profile_top {
             let p = match profile_program(t, c, image.program.id, line_limit)? {
                 ProfileTop::Profiled(p) => *p,
-                ProfileTop::Folded { text, incomplete } => {
-                    let code = i32::from(t.fail_on_loss && incomplete);
+                ProfileTop::Folded {
+                    text,
+                    incomplete,
+                    write_failed,
+                } => {
+                    let code = i32::from(t.fail_on_loss && incomplete || write_failed);
                     return Ok((text.trim_end_matches('\n').to_string(), code));
                 }
             };
             hints.extend(p.hints);
             annotation = p.annotation;
+            if p.write_failed {
+                code = 1;
+            }
             Some(p.input)
         } else {
             None

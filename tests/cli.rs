@@ -263,6 +263,45 @@ fn closed_stdout_is_quiet() {
     }
 }
 
+#[test]
+fn bad_output_path_fails_before_sampling() {
+    let dir = std::env::temp_dir().join(format!("brr-cli-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let missing = dir.join("no-such-dir/out");
+    let missing = missing.to_str().expect("utf-8 path");
+    let d = dir.to_str().expect("utf-8 path");
+    let folded = dir.join("ok.folded");
+    for (flag, what, path) in [
+        ("--pprof", "pprof profile", missing),
+        ("--folded", "folded stacks", missing),
+        ("--flamegraph", "flame graph", d),
+    ] {
+        for cmd in [&["profile"][..], &["top", "--textmode", "--profile-top"]] {
+            // A long capture that must never start: the failure is the file's.
+            let mut args = cmd.to_vec();
+            args.extend(["-d", "30", flag, path]);
+            if flag != "--folded" {
+                args.extend(["--folded", folded.to_str().expect("utf-8 path")]);
+            }
+            let o = Command::new(env!("CARGO_BIN_EXE_brr"))
+                .args(&args)
+                .env("BRR_TRACE_READY", "1")
+                .output()
+                .expect("run brr");
+            assert_eq!(o.status.code(), Some(1), "{args:?}");
+            let line = one_stderr_line(&o);
+            assert!(
+                line.starts_with(&format!("brr: cannot write {what} to {path}: ")),
+                "{args:?}: {line}"
+            );
+            assert!(o.stdout.is_empty(), "{args:?}");
+            // The file opened before the bad one is not left behind.
+            assert!(!folded.exists(), "{args:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Run brr with stdout on /dev/full: every write fails with ENOSPC.
 fn brr_to_full(args: &[&str]) -> Output {
     let full = std::fs::OpenOptions::new()

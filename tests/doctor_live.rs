@@ -121,8 +121,7 @@ fn assert_shape(doc: &Value) {
         assert!(c["reason"].is_string() || c["reason"].is_null(), "{c}");
     }
     for name in [
-        "prog", "map", "link", "btf", "activity", "profile", "cost", "dump", "top",
-        "exporter",
+        "prog", "map", "link", "btf", "activity", "profile", "cost", "dump", "top", "exporter",
     ] {
         command(doc, name);
     }

@@ -192,3 +192,42 @@ fn folded_to_stdout_replaces_the_report_also_from_top_textmode() {
     assert!(s.contains(&root));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_file_that_fails_after_the_capture_still_gets_the_report() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let fx = HotFixture::load().expect("load hot fixture");
+    let id = fx.prog.id.to_string();
+    let dir = out_dir("full");
+    let folded = dir.join("ok.folded");
+    let load = fx.spawn_load(Duration::from_millis(2500));
+    // /dev/full opens, and every write to it fails with ENOSPC.
+    let o = brr(&[
+        "profile",
+        "-d",
+        "1",
+        "--program-id",
+        &id,
+        "--pprof",
+        "/dev/full",
+        "--folded",
+        folded.to_str().unwrap(),
+    ]);
+    load.join().expect("load thread");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        run::stderr(&o),
+        "brr: cannot write pprof profile to /dev/full: No space left on device (os error 28)\n"
+    );
+    let text = run::stdout(&o);
+    assert!(
+        text.contains(&format!("Breakdown of program {id} (")),
+        "the report is printed:\n{text}"
+    );
+    let lines = folded_lines(&std::fs::read_to_string(&folded).expect("folded file"));
+    assert!(!lines.is_empty(), "the other file is written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

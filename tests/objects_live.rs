@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(unsafe_code, clippy::string_slice)]
 
+#[path = "support/exporter.rs"]
+mod exporter;
 #[path = "support/run.rs"]
 mod run;
 mod support;
@@ -1010,5 +1012,53 @@ fn perf_event_fd_attachments_are_named_without_a_link() {
             );
             assert!(row(&text, id).contains(&format!("uprobe:{}+0x40", path.display())));
         }
+    }
+}
+
+/// The exporter's `brr_link_info{target=…}` is the TARGET `brr link`
+/// prints: a perf_event link to `sys_enter_execve` and a raw_tracepoint
+/// link to `sys_enter`, both made here.
+#[test]
+fn exporter_link_target_is_the_link_listings_target() {
+    if !support::live() {
+        return;
+    }
+    let Some(tp_id) = tracepoint_id("syscalls", "sys_enter_execve") else {
+        return skip_or_fail("perf_event link", "no tracefs sys_enter_execve id");
+    };
+    let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+    let prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_ex_tp", 0);
+    let pe_link =
+        link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT).expect("perf_event link");
+    let raw = RawTpLinkFixture::load().expect("raw_tracepoint link fixture");
+    let ids = [
+        sys::link_info(pe_link.as_fd()).expect("link info").id,
+        raw.link_id,
+    ];
+    let listing: serde_json::Value =
+        serde_json::from_str(&run::stdout(&brr_ok(&["link", "--json"]))).expect("JSON");
+    let exp = exporter::Exporter::start(&[]);
+    let mut s = std::net::TcpStream::connect(exp.addr).expect("connect");
+    std::io::Write::write_all(
+        &mut s,
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .expect("send");
+    let mut body = String::new();
+    std::io::Read::read_to_string(&mut s, &mut body).expect("scrape");
+    for (id, want) in ids.iter().zip(["sys_enter_execve", raw.tp_name]) {
+        let item = listing["items"]
+            .as_array()
+            .and_then(|a| a.iter().find(|l| l["id"] == *id))
+            .unwrap_or_else(|| panic!("link {id} listed"));
+        assert_eq!(item["target"], want, "{item}");
+        let series = body
+            .lines()
+            .find(|l| l.starts_with(&format!("brr_link_info{{id=\"{id}\",")))
+            .unwrap_or_else(|| panic!("no brr_link_info for {id}:\n{body}"));
+        assert!(
+            series.ends_with(&format!(",target=\"{want}\"}} 1")),
+            "{series}"
+        );
     }
 }

@@ -475,3 +475,54 @@ fn ctrl_c_text_says_the_capture_ended_early() {
         .unwrap_or_else(|| panic!("last line {last:?} of\n{out}"));
     assert!((0.3..5.0).contains(&secs), "{last}");
 }
+
+/// Short-lived processes keep their names: a shell loop starting
+/// `/bin/true` over and over under a raw-tracepoint program on `sys_enter`
+/// (as execsnoop's programs run), each process sampled between its fork
+/// and its exec named after its parent, after it by its COMM record;
+/// fewer than 1 % of the samples are left without a name (`?`).
+#[test]
+fn short_lived_processes_keep_their_names() {
+    if !live() {
+        return;
+    }
+    let _g = serial();
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .expect("ns_last_pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let fx = SyscallHotFixture::load_from(last + 1).expect("load sys_enter fixture");
+    let id = fx.prog.id.to_string();
+    let mut shell = std::process::Command::new("timeout")
+        .args(["4", "sh", "-c", "while :; do /bin/true; done"])
+        .spawn()
+        .expect("shell loop");
+    let doc = profile_json(&[
+        "-d",
+        "3",
+        "--kernel-samples",
+        "-F",
+        "9999",
+        "--program-id",
+        &id,
+    ]);
+    let _ = shell.wait();
+    let p = program(&doc, fx.prog.id).expect("fixture profiled");
+    let tasks = p["tasks"].as_array().unwrap();
+    let total: u64 = tasks.iter().map(|t| num(t, "samples")).sum();
+    let unnamed: u64 = tasks
+        .iter()
+        .filter(|t| t["comm"] == "?")
+        .map(|t| num(t, "samples"))
+        .sum();
+    assert!(total >= 100, "{p}");
+    assert!(
+        tasks.iter().any(|t| t["comm"] == "true"),
+        "the exec'd processes: {p}"
+    );
+    assert!(
+        unnamed * 100 < total,
+        "{unnamed} of {total} samples unnamed: {p}"
+    );
+}

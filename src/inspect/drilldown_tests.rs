@@ -212,6 +212,8 @@ fn profile() -> ProfileInput {
             native: vec![],
             interrupt_samples: 0,
             interrupts: Vec::new(),
+            loaded_cpu_percent: None,
+            unloaded_after: None,
         }),
         line_limit: 4,
         warnings: vec![],
@@ -594,6 +596,16 @@ fn mixed_children_once_and_samples_on_instructions() {
     // Line 12 appears twice (split) but its children only once: here none;
     // line 15's children appear once.
     assert_eq!(out.matches("-> bpf_map htab_map_hash").count(), 1);
+    // A line's samples are its source row's, labelled as its total; its
+    // instructions carry none (the native view has them by instruction).
+    assert!(
+        out.contains("22.86        8  prog.bpf.c:12: \tx = 1;  (line total)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n                     1: (b7) r0 = 1\n"),
+        "{out}"
+    );
     insta::assert_snapshot!(out);
     let collapsed = text(&dd, true);
     assert_eq!(this_total(&collapsed), 10_000, "{collapsed}");
@@ -711,6 +723,27 @@ fn header_lines() {
         ]
     );
     assert!(view::header_lines(&build(&p, None, &Options::default())).is_empty());
+}
+
+/// A program unloaded mid-capture: the CPU line is over the time it was
+/// loaded, as the text report says it, and says why its instructions have
+/// no text.
+#[test]
+fn unloaded_program_is_figured_while_loaded() {
+    let p = markers_program();
+    let mut prof = profile();
+    let q = prof.program.as_mut().unwrap();
+    q.loaded_cpu_percent = Some(41.2);
+    q.unloaded_after = Some(2.31);
+    let dd = build(&p, Some(&prof), &Options::default());
+    let head = crate::render::drilldown::header_lines(&dd);
+    assert_eq!(
+        head,
+        [
+            "CPU: 41.2000% total while loaded = 25.8972% eBPF + 14.1257% under eBPF + 1.1771% unaccounted (100% = one CPU)",
+            "Unloaded 2.31 s into the capture: its code was gone before it could be read, so its sampled instructions have no text.",
+        ]
+    );
 }
 
 #[test]

@@ -48,6 +48,11 @@ pub(crate) struct DrillProfile {
     /// Those samples by entry point and interrupted line, as retained by
     /// `--line-limit` (the row lists them; it keeps the rest itself).
     pub interrupts: Vec<InterruptRow>,
+    /// Its inclusive CPU% over the time it was loaded, when it was loaded
+    /// or unloaded during the capture (the text report's "while loaded").
+    pub loaded_cpu_percent: Option<f64>,
+    /// Seconds into the capture it was unloaded at, if it was.
+    pub unloaded_after: Option<f64>,
 }
 
 /// Interrupt samples of one entry point while one line ran.

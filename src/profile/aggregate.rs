@@ -4,6 +4,7 @@
 //! caller line).
 
 use std::cmp::Reverse;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use crate::model::profile::{Hotspot, KernelGroup, KernelHotspot, Profile, ProgramProfile};
@@ -132,9 +133,50 @@ pub(crate) struct ProgramView {
     pub groups_omitted: u64,
 }
 
+/// One row per source line: the line records of each `(file, line)`
+/// summed into the row of its hottest record (ties: the lowest JIT
+/// address), which keeps that record's address, column and function.
+/// Rows without a line stay as they are.
+pub(crate) fn merge_lines(rows: Vec<Hotspot>) -> Vec<Hotspot> {
+    // Each row with the samples of the record it shows.
+    let mut out: Vec<(Hotspot, u64)> = Vec::with_capacity(rows.len());
+    let mut at: HashMap<(Option<String>, u32), usize> = HashMap::new();
+    for h in rows {
+        let own = h.samples;
+        let Some(line) = h.line else {
+            out.push((h, own));
+            continue;
+        };
+        match at.entry((h.file.clone(), line)) {
+            Entry::Vacant(v) => {
+                v.insert(out.len());
+                out.push((h, own));
+            }
+            Entry::Occupied(o) => {
+                let Some((m, m_own)) = out.get_mut(*o.get()) else {
+                    continue;
+                };
+                let total = m.samples + own;
+                if (Reverse(own), h.jited_address) < (Reverse(*m_own), m.jited_address) {
+                    *m = h;
+                    *m_own = own;
+                }
+                m.samples = total;
+            }
+        }
+    }
+    out.into_iter().map(|(h, _)| h).collect()
+}
+
 impl ProgramView {
-    pub(crate) fn new(p: &ProgramProfile, line_limit: usize) -> ProgramView {
-        let mut hotspots = p.hotspots.clone();
+    /// One program's lists sorted and cut, with one direct row per source
+    /// line when `merge` says (see [`merge_lines`]), cut after merging.
+    pub(crate) fn lines(p: &ProgramProfile, line_limit: usize, merge: bool) -> ProgramView {
+        let mut hotspots = if merge {
+            merge_lines(p.hotspots.clone())
+        } else {
+            p.hotspots.clone()
+        };
         sort_hotspots(&mut hotspots);
         let mut kernel = p.kernel_hotspots.clone();
         sort_kernel(&mut kernel);
@@ -392,20 +434,20 @@ pub(crate) mod tests {
     fn other_rows_keep_every_sample() {
         let p = profile();
         for limit in 0..6 {
-            let pv = ProgramView::new(&p.programs[0], limit);
+            let pv = ProgramView::lines(&p.programs[0], limit, false);
             let direct: u64 =
                 pv.hotspots.iter().map(|h| h.samples).sum::<u64>() + pv.direct_omitted;
             let exact: u64 = pv.kernel.iter().map(|h| h.samples).sum::<u64>() + pv.kernel_omitted;
             let grouped: u64 = pv.groups.iter().map(|h| h.samples).sum::<u64>() + pv.groups_omitted;
             assert_eq!((direct, exact, grouped), (10, 9, 9), "limit {limit}");
         }
-        let pv = ProgramView::new(&p.programs[0], 2);
+        let pv = ProgramView::lines(&p.programs[0], 2, false);
         assert_eq!(
             (pv.direct_omitted, pv.kernel_omitted, pv.groups_omitted),
             (3, 4, 1)
         );
         // Ties keep first-seen order after (-count, file, line).
-        let pv = ProgramView::new(&p.programs[0], 0);
+        let pv = ProgramView::lines(&p.programs[0], 0, false);
         let lines: Vec<Option<u32>> = pv.hotspots.iter().map(|h| h.line).collect();
         assert_eq!(lines, vec![Some(107), Some(16), Some(77), None]);
     }

@@ -188,8 +188,9 @@ pub(crate) fn cgroup_supported(attr: &PerfEventAttr, cpu: u32) -> bool {
 }
 
 /// A software dummy event that only reports BPF program loads/unloads,
-/// JIT symbol (un)registration and tasks' new command names (exec,
-/// prctl) on its CPU, each record ending with its CLOCK_MONOTONIC time
+/// JIT symbol (un)registration, tasks' new command names (exec,
+/// prctl) and new processes (fork, so a child is named after its parent
+/// until it execs) on its CPU, each record ending with its CLOCK_MONOTONIC time
 /// (`records::Layout::SIDE_BAND`).
 pub(crate) fn side_band_attr() -> PerfEventAttr {
     PerfEventAttr {
@@ -203,6 +204,7 @@ pub(crate) fn side_band_attr() -> PerfEventAttr {
             | flag::BPF_EVENT
             | flag::COMM
             | flag::COMM_EXEC
+            | flag::TASK
             | flag::SAMPLE_ID_ALL
             | flag::USE_CLOCKID,
         clockid: perf::CLOCK_MONOTONIC,

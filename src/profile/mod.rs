@@ -108,9 +108,12 @@ impl Request {
     }
 }
 
-/// Side-band ring size: load/unload records are rare and small; a lost
-/// side-band record only triggers a re-enumeration.
-const SIDE_BAND_PAGES: u64 = 2;
+/// Side-band ring sizes, the first that maps: load/unload records are rare
+/// and small, and a lost one only triggers a re-enumeration, but every
+/// process a host starts adds a FORK, a COMM and an EXIT record (about
+/// 150 bytes), thousands a second on a busy build or a shell loop, and a
+/// lost COMM or FORK leaves a task unnamed.
+const SIDE_BAND_PAGES: [u64; 2] = [64, 2];
 
 /// Reads programs from the kernel for the capture loop.
 struct KernelPrograms {
@@ -183,7 +186,11 @@ fn open_side_band(cpus: &[u32], page: u64) -> Vec<CpuRing> {
         let Ok(fd) = perf::open(&attr, cpu) else {
             return Vec::new();
         };
-        let Ok(ring) = perf::map_ring(&fd, SIDE_BAND_PAGES, page) else {
+        // The locked-memory limit may not allow the larger ring.
+        let Some(ring) = SIDE_BAND_PAGES
+            .iter()
+            .find_map(|&pages| perf::map_ring(&fd, pages, page).ok())
+        else {
             return Vec::new();
         };
         out.push(CpuRing { cpu, fd, ring });
@@ -530,7 +537,9 @@ pub(crate) fn run(
         pid: req.pid,
         counters,
         telemetry,
-        comms: who::comms(&programs, &outcome.comms, |pid| ctx.comm(pid)),
+        comms: who::comms(&programs, &outcome.comms, &outcome.parents, |pid| {
+            ctx.comm(pid)
+        }),
         programs,
         dispatch,
         ..Profile::default()

@@ -18,6 +18,8 @@ pub(crate) const RECORD_LOST_SAMPLES: u32 = abi::PERF_RECORD_LOST_SAMPLES;
 pub(crate) const RECORD_KSYMBOL: u32 = abi::PERF_RECORD_KSYMBOL;
 pub(crate) const RECORD_BPF_EVENT: u32 = abi::PERF_RECORD_BPF_EVENT;
 pub(crate) const RECORD_COMM: u32 = abi::PERF_RECORD_COMM;
+pub(crate) const RECORD_FORK: u32 = abi::PERF_RECORD_FORK;
+pub(crate) const RECORD_EXIT: u32 = abi::PERF_RECORD_EXIT;
 /// `perf_event_header.misc` bit of a COMM record: the name came with an
 /// exec.
 pub(crate) const MISC_COMM_EXEC: u16 = abi::PERF_RECORD_MISC_COMM_EXEC as u16;
@@ -183,6 +185,18 @@ pub enum Record<'a> {
         comm: &'a [u8],
         time: Option<u64>,
     },
+    /// A task was created (`exit` false) or ended: process `pid`'s thread
+    /// `tid`, made by thread `ptid` of process `ppid`. A new process
+    /// (`pid != ppid`) runs under its parent's name until a COMM record
+    /// names it.
+    Task {
+        exit: bool,
+        pid: u32,
+        ppid: u32,
+        tid: u32,
+        ptid: u32,
+        time: Option<u64>,
+    },
 }
 
 fn u64_at0(b: &[u8]) -> u64 {
@@ -309,7 +323,7 @@ pub(crate) fn parse_record<'a>(
             stats.unthrottle_events += 1;
             Some(None)
         }
-        RECORD_KSYMBOL | RECORD_BPF_EVENT | RECORD_COMM => {
+        RECORD_KSYMBOL | RECORD_BPF_EVENT | RECORD_COMM | RECORD_FORK | RECORD_EXIT => {
             parse_side_band(kind, misc, payload, layout).map(|r| {
                 stats.side_band_records += 1;
                 Some(r)
@@ -333,7 +347,8 @@ pub(crate) fn parse_record<'a>(
     }
 }
 
-/// A KSYMBOL, BPF_EVENT or COMM record's fields; None when it is short.
+/// A KSYMBOL, BPF_EVENT, COMM, FORK or EXIT record's fields; None when
+/// it is short.
 fn parse_side_band(kind: u32, misc: u16, payload: &[u8], layout: Layout) -> Option<Record<'_>> {
     let (body, time) = split_trailer(payload, layout)?;
     let mut c = Cursor { b: body, pos: 0 };
@@ -363,6 +378,22 @@ fn parse_side_band(kind: u32, misc: u16, payload: &[u8], layout: Layout) -> Opti
                 id,
                 tag,
                 time,
+            })
+        }
+        RECORD_FORK | RECORD_EXIT => {
+            let pid = c.u32()?;
+            let ppid = c.u32()?;
+            let tid = c.u32()?;
+            let ptid = c.u32()?;
+            // The record's own time field; the trailer's is the same.
+            let own = c.u64()?;
+            Some(Record::Task {
+                exit: kind == RECORD_EXIT,
+                pid,
+                ppid,
+                tid,
+                ptid,
+                time: time.or(Some(own)),
             })
         }
         _ => {
@@ -547,6 +578,17 @@ pub(crate) mod build {
         }
         r
     }
+
+    /// A FORK (or EXIT) record: `pid`/`tid` made by `ppid`/`ptid`.
+    pub(crate) fn task(exit: bool, pid: u32, ppid: u32, tid: u32, ptid: u32, time: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        for v in [pid, ppid, tid, ptid] {
+            p.extend_from_slice(&v.to_ne_bytes());
+        }
+        p.extend_from_slice(&time.to_ne_bytes());
+        p.extend_from_slice(&time.to_ne_bytes());
+        record(if exit { RECORD_EXIT } else { RECORD_FORK }, &p)
+    }
 }
 
 #[cfg(test)]
@@ -564,6 +606,7 @@ mod tests {
         Ksym(u64, u32, u16, String),
         Bpf(u16, u32),
         Comm(u32, u32, bool, String, Option<u64>),
+        Task(bool, u32, u32, u32, u32, Option<u64>),
     }
 
     fn collect(first: &[u8], second: &[u8], st: impl Into<Layout>) -> (Vec<Seen>, ParseStats) {
@@ -593,6 +636,14 @@ mod tests {
                     comm,
                     time,
                 } => Seen::Comm(pid, tid, exec, String::from_utf8_lossy(comm).into(), time),
+                Record::Task {
+                    exit,
+                    pid,
+                    ppid,
+                    tid,
+                    ptid,
+                    time,
+                } => Seen::Task(exit, pid, ppid, tid, ptid, time),
             })
         });
         assert_eq!(
@@ -652,6 +703,8 @@ mod tests {
         s.extend(bpf_event_at(BPF_EVENT_PROG_UNLOAD, 77, 10_000));
         s.extend(ksymbol(0xffff_ffff_c000_0000, 0x80, 0, "bpf_prog_x"));
         s.extend(record(RECORD_LOST, &u64s(&[1, 2, 11_000])));
+        s.extend(task(false, 43, 40, 43, 40, 12_000));
+        s.extend(task(true, 43, 40, 43, 40, 13_000));
         let (seen, st) = collect(&s, &[], Layout::SIDE_BAND);
         assert_eq!(
             seen,
@@ -661,9 +714,11 @@ mod tests {
                 Seen::Comm(42, 42, false, "".into(), Some(9_000)),
                 Seen::Bpf(BPF_EVENT_PROG_UNLOAD, 77),
                 Seen::Ksym(0xffff_ffff_c000_0000, 0x80, 0, "bpf_prog_x".into()),
+                Seen::Task(false, 43, 40, 43, 40, Some(12_000)),
+                Seen::Task(true, 43, 40, 43, 40, Some(13_000)),
             ]
         );
-        assert_eq!((st.side_band_records, st.lost_samples), (5, 2));
+        assert_eq!((st.side_band_records, st.lost_samples), (7, 2));
         assert_eq!((st.malformed_records, st.discarded_bytes), (0, 0));
         let mut times = Vec::new();
         walk_bytes(&s, Layout::SIDE_BAND, &mut ParseStats::default(), |r| {
@@ -679,6 +734,10 @@ mod tests {
         assert_eq!((st.malformed_records, st.discarded_bytes), (1, 16));
         let (seen, _) = collect(&short, &[], DIRECT);
         assert_eq!(seen, vec![Seen::Comm(40, 0, false, "".into(), None)]);
+        let short = record(RECORD_FORK, &u64s(&[40, 41, 12_000]));
+        let (seen, st) = collect(&short, &[], Layout::SIDE_BAND);
+        assert!(seen.is_empty());
+        assert_eq!(st.malformed_records, 1);
         let tiny = record(RECORD_BPF_EVENT, &u64s(&[1, 2]));
         let (_, st) = collect(&tiny, &[], Layout::SIDE_BAND);
         assert_eq!(st.malformed_records, 1);

@@ -15,22 +15,45 @@ pub(crate) const IDLE_COMM: &str = "swapper";
 /// A task that exited before the report was made.
 pub(crate) const GONE_COMM: &str = "?";
 
+/// How many parents a task's name is looked for through: a chain of forks
+/// without a name longer than this is a shell's pipeline at most.
+const MAX_FORK_DEPTH: usize = 64;
+
 /// `comm` of every pid in the programs' stacks: the name the kernel
-/// reported during the capture (`seen`), else the one `now` reads (`None`
-/// or empty for a task that is gone).
+/// reported during the capture (`seen`); else, for a process created
+/// during it (`parents`, from FORK records), the name of its nearest
+/// parent with one, as the child ran under it until it was named; else the
+/// one `now` reads of it or, when it is gone, of that parent (`None` or
+/// empty for a task that is gone).
 pub(crate) fn comms(
     programs: &[ProgramProfile],
     seen: &HashMap<u32, String>,
+    parents: &HashMap<u32, u32>,
     now: impl Fn(u32) -> Option<String>,
 ) -> BTreeMap<u32, String> {
+    let known = |pid: u32| seen.get(&pid).filter(|n| !n.is_empty()).cloned();
+    let ancestors = |pid: u32| {
+        std::iter::successors(Some(pid), |p| parents.get(p).copied())
+            .skip(1)
+            .take(MAX_FORK_DEPTH)
+            .filter(move |&p| p != pid)
+    };
     let mut out = BTreeMap::new();
     for pid in programs.iter().flat_map(|p| p.stacks.iter().map(|s| s.pid)) {
-        out.entry(pid).or_insert_with(|| match seen.get(&pid) {
-            Some(name) if pid != 0 && !name.is_empty() => name.clone(),
-            _ if pid == 0 => IDLE_COMM.into(),
-            _ => now(pid)
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| GONE_COMM.into()),
+        out.entry(pid).or_insert_with(|| {
+            if pid == 0 {
+                return IDLE_COMM.into();
+            }
+            known(pid)
+                .or_else(|| ancestors(pid).find_map(known))
+                .or_else(|| now(pid).filter(|s| !s.is_empty()))
+                .or_else(|| {
+                    parents
+                        .get(&pid)
+                        .and_then(|&p| now(p))
+                        .filter(|s| !s.is_empty())
+                })
+                .unwrap_or_else(|| GONE_COMM.into())
         });
     }
     out
@@ -137,7 +160,12 @@ mod tests {
             stacks: vec![stack(42), stack(0), stack(999_999), stack(42), stack(7)],
             ..Default::default()
         };
-        let c = comms(std::slice::from_ref(&p), &HashMap::new(), now);
+        let c = comms(
+            std::slice::from_ref(&p),
+            &HashMap::new(),
+            &HashMap::new(),
+            now,
+        );
         let got: Vec<(u32, &str)> = c.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(
             got,
@@ -156,7 +184,7 @@ mod tests {
             (0, "x".to_string()),
         ]
         .into();
-        let c = comms(&[p], &seen, now);
+        let c = comms(&[p], &seen, &HashMap::new(), now);
         let got: Vec<(u32, &str)> = c.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(
             got,

@@ -89,22 +89,33 @@ pub(crate) fn header_lines(dd: &Drilldown) -> Vec<String> {
                 .to_string(),
         ),
         Some(q) => {
-            let units = (q.inclusive_cpu_percent * 10_000.0)
-                .round_ties_even()
-                .max(0.0) as u64;
+            // A program that came or went during the capture is figured
+            // over the time it was loaded, as the text report figures it.
+            let percent = q.loaded_cpu_percent.unwrap_or(q.inclusive_cpu_percent);
+            let units = (percent * 10_000.0).round_ties_even().max(0.0) as u64;
             let parts = largest_remainder(
                 units,
                 &[q.samples, q.kernel_samples, q.unaccounted_samples],
                 q.inclusive_samples,
             );
             let f = |u: u64| fixed_point(u, 4);
+            let total = if q.loaded_cpu_percent.is_some() {
+                " total while loaded"
+            } else {
+                " total"
+            };
             out.push(format!(
-                "CPU: {}% total = {}% eBPF + {}% under eBPF + {}% unaccounted (100% = one CPU)",
+                "CPU: {}%{total} = {}% eBPF + {}% under eBPF + {}% unaccounted (100% = one CPU)",
                 f(units),
                 f(parts[0]),
                 f(parts[1]),
                 f(parts[2])
             ));
+            if let Some(u) = q.unloaded_after {
+                out.push(format!(
+                    "Unloaded {u:.2} s into the capture: its code was gone before it could be read, so its sampled instructions have no text."
+                ));
+            }
         }
     }
     out.extend(p.warnings.iter().map(|w| format!("Warning: {w}")));

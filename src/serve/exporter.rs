@@ -94,15 +94,15 @@ pub(crate) const PROGRAM_FIELDS: ProgFields = ProgFields {
     context: false,
 };
 
-/// Maps' memlock (recalled for fixed-size maps); links by number: the
-/// `target` label is the attach type and the target's IDs.
+/// Maps' memlock (recalled for fixed-size maps); links with their targets
+/// named, so the `target` label is the TARGET `brr link` prints.
 pub(crate) const MAP_FIELDS: MapFields = MapFields {
     fdinfo: true,
     pins: false,
     keepers: false,
 };
 pub(crate) const LINK_FIELDS: LinkFields = LinkFields {
-    target_names: false,
+    target_names: true,
     pins: false,
     keepers: false,
 };

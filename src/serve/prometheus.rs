@@ -104,24 +104,10 @@ impl<'a> Family<'a> {
     }
 }
 
-/// What a link is attached to, as one label: the attach type and the
-/// target object or BTF ID the kernel reports, `-` when it reports none.
+/// What a link is attached to, as one label: the TARGET `brr link`
+/// prints (one decoder for both), `-` when the kernel reports none.
 pub(crate) fn link_target(l: &Link) -> String {
-    let mut parts = Vec::new();
-    if let Some(a) = &l.attach_type {
-        parts.push(a.clone());
-    }
-    if let Some(o) = l.target_obj_id {
-        parts.push(format!("obj:{o}"));
-    }
-    if let Some(b) = l.target_btf_id {
-        parts.push(format!("btf:{b}"));
-    }
-    if parts.is_empty() {
-        "-".into()
-    } else {
-        parts.join(" ")
-    }
+    l.target.clone().unwrap_or_else(|| "-".into())
 }
 
 /// Per-program families.
@@ -385,6 +371,7 @@ mod tests {
                 prog_id: 7,
                 attach_type: Some("cgroup_inet_ingress".into()),
                 target_obj_id: Some(11),
+                target: Some("/brr.slice".into()),
                 ..Default::default()
             }],
             stats_enabled: stats,
@@ -479,7 +466,7 @@ mod tests {
         // A map whose memlock is unknown has no sample, but the family stays.
         assert!(text.contains("# TYPE brr_map_memlock_bytes gauge\n# HELP brr_link_info"));
         assert!(text.contains(
-            "brr_link_info{id=\"3\",prog_id=\"7\",type=\"cgroup\",target=\"cgroup_inet_ingress obj:11\"} 1\n"
+            "brr_link_info{id=\"3\",prog_id=\"7\",type=\"cgroup\",target=\"/brr.slice\"} 1\n"
         ));
         assert!(text.contains("brr_scrape_duration_seconds 0.00125\n"));
         assert!(text.contains("brr_stats_enabled 1\n"));
@@ -525,7 +512,10 @@ mod tests {
     fn link_targets() {
         let mut l = Link::default();
         assert_eq!(link_target(&l), "-");
+        // The target `brr link` prints, not the attach type and IDs.
+        l.attach_type = Some("tracepoint".into());
         l.target_btf_id = Some(5);
-        assert_eq!(link_target(&l), "btf:5");
+        l.target = Some("sys_enter_execve".into());
+        assert_eq!(link_target(&l), "sys_enter_execve");
     }
 }

@@ -151,6 +151,8 @@ pub(crate) fn drilldown_input(report: &Report, id: u32) -> ProfileInput {
             .collect(),
         interrupt_samples: p.interrupt_samples,
         interrupts: p.interrupts.rows.iter().map(|r| r.row.clone()).collect(),
+        loaded_cpu_percent: p.loaded_inclusive_cpu_percent.or(p.loaded_cpu_percent),
+        unloaded_after: p.unloaded_after,
     });
     let telemetry = &report.capture.telemetry;
     ProfileInput {
@@ -222,6 +224,7 @@ mod tests {
         let opts = ReportOptions {
             limit: 0,
             line_limit: 1,
+            merge_lines: false,
         };
         let input = drilldown_input(&build(&prof, &opts), 9);
         let p = input.program.unwrap();

@@ -95,6 +95,9 @@ pub(crate) struct Profiled {
     pub native: Option<NativeImage>,
     /// The job was cancelled (its capture may have ended early).
     pub cancelled: bool,
+    /// The files that could not be written after the capture (the report
+    /// is still made).
+    pub write_failures: Vec<BrrError>,
 }
 
 /// What a job that planned a report gives to print.
@@ -289,11 +292,20 @@ fn run(
     running: &Running,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Profiled> {
+    // A file that cannot be written fails the job before it samples.
+    let files = job.exports.open()?;
     let captured = profile::run(&job.request, collector, &running.stop, progress);
     running.captured.store(true, Ordering::SeqCst);
-    let profile = captured?;
+    let profile = match captured {
+        Ok(p) => p,
+        Err(e) => {
+            files.discard();
+            return Err(e);
+        }
+    };
     let workloads = collector.workloads(&profile);
-    let folded = crate::export::write_with(&profile, &job.exports, &workloads)?;
+    let written = crate::export::write_opened(&profile, files, &workloads);
+    let folded = written.stdout;
     let (report, native) = match job.report.filter(|_| folded.is_none()) {
         Some(plan) => {
             let (report, native) =
@@ -309,6 +321,7 @@ fn run(
         report,
         native,
         cancelled: running.stop.is_cancelled(),
+        write_failures: written.failed,
     })
 }
 

@@ -38,6 +38,8 @@ pub(crate) mod flag {
     pub(crate) const EXCLUDE_HV: u64 = 1 << 6;
     pub(crate) const COMM: u64 = 1 << 9;
     pub(crate) const FREQ: u64 = 1 << 10;
+    /// FORK and EXIT records.
+    pub(crate) const TASK: u64 = 1 << 13;
     pub(crate) const WATERMARK: u64 = 1 << 14;
     pub(crate) const PRECISE_SHIFT: u32 = 15;
     pub(crate) const PRECISE_MASK: u64 = 3 << PRECISE_SHIFT;
@@ -54,6 +56,7 @@ pub(crate) mod flag {
         | EXCLUDE_HV
         | COMM
         | FREQ
+        | TASK
         | WATERMARK
         | PRECISE_MASK
         | SAMPLE_ID_ALL
@@ -122,6 +125,7 @@ impl PerfEventAttr {
         a.set_comm_exec(on(flag::COMM_EXEC));
         a.set_use_clockid(on(flag::USE_CLOCKID));
         a.set_freq(on(flag::FREQ));
+        a.set_task(on(flag::TASK));
         a.set_watermark(on(flag::WATERMARK));
         a.set_precise_ip((self.flags & flag::PRECISE_MASK) >> flag::PRECISE_SHIFT);
         a.set_exclude_callchain_user(on(flag::EXCLUDE_CALLCHAIN_USER));

@@ -1334,6 +1334,40 @@ fn mixed_mode_round_trip() {
     assert_eq!(code(&app), row);
 }
 
+/// The `%THIS` cells of the drilldown table in a frame.
+fn this_cells(frame: &str) -> Vec<f64> {
+    let mut lines = frame.lines();
+    let head = lines
+        .find(|l| l.contains("%THIS  SAMPLES  CODE"))
+        .expect("the drilldown table header");
+    let at = head
+        .get(..head.find("%THIS").unwrap())
+        .unwrap()
+        .chars()
+        .count();
+    lines
+        .filter_map(|l| {
+            let cell: String = l.chars().skip(at - 1).take(6).collect();
+            cell.trim().parse::<f64>().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn drilldown_this_adds_up_to_100_in_every_view() {
+    // Tall enough that nothing folds: every row with samples is drawn.
+    let mut app = drill_disassembled((160, 400));
+    for mode in [Mode::Mixed, Mode::Native, Mode::Source] {
+        assert_eq!(d(&app).mode, mode);
+        let frame = render(&app);
+        let cells = this_cells(&frame);
+        assert!(cells.len() > 1, "{frame}");
+        let sum: f64 = cells.iter().sum();
+        assert!((sum - 100.0).abs() < 1e-6, "{mode:?}: {sum}\n{frame}");
+        app.on_key(ch(' '));
+    }
+}
+
 #[test]
 fn search_finds_native_instructions() {
     let mut app = drill_disassembled((120, 40));

@@ -200,6 +200,8 @@ impl Worker {
             options: ReportOptions {
                 limit: 0,
                 line_limit: job.line_limit,
+                // The drilldown places each record's samples itself.
+                merge_lines: false,
             },
             native: session::Native::Printed,
             keep: Some(id),

@@ -824,6 +824,17 @@ impl SyscallHotFixture {
 
     /// Load and attach, running the loop for the process `tgid` only.
     pub(crate) fn load(tgid: u32) -> io::Result<SyscallHotFixture> {
+        Self::load_filtered(BPF_JNE, tgid)
+    }
+
+    /// Load and attach, running the loop for processes `first` and later
+    /// (those started after it, until pids wrap).
+    pub(crate) fn load_from(first: u32) -> io::Result<SyscallHotFixture> {
+        Self::load_filtered(BPF_JLT, first)
+    }
+
+    /// The loop skipped when the current tgid `skip_op` `tgid`.
+    fn load_filtered(skip_op: u8, tgid: u32) -> io::Result<SyscallHotFixture> {
         let f = Self::FILE;
         let mut b = ProgBuilder::new();
         b.func(Self::FUNC_NAME, Linkage::Global);
@@ -835,7 +846,7 @@ impl SyscallHotFixture {
         );
         b.emit(call_helper(BPF_FUNC_GET_CURRENT_PID_TGID));
         b.emit(alu64_imm(BPF_RSH, R0, 32));
-        let skip = b.emit(jmp_imm(BPF_JNE, R0, tgid as i32, 0));
+        let skip = b.emit(jmp_imm(skip_op, R0, tgid as i32, 0));
         b.line(f, 26, 11, "    __u64 acc = 1;");
         b.emit(mov64_imm(R6, 1));
         b.line(f, Self::HOT_LINE, 15, Self::HOT_TEXT);

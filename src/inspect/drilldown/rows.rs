@@ -274,15 +274,44 @@ pub(super) fn add_direct_samples(
                 line: h.line,
                 source: h.source.clone(),
             };
-            index.get(&key).and_then(|k| source_rows.get(k))
+            index.get(&key).and_then(|k| source_rows.get(k)).copied()
         } else {
+            // A line record's samples are of all its instructions, not of
+            // the first one its offset names: they go on the source row
+            // heading its run, as the line's total (the native view has
+            // them by instruction).
             slot_for(h.instruction_offset, h.jited_address, slots, jit_ranges)
                 .and_then(|s| row_of_slot.get(&s))
+                .map(|&at| heading(rows, at))
         };
-        if let Some(&row) = target {
-            rows[row].samples += h.samples;
+        if let Some(row) = target {
+            let r = &mut rows[row];
+            let mixed = !row_of_slot.is_empty();
+            if mixed && r.samples == 0 && matches!(r.kind, RowKind::Source { .. }) {
+                r.leaf = true;
+                r.text.push_str(LINE_TOTAL);
+            }
+            r.samples += h.samples;
         }
     }
+}
+
+/// The label of a mixed view's source row that holds its line's samples.
+pub(crate) const LINE_TOTAL: &str = "  (line total)";
+
+/// The source row heading the run instruction row `at` is in; `at`
+/// itself when there is none (an instruction without a line).
+fn heading(rows: &[Row], at: usize) -> usize {
+    if rows[at].markers.contains(&Marker::Unmapped) {
+        return at;
+    }
+    rows.get(..at)
+        .and_then(|before| {
+            before
+                .iter()
+                .rposition(|r| matches!(r.kind, RowKind::Source { .. }))
+        })
+        .unwrap_or(at)
 }
 
 /// Map a hotspot to a slot: its xlated byte offset, or failing that its JIT

@@ -28,6 +28,9 @@ pub(crate) struct ReportOptions {
     pub limit: usize,
     /// Detail rows per program and list (`--line-limit`); 0 = all.
     pub line_limit: usize,
+    /// One direct row per source line rather than per line record (the
+    /// default table of `profile`; `-w` keeps the records).
+    pub merge_lines: bool,
 }
 
 /// Where the kubelet's log directories are unless `--kubelet-logs` says.
@@ -102,7 +105,7 @@ pub(crate) fn build_with(
         totals: totals(profile, opts),
         programs: listed(profile, opts.limit)
             .into_iter()
-            .map(|p| program(profile, p, opts.line_limit, workloads))
+            .map(|p| program(profile, p, opts, workloads))
             .collect(),
     }
 }
@@ -239,9 +242,10 @@ fn payers(
 fn program(
     profile: &Profile,
     p: &ProgramProfile,
-    line_limit: usize,
+    opts: &ReportOptions,
     workloads: &SampledWorkloads,
 ) -> ProgramReport {
+    let line_limit = opts.line_limit;
     let ProgramView {
         hotspots,
         kernel,
@@ -250,7 +254,7 @@ fn program(
         kernel_omitted,
         groups_omitted,
         ..
-    } = ProgramView::new(p, line_limit);
+    } = ProgramView::lines(p, line_limit, opts.merge_lines);
     let inclusive = p.inclusive_samples();
     let loaded = p.loaded_seconds(profile.seconds());
     ProgramReport {

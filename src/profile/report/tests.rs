@@ -84,7 +84,7 @@ pub(crate) fn annotated(line_limit: usize) -> (Profile, Report) {
 }
 
 /// [`annotated`] keeping the rows `rows` says.
-fn annotated_as(line_limit: usize, rows: NativeRows) -> (Profile, Report) {
+pub(crate) fn annotated_as(line_limit: usize, rows: NativeRows) -> (Profile, Report) {
     let mut prof = profile();
     prof.programs[0].native = vec![
         sampled(0x20, 3),
@@ -247,7 +247,11 @@ fn annotation_adds_the_jit_overhead_hint() {
 }
 
 fn opts(limit: usize, line_limit: usize) -> ReportOptions {
-    ReportOptions { limit, line_limit }
+    ReportOptions {
+        limit,
+        line_limit,
+        merge_lines: false,
+    }
 }
 
 fn sum<T>(rows: &Rows<T>, samples: impl Fn(&T) -> u64) -> u64 {

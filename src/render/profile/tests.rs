@@ -91,6 +91,7 @@ fn view(format: Format) -> Case {
         opts: ReportOptions {
             limit: 20,
             line_limit: 2,
+            merge_lines: true,
         },
         view: View {
             wide: false,
@@ -254,6 +255,7 @@ fn text_wide_extended_ip_detail() {
         opts: ReportOptions {
             limit: 1,
             line_limit: 4,
+            merge_lines: false,
         },
         view: View {
             wide: true,
@@ -390,6 +392,90 @@ fn json_keys_and_values() {
     ));
 }
 
+/// [`profile`] with line 107 in two line records of 2 samples each, below
+/// line 77's one record of 3.
+fn split_line_profile() -> Profile {
+    use crate::profile::aggregate::tests::hs;
+    let mut p = profile();
+    p.programs[0].hotspots = vec![
+        hs(3, "/src/dir/x.bpf.c", 77, "\tu64 id = f();", 0x10),
+        hs(2, "/src/dir/x.bpf.c", 107, "\t\tif (c)", 0x20),
+        crate::model::profile::Hotspot {
+            samples: 1,
+            ..Default::default()
+        },
+        hs(2, "/src/dir/maps.bpf.h", 16, "\tif (val)", 0x30),
+        hs(2, "/src/dir/x.bpf.c", 107, "\t\tif (c)", 0x48),
+    ];
+    p
+}
+
+#[test]
+fn one_row_per_source_line_unless_wide() {
+    let p = split_line_profile();
+    let case = |format, wide: bool| Case {
+        opts: ReportOptions {
+            limit: 20,
+            line_limit: 2,
+            merge_lines: !wide,
+        },
+        view: View {
+            wide,
+            extended: false,
+            kernel_ip_detail: false,
+            format,
+        },
+    };
+    // The split line's 4 samples rank it first, on one row.
+    let text = render_n(&p, &case(Format::Text, false));
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Breakdown of program 98"))
+        .skip(3)
+        .take(3)
+        .map(str::trim_end)
+        .collect();
+    assert_eq!(
+        table,
+        [
+            "      4  0.4000  x.bpf.c   107  \t\tif (c)",
+            "      3  0.3000  x.bpf.c    77  \tu64 id = f();",
+            "      3  0.3000  -           -  Other eBPF samples not shown (--line-limit=2)",
+        ],
+        "{text}"
+    );
+    // -w keeps one row per line record, each at its own address.
+    let mut all = case(Format::Text, true);
+    all.opts.line_limit = 0;
+    let wide = render_n(&p, &all);
+    assert_eq!(
+        wide.matches("/src/dir/x.bpf.c      107").count(),
+        2,
+        "{wide}"
+    );
+    assert!(wide.contains("0x48"), "{wide}");
+    let every = |format, wide: bool| {
+        let mut c = case(format, wide);
+        c.opts.line_limit = 0;
+        render_n(&p, &c)
+    };
+    let json = |wide: bool| every(Format::Json { pretty: false }, wide);
+    let csv = |wide: bool| every(Format::Csv, wide);
+    let merged = json(false);
+    assert_eq!(merged.matches(r#""line":107,"#).count(), 1, "{merged}");
+    assert!(
+        merged.contains(r#"{"samples":4,"sample_percent":40.0,"cpu_percent":0.4,"jited_address":"#)
+    );
+    assert_eq!(json(true).matches(r#""line":107,"#).count(), 2);
+    let rows_of_107 = |t: String| {
+        t.lines()
+            .filter(|l| l.contains(",bpf,") && l.contains(",107,"))
+            .count()
+    };
+    assert_eq!(rows_of_107(csv(false)), 1);
+    assert_eq!(rows_of_107(csv(true)), 2);
+}
+
 #[test]
 fn program_mode_selects_one_and_counts_others() {
     let mut p = profile();
@@ -426,6 +512,40 @@ fn csv_rows() {
     for r in &rows {
         assert_eq!(r.split(',').count(), header_len(), "{r}");
     }
+}
+
+/// The `%THIS` cells of a text table with that header, Other row included.
+pub(crate) fn this_column(table: &str) -> Vec<f64> {
+    let mut lines = table.lines();
+    let Some(head) = lines.find(|l| l.contains("%THIS")) else {
+        return Vec::new();
+    };
+    let col = head.split_whitespace().position(|h| h == "%THIS").unwrap();
+    lines
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().nth(col).unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn instructions_this_adds_up_to_100_with_an_other_row() {
+    use crate::profile::report::NativeRows;
+    // The table a text report is made for keeps only the shown rows: the
+    // Other row is still a share of all the program's direct samples.
+    for rows in [NativeRows::Table, NativeRows::All] {
+        for limit in [0, 1, 2, 3, 5] {
+            let (_, r) = crate::profile::report::tests::annotated_as(limit, rows);
+            let a = r.programs[0].native.as_ref().unwrap();
+            let t = instructions_table(a, false, limit);
+            let this = this_column(&t);
+            assert!(!this.is_empty(), "{t}");
+            let sum: f64 = this.iter().sum();
+            assert!((sum - 100.0).abs() < 1e-9, "{limit} {rows:?}: {sum}\n{t}");
+        }
+    }
+    let (_, r) = crate::profile::report::tests::annotated_as(3, NativeRows::Table);
+    let t = instructions_table(r.programs[0].native.as_ref().unwrap(), false, 3);
+    assert!(t.ends_with("      3  30.00  -              -  Other native instructions not shown (--line-limit=3)  -          "), "{t}");
 }
 
 fn annotated_view(format: Format) -> String {

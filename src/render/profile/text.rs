@@ -3,6 +3,7 @@
 //! instruction table and the hints.
 
 use super::View;
+use crate::inspect::drilldown::largest_remainder;
 use crate::inspect::source::basename;
 use crate::model::profile::{Hint, KernelHotspot, Payer};
 use crate::model::report::{Annotation, Figured, NativeRow, Other, Payers, ProgramReport, Report};
@@ -129,7 +130,8 @@ fn instruction_cell(r: &NativeRow) -> String {
 }
 
 /// The `INSTRUCTIONS` table: a program's hottest native instructions, cut
-/// by `--line-limit` with an Other row. `%THIS` is of its direct samples.
+/// by `--line-limit` with an Other row. `%THIS` is of its direct samples,
+/// all of them, so the column adds up to 100.00.
 pub(crate) fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) -> String {
     let headers = [
         "SAMPLES",
@@ -147,13 +149,25 @@ pub(crate) fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) 
         (false, false),
         (false, false),
     ];
-    let mut rows: Vec<Vec<String>> = a
-        .shown_rows()
+    let shown = a.shown_rows();
+    // %THIS is of the program's direct samples, the Other row's too, and
+    // the column adds up to exactly 100.00: the shares are split by the
+    // largest remainder, as the drilldown splits its own.
+    let mut counts: Vec<u64> = shown.iter().map(|r| r.samples).collect();
+    counts.extend(a.other.map(|o| o.samples));
+    let direct: u64 = counts.iter().sum();
+    let hundredths = largest_remainder(10_000, &counts, direct);
+    let this = |i: usize| {
+        let h = hundredths.get(i).copied().unwrap_or(0);
+        format!("{}.{:02}", h / 100, h % 100)
+    };
+    let mut rows: Vec<Vec<String>> = shown
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
             vec![
                 r.samples.to_string(),
-                format!("{:.2}", r.sample_percent),
+                this(i),
                 dash(r.function.as_deref()),
                 r.offset.map_or_else(|| "-".into(), |o| format!("+{o:#x}")),
                 instruction_cell(r),
@@ -162,10 +176,9 @@ pub(crate) fn instructions_table(a: &Annotation, wide: bool, line_limit: usize) 
         })
         .collect();
     if let Some(o) = a.other {
-        let direct: u64 = a.all.iter().map(|r| r.samples).sum();
         rows.push(vec![
             o.samples.to_string(),
-            format!("{:.2}", crate::model::profile::share(o.samples, direct)),
+            this(shown.len()),
             "-".into(),
             "-".into(),
             format!("Other native instructions not shown (--line-limit={line_limit})"),
