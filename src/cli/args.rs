@@ -539,7 +539,7 @@ pub(super) struct ProfileCliArgs {
     #[arg(
         short = 'w',
         long,
-        help = "Show addresses, full source paths and the SAMPLES column."
+        help = "One row per line record (not per source line), with addresses, full source paths and the SAMPLES column."
     )]
     pub wide: bool,
 }
