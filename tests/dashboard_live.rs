@@ -9,12 +9,12 @@
 
 #[path = "support/exporter.rs"]
 mod exporter;
+#[path = "support/prometheus.rs"]
+mod prometheus;
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use exporter::Exporter;
@@ -30,88 +30,27 @@ fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn require_prometheus() -> bool {
-    if Command::new("prometheus")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return true;
-    }
-    assert!(
-        std::env::var_os(support::REQUIRE_LIVE_ENV).is_none(),
-        "prometheus is not installed (Debian package prometheus)"
-    );
-    support::skip("prometheus is not installed");
-    false
-}
-
 /// A Prometheus server scraping `target` every second as job `brr`, with
-/// the shipped rules loaded; stopped and its directory removed on drop.
-struct Prometheus {
-    child: Child,
-    dir: PathBuf,
-    addr: SocketAddr,
-}
+/// the shipped rules loaded.
+struct Prometheus(prometheus::Prometheus);
 
 impl Prometheus {
     fn start(target: SocketAddr) -> Prometheus {
-        let dir = std::env::temp_dir().join(format!("brr-dashboard-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        // The rules' own group interval is 30 s; evaluate them every second
-        // here so that the test need not wait for it.
-        let rules = std::fs::read_to_string(repo(RULES)).expect("read rules");
-        let rules = rules.replace("interval: 30s", "interval: 1s");
-        std::fs::write(dir.join("rules.yml"), rules).expect("rules");
-        let config = dir.join("prometheus.yml");
-        std::fs::write(
-            &config,
+        Prometheus(prometheus::Prometheus::start("brr-dashboard", |dir| {
+            // The rules' own group interval is 30 s; evaluate them every
+            // second here so that the test need not wait for it.
+            let rules = std::fs::read_to_string(repo(RULES)).expect("read rules");
+            let rules = rules.replace("interval: 30s", "interval: 1s");
+            std::fs::write(dir.join("rules.yml"), rules).expect("rules");
             format!(
                 "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {}\nscrape_configs:\n  - job_name: brr\n    static_configs:\n      - targets: ['{target}']\n",
                 dir.join("rules.yml").display()
-            ),
-        )
-        .expect("config");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
-        let child = Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("run prometheus");
-        Prometheus {
-            child,
-            dir,
-            addr: ([127, 0, 0, 1], port).into(),
-        }
+            )
+        }))
     }
 
-    /// GET `path` with `params` (percent-encoded here) from the HTTP API,
-    /// as JSON; None while the server is not up or answers no JSON.
     fn api(&self, path: &str, params: &[(&str, &str)]) -> Option<serde_json::Value> {
-        let query: Vec<String> = params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", encode(v)))
-            .collect();
-        let raw = format!(
-            "GET {path}?{} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n",
-            query.join("&")
-        );
-        let mut s = TcpStream::connect(self.addr).ok()?;
-        s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-        s.write_all(raw.as_bytes()).ok()?;
-        let mut out = String::new();
-        s.read_to_string(&mut out).ok()?;
-        serde_json::from_str(out.split_once("\r\n\r\n")?.1).ok()
+        self.0.api(path, params)
     }
 
     /// The series a range query over the last `seconds` returns, each as
@@ -154,23 +93,6 @@ impl Prometheus {
     }
 }
 
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// Every panel's queries, as (panel title, expr), rows' panels included.
 fn panel_queries(dashboard: &serde_json::Value) -> Vec<(String, String)> {
     fn walk(panels: &serde_json::Value, out: &mut Vec<(String, String)>) {
@@ -197,7 +119,7 @@ fn substitute(expr: &str) -> String {
 
 #[test]
 fn every_dashboard_panel_and_rule_has_data_from_a_real_prometheus() {
-    if !support::live() || !require_prometheus() {
+    if !support::live() || !prometheus::require() {
         return;
     }
     let dashboard: serde_json::Value =

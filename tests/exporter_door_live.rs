@@ -11,6 +11,8 @@
 
 #[path = "support/exporter.rs"]
 mod exporter;
+#[path = "support/prometheus.rs"]
+mod prometheus;
 mod support;
 
 use std::io::{Read, Write};
@@ -20,6 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use exporter::Exporter;
+use prometheus::Prometheus;
 use support::SocketFilterFixture;
 
 const PASSWORD: &str = "correct horse";
@@ -184,23 +187,6 @@ fn url(addr: SocketAddr, path: &str) -> String {
     format!("https://{addr}{path}")
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// GET from Prometheus's HTTP API, parsed.
-fn api(port: u16, target: &str) -> Option<serde_json::Value> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {target} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    serde_json::from_str(out.split_once("\r\n\r\n")?.1).ok()
-}
-
 /// A real Prometheus scrapes over TLS with the right and with a wrong
 /// password: the first job gets the fixture's series, the second is down
 /// with 401. Prometheus asks for gzip, so its scrapes are gzipped too.
@@ -228,38 +214,25 @@ fn a_real_prometheus_scrapes_over_tls_with_basic_auth() {
             exp.addr
         )
     };
-    let config = dir.write(
-        "prometheus.yml",
-        &format!(
+    let prom = Prometheus::start("brr-prom-tls", |_| {
+        format!(
             "global:\n  scrape_interval: 1s\nscrape_configs:\n{}{}",
             job("good", PASSWORD),
             job("bad", "wrong")
-        ),
-    );
-    let port = free_port();
-    let mut prom = Command::new("prometheus")
-        .arg(format!("--config.file={config}"))
-        .arg(format!("--storage.tsdb.path={}", dir.path("data")))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run prometheus");
-    let q = format!(
-        "/api/v1/query?query=brr_prog_run_count_total%7Bid%3D%22{}%22%7D",
-        fx.prog.id
-    );
+        )
+    });
+    let q = format!("brr_prog_run_count_total{{id=\"{}\"}}", fx.prog.id);
     let t = Instant::now();
     let (mut seen, mut bad_error) = (None, None);
     while t.elapsed() < Duration::from_secs(60) && (seen.is_none() || bad_error.is_none()) {
         std::thread::sleep(Duration::from_millis(500));
-        if let Some(v) = api(port, &q) {
+        if let Some(v) = prom.api("/api/v1/query", &[("query", &q)]) {
             seen = v["data"]["result"]
                 .as_array()
                 .and_then(|r| r.first())
                 .map(|s| (s["metric"]["job"].clone(), s["value"][1].clone()));
         }
-        if let Some(v) = api(port, "/api/v1/targets") {
+        if let Some(v) = prom.api("/api/v1/targets", &[]) {
             bad_error = v["data"]["activeTargets"]
                 .as_array()
                 .and_then(|ts| ts.iter().find(|t| t["labels"]["job"] == "bad"))
@@ -267,8 +240,7 @@ fn a_real_prometheus_scrapes_over_tls_with_basic_auth() {
                 .filter(|e| !e.is_empty());
         }
     }
-    let _ = prom.kill();
-    let _ = prom.wait();
+    drop(prom);
     assert_eq!(
         seen,
         Some((serde_json::json!("good"), serde_json::json!("7"))),

@@ -10,12 +10,15 @@
 
 #[path = "support/exporter.rs"]
 mod exporter;
+#[path = "support/prometheus.rs"]
+mod prometheus;
 mod support;
+
+use prometheus::Prometheus;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -429,80 +432,6 @@ fn thousand_scrapes_under_churn_and_abuse() {
     assert_eq!(exp.stop(libc::SIGTERM), Some(0));
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// A real Prometheus scraping `target` every second, its storage in a
-/// fresh temporary directory named after `name`; stopped, and the
-/// directory removed, when dropped.
-struct Prometheus {
-    child: Child,
-    dir: PathBuf,
-    port: u16,
-}
-
-impl Prometheus {
-    fn start(name: &str, target: SocketAddr) -> Prometheus {
-        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let config = dir.join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: brr\n    static_configs:\n      - targets: ['{target}']\n"
-            ),
-        )
-        .expect("config");
-        let port = free_port();
-        let child = Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("run prometheus");
-        Prometheus { child, dir, port }
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// `prometheus`'s answer to an instant query, as the first sample's value.
-fn query(port: u16, q: &str) -> Option<f64> {
-    let encoded: String = q
-        .bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
-    let raw = format!("GET /api/v1/query?query={encoded} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    s.write_all(raw.as_bytes()).ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    let body = out.split_once("\r\n\r\n")?.1;
-    let v: serde_json::Value = serde_json::from_str(body).ok()?;
-    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
-}
-
 #[test]
 fn a_real_prometheus_sees_exactly_the_runs_made() {
     if !support::live() || !require("prometheus") {
@@ -510,15 +439,14 @@ fn a_real_prometheus_sees_exactly_the_runs_made() {
     }
     let fx = SocketFilterFixture::load().expect("load fixture");
     let exp = Exporter::start(&[]);
-    let prom = Prometheus::start("brr-prom", exp.addr);
-    let port = prom.port;
+    let prom = Prometheus::scraping("brr-prom", exp.addr);
     const RUNS: u32 = 4_242;
     fx.prog.test_run(RUNS).expect("test run");
     let q = format!("brr_prog_run_count_total{{id=\"{}\"}}", fx.prog.id);
     let t = Instant::now();
     let mut seen = None;
     while t.elapsed() < Duration::from_secs(60) {
-        seen = query(port, &q);
+        seen = prom.query(&q);
         if seen == Some(f64::from(RUNS)) {
             break;
         }
@@ -568,10 +496,10 @@ fn a_real_prometheus_sees_one_info_series_per_program_over_its_life() {
         return;
     }
     let exp = Exporter::start(&[]);
-    let prom = Prometheus::start("brr-prom-ids", exp.addr);
+    let prom = Prometheus::scraping("brr-prom-ids", exp.addr);
     let port = prom.port;
     let up = support::wait_until(Duration::from_secs(60), || {
-        query(port, "up{job=\"brr\"}") == Some(1.0)
+        prom.query("up{job=\"brr\"}") == Some(1.0)
     });
     let start = unix_now();
     let mut ids = Vec::new();
