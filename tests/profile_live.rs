@@ -185,7 +185,7 @@ fn helper_samples_sit_under_the_hot_line() {
     let out = stdout(&table);
     assert!(
         out.lines()
-            .any(|l| l.starts_with("ID ") && l.contains("DISPATCH_CPU%")),
+            .any(|l| l.trim_start().starts_with("ID ") && l.contains("DISPATCH_CPU%")),
         "{out}{}",
         stderr(&table)
     );
