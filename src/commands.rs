@@ -435,18 +435,19 @@ impl Answers {
                 let started = self
                     .profiling
                     .start(profile_job(cli, a), |_| {}, |done| done);
-                let ticket = started.map_err(|refused| match refused {
-                    session::Refused::Busy(b) => BrrError::Failed(format!(
-                        "another profile is running; its capture ends in {} s",
-                        b.ends
-                            .saturating_duration_since(std::time::Instant::now())
-                            .as_secs()
-                            + 1
-                    )),
-                    session::Refused::Failed(e) => e,
-                })?;
-                let mut done = ticket.finish()??;
+                let mut done = started.map_err(refusal)?.finish()??;
                 profile_output(cli, a, &mut done)?.0
+            }
+            Command::Cost { request } => {
+                let started = session::cost::start_cost(
+                    &self.profiling,
+                    &self.collector,
+                    request.clone(),
+                    |_| {},
+                    |done| done,
+                );
+                let cost = started.map_err(refusal)?.finish()??;
+                crate::render::cost::render(&cost, cli.format)
             }
             _ => {
                 let mut out = Vec::new();
@@ -457,6 +458,20 @@ impl Answers {
             }
         };
         Ok(text.trim_end().to_string())
+    }
+}
+
+/// Why a capture did not start, as a tool error.
+fn refusal(refused: session::Refused) -> BrrError {
+    match refused {
+        session::Refused::Busy(b) => BrrError::Failed(format!(
+            "another profile is running; its capture ends in {} s",
+            b.ends
+                .saturating_duration_since(std::time::Instant::now())
+                .as_secs()
+                + 1
+        )),
+        session::Refused::Failed(e) => e,
     }
 }
 

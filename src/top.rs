@@ -122,6 +122,7 @@ pub(crate) fn tui_config(cli: &Cli, t: &TopOptions) -> tui::Config {
         line_limit: t.line_limit.unwrap_or(0),
         devmode: t.devmode.as_ref().map(PathBuf::from),
         profile: t.profile.clone(),
+        cpus: profile::events::online_cpus().len(),
     }
 }
 
@@ -289,6 +290,11 @@ mod tests {
     #[test]
     fn tui_config_from_the_command_line() {
         let c = config("");
+        assert_eq!(c.cpus, profile::events::online_cpus().len());
+        let c = tui::Config {
+            cpus: crate::tui::tests::config().cpus,
+            ..c
+        };
         assert_eq!(c, crate::tui::tests::config());
         assert_eq!(
             (c.delay, c.extended, c.cumulative, c.light),

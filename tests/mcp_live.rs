@@ -81,7 +81,13 @@ fn an_mcp_client_calls_every_tool_about_the_fixtures() {
     let hot_load = LoadDriver::start(hot.prog.fd(), 1, HOT_REPEAT).expect("drive hot");
     let helper_load =
         LoadDriver::start(helper.prog.fd(), 1, HelperFixture::REPEAT).expect("drive helper");
-    let ids = [hot.prog.id.to_string(), helper.prog.id.to_string()];
+    let renamed =
+        support::renamed::RenameFixture::start("brr_fx_mcp_cost").expect("raw tp fixture");
+    let ids = [
+        hot.prog.id.to_string(),
+        helper.prog.id.to_string(),
+        renamed.prog.id.to_string(),
+    ];
     let lines = [
         HotFixture::HOT_LINE.to_string(),
         HelperFixture::HOT_LINE.to_string(),
@@ -96,8 +102,10 @@ fn an_mcp_client_calls_every_tool_about_the_fixtures() {
             &lines[0],
             HotFixture::FILE,
             &lines[1],
+            &ids[2],
         ],
     );
+    drop(renamed);
     hot_load.stop().expect("hot load");
     helper_load.stop().expect("helper load");
     let out = stdout(&o);
@@ -106,6 +114,7 @@ fn an_mcp_client_calls_every_tool_about_the_fixtures() {
         "ok the helper sits under its line",
         "ok a concurrent profile is refused",
         "ok a cancel stops the capture",
+        "ok cost splits the raw tracepoint fixture",
         "ok EOF mid-capture: exit 0",
     ] {
         assert!(out.contains(check), "{check} missing:\n{out}");

@@ -158,8 +158,37 @@ fn helper_samples_sit_under_the_hot_line() {
     }
     let _g = serial();
     let fx = HelperFixture::load().expect("load helper fixture");
+    // A raw tracepoint fired meanwhile: its hook's dispatch is tied to it.
+    let renamed = support::renamed::RenameFixture::start("brr_pt_dispatch").expect("raw tp");
     let load = fx.spawn_load(Duration::from_millis(2500));
     let doc = kernel_profile_while(load);
+    if let Some(r) = program(&doc, renamed.prog.id) {
+        let d = num(r, "dispatch_samples");
+        println!(
+            "raw tracepoint fixture: {} own, {d} dispatch samples",
+            r["inclusive_samples"]
+        );
+        assert!(r["dispatch_cpu_percent"].is_f64(), "{r}");
+    } else {
+        panic!("raw tracepoint fixture {} not sampled", renamed.prog.id);
+    }
+    let id = renamed.prog.id.to_string();
+    let table = brr(&[
+        "profile",
+        "-d",
+        "1",
+        "--kernel-samples",
+        "--program-id",
+        &id,
+    ]);
+    drop(renamed);
+    let out = stdout(&table);
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("ID ") && l.contains("DISPATCH_CPU%")),
+        "{out}{}",
+        stderr(&table)
+    );
     let p = program(&doc, fx.prog.id).unwrap_or_else(|| {
         // Say what the profile did see, so that a kernel where this fails
         // tells why (no samples at all, or samples given to other code).
@@ -204,6 +233,7 @@ fn helper_samples_sit_under_the_hot_line() {
     }
     let meta = doc.get("metadata").unwrap();
     assert!(num(meta, "kernel_symbolized_samples") >= under);
+    assert!(p["dispatch_samples"].is_u64(), "{p}");
 }
 
 /// The instruction after each helper call starts the next source line, so

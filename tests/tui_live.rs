@@ -459,3 +459,62 @@ fn a_program_without_line_info_expands_its_unmapped_samples() {
     t.wait("the shell", |s| s.contains("BRR_EXIT=0"));
     load.stop().expect("load");
 }
+
+/// `C`: a cost capture of the delay's length shows a raw tracepoint the
+/// test fires with its dispatch beside its own samples; the header gives
+/// the programs' run time as a share of the host.
+#[test]
+fn cost_key_shows_a_fired_raw_tracepoint_with_its_dispatch() {
+    if !support::live() {
+        return;
+    }
+    let _s = serial();
+    let Some(t) = Tmux::start(180, 40) else {
+        return;
+    };
+    let fx = support::renamed::RenameFixture::start("brr_tt_cost").expect("raw tp fixture");
+    let id = fx.prog.id.to_string();
+    launch(&t, "-d 2");
+    t.wait("the header's run-time share", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.contains("programs' run time: ") && l.contains("CPUs"))
+    });
+    t.type_text("C");
+    t.wait("the cost capture's progress", |s| {
+        s.contains("Measuring what eBPF costs this host")
+    });
+    let cells = |s: &str| -> Option<Vec<String>> {
+        s.lines().find_map(|l| {
+            let cells: Vec<String> = l
+                .trim_matches(['│', ' '])
+                .split_whitespace()
+                .map(String::from)
+                .collect();
+            (cells.first() == Some(&id)).then_some(cells)
+        })
+    };
+    let s = t.wait("the fixture's cost row", |s| {
+        s.contains("eBPF on this host:") && cells(s).is_some()
+    });
+    let row = cells(&s).unwrap_or_default();
+    // ID NAME TYPE RUNS/s PROG% DISP% STATS% CPU% ... HOOK
+    assert_eq!(row.get(1).map(String::as_str), Some("brr_tt_cost"), "{s}");
+    let disp: f64 = row
+        .get(5)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no DISP% in {row:?}:\n{s}"));
+    assert!(
+        disp > 0.0,
+        "dispatch of a fired raw tracepoint: {row:?}\n{s}"
+    );
+    assert!(
+        row.last().is_some_and(|h| h.contains("task_rename")),
+        "{row:?}"
+    );
+    t.keys(&["Escape"]);
+    t.wait("the table again", |s| !s.contains("eBPF on this host:"));
+    t.type_text("q");
+    t.wait("the shell", |s| s.contains("BRR_EXIT=0"));
+    drop(fx);
+}

@@ -27,7 +27,7 @@ pub(crate) const MAX_IN_FLIGHT: usize = 4;
 const GRACE: Duration = Duration::from_secs(10);
 
 /// What the server tells the model about itself when it connects.
-const INSTRUCTIONS: &str = "brr observes the eBPF programs loaded in this Linux kernel: it reads their counters and samples the CPUs, and never loads, attaches or changes anything. Start with list_programs; activity measures run counts and run time over a window; profile finds the hot source lines, helpers and kernel functions and says who pays; dump shows the instructions under a line; doctor says why a tool cannot work here. Every answer is the JSON document of the matching brr command with --json.";
+const INSTRUCTIONS: &str = "brr observes the eBPF programs loaded in this Linux kernel: it reads their counters and samples the CPUs, and never loads, attaches or changes anything. Start with list_programs; activity measures run counts and run time over a window; profile finds the hot source lines, helpers and kernel functions and says who pays; cost splits what each program costs the host into its own code, its hook's dispatch and the statistics' clock reads; dump shows the instructions under a line; doctor says why a tool cannot work here. Every answer is the JSON document of the matching brr command with --json.";
 
 /// A call being answered.
 struct Flight {
@@ -352,6 +352,7 @@ mod tests {
                 "list_links",
                 "activity",
                 "profile",
+                "cost",
                 "dump",
                 "doctor"
             ]

@@ -77,6 +77,15 @@ pub(crate) const TOOLS: &[Tool] = &[
         samples: true,
     },
     Tool {
+        name: "cost",
+        title: "Measure what eBPF costs this host: program, dispatch, statistics",
+        description: "Sample every CPU with kernel call chains for `seconds` while holding the kernel's BPF run-time statistics on, and split each program's CPU into its own code (PROGRAM), its hook's path from the kernel to it and back (DISPATCH: the syscall tracepoint slow path, bpf_trace_run, kprobe handlers, trampolines, XDP/tc/cgroup dispatchers) and the clock reads the statistics add (STATS), as CPU percent and nanoseconds per run (like `brr cost --json`), with the host's total. Dispatch that cannot be tied to a program is reported as unattributed. Shares the one-capture-at-a-time rule with `profile`; cancelling the request stops the capture.",
+        properties: cost_properties,
+        required: &[],
+        argv: cost,
+        samples: true,
+    },
+    Tool {
         name: "dump",
         title: "Show a program's instructions under its source lines",
         description: "Show one program's translated eBPF instructions under their source lines (like `brr dump --json PROG_ID`), with `jited` also its native JIT instructions. Use it with a profile's hot lines to read the code behind them. Reads only.",
@@ -292,22 +301,57 @@ fn activity(g: &Given<'_>) -> Result<Vec<String>, String> {
     Ok(argv)
 }
 
+fn frequency_property() -> Value {
+    json!({
+        "type": "integer", "minimum": 1, "default": 997,
+        "description": "Samples per second per CPU; at most the kernel's perf_event_max_sample_rate (a higher one is refused with the limit)."
+    })
+}
+
+fn program_ids_property(what: &str) -> Value {
+    json!({
+        "type": "array", "items": {"type": "integer", "minimum": 1},
+        "maxItems": MAX_PROGRAM_IDS,
+        "description": what,
+    })
+}
+
+/// `-d SECONDS [-F HZ] [--program-id ID]...`, as `profile` and `cost` take
+/// them.
+fn capture_args(g: &Given<'_>, argv: &mut Vec<String>) -> Result<(), String> {
+    argv.extend(["-d".into(), g.seconds("seconds", 5.0)?.to_string()]);
+    if let Some(f) = g.whole("frequency", 1, u64::from(u32::MAX))? {
+        argv.extend(["-F".into(), f.to_string()]);
+    }
+    for id in g.ids("program_ids")? {
+        argv.extend(["--program-id".into(), id.to_string()]);
+    }
+    Ok(())
+}
+
+fn cost_properties() -> Value {
+    json!({
+        "seconds": seconds_property("Capture length in seconds.", 5),
+        "frequency": frequency_property(),
+        "program_ids": program_ids_property("Report only these programs (IDs from list_programs); empty reports every program that ran or was sampled. The host total always covers every program."),
+    })
+}
+
+fn cost(g: &Given<'_>) -> Result<Vec<String>, String> {
+    let mut argv = args(&["cost", "--json"]);
+    capture_args(g, &mut argv)?;
+    Ok(argv)
+}
+
 fn profile_properties() -> Value {
     json!({
         "seconds": seconds_property("Capture length in seconds.", 5),
-        "frequency": {
-            "type": "integer", "minimum": 1, "default": 997,
-            "description": "Samples per second per CPU; at most the kernel's perf_event_max_sample_rate (a higher one is refused with the limit)."
-        },
+        "frequency": frequency_property(),
         "kernel_samples": {
             "type": "boolean", "default": false,
             "description": "Also capture call chains, so that time spent in helpers and kernel functions called from a program is attributed to the program and the source line that called them."
         },
-        "program_ids": {
-            "type": "array", "items": {"type": "integer", "minimum": 1},
-            "maxItems": MAX_PROGRAM_IDS,
-            "description": "Report only these programs (IDs from list_programs); empty reports every program sampled."
-        },
+        "program_ids": program_ids_property("Report only these programs (IDs from list_programs); empty reports every program sampled."),
         "annotate": {
             "type": "boolean", "default": false,
             "description": "Add each program's sampled native JIT instructions with their share of samples."
@@ -318,16 +362,10 @@ fn profile_properties() -> Value {
 }
 
 fn profile(g: &Given<'_>) -> Result<Vec<String>, String> {
-    let mut argv = args(&["profile", "--json", "-d"]);
-    argv.push(g.seconds("seconds", 5.0)?.to_string());
-    if let Some(f) = g.whole("frequency", 1, u64::from(u32::MAX))? {
-        argv.extend(["-F".into(), f.to_string()]);
-    }
+    let mut argv = args(&["profile", "--json"]);
+    capture_args(g, &mut argv)?;
     if g.flag("kernel_samples")? {
         argv.push("--kernel-samples".into());
-    }
-    for id in g.ids("program_ids")? {
-        argv.extend(["--program-id".into(), id.to_string()]);
     }
     if g.flag("annotate")? {
         argv.push("--annotate".into());
@@ -391,12 +429,29 @@ mod tests {
                 "2",
                 "-F",
                 "499",
-                "--kernel-samples",
                 "--program-id",
                 "7",
                 "--program-id",
                 "9",
+                "--kernel-samples",
                 "--annotate"
+            ]
+        );
+        assert_eq!(
+            line(
+                "cost",
+                json!({"seconds": 3, "frequency": 199, "program_ids": [5]})
+            )
+            .unwrap(),
+            [
+                "cost",
+                "--json",
+                "-d",
+                "3",
+                "-F",
+                "199",
+                "--program-id",
+                "5"
             ]
         );
         assert_eq!(
@@ -413,6 +468,9 @@ mod tests {
         assert!(refused("activity", json!({"seconds": 0})).contains("out of bounds"));
         assert!(refused("activity", json!({"seconds": "5"})).contains("number"));
         assert!(refused("profile", json!({"program_ids": [0]})).contains("not a program ID"));
+        assert!(refused("cost", json!({"seconds": 60.5})).contains("at most 60"));
+        assert!(refused("cost", json!({"frequency": 0})).contains("whole number"));
+        assert!(refused("cost", json!({"kernel_samples": true})).contains("takes"));
         let many: Vec<u32> = (1..=65).collect();
         assert!(refused("profile", json!({"program_ids": many})).contains("at most 64"));
         assert!(refused("dump", json!({})).contains("program_id is required"));

@@ -231,6 +231,11 @@ pub(crate) struct ProgramReport {
     pub cpu_percent: f64,
     pub kernel_cpu_percent: f64,
     pub inclusive_cpu_percent: f64,
+    /// With kernel callchains: samples in its hook's dispatch with no
+    /// program above them, tied to it as `brr cost` ties them, and their
+    /// percent of one CPU.
+    pub dispatch_samples: Option<u64>,
+    pub dispatch_cpu_percent: Option<f64>,
     pub direct_source_mapped_samples: u64,
     pub direct_source_unmapped_samples: u64,
     pub under_bpf_caller_source_mapped_samples: u64,

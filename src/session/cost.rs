@@ -7,13 +7,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::context::SCAN_NOW;
-use super::{profile_interruptible, Collector, Job, Window, BRIEF};
+use super::{profile_interruptible, Collector, Job, Profiled, Profiling, Refused, Window, BRIEF};
 use crate::error::Result;
 use crate::export::Targets;
 use crate::model::cost::Cost;
-use crate::model::profile::CallGraph;
+use crate::model::profile::{CallGraph, Profile};
+use crate::model::report::Report;
+use crate::profile::capture::Progress;
 use crate::profile::cost::{self, Hooked};
 use crate::profile::Request;
+use crate::session::profiling::Ticket;
 
 /// The capture a cost measurement takes: kernel callchains (dispatch is
 /// only seen in them), by frame pointers.
@@ -27,12 +30,40 @@ pub(crate) fn cost_request(mut request: Request) -> Request {
 /// Ctrl-C ends the capture early; the figures cover the time measured.
 pub(crate) fn cost(request: Request, collector: &Arc<Collector>) -> Result<Cost> {
     let window = Window::start(collector, BRIEF)?;
-    let job = Job {
+    let done = profile_interruptible(cost_job(request), Arc::clone(collector));
+    measured(window, done, collector)
+}
+
+/// [`cost`] as a job of `profiling` (one capture at a time, with
+/// profiles; its cancel ends the capture early): `then` gets the figures
+/// on the job's thread.
+pub(crate) fn start_cost<R: Send + 'static>(
+    profiling: &Profiling,
+    collector: &Arc<Collector>,
+    request: Request,
+    on_progress: impl FnMut(Progress) + Send + 'static,
+    then: impl FnOnce(Result<Cost>) -> R + Send + 'static,
+) -> std::result::Result<Ticket<R>, Refused> {
+    if let Some(b) = profiling.busy() {
+        return Err(Refused::Busy(b));
+    }
+    let window = Window::start(collector, BRIEF).map_err(Refused::Failed)?;
+    let c = Arc::clone(collector);
+    profiling.start(cost_job(request), on_progress, move |done| {
+        then(measured(window, done, &c))
+    })
+}
+
+fn cost_job(request: Request) -> Job {
+    Job {
         request: cost_request(request),
         exports: Targets::default(),
         report: None,
-    };
-    let done = profile_interruptible(job, Arc::clone(collector));
+    }
+}
+
+/// The figures of a capture `done` inside `window`.
+fn measured(window: Window, done: Result<Profiled>, collector: &Collector) -> Result<Cost> {
     let mut m = window.finish(collector)?;
     let done = done?;
     collector.prog_context(SCAN_NOW)?.apply(&mut m.current);
@@ -60,4 +91,56 @@ pub(crate) fn cost(request: Request, collector: &Arc<Collector>) -> Result<Cost>
     let args =
         crate::kernel::btf::kernel_tracepoint_args(&cost::args_wanted(&done.profile, &progs));
     Ok(cost::build(&done.profile, &progs, &args))
+}
+
+/// Tie each hook's dispatch samples in `profile` (a capture with kernel
+/// callchains) to the programs of `report`, as `brr cost` does. A profile
+/// holds no statistics, so it has no runs: a program counts as having run
+/// when it has samples of its own, and a hook shared by several such
+/// programs is split by those samples. Dispatch of a hook none of whose
+/// programs was sampled stays untied; no NS/RUN is given.
+pub(crate) fn tie_dispatch(
+    profile: &Profile,
+    report: &mut Report,
+    collector: &Collector,
+) -> Result<()> {
+    let tied = match profile.dispatch.is_empty() || report.programs.is_empty() {
+        true => HashMap::new(),
+        false => tied_dispatch(profile, collector)?,
+    };
+    for p in &mut report.programs {
+        let n = tied.get(&p.id).copied().unwrap_or(0);
+        p.dispatch_samples = Some(n);
+        p.dispatch_cpu_percent = Some(profile.cpu_percent(n));
+    }
+    Ok(())
+}
+
+/// Each program's dispatch samples in `profile`, by ID.
+fn tied_dispatch(profile: &Profile, collector: &Collector) -> Result<HashMap<u32, u64>> {
+    let mut listed = collector.programs_recalled(BRIEF)?;
+    collector.prog_context(SCAN_NOW)?.apply(&mut listed);
+    let own: HashMap<u32, u64> = profile
+        .programs
+        .iter()
+        .map(|p| (p.id, p.inclusive_samples()))
+        .collect();
+    let progs: Vec<Hooked> = listed
+        .into_iter()
+        .map(|p| Hooked {
+            id: p.id,
+            name: p.name.to_string(),
+            full_name: p.full_name.to_string(),
+            prog_type: p.prog_type.to_string(),
+            attached: p.attached,
+            runs: own.get(&p.id).copied().unwrap_or(0),
+            runs_per_sec: 0.0,
+        })
+        .collect();
+    let args = crate::kernel::btf::kernel_tracepoint_args(&cost::args_wanted(profile, &progs));
+    Ok(cost::build(profile, &progs, &args)
+        .programs
+        .iter()
+        .map(|p| (p.id, p.samples.dispatch))
+        .collect())
 }

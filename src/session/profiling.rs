@@ -308,8 +308,11 @@ fn run(
     let folded = written.stdout;
     let (report, native) = match job.report.filter(|_| folded.is_none()) {
         Some(plan) => {
-            let (report, native) =
+            let (mut report, native) =
                 report_keeping(&profile, &plan.options, &workloads, plan.native, plan.keep);
+            if job.request.kernel_samples {
+                super::cost::tie_dispatch(&profile, &mut report, collector)?;
+            }
             (Some(report), native)
         }
         None => (None, None),

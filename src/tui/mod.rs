@@ -66,6 +66,8 @@ pub(crate) struct Config {
     pub line_limit: usize,
     /// `--devmode` source directory; an empty path for the bare flag.
     pub devmode: Option<PathBuf>,
+    /// Online CPUs: what the header's run-time share is of.
+    pub cpus: usize,
     /// What `p` and the `P` form start from; the program and the kernel
     /// sample flag are set per profile.
     pub profile: profile::Request,
@@ -198,6 +200,7 @@ fn event_loop(
                 Effect::Quit => return 0,
                 Effect::Cmd(c) => worker.send(c),
                 Effect::Profile(job) => worker.profile(job),
+                Effect::Cost(job) => worker.cost(job),
                 Effect::CancelProfile => worker.cancel_profile(),
             }
         }

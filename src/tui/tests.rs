@@ -39,6 +39,7 @@ pub(crate) fn config() -> Config {
         kernel_ip_detail: false,
         line_limit: 0,
         devmode: None,
+        cpus: 2,
         profile: profile::Request {
             event: profile::Event::Auto,
             duration: 5.0,
@@ -354,7 +355,7 @@ fn help_panel_and_inert_keys() {
     app.on_key(ch('h'));
     app.on_key(key(KeyCode::Esc));
     assert!(!app.help);
-    for c in ['p', 'P', 'i', 'm', 'M', 'e', 'E', 'C'] {
+    for c in ['p', 'P', 'i', 'm', 'M', 'e', 'E'] {
         assert!(app.on_key(ch(c)).is_empty(), "{c}");
         assert!(app.drill.is_none());
     }
@@ -2535,4 +2536,114 @@ fn without_line_info_the_unmapped_rows_expand_and_calls_are_named() {
 
 fn code_of(app: &App) -> String {
     code(app)
+}
+
+/// A cost capture's figures: one raw tracepoint, its dispatch and
+/// statistics beside its own samples.
+fn costed() -> crate::model::cost::Cost {
+    use crate::model::cost::{Cost, ProgramCost, Split};
+    let samples = Split {
+        program: 20,
+        dispatch: 30,
+        stats: 10,
+    };
+    Cost {
+        programs: vec![ProgramCost {
+            id: 122,
+            name: "sys_exit".into(),
+            full_name: "sys_exit".into(),
+            prog_type: "raw_tracepoint".into(),
+            hook: "raw_tracepoint:task_rename".into(),
+            runs_per_sec: 100_000.0,
+            samples,
+        }],
+        host: samples,
+        sample_ns: 1e6,
+        seconds: 1.0,
+        cpus: 2,
+        frequency: 1000,
+        ..Cost::default()
+    }
+}
+
+#[test]
+fn header_shows_the_programs_run_time_share_of_the_host() {
+    let mut app = App::new(config(), (120, 40), rows());
+    assert_eq!(app.programs_run_time(), None, "no window yet");
+    app.on_msg(Msg::Window {
+        rows: rows(),
+        measured: 2.0,
+    });
+    let ns: u64 = rows().iter().map(|r| r.run_time_ns_delta).sum();
+    let want = ns as f64 / (2.0 * 1e9 * 2.0) * 100.0;
+    let got = app.programs_run_time().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    let head = render(&app).lines().next().unwrap().to_string();
+    assert!(
+        head.contains(&format!("programs' run time: {want:.1} % of 2 CPUs")),
+        "{head}"
+    );
+}
+
+#[test]
+fn cost_key_captures_the_window_length_and_shows_the_split() {
+    let mut app = app();
+    app.delay = 3.0;
+    let fx = app.on_key(ch('C'));
+    let [Effect::Cost(job)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(job.request.duration, 3.0);
+    assert!(job.request.program_ids.is_empty());
+    let seq = job.seq;
+    app.on_msg(Msg::CostProgress { seq, elapsed: 1.5 });
+    assert!(render(&app).contains("1.5 s of 3 s"), "{}", render(&app));
+    // Other keys wait while the pane is open.
+    assert!(app.on_key(ch('x')).is_empty());
+    assert!(!app.extended);
+    // An older capture's answer is not this one's.
+    app.on_msg(Msg::Costed {
+        seq: seq + 1,
+        result: Err(BrrError::Failed("stale".into())),
+    });
+    assert!(!render(&app).contains("stale"));
+    app.on_msg(Msg::Costed {
+        seq,
+        result: Ok(costed()),
+    });
+    let screen = render(&app);
+    for want in [
+        "What eBPF costs this host",
+        "eBPF on this host: 3.0 % of 2 CPUs = programs 1.0 + dispatch 1.5 + statistics 0.5",
+        "DISP%",
+        "NS/RUN",
+        "HOOK",
+    ] {
+        assert!(screen.contains(want), "{want}:\n{screen}");
+    }
+    let row = screen.lines().find(|l| l.contains("sys_exit")).unwrap();
+    assert!(row.contains("1.50") && row.contains("300"), "{row}");
+    // Done: closing cancels nothing.
+    assert!(app.on_key(key(KeyCode::Esc)).is_empty());
+    assert!(app.cost.is_none());
+    assert!(!render(&app).contains("What eBPF costs"));
+}
+
+#[test]
+fn closing_the_cost_pane_mid_capture_cancels_it_and_errors_show() {
+    let mut app = app();
+    app.on_key(ch('C'));
+    assert_eq!(app.on_key(ch('C')), vec![Effect::CancelProfile]);
+    assert!(app.cost.is_none());
+    let fx = app.on_key(ch('C'));
+    let [Effect::Cost(job)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    let seq = job.seq;
+    app.on_msg(Msg::Costed {
+        seq,
+        result: Err(BrrError::Failed("perf_event_open: no access".into())),
+    });
+    assert!(render(&app).contains("brr: perf_event_open: no access"));
+    assert_eq!(app.on_key(ch('q')), vec![Effect::Quit]);
 }

@@ -88,6 +88,31 @@ fn draw_main(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
     if let Some(input) = &app.delay_dialog {
         draw_delay_dialog(f, t, area, input);
     }
+    if let Some(c) = &app.cost {
+        draw_cost_pane(f, t, area, c);
+    }
+}
+
+/// `C`: the cost capture's progress, then its figures, over the table.
+fn draw_cost_pane(f: &mut Frame, t: &Theme, area: Rect, c: &super::app::CostPane) {
+    if area.height < 4 {
+        return;
+    }
+    let r = Rect::new(area.x, area.y + 1, area.width, area.height - 2);
+    f.render_widget(Clear, r);
+    let w = r.width.saturating_sub(2) as usize;
+    let lines: Vec<Line> = c
+        .lines()
+        .iter()
+        .map(|l| Line::from(skip_take(l, 0, w)))
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .title(" What eBPF costs this host (C or Esc closes) ")
+        .style(t.overlay)
+        .border_style(t.accent);
+    f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
 /// The header bar: delay, sort column and direction, filter, pause.
@@ -110,6 +135,12 @@ fn draw_main_header(f: &mut Frame, app: &App, t: &Theme, area: Rect) {
             app.filter,
             app.order.len(),
             app.rows.len()
+        ));
+    }
+    if let Some(run_time) = app.programs_run_time() {
+        head.push_str(&format!(
+            "  programs' run time: {run_time:.1} % of {} CPUs",
+            app.config.cpus
         ));
     }
     if app.paused {

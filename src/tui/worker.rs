@@ -19,6 +19,7 @@ use crate::inspect::disasm::CallNames;
 use crate::inspect::drilldown::{native_rows, NativeRow};
 use crate::inspect::native::NativeImage;
 use crate::inspect::profile::ProfileInput;
+use crate::model::cost::Cost;
 use crate::model::profile::Profile;
 use crate::model::report::Report;
 use crate::model::ProgramImage;
@@ -104,6 +105,21 @@ pub(crate) enum Msg {
     },
     /// Where an export went, or why it failed (one line).
     Exported(Result<String, String>),
+    CostProgress {
+        seq: u64,
+        elapsed: f64,
+    },
+    Costed {
+        seq: u64,
+        result: Result<Cost, BrrError>,
+    },
+}
+
+/// A cost capture for the cost pane.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CostJob {
+    pub seq: u64,
+    pub request: profile::Request,
 }
 
 /// A profile to run for the drilldown.
@@ -135,6 +151,7 @@ pub(crate) struct Worker {
     cmds: Sender<Cmd>,
     events: Sender<Event>,
     profiling: session::Profiling,
+    collector: Arc<Collector>,
     /// Whether the view shows the context; the worker reads it at each
     /// window's start and end.
     wanted: Arc<AtomicBool>,
@@ -161,6 +178,7 @@ impl Worker {
             cmds: tx,
             events,
             profiling: session::Profiling::new(Arc::clone(&collector)),
+            collector,
             wanted,
         }
     }
@@ -224,6 +242,48 @@ impl Worker {
             post(
                 &self.events,
                 Msg::Profiled {
+                    seq,
+                    result: Err(e),
+                },
+            );
+        }
+    }
+
+    /// Run a cost capture through the session on the profile job (a
+    /// running profile is cancelled first).
+    pub(crate) fn cost(&mut self, job: CostJob) {
+        let seq = job.seq;
+        self.profiling.cancel();
+        let progress = self.events.clone();
+        let mut last = Instant::now();
+        let on_progress = move |p: Progress| {
+            if last.elapsed() >= PROGRESS_EVERY {
+                last = Instant::now();
+                let elapsed = p.elapsed.as_secs_f64();
+                post(&progress, Msg::CostProgress { seq, elapsed });
+            }
+        };
+        let posted = self.events.clone();
+        let then = move |result: crate::error::Result<Cost>| {
+            post(&posted, Msg::Costed { seq, result });
+        };
+        let started = session::cost::start_cost(
+            &self.profiling,
+            &self.collector,
+            job.request,
+            on_progress,
+            then,
+        );
+        if let Err(refused) = started {
+            let e = match refused {
+                session::Refused::Failed(e) => e,
+                session::Refused::Busy(_) => {
+                    BrrError::Failed("a profile is still ending; press C again".into())
+                }
+            };
+            post(
+                &self.events,
+                Msg::Costed {
                     seq,
                     result: Err(e),
                 },

@@ -1,9 +1,9 @@
 """An MCP client (the Python SDK's) that drives `brr mcp` and checks its answers.
 
-    client.py stdio BRR HOT_ID HELPER_ID HOT_LINE HOT_FILE HELPER_LINE
+    client.py stdio BRR HOT_ID HELPER_ID HOT_LINE HOT_FILE HELPER_LINE RAW_TP_ID
         start `BRR mcp` with the SDK's stdio client, call every tool about
         the fixture programs HOT_ID and HELPER_ID the caller loaded and
-        drives, check the answers, the refusals and a cancel; then check
+        drives (and `cost` about RAW_TP_ID, a raw tracepoint it fires), check the answers, the refusals and a cancel; then check
         that the server exits with 0 when its input ends mid-capture.
     client.py connect BRR SOCKET HOT_ID
         the same SDK client through `BRR mcp --connect SOCKET`.
@@ -23,7 +23,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-TOOLS = ["list_programs", "list_maps", "list_links", "activity", "profile", "dump", "doctor"]
+TOOLS = ["list_programs", "list_maps", "list_links", "activity", "profile", "cost", "dump",
+         "doctor"]
 FIGURES = {"seconds": {}, "answers": {}}
 
 
@@ -128,6 +129,19 @@ async def cancel(session):
           text[:500])
 
 
+async def cost(session, raw_tp):
+    err, text, doc = await call(session, "cost", {"seconds": 2, "program_ids": [raw_tp]})
+    check(not err, "cost answers", text[:500])
+    check("host_total" in doc.get("metadata", {}), "cost has the host total", text[:500])
+    row = program(doc, raw_tp)
+    check(row is not None and row.get("runs_per_sec", 0) > 0
+          and row["samples"]["program"] + row["samples"]["dispatch"] > 0
+          and row["cpu_percent"]["total"] > 0 and "task_rename" in row.get("hook", ""),
+          "cost splits the raw tracepoint fixture", text[:2000])
+    err, text, _ = await call(session, "cost", {"seconds": 61})
+    check(err and "at most 60" in text, "a 61 s cost is refused", text)
+
+
 async def dump_and_doctor(session, hot, hot_line):
     err, text, doc = await call(session, "dump", {"program_id": hot, "jited": True})
     check(not err, "dump answers", text[:500])
@@ -136,7 +150,7 @@ async def dump_and_doctor(session, hot, hot_line):
     check(not err and "checks" in json.dumps(doc), "doctor answers", text[:500])
 
 
-async def stdio(brr, hot, helper, hot_line, hot_file, helper_line):
+async def stdio(brr, hot, helper, hot_line, hot_file, helper_line, raw_tp):
     server = StdioServerParameters(command=brr, args=["mcp"])
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
@@ -151,6 +165,7 @@ async def stdio(brr, hot, helper, hot_line, hot_file, helper_line):
             await activity(session, hot)
             await profile_and_refusals(session, hot, helper, hot_line, hot_file, helper_line)
             await cancel(session)
+            await cost(session, raw_tp)
             await dump_and_doctor(session, hot, hot_line)
     eof_mid_capture(brr)
 
@@ -201,8 +216,8 @@ def main():
     mode, brr = sys.argv[1], sys.argv[2]
     if mode == "stdio":
         hot, helper, hot_line = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-        hot_file, helper_line = sys.argv[6], int(sys.argv[7])
-        anyio.run(stdio, brr, hot, helper, hot_line, hot_file, helper_line)
+        hot_file, helper_line, raw_tp = sys.argv[6], int(sys.argv[7]), int(sys.argv[8])
+        anyio.run(stdio, brr, hot, helper, hot_line, hot_file, helper_line, raw_tp)
     else:
         anyio.run(connect, brr, sys.argv[3], int(sys.argv[4]))
     print(json.dumps(FIGURES), flush=True)

@@ -272,6 +272,9 @@ fn program(
         cpu_percent: profile.cpu_percent(p.samples),
         kernel_cpu_percent: profile.cpu_percent(p.kernel_samples),
         inclusive_cpu_percent: profile.cpu_percent(inclusive),
+        // Tied by the session, which knows where programs are attached.
+        dispatch_samples: None,
+        dispatch_cpu_percent: None,
         direct_source_mapped_samples: p.direct_source_mapped_samples,
         direct_source_unmapped_samples: p.direct_source_unmapped_samples,
         under_bpf_caller_source_mapped_samples: p.under_bpf_caller_source_mapped_samples,

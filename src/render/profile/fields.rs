@@ -177,7 +177,8 @@ fn seconds_json(v: Option<f64>) -> Json {
     v.map_or(Json::Null, |s| crate::model::profile::round(s, 3).into())
 }
 
-/// Program keys added after `full_name`: interrupts and lifetime.
+/// Program keys added after `full_name`: interrupts, lifetime and, with
+/// kernel callchains, its hook's dispatch.
 pub(super) fn program_tail(p: &ProgramReport) -> Vec<(&'static str, Json)> {
     vec![
         ("interrupt_samples", p.interrupt_samples.into()),
@@ -196,6 +197,14 @@ pub(super) fn program_tail(p: &ProgramReport) -> Vec<(&'static str, Json)> {
             "loaded_inclusive_cpu_percent",
             p.loaded_inclusive_cpu_percent
                 .map_or(Json::Null, Json::from),
+        ),
+        (
+            "dispatch_samples",
+            p.dispatch_samples.map_or(Json::Null, Json::from),
+        ),
+        (
+            "dispatch_cpu_percent",
+            p.dispatch_cpu_percent.map_or(Json::Null, Json::from),
         ),
     ]
 }

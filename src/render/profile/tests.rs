@@ -41,13 +41,15 @@ bpf_jited_address,bpf_instruction_offset,bpf_file,bpf_line,bpf_column,\
 bpf_source,full_name";
 
 /// Columns added after the original's and `full_name`.
-const NEW_CSV_COLUMNS: [&str; 12] = [
+const NEW_CSV_COLUMNS: [&str; 14] = [
     "program_interrupt_samples",
     "program_interrupt_cpu_percent",
     "program_loaded_after_seconds",
     "program_unloaded_after_seconds",
     "program_loaded_cpu_percent",
     "program_loaded_inclusive_cpu_percent",
+    "program_dispatch_samples",
+    "program_dispatch_cpu_percent",
     "jited_address_hex",
     "kernel_ip_hex",
     "bpf_jited_address_hex",
@@ -385,7 +387,7 @@ fn json_keys_and_values() {
     ));
     // Who pays: every task (not cut by --line-limit); no cgroup IDs here.
     assert!(out.contains(
-        r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9,"container":null,"pod":null},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5,"container":null,"pod":null},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1,"container":null,"pod":null}],"cgroups":[],"hints":[],"full_name":"sys_exit","interrupt_samples":0,"interrupt_cpu_percent":0.0,"interrupts":[],"loaded_after_seconds":null,"unloaded_after_seconds":null,"loaded_cpu_percent":null,"loaded_inclusive_cpu_percent":null}"#
+        r#""tasks":[{"pid":7,"comm":"?","samples":9,"cpu_percent":0.9,"container":null,"pod":null},{"pid":207,"comm":"?","samples":5,"cpu_percent":0.5,"container":null,"pod":null},{"pid":116,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":177,"comm":"?","samples":2,"cpu_percent":0.2,"container":null,"pod":null},{"pid":100,"comm":"?","samples":1,"cpu_percent":0.1,"container":null,"pod":null}],"cgroups":[],"hints":[],"full_name":"sys_exit","interrupt_samples":0,"interrupt_cpu_percent":0.0,"interrupts":[],"loaded_after_seconds":null,"unloaded_after_seconds":null,"loaded_cpu_percent":null,"loaded_inclusive_cpu_percent":null,"dispatch_samples":null,"dispatch_cpu_percent":null}"#
     ));
     assert!(out.ends_with(
         r#""metadata":{"requested_event":"auto","selected_event":"cpu-clock","duration":1.0,"frequency":1000,"limit":20,"line_limit":2,"total_samples":200,"lost_samples":0,"unresolved_samples":189,"bpf_jit_samples":11,"non_bpf_samples":189,"selected_program_samples":0,"other_bpf_samples":0,"source_mapped_samples":10,"source_unmapped_samples":1,"callchain_samples":200,"kernel_attributed_samples":9,"kernel_unattributed_samples":180,"kernel_symbolized_samples":8,"call_graph":"fp","actual_duration":1.0,"perf_cpus":[0,1],"perf_buffer_pages_per_cpu":128,"perf_buffer_bytes_per_cpu":524288,"perf_buffer_bytes_total":1056768,"perf_drain_interval_ms":100,"perf_drain_count":20,"perf_max_ring_occupancy_percent":2.64,"perf_throttle_events":0,"perf_unthrottle_events":0,"perf_malformed_records":0,"perf_unknown_records":0,"perf_discarded_bytes":0,"perf_time_enabled_ns":2000,"perf_time_running_ns":2000,"perf_running_percent":100.0,"incomplete":false,"warnings":[],"interrupt_samples":0,"program_ids":[],"pid":null}}"#
@@ -500,11 +502,11 @@ fn csv_rows() {
     let tail = |r: &str| r.split(',').skip(38).collect::<Vec<_>>().join(",");
     assert_eq!(
         tail(rows[0]),
-        "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,,sys_exit,0,0.0,,,,,0x20,,,0,,"
+        "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,bpf,1,5,50.0,0.5,32,856,/src/dir/x.bpf.c,107,3,\t\tif (c),,,,,,,,,,,,sys_exit,0,0.0,,,,,,,0x20,,,0,,"
     );
     assert_eq!(
         tail(rows[2]),
-        "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();,sys_exit,0,0.0,,,,,,0xffffffff81600010,0xffffffffc000100f,0,,"
+        "98,tracepoint,sys_exit,fc3eb0ef05553d4b,10,5.0,1.0,19,1.9,9,0.9,9,1,8,1,3,4,0,,kernel,1,3,33.33,0.3,,,,,,,18446744071585136656,lookup_nulls_elem_raw,,16,bpf_map,18446744072635813903,120,/src/dir/x.bpf.c,15,9,\tline_15();,sys_exit,0,0.0,,,,,,,,0xffffffff81600010,0xffffffffc000100f,0,,"
     );
     assert!(tail(rows[4]).starts_with(
         "7,xdp,small,aa,1,0.5,0.1,1,0.1,0,0.0,1,0,0,0,0,0,0,/sys/fs/bpf/p;/sys/fs/bpf/q,bpf,1,"
@@ -640,7 +642,7 @@ fn json_native_cost() {
 fn json_native_lists_every_instruction_last() {
     let out = annotated_view(Format::Json { pretty: false });
     assert!(out.contains(
-        r#""loaded_inclusive_cpu_percent":null,"native":[{"function":"main_fn","offset":32,"asm":"call bpf_map_lookup_elem","file":"/src/dir/x.bpf.c","line":107,"samples":3,"percent":30.0},{"function":"main_fn","offset":16,"asm":"mov eax, 0x1","file":"/src/dir/x.bpf.c","line":77,"samples":2,"percent":20.0},"#
+        r#""loaded_inclusive_cpu_percent":null,"dispatch_samples":null,"dispatch_cpu_percent":null,"native":[{"function":"main_fn","offset":32,"asm":"call bpf_map_lookup_elem","file":"/src/dir/x.bpf.c","line":107,"samples":3,"percent":30.0},{"function":"main_fn","offset":16,"asm":"mov eax, 0x1","file":"/src/dir/x.bpf.c","line":77,"samples":2,"percent":20.0},"#
     ), "{out}");
     assert!(out.contains(
         r#"{"function":"main_fn","offset":2,"asm":"push rbp","file":null,"line":null,"samples":1,"percent":10.0},"#
@@ -804,7 +806,7 @@ fn interrupts_and_lifetime_in_json() {
         r#""full_name":"handle_sys_exit_event","interrupt_samples":4,"interrupt_cpu_percent":0.2667,"interrupts":[{"samples":3,"sample_percent":75.0,"cpu_percent":0.2,"entry":"asm_sysvec_apic_timer_interrupt","bpf_jited_address":18446744072635813920,"bpf_instruction_offset":null,"bpf_file":"/src/dir/x.bpf.c","bpf_line":107,"bpf_column":null,"bpf_source":"\t\tif (c)","bpf_function":null,"bpf_jited_address_hex":"0xffffffffc0001020"},"#
     ), "{out}");
     assert!(out.contains(
-        r#""loaded_after_seconds":null,"unloaded_after_seconds":0.5,"loaded_cpu_percent":2.0,"loaded_inclusive_cpu_percent":3.8}"#
+        r#""loaded_after_seconds":null,"unloaded_after_seconds":0.5,"loaded_cpu_percent":2.0,"loaded_inclusive_cpu_percent":3.8,"dispatch_samples":null,"dispatch_cpu_percent":null}"#
     ), "{out}");
     assert!(
         out.ends_with(r#""interrupt_samples":4,"program_ids":[98],"pid":4242}}"#),
@@ -876,6 +878,8 @@ fn json_program_ends_with_full_name() {
         "unloaded_after_seconds",
         "loaded_cpu_percent",
         "loaded_inclusive_cpu_percent",
+        "dispatch_samples",
+        "dispatch_cpu_percent",
     ];
     assert_eq!(keys(0), original);
     assert_eq!(keys(1), original);
@@ -920,4 +924,40 @@ fn csv_new_columns_follow_the_original_ones() {
     let row = csv.lines().nth(1).expect("telemetry row");
     assert!(row.ends_with(",0,98;7,4242"), "{row}");
     assert_eq!(row.split(',').count(), header_len());
+}
+
+#[test]
+fn dispatch_tied_to_a_program_shows_in_every_format() {
+    let p = profile();
+    let c = view(Format::Text);
+    let mut report = build(&p, &c.opts);
+    let text = render(&report, &c.view, None);
+    assert!(!text.contains("DISPATCH"), "no column before it is tied");
+    for r in &mut report.programs {
+        r.dispatch_samples = Some(if r.id == 98 { 12 } else { 0 });
+        r.dispatch_cpu_percent = Some(if r.id == 98 { 1.2 } else { 0.0 });
+    }
+    let text = render(&report, &c.view, None);
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("ID "))
+        .expect("program table header");
+    assert!(header.contains("INCL_CPU%  DISPATCH_CPU%"), "{text}");
+    let row = text.lines().find(|l| l.starts_with("98 ")).expect("row 98");
+    assert!(row.trim_end().ends_with("1.2000"), "{row}");
+    let json = render(&report, &view(Format::Json { pretty: false }).view, None);
+    assert!(
+        json.contains(r#""dispatch_samples":12,"dispatch_cpu_percent":1.2}"#),
+        "{json}"
+    );
+    let csv = render(&report, &view(Format::Csv).view, None);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let at = header
+        .iter()
+        .position(|c| *c == "program_dispatch_samples")
+        .expect("dispatch column");
+    let row: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let id = header.iter().position(|c| *c == "program_id").expect("id");
+    assert_eq!((row[id], row[at], row[at + 1]), ("98", "12", "1.2"));
 }

@@ -321,6 +321,8 @@ pub(crate) fn hints_text(found: &[Hint]) -> String {
 
 fn program_table(progs: &[ProgramReport], view: &View) -> String {
     let kernel = progs.iter().any(|p| p.kernel_samples > 0);
+    // Tied only with kernel callchains, for every program or none.
+    let dispatch = progs.iter().any(|p| p.dispatch_cpu_percent.is_some());
     let mut headers = vec!["ID", "TYPE", "NAME"];
     if view.wide {
         headers.push("SAMPLES");
@@ -331,6 +333,9 @@ fn program_table(progs: &[ProgramReport], view: &View) -> String {
     headers.push("CPU%");
     if kernel {
         headers.extend(["KERNEL_CPU%", "INCL_CPU%"]);
+    }
+    if dispatch {
+        headers.push("DISPATCH_CPU%");
     }
     if view.extended {
         headers.extend(["TAG", "PINNED"]);
@@ -354,6 +359,9 @@ fn program_table(progs: &[ProgramReport], view: &View) -> String {
             if kernel {
                 r.push(num::percent4(p.kernel_cpu_percent));
                 r.push(num::percent4(p.inclusive_cpu_percent));
+            }
+            if dispatch {
+                r.push(num::percent4(p.dispatch_cpu_percent.unwrap_or(0.0)));
             }
             if view.extended {
                 r.push(if p.tag.is_empty() {

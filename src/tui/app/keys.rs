@@ -31,6 +31,13 @@ impl App {
                 Outcome::Quit => vec![Effect::Quit],
             };
         }
+        if self.cost.is_some() {
+            return match k.code {
+                KeyCode::Char('q') => vec![Effect::Quit],
+                KeyCode::Esc | KeyCode::Char('C') => self.close_cost(),
+                _ => Vec::new(),
+            };
+        }
         if self.delay_dialog.is_some() {
             return self.delay_key(&k);
         }
@@ -156,6 +163,7 @@ impl App {
             }
             KeyCode::Char('x') => self.toggle_extended(),
             KeyCode::Char('c') => self.toggle_cumulative(),
+            KeyCode::Char('C') => return self.cost_key(),
             KeyCode::Char('d') => {
                 self.delay_dialog = Some(Input::new(&num::float(self.delay)));
                 self.set_status(

@@ -9,6 +9,7 @@
 //! table, the filter and the delay dialog.
 
 mod columns;
+mod cost;
 mod keys;
 
 use super::drill::{About, Drill};
@@ -24,11 +25,12 @@ use crate::render::num::{commas, fmt_g};
 use super::text::{is_hard_quit, scroll_top, Input};
 pub(crate) use columns::Sort;
 use columns::{compare, default_order};
+pub(crate) use cost::CostPane;
 
 pub(crate) const FOOTER: &str = " ^q Quit  r Refresh  ? Inspect  space Pause/mode  x Extended  c Cumulative/fold  d Delay  h Help  s/S Sort  / Filter";
 
 /// Main-table help panel rows.
-pub(crate) const MAIN_HELP: [(&str, &str); 19] = [
+pub(crate) const MAIN_HELP: [(&str, &str); 20] = [
     ("Up/Down, j/k", "Move one row"),
     ("PgUp/PgDn", "Move one page"),
     ("Home/End", "First / last row"),
@@ -40,6 +42,7 @@ pub(crate) const MAIN_HELP: [(&str, &str); 19] = [
     ("r", "Refresh once"),
     ("x", "Extended columns"),
     ("c", "Cumulative columns"),
+    ("C", "Cost: program/dispatch/stats"),
     ("d", "Refresh delay"),
     ("s / S", "Next sort column / reverse"),
     ("< / >", "Previous / next sort column"),
@@ -89,6 +92,8 @@ pub(crate) struct App {
     /// The user moved the cursor (or came back from a drilldown): from
     /// then on it stays on its program; before, on row 0, the hottest.
     pub moved: bool,
+    /// `C`: the cost capture and its figures, shown over the table.
+    pub cost: Option<CostPane>,
     seq: u64,
 }
 
@@ -134,10 +139,23 @@ impl App {
             history: Shared::default(),
             chart: false,
             moved: false,
+            cost: None,
             seq: 0,
         };
         app.relayout(true);
         app
+    }
+
+    /// The host's CPU the programs' run time took in the last window:
+    /// the sum of their run time, percent of all `config.cpus` CPUs
+    /// (dispatch and statistics not included: `C` measures them). None
+    /// before a window was measured.
+    pub(crate) fn programs_run_time(&self) -> Option<f64> {
+        if self.measured <= 0.0 || self.config.cpus == 0 {
+            return None;
+        }
+        let ns: u64 = self.rows.iter().map(|r| r.run_time_ns_delta).sum();
+        Some(ns as f64 / (self.measured * 1e9 * self.config.cpus as f64) * 100.0)
     }
 
     /// Effects to run at start: the first window, or straight into a
@@ -351,6 +369,14 @@ impl App {
                     self.set_status(s);
                 }
                 self.maybe_measure()
+            }
+            Msg::CostProgress { seq, elapsed } => {
+                self.cost_progress(seq, elapsed);
+                Vec::new()
+            }
+            Msg::Costed { seq, result } => {
+                self.costed(seq, result);
+                Vec::new()
             }
             Msg::WindowFailed(e) => {
                 self.window_running = false;
