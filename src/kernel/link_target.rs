@@ -196,12 +196,7 @@ pub(crate) fn decode(
         }
         NETKIT => {
             let t = i.netkit();
-            let kind = match t.attach_type {
-                48 => "netkit_primary".to_string(),
-                49 => "netkit_peer".to_string(),
-                n => names::attach_type(n),
-            };
-            (Some(kind), Some(ifname_or_index(r, t.ifindex)))
+            (at(t.attach_type), Some(ifname_or_index(r, t.ifindex)))
         }
         li::LINK_PERF_EVENT => perf_event(i, name, has(PERF_KPROBE_MISSED_END)),
         KPROBE_MULTI => {
@@ -680,9 +675,16 @@ mod tests {
         let mut k = BpfLinkInfo::new(13, 1, 1);
         k.set_netkit(Ifindex {
             ifindex: 1,
-            attach_type: 49,
+            attach_type: 55,
         });
         assert_eq!(dec(k, None, &mut r), (s("netkit_peer"), s("lo")));
+        // An attach type past the table keeps its row as `unknown(N)`.
+        let mut u = BpfLinkInfo::new(11, 1, 1);
+        u.set_tcx(Ifindex {
+            ifindex: 1,
+            attach_type: 200,
+        });
+        assert_eq!(dec(u, None, &mut r), (s("unknown(200)"), s("lo")));
     }
 
     #[test]
