@@ -538,6 +538,7 @@ fn raw_tracepoint_link_targets_the_tracepoint() {
     assert_eq!(
         target_of(&tp.link),
         LinkTarget {
+            functions: Vec::new(),
             attach_type: None,
             target: Some(tp.tp_name.to_string()),
         }
@@ -571,6 +572,7 @@ fn cgroup_link_targets_the_cgroup_path() {
     assert_eq!(
         got,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("cgroup_inet_ingress".into()),
             target: Some(format!("/{name}")),
         }
@@ -632,6 +634,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         xdp,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: None,
             target: Some(lo.clone()),
         }
@@ -639,6 +642,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         tcx,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("tcx_ingress".into()),
             target: Some(lo),
         }
@@ -646,6 +650,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         netfilter,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: None,
             target: Some("ipv4 input prio -100".into()),
         }
@@ -653,6 +658,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         netns,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("flow_dissector".into()),
             target: Some(format!("netns:[{ino}]")),
         }
@@ -671,6 +677,7 @@ fn sockmap_link_targets_the_map() {
     assert_eq!(
         target_of(&link),
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("sk_skb_verdict".into()),
             target: Some(format!("map_id {}", map.id)),
         }
@@ -740,6 +747,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
             let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)
                 .expect("perf_event link");
             let want = LinkTarget {
+                functions: Vec::new(),
                 attach_type: Some("tracepoint".into()),
                 target: Some("sched_switch".into()),
             };
@@ -762,6 +770,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
         let prog = returning(PROG_TYPE_KPROBE, "brr_fx_pe_up", 0);
         let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)?;
         let want = LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("uprobe".into()),
             target: Some(format!("{}+0x40", path.display())),
         };
@@ -832,6 +841,7 @@ fn uprobe_multi_link_targets_path_and_pid() {
         Ok(t) => assert_eq!(
             t,
             LinkTarget {
+                functions: Vec::new(),
                 attach_type: Some("uprobe_multi".into()),
                 target: Some(format!("{} func_cnt 1 pid {pid}", path.display())),
             }

@@ -244,7 +244,7 @@ mod tests {
                     proptest::prop_assert_eq!(reference.parse::<f64>().ok(), Some(v));
                     proptest::prop_assert_eq!(ours.len(), reference.len());
                     let last = ours.bytes().rev().find(u8::is_ascii_digit);
-                    proptest::prop_assert!(last.is_some_and(|d| (d - b'0') % 2 == 0), "{ours} vs {reference}");
+                    proptest::prop_assert!(last.is_some_and(|d| (d - b'0').is_multiple_of(2)), "{ours} vs {reference}");
                 }
             }
             // Percentages to 2 decimals, as reports round them.

@@ -67,6 +67,11 @@ pub(crate) fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static s
         ("pinned_paths", strings(&l.pinned_paths)),
         ("target", l.target.clone().into()),
     ];
+    // Only kprobe_multi links have a list of functions (TARGET shows the
+    // first); other links' items keep their keys.
+    if !l.functions.is_empty() {
+        item.push(("functions", strings(&l.functions)));
+    }
     if extended {
         item.extend(keeper_fields(l.keepers.as_ref(), csv));
     }

@@ -146,6 +146,18 @@ fn map_link_btf_formats() {
         links(&[l], Format::Json { pretty: false }, false),
         r#"{"kind":"links","items":[{"id":34,"type":"cgroup","prog_id":632,"attach_type":"cgroup_inet_ingress","target_obj_id":null,"target_btf_id":null,"pinned_paths":[],"target":"/brr.slice"}],"metadata":{}}"#
     );
+    let k = Link {
+        id: 35,
+        link_type: "kprobe_multi".into(),
+        prog_id: 9,
+        attach_type: Some("kprobe_multi".into()),
+        target: Some("vfs_read +1 more".into()),
+        functions: vec!["vfs_read".into(), "vfs_write".into()],
+        ..Default::default()
+    };
+    assert!(links(std::slice::from_ref(&k), Format::Text, false).ends_with("  vfs_read +1 more"));
+    assert!(links(&[k], Format::Json { pretty: false }, false)
+        .contains(r#""target":"vfs_read +1 more","functions":["vfs_read","vfs_write"]}"#));
     let b = BtfObject {
         id: 1,
         name: "vmlinux".into(),
