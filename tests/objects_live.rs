@@ -850,6 +850,83 @@ fn uprobe_multi_link_targets_path_and_pid() {
     }
 }
 
+const ATTACH_TRACE_KPROBE_MULTI: u32 = 42;
+
+/// `bpf_attr.link_create` with its `kprobe_multi` member.
+#[repr(C)]
+#[derive(Default)]
+struct KprobeMultiLinkAttr {
+    prog_fd: u32,
+    target_fd: u32,
+    attach_type: u32,
+    flags: u32,
+    multi_flags: u32,
+    cnt: u32,
+    syms: u64,
+    addrs: u64,
+    cookies: u64,
+}
+
+/// A kprobe_multi link on two kernel functions, attached by name: brr
+/// names both from the addresses the kernel reports (on IBT kernels 4 bytes
+/// past each symbol), TARGET the first and `+1 more`, JSON all of them.
+/// Kernels before 6.6 report no kprobe_multi info: no attach type or
+/// target.
+#[test]
+fn kprobe_multi_link_names_its_functions() {
+    if !support::live() {
+        return;
+    }
+    let prog = match load_expecting(
+        PROG_TYPE_KPROBE,
+        ATTACH_TRACE_KPROBE_MULTI,
+        "brr_fx_kpmulti",
+        0,
+    ) {
+        Ok(p) => p,
+        Err(e) => return skip_or_fail("kprobe_multi program", e),
+    };
+    let names = [c"vfs_read", c"vfs_write"];
+    let syms: Vec<u64> = names.iter().map(|n| n.as_ptr() as u64).collect();
+    let mut attr = KprobeMultiLinkAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        attach_type: ATTACH_TRACE_KPROBE_MULTI,
+        cnt: syms.len() as u32,
+        syms: syms.as_ptr() as u64,
+        ..Default::default()
+    };
+    // SAFETY: the syms array and the strings it points at are live for
+    // the call and cnt matches the array.
+    let link = match unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) } {
+        Ok(l) => l,
+        Err(e) => return skip_or_fail("kprobe_multi link (CONFIG_FPROBE)", e),
+    };
+    let t = target_of(&link);
+    if brr::bpf::link_info(link.as_fd())
+        .expect("link info")
+        .info
+        .kprobe_multi()
+        .count
+        == 0
+    {
+        assert_eq!(t, LinkTarget::default(), "a kernel before 6.6");
+        return;
+    }
+    let mut got = t.functions.clone();
+    got.sort();
+    assert_eq!(got, ["vfs_read", "vfs_write"], "{t:?}");
+    let first = format!("{} +1 more", t.functions[0]);
+    assert!(
+        t.target.as_deref().is_some_and(|s| s.starts_with(&first)),
+        "{t:?}"
+    );
+    assert_eq!(t.attach_type.as_deref(), Some("kprobe_multi"));
+    listed_like(&link, &t);
+    let id = sys::link_info(link.as_fd()).expect("link id").id;
+    let j = item(&["link", "--json"], id);
+    assert_eq!(j["functions"], serde_json::json!(t.functions), "{j}");
+}
+
 /// Cost of extras and of the owner scan over every program on the host
 /// (e.g. with `fixture hold --progs 1000 --maps 1000` running): run with
 /// `--ignored --nocapture`. Prints figures, asserts nothing about time.

@@ -209,6 +209,9 @@ pub(crate) fn decode(
             (at(t.attach_type), Some(ifname_or_index(r, t.ifindex)))
         }
         li::LINK_PERF_EVENT => perf_event(i, name, has(PERF_KPROBE_MISSED_END)),
+        // Kernels before 6.6 fill no kprobe_multi info: count 0, which no
+        // such link has, so there is nothing to tell (not "func_cnt 0").
+        KPROBE_MULTI if i.kprobe_multi().count == 0 => (None, None),
         KPROBE_MULTI => {
             let k = i.kprobe_multi();
             let kind = if k.flags & KPROBE_MULTI_RETURN != 0 {
