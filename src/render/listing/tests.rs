@@ -778,6 +778,13 @@ fn unknown_types_and_kprobe_multi_functions() {
         ..Default::default()
     };
     assert!(links(std::slice::from_ref(&k), Format::Text, false).ends_with("  vfs_read +1 more"));
+    let x = links(std::slice::from_ref(&k), Format::Text, true);
+    assert!(
+        x.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("  vfs_read,vfs_write  ")),
+        "{x}"
+    );
     assert!(links(&[k], Format::Json { pretty: false }, false)
         .contains(r#""target":"vfs_read +1 more","functions":["vfs_read","vfs_write"]}"#));
 }
