@@ -540,6 +540,7 @@ fn raw_tracepoint_link_targets_the_tracepoint() {
     assert_eq!(
         target_of(&tp.link),
         LinkTarget {
+            functions: Vec::new(),
             attach_type: None,
             target: Some(tp.tp_name.to_string()),
         }
@@ -573,6 +574,7 @@ fn cgroup_link_targets_the_cgroup_path() {
     assert_eq!(
         got,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("cgroup_inet_ingress".into()),
             target: Some(format!("/{name}")),
         }
@@ -634,6 +636,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         xdp,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: None,
             target: Some(lo.clone()),
         }
@@ -641,6 +644,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         tcx,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("tcx_ingress".into()),
             target: Some(lo),
         }
@@ -648,6 +652,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         netfilter,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: None,
             target: Some("ipv4 input prio -100".into()),
         }
@@ -655,6 +660,7 @@ fn xdp_and_netns_links_in_a_private_netns() {
     assert_eq!(
         netns,
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("flow_dissector".into()),
             target: Some(format!("netns:[{ino}]")),
         }
@@ -673,6 +679,7 @@ fn sockmap_link_targets_the_map() {
     assert_eq!(
         target_of(&link),
         LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("sk_skb_verdict".into()),
             target: Some(format!("map_id {}", map.id)),
         }
@@ -742,6 +749,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
             let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)
                 .expect("perf_event link");
             let want = LinkTarget {
+                functions: Vec::new(),
                 attach_type: Some("tracepoint".into()),
                 target: Some("sched_switch".into()),
             };
@@ -764,6 +772,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
         let prog = returning(PROG_TYPE_KPROBE, "brr_fx_pe_up", 0);
         let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)?;
         let want = LinkTarget {
+            functions: Vec::new(),
             attach_type: Some("uprobe".into()),
             target: Some(format!("{}+0x40", path.display())),
         };
@@ -834,12 +843,95 @@ fn uprobe_multi_link_targets_path_and_pid() {
         Ok(t) => assert_eq!(
             t,
             LinkTarget {
+                functions: Vec::new(),
                 attach_type: Some("uprobe_multi".into()),
                 target: Some(format!("{} func_cnt 1 pid {pid}", path.display())),
             }
         ),
         Err(e) => skip_or_fail("uprobe_multi link", e),
     }
+}
+
+const ATTACH_TRACE_KPROBE_MULTI: u32 = 42;
+
+/// `bpf_attr.link_create` with its `kprobe_multi` member.
+#[repr(C)]
+#[derive(Default)]
+struct KprobeMultiLinkAttr {
+    prog_fd: u32,
+    target_fd: u32,
+    attach_type: u32,
+    flags: u32,
+    multi_flags: u32,
+    cnt: u32,
+    syms: u64,
+    addrs: u64,
+    cookies: u64,
+}
+
+/// A kprobe_multi link on two kernel functions, attached by name: brr
+/// names both from the addresses the kernel reports (on IBT kernels 4 bytes
+/// past each symbol), TARGET the first and `+1 more`, JSON all of them.
+/// Kernels before 6.6 report no kprobe_multi info: no attach type or
+/// target.
+#[test]
+fn kprobe_multi_link_names_its_functions() {
+    if !support::live() {
+        return;
+    }
+    let prog = match load_expecting(
+        PROG_TYPE_KPROBE,
+        ATTACH_TRACE_KPROBE_MULTI,
+        "brr_fx_kpmulti",
+        0,
+    ) {
+        Ok(p) => p,
+        Err(e) => return skip_or_fail("kprobe_multi program", e),
+    };
+    let names = [c"vfs_read", c"vfs_write"];
+    let syms: Vec<u64> = names.iter().map(|n| n.as_ptr() as u64).collect();
+    let mut attr = KprobeMultiLinkAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        attach_type: ATTACH_TRACE_KPROBE_MULTI,
+        cnt: syms.len() as u32,
+        syms: syms.as_ptr() as u64,
+        ..Default::default()
+    };
+    // SAFETY: the syms array and the strings it points at are live for
+    // the call and cnt matches the array.
+    let link = match unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) } {
+        Ok(l) => l,
+        // A kernel built without CONFIG_FPROBE has no kprobe_multi links:
+        // a fact of this kernel, not a failure of brr.
+        Err(e) if e.raw_os_error() == Some(95) => {
+            return support::skip(format!("no kprobe_multi links here (CONFIG_FPROBE): {e}"))
+        }
+        Err(e) => return skip_or_fail("kprobe_multi link", e),
+    };
+    let t = target_of(&link);
+    if brr::bpf::link_info(link.as_fd())
+        .expect("link info")
+        .info
+        .kprobe_multi()
+        .count
+        == 0
+    {
+        assert_eq!(t, LinkTarget::default(), "a kernel before 6.6");
+        return;
+    }
+    let mut got = t.functions.clone();
+    got.sort();
+    assert_eq!(got, ["vfs_read", "vfs_write"], "{t:?}");
+    let first = format!("{} +1 more", t.functions[0]);
+    assert!(
+        t.target.as_deref().is_some_and(|s| s.starts_with(&first)),
+        "{t:?}"
+    );
+    assert_eq!(t.attach_type.as_deref(), Some("kprobe_multi"));
+    listed_like(&link, &t);
+    let id = sys::link_info(link.as_fd()).expect("link id").id;
+    let j = item(&["link", "--json"], id);
+    assert_eq!(j["functions"], serde_json::json!(t.functions), "{j}");
 }
 
 /// Cost of extras and of the owner scan over every program on the host

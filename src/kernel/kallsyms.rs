@@ -119,6 +119,17 @@ impl Kallsyms {
         Some(self.symbol(s).name)
     }
 
+    /// The function a kprobe_multi link reports at `addr`. On x86 kernels
+    /// built with CONFIG_X86_KERNEL_IBT a function starts with a 4-byte
+    /// `endbr64`, and the ftrace site the kernel attaches to (and reports)
+    /// is the instruction after it: symbol + 4. So an address that is no
+    /// symbol's start, but is 4 past one, names that symbol (bpftool reads
+    /// these addresses the same way).
+    pub fn kprobe_multi_function(&self, addr: u64) -> Option<&str> {
+        self.exact(addr)
+            .or_else(|| self.exact(addr.checked_sub(4)?))
+    }
+
     /// The symbol containing `ip`: the last one starting at or below it.
     pub fn resolve(&self, ip: u64) -> Option<Symbol<'_>> {
         let i = self.syms.partition_point(|s| s.addr <= ip);
@@ -181,6 +192,26 @@ garbage line
         assert_eq!(k.exact(0xffffffffffffffff), None);
         assert_eq!(k.address_of("weak_between"), Some(0xffffffff81000180));
         assert_eq!(k.address_of("missing"), None);
+    }
+
+    #[test]
+    fn kprobe_multi_addresses_at_the_start_or_past_endbr64() {
+        let k = Kallsyms::parse(TEXT);
+        // No IBT: the symbol's own address.
+        assert_eq!(
+            k.kprobe_multi_function(0xffffffff81000200),
+            Some("bpf_ktime_get_ns")
+        );
+        // IBT: 4 bytes past the start, after the endbr64.
+        assert_eq!(
+            k.kprobe_multi_function(0xffffffff81000104),
+            Some("helper_a")
+        );
+        assert_eq!(k.kprobe_multi_function(0xffffffffc0002004), Some("mod_fn"));
+        // Neither a start nor 4 past one.
+        assert_eq!(k.kprobe_multi_function(0xffffffff81000102), None);
+        assert_eq!(k.kprobe_multi_function(0xffffffff81000108), None);
+        assert_eq!(k.kprobe_multi_function(2), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::kernel::btf::BtfData;
 use crate::kernel::cgroups::{self, Cgroup2Mount};
+use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::names;
 use crate::sys::bpf::{self, ObjKind};
 use crate::sys::link_info::{self as li, BpfLinkInfo, FetchedLinkInfo};
@@ -23,6 +24,9 @@ use crate::sys::Errno;
 pub struct LinkTarget {
     pub attach_type: Option<String>,
     pub target: Option<String>,
+    /// Every function a kprobe_multi link probes, in the kernel's order
+    /// (empty for other links, or when the kernel gives no addresses).
+    pub functions: Vec<String>,
 }
 
 /// System names the decoder asks for.
@@ -35,6 +39,8 @@ pub trait Resolve {
     /// targets: a kernel BTF object, or a program (freplace and fentry on a
     /// BPF program), both by `target_obj_id`.
     fn btf_func(&mut self, target_obj_id: u32, btf_id: u32) -> Option<String>;
+    /// The kernel function a kprobe_multi link reports at `addr`.
+    fn kprobe_multi_function(&mut self, addr: u64) -> Option<String>;
 }
 
 /// Resolves nothing: every target falls back to its numbers.
@@ -48,6 +54,9 @@ impl Resolve for NoNames {
         None
     }
     fn btf_func(&mut self, _: u32, _: u32) -> Option<String> {
+        None
+    }
+    fn kprobe_multi_function(&mut self, _: u64) -> Option<String> {
         None
     }
 }
@@ -174,6 +183,7 @@ pub(crate) fn decode(
     let i: &BpfLinkInfo = &fetched.info;
     let has = |end: u32| fetched.len >= end;
     let at = |n: u32| Some(names::attach_type(n));
+    let mut functions = Vec::new();
     let (attach_type, target) = match i.type_ {
         li::LINK_RAW_TRACEPOINT => (None, text(name)),
         TRACING => tracing_target(i, r),
@@ -196,14 +206,12 @@ pub(crate) fn decode(
         }
         NETKIT => {
             let t = i.netkit();
-            let kind = match t.attach_type {
-                48 => "netkit_primary".to_string(),
-                49 => "netkit_peer".to_string(),
-                n => names::attach_type(n),
-            };
-            (Some(kind), Some(ifname_or_index(r, t.ifindex)))
+            (at(t.attach_type), Some(ifname_or_index(r, t.ifindex)))
         }
         li::LINK_PERF_EVENT => perf_event(i, name, has(PERF_KPROBE_MISSED_END)),
+        // Kernels before 6.6 fill no kprobe_multi info: count 0, which no
+        // such link has, so there is nothing to tell (not "func_cnt 0").
+        KPROBE_MULTI if i.kprobe_multi().count == 0 => (None, None),
         KPROBE_MULTI => {
             let k = i.kprobe_multi();
             let kind = if k.flags & KPROBE_MULTI_RETURN != 0 {
@@ -211,7 +219,12 @@ pub(crate) fn decode(
             } else {
                 "kprobe_multi"
             };
-            let mut t = format!("func_cnt {}", k.count);
+            functions = kprobe_multi_functions(name, r);
+            let mut t = match functions.as_slice() {
+                [] => format!("func_cnt {}", k.count),
+                [one] => one.clone(),
+                [first, rest @ ..] => format!("{first} +{} more", rest.len()),
+            };
             if has(KPROBE_MULTI_MISSED_END) {
                 t.push_str(&format!(" missed {}", k.missed));
             }
@@ -242,7 +255,29 @@ pub(crate) fn decode(
     LinkTarget {
         attach_type,
         target,
+        functions,
     }
+}
+
+/// A kprobe_multi link's functions from its address array (8 native-endian
+/// bytes each); none when the kernel hid the addresses (all zero). An
+/// address kallsyms does not name prints as the address.
+fn kprobe_multi_functions(addrs: Option<&[u8]>, r: &mut dyn Resolve) -> Vec<String> {
+    let addrs: Vec<u64> = addrs
+        .unwrap_or_default()
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(<[u8; 8]>::try_from(c).unwrap_or_default()))
+        .collect();
+    if addrs.iter().all(|&a| a == 0) {
+        return Vec::new();
+    }
+    addrs
+        .iter()
+        .map(|&a| {
+            r.kprobe_multi_function(a)
+                .unwrap_or_else(|| format!("{a:#x}"))
+        })
+        .collect()
 }
 
 /// A tracing link's attach type and target function, named from BTF.
@@ -342,6 +377,7 @@ pub struct SystemNames {
     cgroups: Option<HashMap<u64, String>>,
     btfs: HashMap<u32, Option<BtfData>>,
     cgroup_mount: Option<Cgroup2Mount>,
+    kallsyms: Option<Kallsyms>,
 }
 
 impl SystemNames {
@@ -445,6 +481,13 @@ impl Resolve for SystemNames {
         let (_, _, data) = bpf::btf_info(&fd, true).ok()?;
         BtfData::parse(&data).func_name(btf_id)
     }
+
+    fn kprobe_multi_function(&mut self, addr: u64) -> Option<String> {
+        self.kallsyms
+            .get_or_insert_with(Kallsyms::load)
+            .kprobe_multi_function(addr)
+            .map(str::to_string)
+    }
 }
 
 #[cfg(test)]
@@ -461,6 +504,7 @@ mod tests {
         ifs: HashMap<u32, String>,
         cgroups: HashMap<u64, String>,
         btf: Option<BtfData>,
+        kallsyms: Option<Kallsyms>,
     }
 
     impl Resolve for Fixed {
@@ -474,6 +518,10 @@ mod tests {
             (obj == 1)
                 .then(|| self.btf.as_ref()?.func_name(id))
                 .flatten()
+        }
+        fn kprobe_multi_function(&mut self, addr: u64) -> Option<String> {
+            let k = self.kallsyms.as_ref()?;
+            k.kprobe_multi_function(addr).map(str::to_string)
         }
     }
 
@@ -680,9 +728,57 @@ mod tests {
         let mut k = BpfLinkInfo::new(13, 1, 1);
         k.set_netkit(Ifindex {
             ifindex: 1,
-            attach_type: 49,
+            attach_type: 55,
         });
         assert_eq!(dec(k, None, &mut r), (s("netkit_peer"), s("lo")));
+        // An attach type past the table keeps its row as `unknown(N)`.
+        let mut u = BpfLinkInfo::new(11, 1, 1);
+        u.set_tcx(Ifindex {
+            ifindex: 1,
+            attach_type: 200,
+        });
+        assert_eq!(dec(u, None, &mut r), (s("unknown(200)"), s("lo")));
+    }
+
+    /// A kprobe_multi link's address array names its functions through
+    /// kallsyms, at the symbol (no IBT) or 4 past it (IBT), in the kernel's
+    /// order; TARGET shows the first and how many more.
+    #[test]
+    fn kprobe_multi_functions_from_addresses() {
+        let mut r = Fixed {
+            kallsyms: Some(Kallsyms::parse(
+                "ffffffff81000100 T vfs_read\nffffffff81000200 T vfs_write\n",
+            )),
+            ..Default::default()
+        };
+        let mut k = BpfLinkInfo::new(8, 1, 1);
+        k.set_kprobe_multi(KprobeMulti {
+            count: 3,
+            missed: 2,
+            ..Default::default()
+        });
+        let addrs: Vec<u8> = [
+            0xffffffff81000104u64,
+            0xffffffff81000200,
+            0xffffffff81000150,
+        ]
+        .iter()
+        .flat_map(|a| a.to_ne_bytes())
+        .collect();
+        let t = decode(&full(k), Some(&addrs), &mut r);
+        assert_eq!(t.attach_type, s("kprobe_multi"));
+        assert_eq!(t.target, s("vfs_read +2 more missed 2"));
+        assert_eq!(t.functions, ["vfs_read", "vfs_write", "0xffffffff81000150"]);
+        // One function: its name alone.
+        k.set_kprobe_multi(KprobeMulti {
+            count: 1,
+            ..Default::default()
+        });
+        let t = decode(&full(k), Some(&addrs[8..16]), &mut r);
+        assert_eq!(t.target, s("vfs_write missed 0"));
+        // Addresses hidden from this user (all zero): the count only.
+        let t = decode(&full(k), Some(&[0u8; 8]), &mut r);
+        assert_eq!((t.target, t.functions), (s("func_cnt 1 missed 0"), vec![]));
     }
 
     #[test]

@@ -140,6 +140,16 @@ const ATTACH_TYPES: &[&str] = &[
     "netfilter",
     "tcx_ingress",
     "tcx_egress",
+    "trace_uprobe_multi",
+    "cgroup_unix_connect",
+    "cgroup_unix_sendmsg",
+    "cgroup_unix_recvmsg",
+    "cgroup_unix_getpeername",
+    "cgroup_unix_getsockname",
+    "netkit_primary",
+    "netkit_peer",
+    "trace_kprobe_session",
+    "trace_uprobe_session",
 ];
 
 fn lookup(table: &[&str], n: u32) -> String {
@@ -161,12 +171,8 @@ pub(crate) fn link_type(n: u32) -> String {
     lookup(LINK_TYPES, n)
 }
 
-/// Attach types past the table print as plain decimal.
 pub(crate) fn attach_type(n: u32) -> String {
-    match ATTACH_TYPES.get(n as usize) {
-        Some(s) => (*s).to_string(),
-        None => n.to_string(),
-    }
+    lookup(ATTACH_TYPES, n)
 }
 
 /// A kernel object name: bytes up to the first NUL, lossy UTF-8, `-` if empty.
@@ -197,16 +203,25 @@ mod tests {
     fn tables() {
         assert_eq!(prog_type(8), "cgroup_skb");
         assert_eq!(prog_type(32), "netfilter");
-        assert_eq!(prog_type(33), "unknown(33)");
         assert_eq!(map_type(33), "arena");
-        assert_eq!(map_type(99), "unknown(99)");
         assert_eq!(link_type(14), "sockmap");
         assert_eq!(attach_type(17), "flow_dissector");
         assert_eq!(attach_type(47), "tcx_egress");
-        assert_eq!(attach_type(48), "48");
-        // Numbers newer kernels may add keep their row, named by number.
-        assert_eq!(link_type(99), "unknown(99)");
+        assert_eq!(attach_type(54), "netkit_primary");
+        assert_eq!(attach_type(57), "trace_uprobe_session");
+    }
+
+    /// Numbers newer kernels may add keep their row, named by number, in
+    /// every table alike.
+    #[test]
+    fn unknown_numbers() {
+        assert_eq!(prog_type(33), "unknown(33)");
         assert_eq!(prog_type(u32::MAX), format!("unknown({})", u32::MAX));
+        assert_eq!(map_type(34), "unknown(34)");
+        assert_eq!(link_type(15), "unknown(15)");
+        assert_eq!(link_type(99), "unknown(99)");
+        assert_eq!(attach_type(58), "unknown(58)");
+        assert_eq!(attach_type(u32::MAX), format!("unknown({})", u32::MAX));
     }
 
     #[test]

@@ -488,6 +488,7 @@ pub(crate) fn link_from_target(fetched: &FetchedLinkInfo, t: LinkTarget) -> Link
         target_btf_id: btf,
         pinned_paths: Vec::new(),
         target: t.target,
+        functions: t.functions,
         keepers: None,
     }
 }

@@ -124,6 +124,8 @@ pub(crate) struct Link {
     pub target_btf_id: Option<u32>,
     pub pinned_paths: Vec<String>,
     pub target: Option<String>,
+    /// Every function of a kprobe_multi link (TARGET names the first).
+    pub functions: Vec<String>,
     pub keepers: Option<Keepers>,
 }
 

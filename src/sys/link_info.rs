@@ -335,6 +335,7 @@ impl BpfLinkInfo {
 pub(crate) const LINK_RAW_TRACEPOINT: u32 = 1;
 pub(crate) const LINK_ITER: u32 = 4;
 pub(crate) const LINK_PERF_EVENT: u32 = 7;
+pub(crate) const LINK_KPROBE_MULTI: u32 = 8;
 pub(crate) const LINK_UPROBE_MULTI: u32 = 12;
 
 pub(crate) const PERF_EVENT_UPROBE: u32 = 1;
@@ -362,6 +363,45 @@ pub fn link_info(fd: impl AsFd) -> Result<FetchedLinkInfo, Errno> {
 
 /// Longest name fetched: PATH_MAX, for uprobe paths.
 const NAME_MAX: usize = 4096;
+/// Most kprobe_multi addresses fetched (8 MiB); a link with more keeps
+/// its count only.
+const ADDRS_MAX: usize = 1 << 20;
+
+/// A kprobe_multi link's info again with room for its `count` addresses:
+/// the addresses in native byte order, 8 bytes each (all zero when the
+/// kernel hides addresses from this user, as /proc/kallsyms does).
+fn kprobe_multi_addrs(
+    fd: BorrowedFd<'_>,
+    first: FetchedLinkInfo,
+) -> Result<(FetchedLinkInfo, Option<Vec<u8>>), Errno> {
+    let count = first.info.kprobe_multi().count as usize;
+    if count == 0 || count > ADDRS_MAX {
+        return Ok((first, None));
+    }
+    let mut buf = vec![0u64; count];
+    let mut again = BpfLinkInfo::zeroed();
+    again.set_kprobe_multi(KprobeMulti {
+        addrs: buf.as_mut_ptr() as u64,
+        count: count as u32,
+        ..Default::default()
+    });
+    // `buf` outlives the call and holds `count` addresses, as told to the
+    // kernel.
+    let Ok(len) = get_info(fd, &mut again) else {
+        return Ok((first, None));
+    };
+    if again.type_ != LINK_KPROBE_MULTI || again.kprobe_multi().count as usize != count {
+        return Ok((first, None));
+    }
+    let bytes = buf.iter().flat_map(|a| a.to_ne_bytes()).collect();
+    Ok((
+        FetchedLinkInfo {
+            info: clear_pointers(again),
+            len,
+        },
+        Some(bytes),
+    ))
+}
 
 /// Read a link's info, then for the types whose union points at a string
 /// (raw_tracepoint and perf_event tracepoint names, the iterator target,
@@ -369,6 +409,8 @@ const NAME_MAX: usize = 4096;
 /// it. Returns the info of the second call when there is one and the name
 /// (without its NUL); a second call that fails (the link went, or the
 /// kernel refuses the buffer) leaves the name out rather than failing.
+/// For a kprobe_multi link the "name" is its address array (see
+/// [`kprobe_multi_addrs`]).
 pub fn link_info_with_name(
     fd: BorrowedFd<'_>,
 ) -> Result<(FetchedLinkInfo, Option<Vec<u8>>), Errno> {
@@ -379,6 +421,7 @@ pub fn link_info_with_name(
         LINK_RAW_TRACEPOINT => info.raw_tracepoint().tp_name_len as usize,
         LINK_ITER => info.iter().target_name_len as usize,
         LINK_UPROBE_MULTI => info.uprobe_multi().path_size as usize,
+        LINK_KPROBE_MULTI => return kprobe_multi_addrs(fd, first),
         LINK_PERF_EVENT => match info.perf_event_type() {
             PERF_EVENT_UPROBE | PERF_EVENT_URETPROBE => info.perf_uprobe().name_len as usize,
             PERF_EVENT_KPROBE | PERF_EVENT_KRETPROBE => info.perf_kprobe().name_len as usize,
@@ -474,6 +517,12 @@ fn clear_pointers(mut i: BpfLinkInfo) -> BpfLinkInfo {
             let mut r = i.uprobe_multi();
             r.path = 0;
             i.set_uprobe_multi(r);
+        }
+        LINK_KPROBE_MULTI => {
+            let mut r = i.kprobe_multi();
+            r.addrs = 0;
+            r.cookies = 0;
+            i.set_kprobe_multi(r);
         }
         LINK_PERF_EVENT => match i.perf_event_type() {
             t @ (PERF_EVENT_UPROBE | PERF_EVENT_URETPROBE) => {

@@ -42,13 +42,25 @@ pub(crate) fn link_row(l: &Link, extended: bool) -> Vec<String> {
         dash(l.attach_type.clone()),
         dash(l.target_obj_id),
         dash(l.target_btf_id),
-        dash(l.target.clone()),
+        target_cell(l, extended),
     ];
     if extended {
         r.push(dash_join(&l.pinned_paths, ","));
         r.push(owners_cell(l.keepers.as_ref(), !l.pinned_paths.is_empty()));
     }
     r
+}
+
+/// TARGET: with `-x`, a kprobe_multi link's whole list of functions in
+/// place of the first one and `+N more`.
+fn target_cell(l: &Link, extended: bool) -> String {
+    if let (Some(t), true, [first, rest @ ..]) = (&l.target, extended, l.functions.as_slice()) {
+        let short = format!("{first} +{} more", rest.len());
+        if let (false, Some(tail)) = (rest.is_empty(), t.strip_prefix(&short)) {
+            return format!("{}{tail}", l.functions.join(","));
+        }
+    }
+    dash(l.target.clone())
 }
 
 pub(crate) fn link_json(l: &Link, extended: bool, csv: bool) -> Json {
@@ -67,6 +79,11 @@ pub(crate) fn link_items(l: &Link, extended: bool, csv: bool) -> Vec<(&'static s
         ("pinned_paths", strings(&l.pinned_paths)),
         ("target", l.target.clone().into()),
     ];
+    // Only kprobe_multi links have a list of functions (TARGET shows the
+    // first); other links' items keep their keys.
+    if !l.functions.is_empty() {
+        item.push(("functions", strings(&l.functions)));
+    }
     if extended {
         item.extend(keeper_fields(l.keepers.as_ref(), csv));
     }

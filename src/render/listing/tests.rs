@@ -741,3 +741,50 @@ fn stream_windows_and_early_end() {
     assert!(activity(&[], run, Format::Text, false, false)
         .ends_with("observed.\nwindow ended early after 1.24 s of 5 s"));
 }
+
+/// Links whose TARGET or type needs more than one value: an unknown type
+/// number and a kprobe_multi link's functions.
+#[test]
+fn unknown_types_and_kprobe_multi_functions() {
+    // A type number brr does not know keeps its row, named `unknown(N)`.
+    let u = Link {
+        id: 36,
+        link_type: "unknown(15)".into(),
+        prog_id: 9,
+        attach_type: Some("unknown(58)".into()),
+        ..Default::default()
+    };
+    let text = links(std::slice::from_ref(&u), Format::Text, false);
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("36  unknown(15)") && l.contains("unknown(58)")),
+        "{text}"
+    );
+    assert!(links(
+        std::slice::from_ref(&u),
+        Format::Json { pretty: false },
+        false
+    )
+    .contains(r#""type":"unknown(15)","prog_id":9,"attach_type":"unknown(58)""#));
+    assert!(links(&[u], Format::Csv, false).ends_with("\n36,unknown(15),9,unknown(58),,,,"));
+    let k = Link {
+        id: 35,
+        link_type: "kprobe_multi".into(),
+        prog_id: 9,
+        attach_type: Some("kprobe_multi".into()),
+        target: Some("vfs_read +1 more".into()),
+        functions: vec!["vfs_read".into(), "vfs_write".into()],
+        ..Default::default()
+    };
+    assert!(links(std::slice::from_ref(&k), Format::Text, false).ends_with("  vfs_read +1 more"));
+    let x = links(std::slice::from_ref(&k), Format::Text, true);
+    assert!(
+        x.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("  vfs_read,vfs_write  ")),
+        "{x}"
+    );
+    assert!(links(&[k], Format::Json { pretty: false }, false)
+        .contains(r#""target":"vfs_read +1 more","functions":["vfs_read","vfs_write"]}"#));
+}
