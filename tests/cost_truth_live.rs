@@ -45,8 +45,6 @@ struct Compared {
 
 /// Why a case cannot be compared here.
 enum Skip {
-    /// This brr has no `cost` command.
-    NoCostCommand(String),
     /// Another process holds statistics on.
     StatsElsewhere,
 }
@@ -101,11 +99,6 @@ fn brr_cost(cc: &mut CostCase) -> Result<(Value, f64), Skip> {
         (out, rate)
     });
     let err = run::stderr(&out);
-    if out.status.code() == Some(2)
-        && (err.contains("invalid choice") || err.contains("invalid command"))
-    {
-        return Err(Skip::NoCostCommand(err.trim().to_string()));
-    }
     assert!(out.status.success(), "brr cost: {err}");
     let doc = serde_json::from_str(&run::stdout(&out)).expect("brr cost --json is JSON");
     Ok((doc, elapsed))
@@ -191,12 +184,6 @@ fn check(case: Case) {
                     return;
                 }
             }
-            Err(Skip::NoCostCommand(err)) => {
-                // Not a failure even under BRR_REQUIRE_LIVE: the command
-                // this test checks is not in this build.
-                support::skip(format!("this brr has no `cost` command: {err}"));
-                return;
-            }
             Err(Skip::StatsElsewhere) => {
                 let why = "another process holds BPF_ENABLE_STATS, so the timing with the \
                            program attached would include the statistics' cost";
@@ -224,6 +211,11 @@ fn minimal_raw_tracepoint_costs_what_brr_says() {
 #[test]
 fn heavy_raw_tracepoint_costs_what_brr_says() {
     check(Case::Heavy);
+}
+
+#[test]
+fn socket_filter_costs_what_brr_says() {
+    check(Case::Socket);
 }
 
 #[test]
