@@ -214,11 +214,6 @@ fn heavy_raw_tracepoint_costs_what_brr_says() {
 }
 
 #[test]
-fn socket_filter_costs_what_brr_says() {
-    check(Case::Socket);
-}
-
-#[test]
 fn perf_event_tracepoint_costs_what_brr_says() {
     check(Case::PerfTp);
 }
