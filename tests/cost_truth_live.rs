@@ -45,8 +45,6 @@ struct Compared {
 
 /// Why a case cannot be compared here.
 enum Skip {
-    /// This brr has no `cost` command.
-    NoCostCommand(String),
     /// Another process holds statistics on.
     StatsElsewhere,
 }
@@ -101,11 +99,6 @@ fn brr_cost(cc: &mut CostCase) -> Result<(Value, f64), Skip> {
         (out, rate)
     });
     let err = run::stderr(&out);
-    if out.status.code() == Some(2)
-        && (err.contains("invalid choice") || err.contains("invalid command"))
-    {
-        return Err(Skip::NoCostCommand(err.trim().to_string()));
-    }
     assert!(out.status.success(), "brr cost: {err}");
     let doc = serde_json::from_str(&run::stdout(&out)).expect("brr cost --json is JSON");
     Ok((doc, elapsed))
@@ -190,12 +183,6 @@ fn check(case: Case) {
                 if c.ok {
                     return;
                 }
-            }
-            Err(Skip::NoCostCommand(err)) => {
-                // Not a failure even under BRR_REQUIRE_LIVE: the command
-                // this test checks is not in this build.
-                support::skip(format!("this brr has no `cost` command: {err}"));
-                return;
             }
             Err(Skip::StatsElsewhere) => {
                 let why = "another process holds BPF_ENABLE_STATS, so the timing with the \

@@ -45,6 +45,8 @@ pub(crate) struct Cost {
     pub cpus: usize,
     pub frequency: u64,
     pub warnings: Vec<String>,
+    /// Where dispatch or statistics cost more than a program's run.
+    pub hints: Vec<crate::model::profile::Hint>,
 }
 
 impl Cost {

@@ -221,7 +221,7 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked], args: &Args) -> Cost {
         })
         .collect();
     programs.sort_by_key(|p| (std::cmp::Reverse(p.samples.total()), p.id));
-    Cost {
+    let mut cost = Cost {
         programs,
         unattributed_dispatch: unattributed,
         host,
@@ -234,7 +234,10 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked], args: &Args) -> Cost {
         cpus: profile.telemetry.cpus.len(),
         frequency: profile.frequency,
         warnings: profile.telemetry.warnings.clone(),
-    }
+        hints: Vec::new(),
+    };
+    cost.hints = super::cost_hints::hints(&cost);
+    cost
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(crate) mod attribute;
 pub(crate) mod capture;
 pub(crate) mod context;
 pub(crate) mod cost;
+pub(crate) mod cost_hints;
 pub(crate) mod events;
 pub(crate) mod hints;
 pub(crate) mod image;

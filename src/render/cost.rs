@@ -94,6 +94,10 @@ fn text(c: &Cost) -> String {
         out.push('\n');
         out.push_str(&table::aligned(&HEADERS, &align, &rows));
     }
+    if !c.hints.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&super::profile::hints_text(&c.hints));
+    }
     for w in &c.warnings {
         out.push_str(&format!("\nwarning: {w}"));
     }
@@ -203,13 +207,33 @@ fn csv_fields(c: &Cost, p: &ProgramCost) -> Vec<(&'static str, Json)> {
     fields
 }
 
+/// A hint as the profile's JSON has it, without the source line that a
+/// cost hint never has.
+fn hint_json(h: &crate::model::profile::Hint) -> Json {
+    obj([
+        ("kind", h.kind.into()),
+        ("program_id", h.program_id.into()),
+        ("program", h.program.as_str().into()),
+        ("figure", h.figure.into()),
+        ("threshold", h.threshold.into()),
+        ("unit", h.unit.into()),
+        ("evidence", h.evidence.as_str().into()),
+        ("fix", h.fix.into()),
+    ])
+}
+
 /// `brr cost` output.
 pub(crate) fn render(c: &Cost, format: Format) -> String {
     match format {
         Format::Text => text(c),
         Format::Json { pretty } => {
             let items = c.programs.iter().map(|p| item(c, p)).collect();
-            json::to_string(&json::document("cost", items, metadata(c)), pretty)
+            let mut doc = json::document("cost", items, metadata(c));
+            if let Json::Obj(fields) = &mut doc {
+                let hints = c.hints.iter().map(hint_json);
+                fields.push(("hints".into(), Json::Arr(hints.collect())));
+            }
+            json::to_string(&doc, pretty)
         }
         Format::Csv => csv::from_fields(
             &csv_fields(c, &ProgramCost::default()),
@@ -248,6 +272,7 @@ mod tests {
             cpus: 2,
             frequency: 1000,
             warnings: Vec::new(),
+            hints: Vec::new(),
         }
     }
 

@@ -279,7 +279,9 @@ impl ClockSites {
             return;
         }
         if let (addr, Some(sym)) = frames[i] {
-            if lookup(sym.name).is_some_and(|r| r.role == Role::Path) {
+            // A slow path may inline the dispatch and its statistics
+            // (sk_filter_trim_cap inlines bpf_prog_run_save_cb).
+            if lookup(sym.name).is_some_and(|r| r.role != Role::Clock) {
                 let e = self.0.entry(sym.start).or_insert((addr, addr));
                 e.0 = e.0.min(addr);
                 e.1 = e.1.max(addr);
@@ -301,19 +303,24 @@ impl ClockSites {
 /// is not a hook's dispatch.
 fn sort(frames: &Resolved<'_>, sites: &ClockSites) -> Option<Sorted> {
     let mut clock_leaf = false;
+    // Whether every frame so far is a clock read.
+    let mut clocks_only = true;
     for (i, f) in frames.iter().enumerate() {
         let name = name_of(f);
         if INTERRUPT_PREFIXES.iter().any(|p| name.starts_with(p)) {
             return None;
         }
         let Some(rule) = lookup(name) else {
+            clocks_only = false;
             continue;
         };
         if rule.role == Role::Clock {
             clock_leaf |= i == 0;
             continue;
         }
-        if rule.role == Role::Slow && i > 0 {
+        // Beneath a slow path only its own samples and the clock reads it
+        // makes for statistics are dispatch.
+        if rule.role == Role::Slow && i > 0 && !(clock_leaf && clocks_only) {
             return None;
         }
         // A shared dispatcher takes the kind of the next one outward.
@@ -345,7 +352,7 @@ fn sort(frames: &Resolved<'_>, sites: &ClockSites) -> Option<Sorted> {
             kind,
             hook,
             args,
-            stats: (clock_leaf && rule.role == Role::Path) || inlined,
+            stats: (clock_leaf && (rule.role == Role::Path || clocks_only)) || inlined,
         });
     }
     None
