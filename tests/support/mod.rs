@@ -380,7 +380,18 @@ pub(crate) fn load_program(prog_type: u32, name: &str, b: &ProgBuilder) -> io::R
 
     // SAFETY: insns/license/func_info/line_info point at live buffers of the
     // stated counts and record sizes; no log buffer is given.
-    let fd = match unsafe { sys::sys_bpf_fd(sys::BPF_PROG_LOAD, &mut attr) } {
+    let mut load = || unsafe { sys::sys_bpf_fd(sys::BPF_PROG_LOAD, &mut attr) };
+    // The verifier gives up with EAGAIN when a signal reaches the loading
+    // thread mid-verification (the test harness's other threads spawn and
+    // reap children); libbpf retries it too.
+    let mut first = load();
+    for _ in 0..5 {
+        match &first {
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => first = load(),
+            _ => break,
+        }
+    }
+    let fd = match first {
         Ok(fd) => fd,
         Err(first) => {
             let mut log = vec![0u8; VERIFIER_LOG_SIZE];
