@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::cli::{Cli, Command, ProfileArgs};
@@ -429,16 +430,39 @@ impl Answers {
         }
     }
 
-    fn answer_cli(&self, cli: &Cli) -> Result<String> {
+    /// A cancel that came while the capture was being set up found no job
+    /// to stop: stop it now that it runs. (One that comes later stops it
+    /// itself.)
+    fn stop_if_cancelled(&self, cancelled: &AtomicBool) {
+        if cancelled.load(Ordering::SeqCst) {
+            self.profiling.cancel();
+        }
+    }
+
+    /// A capture that was cancelled is only writing up what it sampled: a
+    /// new request waits for it (a few seconds at most) rather than being
+    /// refused as busy.
+    fn wait_for_a_cancelled_job(&self) {
+        let t = std::time::Instant::now();
+        while self.profiling.ending() && t.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    fn answer_cli(&self, cli: &Cli, cancelled: &AtomicBool) -> Result<String> {
         let text = match &cli.command {
             Command::Profile(a) => {
+                self.wait_for_a_cancelled_job();
                 let started = self
                     .profiling
                     .start(profile_job(cli, a), |_| {}, |done| done);
-                let mut done = started.map_err(refusal)?.finish()??;
+                let ticket = started.map_err(refusal)?;
+                self.stop_if_cancelled(cancelled);
+                let mut done = ticket.finish()??;
                 profile_output(cli, a, &mut done)?.0
             }
             Command::Cost { request } => {
+                self.wait_for_a_cancelled_job();
                 let started = session::cost::start_cost(
                     &self.profiling,
                     &self.collector,
@@ -446,7 +470,9 @@ impl Answers {
                     |_| {},
                     |done| done,
                 );
-                let cost = started.map_err(refusal)?.finish()??;
+                let ticket = started.map_err(refusal)?;
+                self.stop_if_cancelled(cancelled);
+                let cost = ticket.finish()??;
                 crate::render::cost::render(&cost, cli.format)
             }
             _ => {
@@ -476,10 +502,14 @@ fn refusal(refused: session::Refused) -> BrrError {
 }
 
 impl crate::mcp::Tools for Answers {
-    fn answer(&self, argv: &[String]) -> std::result::Result<String, String> {
+    fn answer(
+        &self,
+        argv: &[String],
+        cancelled: &AtomicBool,
+    ) -> std::result::Result<String, String> {
         let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
         let answered = match crate::cli::parse(&args) {
-            Ok(crate::cli::Parsed::Run(cli)) => self.answer_cli(&cli),
+            Ok(crate::cli::Parsed::Run(cli)) => self.answer_cli(&cli, cancelled),
             Ok(crate::cli::Parsed::Print(text)) => Ok(text),
             Err(e) => Err(e),
         };

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -32,8 +33,9 @@ const INSTRUCTIONS: &str = "brr observes the eBPF programs loaded in this Linux 
 /// A call being answered.
 struct Flight {
     samples: bool,
-    /// The peer cancelled it: its answer is not sent.
-    cancelled: bool,
+    /// The peer cancelled it: its answer is not sent, and a capture it
+    /// starts after the cancel is stopped as it starts.
+    cancelled: Arc<AtomicBool>,
 }
 
 type Out = Arc<Mutex<dyn Write + Send + 'static>>;
@@ -161,6 +163,7 @@ fn call(
     let tool = tools::find(name)
         .ok_or_else(|| (rpc::INVALID_PARAMS, format!("brr has no tool {name:?}")))?;
     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+    let cancel = Arc::new(AtomicBool::new(false));
     {
         let mut f = lock(flights);
         if f.len() >= MAX_IN_FLIGHT {
@@ -176,7 +179,7 @@ fn call(
             key(id),
             Flight {
                 samples: tool.samples,
-                cancelled: false,
+                cancelled: Arc::clone(&cancel),
             },
         );
     }
@@ -188,7 +191,7 @@ fn call(
     );
     let body = move || {
         let result = match tool.command_line(&arguments) {
-            Ok(argv) => tools.answer(&argv),
+            Ok(argv) => tools.answer(&argv, &cancel),
             Err(why) => Err(format!("brr: {}: {why}", tool.name)),
         };
         let content = |text: String, failed: bool| json!({ "content": [{ "type": "text", "text": text }], "isError": failed });
@@ -197,7 +200,9 @@ fn call(
             Err(message) => content(message, true),
         };
         let mut f = lock(&flights);
-        let cancelled = f.remove(&key(&id)).is_some_and(|f| f.cancelled);
+        let cancelled = f
+            .remove(&key(&id))
+            .is_some_and(|f| f.cancelled.load(Ordering::SeqCst));
         // Under the lock, so that a cancel is either before (no answer)
         // or after (it finds nothing).
         if !cancelled {
@@ -224,7 +229,7 @@ fn cancelled(flights: &Flights, tools: &dyn Tools, params: &Value) {
     };
     let mut f = lock(flights);
     if let Some(flight) = f.get_mut(&key(id)) {
-        flight.cancelled = true;
+        flight.cancelled.store(true, Ordering::SeqCst);
         if flight.samples {
             tools.cancel();
         }
@@ -234,7 +239,7 @@ fn cancelled(flights: &Flights, tools: &dyn Tools, params: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::AtomicUsize;
 
     /// Answers with the command line it was given; `profile` waits for a
     /// cancel.
@@ -244,7 +249,7 @@ mod tests {
     }
 
     impl Tools for Echo {
-        fn answer(&self, argv: &[String]) -> Result<String, String> {
+        fn answer(&self, argv: &[String], _cancelled: &AtomicBool) -> Result<String, String> {
             if argv.first().map(String::as_str) == Some("profile") {
                 let t = Instant::now();
                 while self.cancels.load(Ordering::SeqCst) == 0 {

@@ -21,8 +21,13 @@ pub(crate) use socket::{relay, serve, SocketConfig};
 /// What answers the tools: the CLI's dispatch.
 pub(crate) trait Tools: Send + Sync {
     /// The JSON document of the command line `argv` (after `brr`), or
-    /// brr's one-line error message.
-    fn answer(&self, argv: &[String]) -> Result<String, String>;
+    /// brr's one-line error message. A capture it starts is stopped at once
+    /// when `cancelled` is already set (a cancel that came before it began).
+    fn answer(
+        &self,
+        argv: &[String],
+        cancelled: &std::sync::atomic::AtomicBool,
+    ) -> Result<String, String>;
     /// Stop the running profile's capture (what was sampled is reported).
     fn cancel(&self) -> bool;
 }

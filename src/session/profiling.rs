@@ -227,6 +227,13 @@ impl Profiling {
         }
     }
 
+    /// Whether the running job was cancelled and is only ending.
+    pub(crate) fn ending(&self) -> bool {
+        lock(&self.running)
+            .as_ref()
+            .is_some_and(|r| r.stop.is_cancelled())
+    }
+
     /// When the running job's capture is due to end, if one runs.
     pub(crate) fn busy(&self) -> Option<Busy> {
         lock(&self.running).as_ref().map(|r| Busy { ends: r.ends })
