@@ -74,11 +74,19 @@ fuzz_target!(|data: &[u8]| {
                 assert!(t.profile.program_ids.is_empty());
             }
             Command::Profile(p) => request(&p.request),
+            // `cost` takes the capture options of `profile`, with callchains.
+            Command::Cost { request: r } => {
+                request(&r);
+                assert!(r.kernel_samples);
+            }
             Command::Prog { .. }
             | Command::Map
             | Command::Link
             | Command::Btf
-            | Command::Doctor => {}
+            | Command::Doctor
+            | Command::ManPages { .. }
+            | Command::Mcp(_)
+            | Command::ServeMcp(_) => {}
         },
         Err(BrrError::Usage(text)) => {
             // One line, whatever the input: control characters are escaped.

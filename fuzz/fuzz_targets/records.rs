@@ -70,6 +70,13 @@ fuzz_target!(|data: &[u8]| {
                     .wrapping_add(time.unwrap_or(0));
                 assert_eq!(time.is_some(), layout.time_trailer);
             }
+            Record::Task {
+                pid, ppid, time, ..
+            } => {
+                seen = seen
+                    .wrapping_add(u64::from(pid) + u64::from(ppid))
+                    .wrapping_add(time.unwrap_or(0));
+            }
         },
     );
     let _ = seen;
