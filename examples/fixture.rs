@@ -40,8 +40,8 @@ const USAGE: &str = "usage:
       fires its hook, pinned to CPU C (default: the last), in every mode (or
       only M) for S seconds (default 1) per mode, R rounds (default 5), the
       order of the modes alternating; prints a `round=` line per stretch and
-      a `median` line (ns per call); with --hold yes it attaches the program,
-      prints `ready`, fires the hook until stdin reaches EOF and prints
+      a `median` line (ns per call); with --hold yes it attaches the program
+      (or switches to mode M), prints `ready`, fires the hook until stdin reaches EOF and prints
       `calls=<n> ns_per_call=<x>`";
 
 /// Parsed `--flag value` pairs, each allowed flag at most once.
@@ -253,7 +253,8 @@ fn cost_case(args: &[String]) -> Result<(), String> {
         ));
     }
     if f.get("hold") == Some("yes") {
-        return cost_hold(&mut cc).map_err(err);
+        let mode = modes.first().copied().filter(|_| f.get("mode").is_some());
+        return cost_hold(&mut cc, mode.unwrap_or(Mode::Attached)).map_err(err);
     }
     let m = cost::measure(&mut cc, &modes, rounds, each, |round, mode, t| {
         println!(
@@ -287,10 +288,11 @@ fn cost_case(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Keep `cc` attached and fire its hook until stdin reaches EOF.
-fn cost_hold(cc: &mut support::cost::CostCase) -> std::io::Result<()> {
+/// Keep `cc` in `mode` (attached, unless told otherwise) and fire its
+/// hook until stdin reaches EOF.
+fn cost_hold(cc: &mut support::cost::CostCase, mode: support::cost::Mode) -> std::io::Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering};
-    cc.attach()?;
+    cc.set_mode(mode)?;
     println!("ready");
     std::io::stdout().flush()?;
     let stop = AtomicBool::new(false);
