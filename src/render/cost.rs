@@ -260,6 +260,7 @@ mod tests {
                     dispatch: 2,
                     stats: 1,
                 },
+                ..ProgramCost::default()
             }],
             unattributed_dispatch: 4,
             host: Split {
@@ -273,6 +274,7 @@ mod tests {
             frequency: 1000,
             warnings: Vec::new(),
             hints: Vec::new(),
+            stats_holders: Vec::new(),
         }
     }
 
@@ -307,5 +309,46 @@ mod tests {
         none.programs[0].runs_per_sec = 0.0;
         let j = render(&none, Format::Json { pretty: false });
         assert!(j.contains(r#""ns_per_run":{"program":null"#), "{j}");
+    }
+
+    /// A part with no samples over runs was measured as 0 ns a run; with
+    /// no runs nothing was measured, so every NS/RUN is null (`-`), even
+    /// that of a part with samples.
+    #[test]
+    fn ns_per_run_is_zero_only_when_measured_over_runs() {
+        let mut c = cost();
+        c.programs[0].samples.dispatch = 0;
+        let v: serde_json::Value =
+            serde_json::from_str(&render(&c, Format::Json { pretty: false })).unwrap();
+        let ns = &v["items"][0]["ns_per_run"];
+        assert_eq!(ns["dispatch"], 0.0);
+        assert_eq!(ns["program"], 1000.0);
+        let row = |t: &str| {
+            t.lines()
+                .find(|l| l.contains("task_rename"))
+                .unwrap()
+                .to_string()
+        };
+        let cells =
+            |t: &str| -> Vec<String> { row(t).split_whitespace().map(String::from).collect() };
+        // PROG_NS, DISP_NS, STATS_NS, NS/RUN, HOOK.
+        assert_eq!(
+            cells(&render(&c, Format::Text))[8..],
+            ["1000", "0", "1000", "2000", "task_rename"]
+        );
+        c.programs[0].runs_per_sec = 0.0;
+        let v: serde_json::Value =
+            serde_json::from_str(&render(&c, Format::Json { pretty: false })).unwrap();
+        let ns = &v["items"][0]["ns_per_run"];
+        for part in ["program", "dispatch", "stats", "total"] {
+            assert!(ns[part].is_null(), "{part}: {ns}");
+        }
+        assert_eq!(
+            cells(&render(&c, Format::Text))[8..],
+            ["-", "-", "-", "-", "task_rename"]
+        );
+        let csv = render(&c, Format::Csv);
+        let last = csv.lines().nth(1).unwrap();
+        assert!(last.ends_with(",,,,"), "{last}");
     }
 }
