@@ -13,6 +13,21 @@ pub(crate) struct ProgramCost {
     pub hook: String,
     pub runs_per_sec: f64,
     pub samples: Split<u64>,
+    /// What its instructions compare events with, in words (read for
+    /// programs on `sys_enter`/`sys_exit` only).
+    pub narrows: Vec<String>,
+    /// The one syscall id it compares with, if so.
+    pub one_syscall: Option<i64>,
+}
+
+/// A process other than brr that holds `BPF_ENABLE_STATS` on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct StatsHolder {
+    pub pid: u32,
+    pub comm: String,
+    /// How long the process has run: it holds statistics on for at most
+    /// that long (when it opened the fd is not recorded anywhere).
+    pub running_secs: Option<u64>,
 }
 
 /// Samples (or figures from them) in the three parts of a cost.
@@ -47,6 +62,8 @@ pub(crate) struct Cost {
     pub warnings: Vec<String>,
     /// Where dispatch or statistics cost more than a program's run.
     pub hints: Vec<crate::model::profile::Hint>,
+    /// Other processes holding statistics on when the window ended.
+    pub stats_holders: Vec<StatsHolder>,
 }
 
 impl Cost {

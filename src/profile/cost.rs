@@ -3,7 +3,7 @@
 //! programs attached there that ran in the window, split by their runs;
 //! what cannot be tied stays `unattributed dispatch`.
 
-use crate::model::cost::{Cost, ProgramCost, Split};
+use crate::model::cost::{Cost, ProgramCost, Split, StatsHolder};
 use crate::model::profile::{DispatchKind, DispatchSamples, Profile};
 use crate::model::AttachPoint;
 
@@ -217,6 +217,8 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked], args: &Args) -> Cost {
                 hook: hook_name(p),
                 runs_per_sec: p.runs_per_sec,
                 samples: s,
+                narrows: Vec::new(),
+                one_syscall: None,
             })
         })
         .collect();
@@ -235,7 +237,25 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked], args: &Args) -> Cost {
         frequency: profile.frequency,
         warnings: profile.telemetry.warnings.clone(),
         hints: Vec::new(),
+        stats_holders: Vec::new(),
     };
+    cost.hints = super::cost_hints::hints(&cost);
+    cost
+}
+
+/// Add what the hints need beyond the samples: what the programs on
+/// `sys_enter`/`sys_exit` compare their events with (read from their
+/// instructions), and the other processes that hold statistics on; then
+/// the hints again.
+pub(crate) fn with_facts(mut cost: Cost, stats_holders: Vec<StatsHolder>) -> Cost {
+    for p in &mut cost.programs {
+        if super::cost_hints::is_syscall_hook(p) {
+            let n = super::syscall_filter::of_program(p.id);
+            p.narrows = n.describe();
+            p.one_syscall = n.one_syscall();
+        }
+    }
+    cost.stats_holders = stats_holders;
     cost.hints = super::cost_hints::hints(&cost);
     cost
 }

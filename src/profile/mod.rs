@@ -19,6 +19,7 @@ pub(crate) mod hints;
 pub(crate) mod image;
 pub(crate) mod records;
 pub(crate) mod report;
+pub(crate) mod syscall_filter;
 pub(crate) mod tailcalls;
 pub(crate) mod who;
 

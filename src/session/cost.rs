@@ -10,7 +10,7 @@ use super::context::SCAN_NOW;
 use super::{profile_interruptible, Collector, Job, Profiled, Profiling, Refused, Window, BRIEF};
 use crate::error::Result;
 use crate::export::Targets;
-use crate::model::cost::Cost;
+use crate::model::cost::{Cost, StatsHolder};
 use crate::model::profile::{CallGraph, Profile};
 use crate::model::report::Report;
 use crate::profile::capture::Progress;
@@ -90,7 +90,26 @@ fn measured(window: Window, done: Result<Profiled>, collector: &Collector) -> Re
         .collect();
     let args =
         crate::kernel::btf::kernel_tracepoint_args(&cost::args_wanted(&done.profile, &progs));
-    Ok(cost::build(&done.profile, &progs, &args))
+    Ok(cost::with_facts(
+        cost::build(&done.profile, &progs, &args),
+        stats_holders(),
+    ))
+}
+
+/// The processes other than this one that hold statistics on.
+fn stats_holders() -> Vec<StatsHolder> {
+    let proc_root = std::path::Path::new("/proc");
+    let own = std::process::id();
+    crate::doctor::holders::scan(proc_root)
+        .holders
+        .into_iter()
+        .filter(|h| h.pid != own)
+        .map(|h| StatsHolder {
+            running_secs: crate::doctor::holders::running_secs(proc_root, h.pid),
+            pid: h.pid,
+            comm: h.comm,
+        })
+        .collect()
 }
 
 /// Tie each hook's dispatch samples in `profile` (a capture with kernel

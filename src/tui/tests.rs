@@ -2556,6 +2556,7 @@ fn costed() -> crate::model::cost::Cost {
             hook: "raw_tracepoint:task_rename".into(),
             runs_per_sec: 100_000.0,
             samples,
+            ..ProgramCost::default()
         }],
         host: samples,
         sample_ns: 1e6,
