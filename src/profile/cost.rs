@@ -248,9 +248,15 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked], args: &Args) -> Cost {
 /// instructions), and the other processes that hold statistics on; then
 /// the hints again.
 pub(crate) fn with_facts(mut cost: Cost, stats_holders: Vec<StatsHolder>) -> Cost {
+    let syscall_hooks = cost.programs.iter().any(super::cost_hints::is_syscall_hook);
+    let pid_tgid = if syscall_hooks {
+        super::syscall_filter::pid_tgid_calls(&crate::kernel::kallsyms::Kallsyms::load())
+    } else {
+        Vec::new()
+    };
     for p in &mut cost.programs {
         if super::cost_hints::is_syscall_hook(p) {
-            let n = super::syscall_filter::of_program(p.id);
+            let n = super::syscall_filter::of_program(p.id, &pid_tgid);
             p.narrows = n.describe();
             p.one_syscall = n.one_syscall();
         }

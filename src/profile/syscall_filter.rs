@@ -10,10 +10,15 @@
 //! jumps, and a value spilled to the stack is forgotten. It can miss a
 //! comparison; what it reports was seen in the instructions.
 
+use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::prog_reads;
 
-/// `bpf_get_current_pid_tgid` (enum bpf_func_id).
+/// `bpf_get_current_pid_tgid` (enum bpf_func_id): a dump shows a helper
+/// call with this ID before the verifier fixed it up; after, with the
+/// target's offset from `__bpf_call_base` (or 0 to a reader that may not
+/// see kernel addresses).
 const GET_CURRENT_PID_TGID: i32 = 14;
+const PID_TGID_FN: &str = "bpf_get_current_pid_tgid";
 /// The syscall id's offset in the context (`args[1]` of a raw tracepoint
 /// and tp_btf program; `id` of `trace_event_raw_sys_enter` after the
 /// 8-byte common header).
@@ -108,8 +113,24 @@ fn compared(op: u8) -> Option<bool> {
     (matches!(class, 0x05 | 0x06) && matches!(code, 0x10 | 0x50)).then_some(op & 0x08 != 0)
 }
 
-/// Read `xlated` (the kernel's dump of translated instructions).
-pub(crate) fn narrowing(xlated: &[u8]) -> Narrowing {
+/// Which helper-call immediates are `bpf_get_current_pid_tgid`: its ID,
+/// and its offset from `__bpf_call_base` when `ksyms` has both.
+pub(crate) fn pid_tgid_calls(ksyms: &Kallsyms) -> Vec<i32> {
+    let mut out = vec![GET_CURRENT_PID_TGID];
+    if let (Some(base), Some(f)) = (
+        ksyms.address_of("__bpf_call_base"),
+        ksyms.address_of(PID_TGID_FN),
+    ) {
+        if let Ok(off) = i32::try_from(f.wrapping_sub(base) as i64) {
+            out.push(off);
+        }
+    }
+    out
+}
+
+/// Read `xlated` (the kernel's dump of translated instructions); a helper
+/// call whose immediate is in `pid_tgid` is `bpf_get_current_pid_tgid`.
+pub(crate) fn narrowing(xlated: &[u8], pid_tgid: &[i32]) -> Narrowing {
     let mut regs = [Val::Unknown; 11];
     regs[1] = Val::Ctx;
     let mut out = Narrowing::default();
@@ -163,7 +184,7 @@ pub(crate) fn narrowing(xlated: &[u8]) -> Narrowing {
             0x77 if imm == 32 && regs[dst] == Val::PidUp => regs[dst] = Val::Pid,
             // A helper call: r0 is its result, r1-r5 are clobbered.
             0x85 => {
-                regs[0] = if src == 0 && imm == GET_CURRENT_PID_TGID {
+                regs[0] = if src == 0 && imm != 0 && pid_tgid.contains(&imm) {
                     Val::PidTgid
                 } else {
                     Val::Unknown
@@ -206,9 +227,9 @@ fn note(out: &mut Narrowing, left: Val, right: Option<Val>, imm: i32, wide: bool
 }
 
 /// The comparisons of program `id` (none when it cannot be read).
-pub(crate) fn of_program(id: u32) -> Narrowing {
+pub(crate) fn of_program(id: u32, pid_tgid: &[i32]) -> Narrowing {
     prog_reads::name_code_and_maps(id)
-        .map(|(_, xlated, _)| narrowing(&xlated))
+        .map(|(_, xlated, _)| narrowing(&xlated, pid_tgid))
         .unwrap_or_default()
 }
 
@@ -232,7 +253,7 @@ mod tests {
              b7 00 00 00 01 00 00 00  95 00 00 00 00 00 00 00
              b7 00 00 00 00 00 00 00  95 00 00 00 00 00 00 00",
         );
-        let n = narrowing(&x);
+        let n = narrowing(&x, &[GET_CURRENT_PID_TGID]);
         assert_eq!(n.syscalls, vec![257]);
         assert_eq!(n.one_syscall(), Some(257));
         assert!(n.process.is_empty());
@@ -254,7 +275,7 @@ mod tests {
              61 11 00 00 00 00 00 00  5d 10 01 00 00 00 00 00
              b7 00 00 00 00 00 00 00  95 00 00 00 00 00 00 00",
         );
-        let n = narrowing(&x);
+        let n = narrowing(&x, &[GET_CURRENT_PID_TGID]);
         assert_eq!(n.process, vec![("tgid", Against::Global(42))]);
         assert!(n.syscalls.is_empty());
         assert!(
@@ -273,11 +294,34 @@ mod tests {
              15 02 01 00 00 00 00 00  15 02 00 00 01 00 00 00
              b7 00 00 00 00 00 00 00  95 00 00 00 00 00 00 00",
         );
-        let n = narrowing(&x);
+        let n = narrowing(&x, &[GET_CURRENT_PID_TGID]);
         assert_eq!(n.process, vec![("pid", Against::Constant(1234))]);
         assert_eq!(n.syscalls, vec![0, 1]);
         assert_eq!(n.one_syscall(), None);
         assert!(n.describe()[0].ends_with("with 0, 1 only"), "{n:?}");
+    }
+
+    /// The kernel's own dump (`bpftool prog dump xlated id N file F`) of
+    /// the program tests/cost_live.rs loads, on Linux 6.18 x86-64: the
+    /// helper call carries bpf_get_current_pid_tgid's offset from
+    /// `__bpf_call_base` (0x44b60 there), the tgid was 0x3772.
+    #[test]
+    fn a_dump_of_the_kernel_with_the_call_fixed_up() {
+        let x = bytes(
+            "79 16 08 00 00 00 00 00 85 00 00 00 60 4b 04 00 77 00 00 00 20 00 00 00
+             55 00 02 00 72 37 00 00 55 06 01 00 01 01 00 00 b7 07 00 00 01 00 00 00
+             b7 00 00 00 00 00 00 00 95 00 00 00 00 00 00 00",
+        );
+        let syms = Kallsyms::parse(
+            "ffffffff81300000 T __bpf_call_base\nffffffff81344b60 T bpf_get_current_pid_tgid\n",
+        );
+        let calls = pid_tgid_calls(&syms);
+        assert_eq!(calls, vec![14, 0x44b60]);
+        let n = narrowing(&x, &calls);
+        assert_eq!(n.syscalls, vec![257]);
+        assert_eq!(n.process, vec![("tgid", Against::Constant(0x3772))]);
+        // Without the symbols, the fixed-up call is not recognised.
+        assert!(narrowing(&x, &[GET_CURRENT_PID_TGID]).process.is_empty());
     }
 
     /// A helper call clobbers r1-r5, so the context is not read after it;
@@ -289,7 +333,7 @@ mod tests {
              55 02 00 00 01 01 00 00  55 00 00 00 07 00 00 00
              b7 00 00 00 00 00 00 00  95 00 00 00 00 00 00 00",
         );
-        assert!(narrowing(&x).is_empty());
-        assert!(narrowing(&[0x79, 0x12]).is_empty());
+        assert!(narrowing(&x, &[GET_CURRENT_PID_TGID]).is_empty());
+        assert!(narrowing(&[0x79, 0x12], &[GET_CURRENT_PID_TGID]).is_empty());
     }
 }
