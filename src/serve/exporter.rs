@@ -158,6 +158,9 @@ impl Scraper {
             for (gzip, reply) in rx {
                 let scraped = scrape(&collector, stats_enabled, &mut recall);
                 let _ = reply.send(scraped.map(|s| metrics_response(prometheus::render(&s), gzip)));
+                // The scrape's rows are freed by now: between scrapes they
+                // need not stay resident.
+                crate::sys::alloc::give_back_free_pages();
             }
         });
         Scraper { requests }
