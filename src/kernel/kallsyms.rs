@@ -23,6 +23,53 @@ pub struct Kallsyms {
     pub hidden: bool,
 }
 
+/// A table in the making, one line at a time.
+#[derive(Default)]
+struct Builder {
+    k: Kallsyms,
+    module_index: std::collections::HashMap<String, u32>,
+    lines: usize,
+}
+
+impl Builder {
+    fn line(&mut self, line: &str) {
+        let Some((addr, name, module)) = fields(line) else {
+            return;
+        };
+        self.lines += 1;
+        if addr == 0 {
+            return;
+        }
+        let k = &mut self.k;
+        let module = match module {
+            Some(m) => match self.module_index.get(m) {
+                Some(&idx) => idx,
+                None => {
+                    let idx = self.module_index.len() as u32 + 1;
+                    self.module_index.insert(m.to_string(), idx);
+                    k.modules.push(m.to_string());
+                    idx
+                }
+            },
+            None => 0,
+        };
+        k.syms.push(Sym {
+            addr,
+            name_off: k.names.len() as u32,
+            name_len: name.len() as u32,
+            module,
+        });
+        k.names.push_str(name);
+    }
+
+    fn finish(self) -> Kallsyms {
+        let mut k = self.k;
+        k.syms.sort_by_key(|s| s.addr);
+        k.hidden = self.lines > 0 && k.syms.is_empty();
+        k
+    }
+}
+
 /// A resolved address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Symbol<'a> {
@@ -47,47 +94,34 @@ pub fn fields(line: &str) -> Option<(u64, &str, Option<&str>)> {
 
 impl Kallsyms {
     /// Read `/proc/kallsyms`; an unreadable file gives an empty table.
+    /// Parsed as it is read: the file is megabytes of text, the table a
+    /// fraction of it.
     pub fn load() -> Kallsyms {
-        match std::fs::read("/proc/kallsyms") {
-            Ok(bytes) => Kallsyms::parse(&String::from_utf8_lossy(&bytes)),
-            Err(_) => Kallsyms::default(),
+        use std::io::BufRead as _;
+        let Ok(file) = std::fs::File::open("/proc/kallsyms") else {
+            return Kallsyms::default();
+        };
+        let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
+        let mut b = Builder::default();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => b.line(&String::from_utf8_lossy(&line)),
+                // A read that fails midway keeps what was read.
+                Err(_) => break,
+            }
         }
+        b.finish()
     }
 
     pub fn parse(text: &str) -> Kallsyms {
-        let mut k = Kallsyms::default();
-        let mut module_index: std::collections::HashMap<&str, u32> = Default::default();
-        let mut lines = 0usize;
+        let mut b = Builder::default();
         for line in text.lines() {
-            let Some((addr, name, module)) = fields(line) else {
-                continue;
-            };
-            lines += 1;
-            if addr == 0 {
-                continue;
-            }
-            let module = match module {
-                Some(m) => {
-                    let next = module_index.len() as u32 + 1;
-                    let idx = *module_index.entry(m).or_insert(next);
-                    if idx == next {
-                        k.modules.push(m.to_string());
-                    }
-                    idx
-                }
-                None => 0,
-            };
-            k.syms.push(Sym {
-                addr,
-                name_off: k.names.len() as u32,
-                name_len: name.len() as u32,
-                module,
-            });
-            k.names.push_str(name);
+            b.line(line);
         }
-        k.syms.sort_by_key(|s| s.addr);
-        k.hidden = lines > 0 && k.syms.is_empty();
-        k
+        b.finish()
     }
 
     fn symbol(&self, s: &Sym) -> Symbol<'_> {

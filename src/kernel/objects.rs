@@ -319,7 +319,13 @@ impl ProgramReader {
         };
         let mut old = std::mem::take(&mut recall.rows).into_iter().peekable();
         let mut kept = Vec::with_capacity(old.len());
-        let release = Release::unless_fdinfo(self.fields.memlock);
+        // Recalled programs read no fdinfo (their memlock is known), so
+        // only new ones pay for batching's changing fd numbers.
+        let release = if old.len() > 0 {
+            Release::Batched
+        } else {
+            Release::unless_fdinfo(self.fields.memlock)
+        };
         let out = collect_kind(ObjKind::Prog, &ids, release, |_, fd| {
             let l = bpf::prog_info_listing(fd, self.fields.map_ids)?;
             let (id, tag, load_time) = (l.info.id, l.info.tag, l.info.load_time);
@@ -444,10 +450,92 @@ impl MapReader {
         })
     }
 
+    /// Every map, in ID order, as [`Self::collect_known`] reads them,
+    /// after a walk that left `recall`: a map `recall` holds is not opened
+    /// at all, its row is copied, since GET_NEXT_ID still listing its ID
+    /// says it lives, and an ID is handed out again only after the
+    /// kernel's ID space wraps (2^31 creations later). `fixed` says which
+    /// rows read now hold nothing that can change while the map lives;
+    /// those are kept in `recall` for the next walk, with `frozen` (which
+    /// can change) left out. With `full` every map is read again. After an
+    /// error `recall` holds none.
+    pub(crate) fn collect_recalled(
+        &mut self,
+        recall: &mut MapRecall,
+        full: bool,
+        mut known_memlock: impl FnMut(&Map) -> Option<u64>,
+        fixed: impl Fn(&Map) -> bool,
+    ) -> Result<Vec<Map>> {
+        if full || recall.fields != Some(self.fields) {
+            recall.rows.clear();
+        }
+        let rows = std::mem::take(&mut recall.rows);
+        let (out, kept) = walk_recalled(
+            rows,
+            |start| bpf::next_id(ObjKind::Map, start),
+            |id| {
+                let fd = bpf::fd_by_id(ObjKind::Map, id)?;
+                self.read_known(&fd, &mut known_memlock)
+            },
+            fixed,
+        )?;
+        recall.rows = kept;
+        recall.fields = Some(self.fields);
+        Ok(out)
+    }
+
     /// How many fdinfo files this reader has read.
     pub fn fdinfo_reads(&self) -> u64 {
         self.extra.fdinfo_reads()
     }
+}
+
+/// The maps one walk read whose rows cannot change while they live, for
+/// the next walk to copy instead of opening them (see
+/// [`MapReader::collect_recalled`]).
+#[derive(Debug, Default)]
+pub(crate) struct MapRecall {
+    /// Ascending by ID.
+    rows: Vec<Map>,
+    /// What the rows were read with.
+    fields: Option<MapFields>,
+}
+
+/// The walk of [`MapReader::collect_recalled`] over IDs from `next`:
+/// the rows of `old` (ascending) whose IDs are listed are copied, other
+/// IDs are read with `read`. Gives every row, and the rows to recall next
+/// time: the copied ones and those read now that `fixed` accepts.
+fn walk_recalled(
+    old: Vec<Map>,
+    next: impl FnMut(u32) -> std::result::Result<Option<u32>, Errno>,
+    mut read: impl FnMut(u32) -> std::result::Result<Map, Errno>,
+    fixed: impl Fn(&Map) -> bool,
+) -> Result<(Vec<Map>, Vec<Map>)> {
+    let mut old = old.into_iter().peekable();
+    let mut kept = Vec::with_capacity(old.len());
+    let mut out = Vec::with_capacity(old.len());
+    walk_each(
+        next,
+        |id| {
+            // Rows below `id` are of maps that are gone.
+            while old.next_if(|m| m.id < id).is_some() {}
+            match old.next_if(|m| m.id == id) {
+                Some(m) => Ok((m, true)),
+                None => Ok((read(id)?, false)),
+            }
+        },
+        |(m, recalled)| {
+            if recalled || fixed(&m) {
+                kept.push(Map {
+                    frozen: None,
+                    ..m.clone()
+                });
+            }
+            out.push(m);
+            Ok(())
+        },
+    )?;
+    Ok((out, kept))
 }
 
 fn map_from_info(i: &bpf::MapInfo) -> Map {
@@ -616,6 +704,61 @@ mod tests {
         .unwrap();
         assert_eq!(got, vec![3, 9, 20, 31]);
         assert_eq!(asked, vec![9, 20, 31], "only from the greatest known ID on");
+    }
+
+    #[test]
+    fn recalled_maps_are_not_opened_and_gone_ones_are_dropped() {
+        let map = |id: u32, map_type: &str| Map {
+            id,
+            map_type: map_type.into(),
+            frozen: Some(true),
+            memlock_bytes: Some(4096),
+            ..Map::default()
+        };
+        let fixed = |m: &Map| m.map_type == "array";
+        // Recalled from the last walk: 1 (gone since) and 3.
+        let old = vec![map(1, "array"), map(3, "array")];
+        // The kernel now lists 2 (new, fixed), 3, 4 (gone before it is
+        // opened) and 5 (new, a hash map whose memlock can change).
+        let kernel = [2u32, 3, 4, 5];
+        let mut opened = Vec::new();
+        let (out, kept) = walk_recalled(
+            old,
+            ids(&kernel),
+            |id| {
+                opened.push(id);
+                match id {
+                    2 => Ok(map(2, "array")),
+                    5 => Ok(map(5, "hash")),
+                    _ => Err(Errno(libc::ENOENT)),
+                }
+            },
+            fixed,
+        )
+        .unwrap();
+        assert_eq!(opened, vec![2, 4, 5], "3 is recalled, not opened");
+        let ids_of = |v: &[Map]| v.iter().map(|m| m.id).collect::<Vec<_>>();
+        assert_eq!(ids_of(&out), vec![2, 3, 5]);
+        assert_eq!(ids_of(&kept), vec![2, 3], "1 went away, 5 can change");
+        assert_eq!(out[0].frozen, Some(true), "a map read now says so");
+        assert!(kept.iter().all(|m| m.frozen.is_none()), "frozen can change");
+
+        // The next walk opens only what it does not recall.
+        let mut opened = Vec::new();
+        let (out, kept) = walk_recalled(
+            kept,
+            ids(&[2, 5, 6]),
+            |id| {
+                opened.push(id);
+                Ok(map(id, "hash"))
+            },
+            fixed,
+        )
+        .unwrap();
+        assert_eq!(opened, vec![5, 6]);
+        assert_eq!(ids_of(&out), vec![2, 5, 6]);
+        assert_eq!(ids_of(&kept), vec![2]);
+        assert_eq!(out[0].memlock_bytes, Some(4096));
     }
 
     #[test]

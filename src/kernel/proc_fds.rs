@@ -126,12 +126,19 @@ fn open_dir(dir: impl AsFd, path: impl rustix::path::Arg) -> Result<OwnedFd, Err
 fn read_at<'b>(dir: impl AsFd, path: &CStr, buf: &'b mut [u8]) -> Option<&'b [u8]> {
     let fd = openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).ok()?;
     let mut len = 0;
-    // fdinfo and comm are produced in one go by seq_file; loop anyway in
-    // case a read returns short.
+    // fdinfo and comm are single-record seq_files: a read gets all that
+    // is left of the record up to the space given, so one that returns
+    // less than that has reached the end, and a read for the end-of-file
+    // (a syscall per fd on a walk of thousands) is not needed.
     while len < buf.len() {
         match rustix::io::read(&fd, &mut buf[len..]) {
             Ok(0) | Err(_) => break,
-            Ok(n) => len += n,
+            Ok(n) => {
+                len += n;
+                if len < buf.len() {
+                    break;
+                }
+            }
         }
     }
     Some(&buf[..len])

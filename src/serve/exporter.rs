@@ -17,7 +17,7 @@ use super::prometheus::{self, Process, Scrape};
 use super::webconfig::{self, AuthScope};
 use crate::error::{BrrError, Result};
 use crate::model::{LinkFields, MapFields, ProgFields};
-use crate::session::{Collector, StatsGuard, Terminations};
+use crate::session::{Collector, InventoryRecall, StatsGuard, Terminations};
 
 /// Where the exporter listens unless told otherwise: loopback only, so
 /// that the BPF inventory is not served to the network by accident.
@@ -107,15 +107,23 @@ pub(crate) const LINK_FIELDS: LinkFields = LinkFields {
     keepers: false,
 };
 
+/// The size from which the exporter's allocations get their own mappings
+/// (glibc's initial threshold, kept from rising).
+const LARGE_BLOCK: usize = 128 * 1024;
+
 /// Read everything one scrape reports, through `collector`.
-pub(crate) fn scrape(collector: &Collector, stats_enabled: bool) -> Result<Scrape> {
+/// `recall` carries what cannot change from one scrape to the next.
+pub(crate) fn scrape(
+    collector: &Collector,
+    stats_enabled: bool,
+    recall: &mut InventoryRecall,
+) -> Result<Scrape> {
     let t = Instant::now();
     let inv = collector.inventory(
-        PROGRAM_FIELDS,
-        MAP_FIELDS,
-        LINK_FIELDS,
+        (PROGRAM_FIELDS, MAP_FIELDS, LINK_FIELDS),
         OWNERS_REFRESH,
         NEW_OBJECT_SCAN_GAP,
+        recall,
     )?;
     let scrape_seconds = t.elapsed().as_secs_f64();
     Ok(Scrape {
@@ -140,12 +148,19 @@ struct Scraper {
 }
 
 impl Scraper {
-    fn spawn(collector: Arc<Collector>, stats_enabled: bool) -> Scraper {
+    fn spawn(
+        collector: Arc<Collector>,
+        stats_enabled: bool,
+        mut recall: InventoryRecall,
+    ) -> Scraper {
         let (requests, rx) = mpsc::channel::<(bool, Sender<Result<Response>>)>();
         std::thread::spawn(move || {
             for (gzip, reply) in rx {
-                let scraped = scrape(&collector, stats_enabled);
+                let scraped = scrape(&collector, stats_enabled, &mut recall);
                 let _ = reply.send(scraped.map(|s| metrics_response(prometheus::render(&s), gzip)));
+                // The scrape's rows are freed by now: between scrapes they
+                // need not stay resident.
+                crate::sys::alloc::give_back_free_pages();
             }
         });
         Scraper { requests }
@@ -228,13 +243,18 @@ pub(crate) fn run(config: ExporterConfig, collector: Arc<Collector>) -> Result<(
         .map(|path| webconfig::load(path, config.auth_scope))
         .transpose()?;
     let terminations = Terminations::catch()?;
+    // A scrape's rows and text are each hundreds of KiB; from their own
+    // mappings they are given back once served instead of staying
+    // resident between scrapes.
+    crate::sys::alloc::give_back_large_blocks(LARGE_BLOCK);
     if let Some(p) = config.profiles {
         // A rate the kernel refuses fails now, not at every request.
         crate::profile::events::check_frequency(p.frequency)?;
     }
     let stats = config.stats.then(StatsGuard::enable).transpose()?;
     // Fail before serving when brr cannot read the objects at all.
-    scrape(&collector, stats.is_some())?;
+    let mut recall = InventoryRecall::default();
+    scrape(&collector, stats.is_some(), &mut recall)?;
     let server = Server::bind(config.listen).map_err(|e| {
         BrrError::Failed(format!(
             "cannot listen on {}: {}",
@@ -245,7 +265,7 @@ pub(crate) fn run(config: ExporterConfig, collector: Arc<Collector>) -> Result<(
         ))
     })?;
     let local = server.local_addr();
-    let scraper = Scraper::spawn(Arc::clone(&collector), stats.is_some());
+    let scraper = Scraper::spawn(Arc::clone(&collector), stats.is_some(), recall);
     let profiler = config
         .profiles
         .map(|p| Arc::new(Profiler::new(p, Arc::clone(&collector))));

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::collector::{Aged, Collector};
 use crate::error::Result;
 use crate::kernel::cgroups::{self, Workloads};
-use crate::kernel::objects::{self, KnownProg, MapReader, ProgRecall, ProgramReader};
+use crate::kernel::objects::{self, KnownProg, MapReader, MapRecall, ProgRecall, ProgramReader};
 use crate::kernel::owners;
 use crate::model::container::Workload;
 use crate::model::{
@@ -182,6 +182,11 @@ const FIXED_SIZE_MAPS: [&str; 7] = [
     "bloom_filter",
 ];
 
+/// Whether `m`'s memlock cannot change while it lives.
+fn fixed_size(m: &Map) -> bool {
+    FIXED_SIZE_MAPS.contains(&m.map_type.as_str())
+}
+
 /// What cannot change while an object lives, as the last walk of each
 /// kind left it: a program's full name and memlock (fixed when it is
 /// loaded) by id with its tag, and the memlock of fixed-size maps by id
@@ -253,7 +258,7 @@ impl Statics {
             let Some(b) = m.memlock_bytes else {
                 continue;
             };
-            if !FIXED_SIZE_MAPS.contains(&m.map_type.as_str()) {
+            if !fixed_size(m) {
                 continue;
             }
             let same = |e: &(String, String, u64)| e.0 == m.name && e.1 == m.map_type;
@@ -300,6 +305,29 @@ impl Collector {
         Ok(out)
     }
 
+    /// [`Collector::maps_recalled`] for a stream of walks: the maps
+    /// `recall` holds are not opened (see [`MapReader::collect_recalled`]);
+    /// those whose every field is fixed (with fdinfo, the fixed-size maps
+    /// whose memlock is known) are kept there for the next walk. With
+    /// `full` every map is read again.
+    pub(crate) fn maps_recalling(
+        &self,
+        fields: MapFields,
+        recall: &mut MapRecall,
+        full: bool,
+    ) -> Result<Vec<Map>> {
+        let out = MapReader::new(fields).collect_recalled(
+            recall,
+            full,
+            |m| self.statics().map(m),
+            |m| !fields.fdinfo || (m.memlock_bytes.is_some() && fixed_size(m)),
+        )?;
+        if fields.fdinfo {
+            self.statics().keep_maps(&out);
+        }
+        Ok(out)
+    }
+
     /// Every program, map and link with the fields asked for, and the
     /// owners from a scan at most `owners_max_age` old that was taken when
     /// every one of these objects existed: an object never scanned for
@@ -307,14 +335,16 @@ impl Collector {
     /// served, unless the last scan is younger than `new_object_gap`.
     pub(crate) fn inventory(
         &self,
-        progs: ProgFields,
-        maps: MapFields,
-        links: LinkFields,
+        fields: (ProgFields, MapFields, LinkFields),
         owners_max_age: Duration,
         new_object_gap: Duration,
+        recall: &mut InventoryRecall,
     ) -> Result<Inventory> {
-        let programs = self.programs_recalled(progs)?;
-        let maps = self.maps_recalled(maps)?;
+        let (progs, maps, links) = fields;
+        let full = recall.since_full == 0;
+        recall.since_full = (recall.since_full + 1) % FULL_INVENTORY_EVERY;
+        let programs = self.programs_recalling(progs, &mut recall.progs, full)?;
+        let maps = self.maps_recalling(maps, &mut recall.maps, full)?;
         let links = objects::links(links)?;
         let objects = Covered::of(&programs, &maps, &links);
         let owners = self.owner_cache().get_covering(
@@ -354,6 +384,23 @@ impl Collector {
         add_prog_keepers(&mut progs, &links, &self.owners(owners_max_age));
         Ok(ProgContext::from_programs(progs))
     }
+}
+
+/// How often a stream of inventories reads every object again instead of
+/// copying the rows of those it read before: a program whose ID came
+/// after the kernel's ID space wrapped shows within this many.
+const FULL_INVENTORY_EVERY: u32 = 60;
+
+/// What a stream of inventories carries from one to the next: the rows of
+/// the programs and of the maps that cannot change (see
+/// [`Collector::maps_recalling`]), so that a steady host costs one info
+/// call per program and one GET_NEXT_ID per map.
+#[derive(Debug, Default)]
+pub(crate) struct InventoryRecall {
+    progs: ProgRecall,
+    maps: MapRecall,
+    /// Inventories since every object was last read.
+    since_full: u32,
 }
 
 /// The objects and holders one exporter scrape serves.

@@ -38,7 +38,7 @@ use std::time::Duration;
 /// life).
 pub(crate) use crate::kernel::stats::StatsGuard;
 pub(crate) use collector::Collector;
-pub(crate) use context::ProgContext;
+pub(crate) use context::{InventoryRecall, ProgContext};
 pub(crate) use image::{
     call_names, disassembly, dump_image, kptr_restrict, program_gone, program_image,
 };

@@ -22,6 +22,7 @@ compile_error!(
 )))]
 compile_error!("brr's perf sampling uses perf-event-open-sys, which has kernel ABI bindings for x86_64, aarch64, x86, riscv64, powerpc64, loongarch64 and s390x only");
 
+pub(crate) mod alloc;
 pub(crate) mod bpf;
 pub(crate) mod fds;
 pub(crate) mod link_info;
