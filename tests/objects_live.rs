@@ -90,19 +90,7 @@ fn returning(prog_type: u32, name: &str, r0: i32) -> LoadedProg {
 /// A program returning `r0` that declares `expected_attach_type` at load
 /// (netfilter and uprobe_multi programs must).
 fn load_expecting(prog_type: u32, expected: u32, name: &str, r0: i32) -> std::io::Result<OwnedFd> {
-    let insns = [mov64_imm(R0, r0), exit()];
-    let license = c"GPL";
-    let mut load = sys::ProgLoadAttr {
-        prog_type,
-        insn_cnt: insns.len() as u32,
-        insns: insns.as_ptr() as u64,
-        license: license.as_ptr() as u64,
-        prog_name: sys::obj_name(name),
-        expected_attach_type: expected,
-        ..Default::default()
-    };
-    // SAFETY: insns and license are live for the call, of the stated sizes.
-    unsafe { sys::sys_bpf_fd(sys::BPF_PROG_LOAD, &mut load) }
+    probes::load_returning(prog_type, expected, 0, name, r0)
 }
 
 fn target_of(link: &OwnedFd) -> LinkTarget {
@@ -688,33 +676,6 @@ fn sockmap_link_targets_the_map() {
     );
 }
 
-/// `perf_event_open` with a zeroed 128-byte attr: type, config, and the
-/// uprobe path/offset in config1/config2. Counting only (no sampling).
-fn perf_open(type_: u32, config: u64, config1: u64, config2: u64) -> std::io::Result<OwnedFd> {
-    let mut attr = [0u64; 16];
-    attr[0] = u64::from(type_) | (128u64 << 32);
-    attr[1] = config;
-    attr[7] = config1;
-    attr[8] = config2;
-    // SAFETY: attr is a live 128-byte zeroed perf_event_attr; pid -1 with
-    // cpu 0 watches every task on CPU 0; no group fd.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            attr.as_mut_ptr(),
-            -1,
-            0,
-            -1,
-            libc::c_ulong::from(8u32), // PERF_FLAG_FD_CLOEXEC
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a fresh fd from perf_event_open.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-}
-
 fn skip_or_fail(what: &str, e: impl std::fmt::Display) {
     if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
         panic!("{what}: {e}");
@@ -746,7 +707,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
     match id_file.and_then(|t| t.trim().parse::<u64>().ok()) {
         None => skip_or_fail("perf_event tracepoint link", "no tracefs sched_switch id"),
         Some(tp_id) => {
-            let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+            let ev = probes::perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
             let prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_pe_tp", 0);
             let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)
                 .expect("perf_event link");
@@ -770,7 +731,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
     std::fs::copy("/bin/true", &path).expect("copy /bin/true");
     let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
     let got = (|| {
-        let ev = perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
+        let ev = probes::perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
         let prog = returning(PROG_TYPE_KPROBE, "brr_fx_pe_up", 0);
         let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)?;
         let want = LinkTarget {
@@ -945,6 +906,18 @@ fn tracing_links_name_their_target_function() {
     }
 }
 
+/// A kprobe (or kretprobe) perf event on `func` and a kprobe program
+/// returning 0; None when the kernel refused the event (the test skipped).
+fn kprobe_and_prog(ret: bool, func: &str, kind: &str, name: &str) -> Option<(OwnedFd, LoadedProg)> {
+    match probes::kprobe_event(func, 0, ret) {
+        Ok(ev) => Some((ev, returning(PROG_TYPE_KPROBE, name, 0))),
+        Err(e) => {
+            refused(&format!("a {kind} perf event on {func}"), e);
+            None
+        }
+    }
+}
+
 /// The TARGET of a perf_event link to a kprobe: the function, then
 /// `missed N` where the kernel reports misses.
 fn kprobe_target_ok(target: &str, func: &str) -> bool {
@@ -968,11 +941,9 @@ fn perf_event_links_to_a_kprobe_and_a_kretprobe() {
         (false, "vfs_read", "kprobe", "brr_fx_pe_kp"),
         (true, "vfs_write", "kretprobe", "brr_fx_pe_krp"),
     ] {
-        let ev = match probes::kprobe_event(func, 0, ret) {
-            Ok(ev) => ev,
-            Err(e) => return refused(&format!("a {kind} perf event on {func}"), e),
+        let Some((ev, prog)) = kprobe_and_prog(ret, func, kind, name) else {
+            return;
         };
-        let prog = returning(PROG_TYPE_KPROBE, name, 0);
         let link = match link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT) {
             Ok(l) => l,
             Err(e) => return refused(&format!("a perf_event link to a {kind} (5.15)"), e),
@@ -1006,11 +977,9 @@ fn kprobe_perf_event_attachments_name_the_function() {
         (false, "vfs_read", "kprobe", "brr_fx_sbpf_kp"),
         (true, "vfs_write", "kretprobe", "brr_fx_sbpf_krp"),
     ] {
-        let ev = match probes::kprobe_event(func, 0, ret) {
-            Ok(ev) => ev,
-            Err(e) => return refused(&format!("a {kind} perf event on {func}"), e),
+        let Some((ev, prog)) = kprobe_and_prog(ret, func, kind, name) else {
+            return;
         };
-        let prog = returning(PROG_TYPE_KPROBE, name, 0);
         if let Err(e) = probes::set_bpf(&ev, prog.fd()) {
             return refused(&format!("PERF_EVENT_IOC_SET_BPF on a {kind}"), e);
         }
@@ -1106,7 +1075,7 @@ fn perf_event_fd_attachments_are_named_without_a_link() {
     let Some(tp_id) = tracepoint_id("sched", "sched_switch") else {
         return skip_or_fail("perf event fd attachment", "no tracefs sched_switch id");
     };
-    let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+    let ev = probes::perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
     let tp_prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_sbpf_tp", 0);
     probes::set_bpf(&ev, tp_prog.fd()).expect("PERF_EVENT_IOC_SET_BPF tracepoint");
     let tp_id_prog = tp_prog.id;
@@ -1134,7 +1103,7 @@ fn perf_event_fd_attachments_are_named_without_a_link() {
     std::fs::copy("/bin/true", &path).expect("copy /bin/true");
     let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
     let uprobe = uprobe_pmu.map(|pmu| {
-        let ev = perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
+        let ev = probes::perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
         let prog = returning(PROG_TYPE_KPROBE, "brr_fx_sbpf_up", 0);
         probes::set_bpf(&ev, prog.fd())?;
         Ok::<_, std::io::Error>((ev, prog))
@@ -1204,7 +1173,7 @@ fn exporter_link_target_is_the_link_listings_target() {
     let Some(tp_id) = tracepoint_id("syscalls", "sys_enter_execve") else {
         return skip_or_fail("perf_event link", "no tracefs sys_enter_execve id");
     };
-    let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+    let ev = probes::perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
     let prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_ex_tp", 0);
     let pe_link =
         link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT).expect("perf_event link");

@@ -42,14 +42,15 @@ pub(crate) fn refused(what: &str, e: impl std::fmt::Display) -> Result<(), Strin
     Ok(())
 }
 
-/// `r0 = 0; exit` of `prog_type`, GPL, with the attach fields set.
-pub(crate) fn load_minimal(
+/// `r0 = <r0>; exit` of `prog_type`, GPL, with the attach fields set.
+pub(crate) fn load_returning(
     prog_type: u32,
     expected_attach_type: u32,
     attach_btf_id: u32,
     name: &str,
+    r0: i32,
 ) -> io::Result<OwnedFd> {
-    let insns = [mov64_imm(R0, 0), exit()];
+    let insns = [mov64_imm(R0, r0), exit()];
     let license = c"GPL";
     let mut load = sys::ProgLoadAttr {
         prog_type,
@@ -89,7 +90,7 @@ pub(crate) fn fentry(func: &str, exit_side: bool, name: &str) -> io::Result<(Own
     } else {
         ATTACH_TRACE_FENTRY
     };
-    let prog = load_minimal(PROG_TYPE_TRACING, attach, id, name)?;
+    let prog = load_returning(PROG_TYPE_TRACING, attach, id, name, 0)?;
     let link = tracing_attach(prog.as_fd())?;
     Ok((prog, link))
 }
@@ -138,13 +139,28 @@ pub(crate) fn kprobe_event(func: &str, offset: u64, ret: bool) -> io::Result<Own
         config |= 1 << bit;
     }
     let cfunc = CString::new(func).map_err(bad)?;
+    // config1 is kprobe_func, config2 probe_offset.
+    perf_open(pmu, config, cfunc.as_ptr() as u64, offset)
+}
+
+/// `perf_event_open` with a zeroed 128-byte attr: type, config, and
+/// config1/config2 (a probe's function or path and offset), for every task
+/// on CPU 0. Counting only (no sampling). A pointer in config1 must stay
+/// live for the call.
+pub(crate) fn perf_open(
+    type_: u32,
+    config: u64,
+    config1: u64,
+    config2: u64,
+) -> io::Result<OwnedFd> {
     let mut attr = [0u64; 16];
-    attr[0] = u64::from(pmu) | (128u64 << 32);
+    attr[0] = u64::from(type_) | (128u64 << 32);
     attr[1] = config;
-    attr[7] = cfunc.as_ptr() as u64; // kprobe_func
-    attr[8] = offset; // probe_offset
-                      // SAFETY: attr is a live 128-byte perf_event_attr, the name it points
-                      // at lives for the call; pid -1 with cpu 0 watches every task there.
+    attr[7] = config1;
+    attr[8] = config2;
+    // SAFETY: attr is a live 128-byte perf_event_attr; what config1 points
+    // at is the caller's, live for the call; pid -1 with cpu 0 watches
+    // every task there; no group fd.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
@@ -256,16 +272,17 @@ impl Probe {
         match self {
             Probe::Kprobe | Probe::Kretprobe => {
                 let ev = kprobe_event(func, 0, self == Probe::Kretprobe)?;
-                let prog = load_minimal(PROG_TYPE_KPROBE, 0, 0, "brr_probe_kp")?;
+                let prog = load_returning(PROG_TYPE_KPROBE, 0, 0, "brr_probe_kp", 0)?;
                 set_bpf(&ev, prog.as_fd())?;
                 Ok((prog, ev))
             }
             Probe::KprobeMulti => {
-                let prog = load_minimal(
+                let prog = load_returning(
                     PROG_TYPE_KPROBE,
                     ATTACH_TRACE_KPROBE_MULTI,
                     0,
                     "brr_probe_kpm",
+                    0,
                 )?;
                 let c = CString::new(func).map_err(bad)?;
                 let link = kprobe_multi(prog.as_fd(), &[c.as_c_str()], false)?;
