@@ -7,9 +7,9 @@
 //! on Linux 6.18 (x86-64, a KVM guest: raw tracepoints on `task_rename` and
 //! `sys_enter`, a socket filter, a classic tracepoint through a perf
 //! event), on Debian's 6.1 and 6.12 under QEMU (a kprobe, a kretprobe and a
-//! kprobe_multi link on `__set_task_comm`; recorded by
+//! kprobe_multi link, fentry and fexit on `__set_task_comm`; recorded by
 //! `scripts/kernel-matrix --record-chains`), and, for the frames no kernel
-//! here took (the kprobe breakpoint path, trampolines, XDP, tc, cgroup), against the
+//! here took (the kprobe breakpoint path, XDP, tc, cgroup), against the
 //! kernel sources of 5.10, 6.1, 6.6 and 6.18: the names below exist, as
 //! functions, in each of them, unless a line says otherwise.
 
@@ -130,8 +130,13 @@ const FRAMES: &[Frame] = &[
     path("fprobe_entry", false, K::KprobeMulti),
     path("fprobe_return", false, K::KprobeMulti),
     // fentry, fexit, fmod_ret and LSM programs: the trampoline image
-    // (`bpf_trampoline_<key>` in kallsyms) and its enter/exit calls.
-    path("bpf_trampoline_", true, K::Trampoline),
+    // (`bpf_trampoline_<key>` in kallsyms) and its enter/exit calls. Seen
+    // on 6.1 and 6.12 (`__bpf_prog_enter_recur`, `__bpf_prog_exit_recur`).
+    // An fexit or fmod_ret trampoline calls the traced function itself:
+    // what runs beneath it, outside its enter/exit calls, is that
+    // function's own work (recorded on 6.1 and 6.12), so only its own
+    // samples are dispatch.
+    slow("bpf_trampoline_", true, K::Trampoline),
     path("__bpf_prog_enter", true, K::Trampoline),
     path("__bpf_prog_exit", true, K::Trampoline),
     path("__bpf_tramp_enter", false, K::Trampoline),
@@ -324,10 +329,12 @@ impl ClockSites {
 
     /// Whether `ip` in the dispatcher starting at `start` is its inlined
     /// statistics code: the instruction after its first clock read, or
-    /// the counter updates after its last.
+    /// the counter updates after its last. A dispatcher with one clock
+    /// read (a trampoline's `__bpf_prog_enter*`, seen on 6.1 and 6.12)
+    /// has only the instruction after it.
     fn inlined(&self, start: u64, ip: u64) -> bool {
         self.0.get(&start).is_some_and(|&(first, last)| {
-            first != last && (ip == first || (ip >= last && ip < last + COUNTER_TAIL))
+            ip == first || (first != last && ip >= last && ip < last + COUNTER_TAIL)
         })
     }
 }
