@@ -307,9 +307,9 @@ impl ClockSites {
     /// A probe's ftrace trampoline (a dynamic `ftrace_trampoline`, or
     /// `ftrace_caller`) is there only for the probes on its function: the
     /// samples in its own code (saving and restoring registers: 28 % of a
-    /// kprobe's dispatch samples recorded on 6.1, 14 % on 6.12) are theirs. It calls the dispatcher of
-    /// whatever probes the function, so its kind is learnt from a chain
-    /// where it sits beneath one.
+    /// kprobe's dispatch samples recorded on 6.1, 14 % on 6.12) are
+    /// theirs. It calls the dispatcher of whatever probes the function, so
+    /// its kind is learnt from a chain where it sits beneath one.
     fn learn_entry(&mut self, frames: &Resolved<'_>) {
         for w in frames.windows(2) {
             let (Some(entry), Some(kind)) = (w[1].1, lookup(name_of(&w[0])).and_then(|r| r.kind))
