@@ -6,6 +6,7 @@
 //! fixture churn --seconds S --count N
 //! fixture showcase
 //! fixture cost-case --case NAME [--rounds R] [--seconds S] [--mode M] [--cpu C] [--hold yes]
+//! fixture probe-loop --kind KIND [--function F] [--seconds S]
 //! ```
 //! Needs root (CAP_BPF/CAP_SYS_ADMIN).
 
@@ -13,7 +14,7 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -41,8 +42,14 @@ const USAGE: &str = "usage:
       only M) for S seconds (default 1) per mode, R rounds (default 5), the
       order of the modes alternating; prints a `round=` line per stretch and
       a `median` line (ns per call); with --hold yes it attaches the program
-      (or switches to mode M), prints `ready`, fires the hook until stdin reaches EOF and prints
-      `calls=<n> ns_per_call=<x>`";
+      (or switches to mode M), prints `ready`, fires the hook until stdin
+      reaches EOF and prints `calls=<n> ns_per_call=<x>`
+  fixture probe-loop --kind kprobe|kretprobe|kprobe_multi|fentry|fexit
+          [--function F] [--seconds S]
+      attach `r0 = 0; exit` that way to the kernel function F (default
+      __set_task_comm), turn run-time statistics on, print `prog_id=<id>`,
+      call prctl(PR_SET_NAME) (which runs __set_task_comm) for S seconds
+      (default 5), then print `calls=<n> runs=<run_cnt>`";
 
 /// Parsed `--flag value` pairs, each allowed flag at most once.
 struct Flags(Vec<(String, String)>);
@@ -319,6 +326,36 @@ fn cost_hold(cc: &mut support::cost::CostCase, mode: support::cost::Mode) -> std
     Ok(())
 }
 
+fn probe_loop(args: &[String]) -> Result<(), String> {
+    use support::probes::Probe;
+    let f = Flags::parse(args, &["kind", "function", "seconds"])?;
+    let kind = f.get("kind").ok_or("--kind is required")?;
+    let probe = Probe::parse(kind).ok_or_else(|| {
+        let all: Vec<_> = Probe::ALL.iter().map(|p| p.name()).collect();
+        format!("--kind: expected {}, got {kind:?}", all.join("|"))
+    })?;
+    let func = f.get("function").unwrap_or("__set_task_comm");
+    let seconds = f.num("seconds", Some(5))?;
+    let (prog, _held) = probe
+        .attach(func)
+        .map_err(|e| format!("{kind} on {func}: {e}"))?;
+    let _stats = support::StatsGuard::enable().map_err(|e| format!("BPF_ENABLE_STATS: {e}"))?;
+    let info = |fd| support::sys::prog_info(fd).map_err(|e| format!("prog info: {e}"));
+    let before = info(prog.as_fd())?;
+    println!("prog_id={}", before.id);
+    let end = Instant::now() + Duration::from_secs(seconds);
+    let mut calls = 0u64;
+    while Instant::now() < end {
+        for _ in 0..1000 {
+            support::probes::rename_self().map_err(|e| format!("prctl: {e}"))?;
+        }
+        calls += 1000;
+    }
+    let runs = info(prog.as_fd())?.run_cnt - before.run_cnt;
+    println!("calls={calls} runs={runs}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -327,6 +364,7 @@ fn main() -> ExitCode {
         Some("churn") => churn(&args[1..]),
         Some("showcase") => showcase(),
         Some("cost-case") => cost_case(&args[1..]),
+        Some("probe-loop") => probe_loop(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

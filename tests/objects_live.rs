@@ -25,7 +25,9 @@ use brr::owners::{self, HeldKind, Owner};
 use brr::{map_fields, program_fields, ExtraReader, Format, MapReader, ProgramReader};
 use run::brr_ok;
 use support::insn::{exit, mov64_imm, R0};
-use support::{load_program, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture};
+use support::{
+    load_program, probes, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture,
+};
 
 const BPF_LINK_CREATE: u32 = 28;
 const PROG_TYPE_CGROUP_SKB: u32 = 8;
@@ -88,19 +90,7 @@ fn returning(prog_type: u32, name: &str, r0: i32) -> LoadedProg {
 /// A program returning `r0` that declares `expected_attach_type` at load
 /// (netfilter and uprobe_multi programs must).
 fn load_expecting(prog_type: u32, expected: u32, name: &str, r0: i32) -> std::io::Result<OwnedFd> {
-    let insns = [mov64_imm(R0, r0), exit()];
-    let license = c"GPL";
-    let mut load = sys::ProgLoadAttr {
-        prog_type,
-        insn_cnt: insns.len() as u32,
-        insns: insns.as_ptr() as u64,
-        license: license.as_ptr() as u64,
-        prog_name: sys::obj_name(name),
-        expected_attach_type: expected,
-        ..Default::default()
-    };
-    // SAFETY: insns and license are live for the call, of the stated sizes.
-    unsafe { sys::sys_bpf_fd(sys::BPF_PROG_LOAD, &mut load) }
+    probes::load_returning(prog_type, expected, 0, name, r0)
 }
 
 fn target_of(link: &OwnedFd) -> LinkTarget {
@@ -686,33 +676,6 @@ fn sockmap_link_targets_the_map() {
     );
 }
 
-/// `perf_event_open` with a zeroed 128-byte attr: type, config, and the
-/// uprobe path/offset in config1/config2. Counting only (no sampling).
-fn perf_open(type_: u32, config: u64, config1: u64, config2: u64) -> std::io::Result<OwnedFd> {
-    let mut attr = [0u64; 16];
-    attr[0] = u64::from(type_) | (128u64 << 32);
-    attr[1] = config;
-    attr[7] = config1;
-    attr[8] = config2;
-    // SAFETY: attr is a live 128-byte zeroed perf_event_attr; pid -1 with
-    // cpu 0 watches every task on CPU 0; no group fd.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            attr.as_mut_ptr(),
-            -1,
-            0,
-            -1,
-            libc::c_ulong::from(8u32), // PERF_FLAG_FD_CLOEXEC
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a fresh fd from perf_event_open.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-}
-
 fn skip_or_fail(what: &str, e: impl std::fmt::Display) {
     if std::env::var(support::REQUIRE_LIVE_ENV).as_deref() == Ok("1") {
         panic!("{what}: {e}");
@@ -744,7 +707,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
     match id_file.and_then(|t| t.trim().parse::<u64>().ok()) {
         None => skip_or_fail("perf_event tracepoint link", "no tracefs sched_switch id"),
         Some(tp_id) => {
-            let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+            let ev = probes::perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
             let prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_pe_tp", 0);
             let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)
                 .expect("perf_event link");
@@ -768,7 +731,7 @@ fn perf_event_links_to_a_tracepoint_and_a_uprobe() {
     std::fs::copy("/bin/true", &path).expect("copy /bin/true");
     let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
     let got = (|| {
-        let ev = perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
+        let ev = probes::perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
         let prog = returning(PROG_TYPE_KPROBE, "brr_fx_pe_up", 0);
         let link = link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT)?;
         let want = LinkTarget {
@@ -852,23 +815,6 @@ fn uprobe_multi_link_targets_path_and_pid() {
     }
 }
 
-const ATTACH_TRACE_KPROBE_MULTI: u32 = 42;
-
-/// `bpf_attr.link_create` with its `kprobe_multi` member.
-#[repr(C)]
-#[derive(Default)]
-struct KprobeMultiLinkAttr {
-    prog_fd: u32,
-    target_fd: u32,
-    attach_type: u32,
-    flags: u32,
-    multi_flags: u32,
-    cnt: u32,
-    syms: u64,
-    addrs: u64,
-    cookies: u64,
-}
-
 /// A kprobe_multi link on two kernel functions, attached by name: brr
 /// names both from the addresses the kernel reports (on IBT kernels 4 bytes
 /// past each symbol), TARGET the first and `+1 more`, JSON all of them.
@@ -881,25 +827,14 @@ fn kprobe_multi_link_names_its_functions() {
     }
     let prog = match load_expecting(
         PROG_TYPE_KPROBE,
-        ATTACH_TRACE_KPROBE_MULTI,
+        probes::ATTACH_TRACE_KPROBE_MULTI,
         "brr_fx_kpmulti",
         0,
     ) {
         Ok(p) => p,
         Err(e) => return skip_or_fail("kprobe_multi program", e),
     };
-    let names = [c"vfs_read", c"vfs_write"];
-    let syms: Vec<u64> = names.iter().map(|n| n.as_ptr() as u64).collect();
-    let mut attr = KprobeMultiLinkAttr {
-        prog_fd: prog.as_raw_fd() as u32,
-        attach_type: ATTACH_TRACE_KPROBE_MULTI,
-        cnt: syms.len() as u32,
-        syms: syms.as_ptr() as u64,
-        ..Default::default()
-    };
-    // SAFETY: the syms array and the strings it points at are live for
-    // the call and cnt matches the array.
-    let link = match unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) } {
+    let link = match probes::kprobe_multi(prog.as_fd(), &[c"vfs_read", c"vfs_write"], false) {
         Ok(l) => l,
         // A kernel built without CONFIG_FPROBE has no kprobe_multi links:
         // a fact of this kernel, not a failure of brr.
@@ -932,6 +867,140 @@ fn kprobe_multi_link_names_its_functions() {
     let id = sys::link_info(link.as_fd()).expect("link id").id;
     let j = item(&["link", "--json"], id);
     assert_eq!(j["functions"], serde_json::json!(t.functions), "{j}");
+}
+
+/// Fail the test with `e` when probes are required here, else skip it.
+fn refused(what: &str, e: impl std::fmt::Display) {
+    if let Err(e) = probes::refused(what, e) {
+        panic!("{e}");
+    }
+}
+
+/// fentry and fexit links on vmlinux functions: brr names the traced
+/// function from vmlinux BTF, as bpftool does. Kernels before 5.13 report
+/// the attach type and no target, and then brr shows none.
+#[test]
+fn tracing_links_name_their_target_function() {
+    if !support::live() {
+        return;
+    }
+    for (func, exit_side, name, kind) in [
+        ("vfs_read", false, "brr_fx_fentry", "trace_fentry"),
+        ("vfs_write", true, "brr_fx_fexit", "trace_fexit"),
+    ] {
+        let (_prog, link) = match probes::fentry(func, exit_side, name) {
+            Ok(x) => x,
+            Err(e) => return refused(&format!("{kind} on {func}"), e),
+        };
+        let info = brr::bpf::link_info(link.as_fd()).expect("link info").info;
+        let target = (info.tracing().target_btf_id != 0).then(|| func.to_string());
+        let want = LinkTarget {
+            functions: Vec::new(),
+            attach_type: Some(kind.into()),
+            target,
+        };
+        assert_eq!(target_of(&link), want);
+        let j = item(&["link", "-x", "--json"], info.id);
+        assert_eq!(j["attach_type"], kind, "{j}");
+        assert_eq!(j["target"].as_str(), want.target.as_deref(), "{j}");
+    }
+}
+
+/// A kprobe (or kretprobe) perf event on `func` and a kprobe program
+/// returning 0; None when the kernel refused the event (the test skipped).
+fn kprobe_and_prog(ret: bool, func: &str, kind: &str, name: &str) -> Option<(OwnedFd, LoadedProg)> {
+    match probes::kprobe_event(func, 0, ret) {
+        Ok(ev) => Some((ev, returning(PROG_TYPE_KPROBE, name, 0))),
+        Err(e) => {
+            refused(&format!("a {kind} perf event on {func}"), e);
+            None
+        }
+    }
+}
+
+/// The TARGET of a perf_event link to a kprobe: the function, then
+/// `missed N` where the kernel reports misses.
+fn kprobe_target_ok(target: &str, func: &str) -> bool {
+    target.strip_prefix(func).is_some_and(|rest| {
+        rest.is_empty()
+            || rest
+                .strip_prefix(" missed ")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// A kprobe and a kretprobe on the kprobe PMU, attached with perf_event
+/// links (5.15): brr names the probed function where the kernel fills the
+/// link's info (6.6), nothing before.
+#[test]
+fn perf_event_links_to_a_kprobe_and_a_kretprobe() {
+    if !support::live() {
+        return;
+    }
+    for (ret, func, kind, name) in [
+        (false, "vfs_read", "kprobe", "brr_fx_pe_kp"),
+        (true, "vfs_write", "kretprobe", "brr_fx_pe_krp"),
+    ] {
+        let Some((ev, prog)) = kprobe_and_prog(ret, func, kind, name) else {
+            return;
+        };
+        let link = match link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT) {
+            Ok(l) => l,
+            Err(e) => return refused(&format!("a perf_event link to a {kind} (5.15)"), e),
+        };
+        let t = target_of(&link);
+        if brr::bpf::link_info(link.as_fd()).expect("link info").len < 64 {
+            assert_eq!(t, LinkTarget::default(), "a kernel before 6.6: {t:?}");
+            continue;
+        }
+        assert_eq!(t.attach_type.as_deref(), Some(kind), "{t:?}");
+        assert!(
+            t.target
+                .as_deref()
+                .is_some_and(|s| kprobe_target_ok(s, func)),
+            "{t:?}"
+        );
+    }
+}
+
+/// BCC's way: a kprobe and a kretprobe perf event from the kprobe PMU,
+/// each running a program through `PERF_EVENT_IOC_SET_BPF` (no link).
+/// `brr prog` names them `kprobe:vfs_read` and `kretprobe:vfs_write`, as
+/// `bpftool perf` does, with the perf event that holds each.
+#[test]
+fn kprobe_perf_event_attachments_name_the_function() {
+    if !support::live() {
+        return;
+    }
+    let mut held = Vec::new();
+    for (ret, func, kind, name) in [
+        (false, "vfs_read", "kprobe", "brr_fx_sbpf_kp"),
+        (true, "vfs_write", "kretprobe", "brr_fx_sbpf_krp"),
+    ] {
+        let Some((ev, prog)) = kprobe_and_prog(ret, func, kind, name) else {
+            return;
+        };
+        if let Err(e) = probes::set_bpf(&ev, prog.fd()) {
+            return refused(&format!("PERF_EVENT_IOC_SET_BPF on a {kind}"), e);
+        }
+        held.push((ev, prog, func, kind));
+    }
+    let text = brr(&["prog", "-x"]);
+    for (ev, prog, func, kind) in &held {
+        let j = item(&["prog", "-x", "--json"], prog.id);
+        assert_eq!(
+            j["attached"],
+            serde_json::json!([{
+                "link_id": null,
+                "attach_type": kind,
+                "target": func,
+                "perf_event": {"pid": std::process::id(), "fd": ev.as_raw_fd()},
+            }]),
+            "{j}"
+        );
+        let line = row(&text, prog.id);
+        assert!(line.contains(&format!("{kind}:{func}")), "{line}");
+    }
 }
 
 /// Cost of extras and of the owner scan over every program on the host
@@ -987,20 +1056,6 @@ owner scan {scan:?} ({} programs held by some process)",
     );
 }
 
-/// `PERF_EVENT_IOC_SET_BPF`: `_IOW('$', 8, __u32)`.
-const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
-
-/// Attach `prog` to the perf event `ev` the way bpftrace, BCC and libbpf
-/// without perf-event links do: no link is made.
-fn set_bpf(ev: &OwnedFd, prog: BorrowedFd<'_>) -> std::io::Result<()> {
-    // SAFETY: both fds are live; the ioctl takes the program fd by value.
-    let rc = unsafe { libc::ioctl(ev.as_raw_fd(), PERF_EVENT_IOC_SET_BPF, prog.as_raw_fd()) };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 fn tracepoint_id(category: &str, name: &str) -> Option<u64> {
     ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
         .iter()
@@ -1020,9 +1075,9 @@ fn perf_event_fd_attachments_are_named_without_a_link() {
     let Some(tp_id) = tracepoint_id("sched", "sched_switch") else {
         return skip_or_fail("perf event fd attachment", "no tracefs sched_switch id");
     };
-    let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+    let ev = probes::perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
     let tp_prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_sbpf_tp", 0);
-    set_bpf(&ev, tp_prog.fd()).expect("PERF_EVENT_IOC_SET_BPF tracepoint");
+    probes::set_bpf(&ev, tp_prog.fd()).expect("PERF_EVENT_IOC_SET_BPF tracepoint");
     let tp_id_prog = tp_prog.id;
     // The event now holds the program; a child holding a dup of the event
     // is all that keeps it loaded, as a bpftrace process does.
@@ -1048,9 +1103,9 @@ fn perf_event_fd_attachments_are_named_without_a_link() {
     std::fs::copy("/bin/true", &path).expect("copy /bin/true");
     let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
     let uprobe = uprobe_pmu.map(|pmu| {
-        let ev = perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
+        let ev = probes::perf_open(pmu, 0, cpath.as_ptr() as u64, 0x40)?;
         let prog = returning(PROG_TYPE_KPROBE, "brr_fx_sbpf_up", 0);
-        set_bpf(&ev, prog.fd())?;
+        probes::set_bpf(&ev, prog.fd())?;
         Ok::<_, std::io::Error>((ev, prog))
     });
 
@@ -1118,7 +1173,7 @@ fn exporter_link_target_is_the_link_listings_target() {
     let Some(tp_id) = tracepoint_id("syscalls", "sys_enter_execve") else {
         return skip_or_fail("perf_event link", "no tracefs sys_enter_execve id");
     };
-    let ev = perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
+    let ev = probes::perf_open(2, tp_id, 0, 0).expect("perf_event_open tracepoint");
     let prog = returning(PROG_TYPE_TRACEPOINT, "brr_fx_ex_tp", 0);
     let pe_link =
         link_create(prog.fd(), ev.as_raw_fd() as u32, ATTACH_PERF_EVENT).expect("perf_event link");

@@ -82,9 +82,9 @@ fn runs_through(kind: DispatchKind, p: &Hooked) -> bool {
         }
         DispatchKind::RawTracepoint => raw_tp,
         DispatchKind::PerfTracepoint => ty == "tracepoint",
-        DispatchKind::Kprobe => {
-            ty == "kprobe" && !attach_types(p).any(|a| a.contains("ret") || a.contains("multi"))
-        }
+        // A kretprobe enters through the kprobe handler too (its
+        // pre_handler sets the return hook): seen on 6.1 and 6.12.
+        DispatchKind::Kprobe => ty == "kprobe" && !attach_types(p).any(|a| a.contains("multi")),
         DispatchKind::Kretprobe => ty == "kprobe" && attach_types(p).any(|a| a.contains("ret")),
         DispatchKind::KprobeMulti => ty == "kprobe" && attach_types(p).any(|a| a.contains("multi")),
         DispatchKind::Trampoline => matches!(ty, "tracing" | "lsm" | "ext") && !raw_tp,
@@ -357,6 +357,26 @@ mod tests {
         assert_eq!(c.unattributed_dispatch, 59);
         assert_eq!(c.host.total(), 0);
         assert!(c.programs.iter().all(|p| p.samples.total() == 0));
+    }
+
+    /// The kprobe handler's samples at a function with only a kretprobe
+    /// on it are the kretprobe's entry half.
+    #[test]
+    fn a_kretprobe_takes_its_entry_through_the_kprobe_handler() {
+        let p = profile(
+            vec![hook(DispatchKind::Kprobe, Some("__set_task_comm"), 12, 0)],
+            &[],
+        );
+        let mut k = raw_tp(1, "__set_task_comm", 10);
+        k.prog_type = "kprobe".into();
+        k.attached[0].attach_type = Some("kretprobe".into());
+        let mut multi = raw_tp(2, "__set_task_comm", 10);
+        multi.prog_type = "kprobe".into();
+        multi.attached[0].attach_type = Some("kprobe_multi".into());
+        let c = build(&p, &[k, multi], &Args::new());
+        let s = |id| c.programs.iter().find(|x| x.id == id).unwrap().samples;
+        assert_eq!((s(1).dispatch, s(2).dispatch), (12, 0));
+        assert_eq!(c.unattributed_dispatch, 0);
     }
 
     #[test]
