@@ -29,7 +29,7 @@ const CGROUP_ALLOW: i32 = 1;
 /// A socket filter's return is the bytes to keep: all of them.
 const KEEP_ALL: i32 = -1;
 
-/// `bpf_attr` for BPF_LINK_CREATE, its per-type union left zero.
+/// `bpf_attr.link_create` up to its per-type union.
 #[repr(C)]
 #[derive(Default)]
 struct LinkCreateAttr {
@@ -40,17 +40,29 @@ struct LinkCreateAttr {
     rest: [u64; 6],
 }
 
-/// A link from `prog` to `target` (an ifindex or a cgroup's fd).
+/// A link from `prog` to `target` (an ifindex, a cgroup's or a netns's
+/// fd), the per-type union left zero.
 pub(crate) fn link_create(
     prog: BorrowedFd<'_>,
     target: u32,
     attach_type: u32,
 ) -> io::Result<OwnedFd> {
+    link_create_with(prog, target, attach_type, [0; 6])
+}
+
+/// `rest` is the per-type union of `link_create`, as u64 words.
+pub(crate) fn link_create_with(
+    prog: BorrowedFd<'_>,
+    target: u32,
+    attach_type: u32,
+    rest: [u64; 6],
+) -> io::Result<OwnedFd> {
     let mut attr = LinkCreateAttr {
         prog_fd: prog.as_raw_fd() as u32,
         target,
         attach_type,
-        ..Default::default()
+        flags: 0,
+        rest,
     };
     // SAFETY: attr is a live, zero-padded repr(C) bpf_attr prefix.
     unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) }
