@@ -51,13 +51,15 @@ const USAGE: &str = "usage:
       __set_task_comm), turn run-time statistics on, print `prog_id=<id>`,
       call prctl(PR_SET_NAME) (which runs __set_task_comm) for S seconds
       (default 5), then print `calls=<n> runs=<run_cnt>`
-  fixture hook-loop --hook xdp|tc|tcx|cgroup_skb|sock_create|tcp_stream
+  fixture hook-loop --hook xdp|xdp_veth|tc|tcx|cgroup_skb|sock_create|
+                                 tcp_stream
           [--seconds S]
-      attach a program that returns at once to the hook (XDP, a cls_bpf
-      filter, or tcx ingress and egress links on `lo`, in a network
+      attach a program that returns at once to the hook (generic XDP, a
+      cls_bpf filter, or tcx ingress and egress links on `lo`, in a network
       namespace of its own; a cgroup of its own that it joins; a socket
       filter on both ends of a TCP connection over `lo`, in a network
-      namespace of its own), turn run-time statistics on, print
+      namespace of its own; native XDP on a veth pair's end, fired by
+      raw frames on the other), turn run-time statistics on, print
       `prog_id=<id>`, fire the hook (UDP to 127.0.0.1, socket(2), a byte
       over the connection) for S seconds (default 5), then print
       `calls=<n> runs=<run_cnt>`";

@@ -73,6 +73,9 @@ pub(crate) fn link_create_with(
 pub(crate) enum Hook {
     /// Generic XDP on `lo`, fired by UDP to 127.0.0.1.
     Xdp,
+    /// Native XDP on one end of a veth pair, fired by raw frames sent
+    /// on the other end.
+    XdpVeth,
     /// A cls_bpf filter (direct action) on `lo`'s clsact ingress, set up
     /// with tc(8) from a pinned program.
     Tc,
@@ -88,8 +91,9 @@ pub(crate) enum Hook {
 }
 
 impl Hook {
-    pub(crate) const ALL: [Hook; 6] = [
+    pub(crate) const ALL: [Hook; 7] = [
         Hook::Xdp,
+        Hook::XdpVeth,
         Hook::Tc,
         Hook::Tcx,
         Hook::CgroupSkb,
@@ -100,6 +104,7 @@ impl Hook {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Hook::Xdp => "xdp",
+            Hook::XdpVeth => "xdp_veth",
             Hook::Tc => "tc",
             Hook::Tcx => "tcx",
             Hook::CgroupSkb => "cgroup_skb",
@@ -121,6 +126,12 @@ impl Hook {
         let mut held: Vec<OwnedFd> = Vec::new();
         let mut cgroup = None;
         let prog = match self {
+            Hook::XdpVeth => {
+                private_loopback()?;
+                let prog = load(PROG_TYPE_XDP, 0, XDP_PASS)?;
+                held.push(link_create(prog.as_fd(), veth_pair()?, ATTACH_XDP)?);
+                prog
+            }
             Hook::TcpStream => {
                 private_loopback()?;
                 load(PROG_TYPE_SOCKET_FILTER, 0, KEEP_ALL)?
@@ -157,6 +168,7 @@ impl Hook {
         };
         let traffic = match self {
             Hook::SockCreate => Traffic::Sockets,
+            Hook::XdpVeth => Traffic::Frames(packet_socket(VETH_TX)?),
             Hook::TcpStream => Traffic::Tcp(tcp_pair(prog.as_fd())?),
             _ => {
                 let rx = UdpSocket::bind("127.0.0.1:0")?;
@@ -178,6 +190,7 @@ impl Hook {
 enum Traffic {
     Udp(UdpSocket, UdpSocket),
     Sockets,
+    Frames(OwnedFd),
     Tcp([TcpStream; 2]),
 }
 
@@ -205,6 +218,19 @@ impl Fired {
                 }
                 // SAFETY: fd is a new descriptor nothing else owns.
                 drop(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
+            Traffic::Frames(fd) => {
+                // Broadcast, from a local address, of the IEEE's local
+                // experimental type: nothing above the driver takes it.
+                let mut frame = [0u8; 60];
+                frame[..6].fill(0xff);
+                frame[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+                frame[12..14].copy_from_slice(&ETH_P_EXPERIMENTAL.to_be_bytes());
+                // SAFETY: a live buffer of the stated length.
+                let n = unsafe { libc::write(fd.as_raw_fd(), frame.as_ptr().cast(), frame.len()) };
+                if n != frame.len() as isize {
+                    return Err(io::Error::last_os_error());
+                }
             }
             Traffic::Tcp([a, b]) => {
                 (&*a).write_all(b"x")?;
@@ -242,6 +268,60 @@ fn run(cmd: &mut Command) -> io::Result<()> {
         "{cmd:?}: {}",
         String::from_utf8_lossy(&out.stderr).trim()
     )))
+}
+
+const VETH_TX: &str = "brr-veth0";
+const VETH_RX: &str = "brr-veth1";
+const ETH_P_EXPERIMENTAL: u16 = 0x88b5;
+
+/// A veth pair, both ends up; the receiving end's ifindex.
+fn veth_pair() -> io::Result<u32> {
+    run(Command::new("ip").args([
+        "link", "add", VETH_TX, "type", "veth", "peer", "name", VETH_RX,
+    ]))?;
+    for dev in [VETH_TX, VETH_RX] {
+        run(Command::new("ip").args(["link", "set", dev, "up"]))?;
+    }
+    ifindex(VETH_RX)
+}
+
+/// The ifindex of `dev` in this network namespace (sysfs shows the
+/// namespace that mounted it).
+fn ifindex(dev: &str) -> io::Result<u32> {
+    let name = std::ffi::CString::new(dev).map_err(io::Error::other)?;
+    // SAFETY: name is a live NUL-terminated string.
+    match unsafe { libc::if_nametoindex(name.as_ptr()) } {
+        0 => Err(io::Error::last_os_error()),
+        i => Ok(i),
+    }
+}
+
+/// A raw packet socket that sends on `dev` (and, protocol 0, receives
+/// nothing).
+fn packet_socket(dev: &str) -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2); the fd is owned at once.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a new descriptor nothing else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sockaddr_ll is plain data, valid zeroed.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_ifindex = ifindex(dev)? as i32;
+    // SAFETY: sll is a live sockaddr_ll of the stated size.
+    let rc = unsafe {
+        libc::bind(
+            sock.as_raw_fd(),
+            (&raw const sll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(sock)
 }
 
 /// tc(8) takes a program by pin: pin it, attach it as a direct-action

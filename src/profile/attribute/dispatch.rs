@@ -6,14 +6,14 @@
 //! The table was checked against the callchains `perf record -a -g` takes
 //! on Linux 6.18 (x86-64, a KVM guest: raw tracepoints on `task_rename` and
 //! `sys_enter`, socket filters on AF_UNIX datagrams and on TCP, a classic
-//! tracepoint through a perf event; generic XDP, a cls_bpf filter, tcx
+//! tracepoint through a perf event; generic and veth's native XDP, a
+//! cls_bpf filter, tcx
 //! ingress and egress, cgroup_skb egress and cgroup/sock_create, recorded
 //! by `scripts/record-dispatch-chains`), on Debian's 6.1 and 6.12 under
 //! QEMU (a kprobe, a kretprobe and a kprobe_multi link, fentry and fexit on
 //! `__set_task_comm`; recorded by `scripts/kernel-matrix --record-chains`),
-//! and, for the frames no kernel here took (the kprobe breakpoint path,
-//! the native XDP dispatcher), against the kernel sources of 5.10, 6.1,
-//! 6.6 and 6.18: the names below exist, as functions, in each of them,
+//! and, for the frames no kernel here took (the kprobe breakpoint path),
+//! against the kernel sources of 5.10, 6.1, 6.6 and 6.18: the names below exist, as functions, in each of them,
 //! unless a line says otherwise.
 
 use std::collections::HashMap;
@@ -165,6 +165,13 @@ const FRAMES: &[Frame] = &[
     path("bpf_prog_run_generic_xdp", false, K::Xdp),
     path("netif_receive_generic_xdp", false, K::Xdp),
     path("do_xdp_generic", false, K::Xdp),
+    // A native driver inlines the program's run, and its clock reads,
+    // into its receive function: veth's recorded on 6.18 (an skb, or a
+    // frame redirected to it). Other drivers' (mlx5e_xdp_handle,
+    // i40e_run_xdp, ...) are not here: there only the call into
+    // bpf_dispatcher_xdp_func counts.
+    inline("veth_xdp_rcv_skb", K::Xdp),
+    inline("veth_xdp_rcv_one", K::Xdp),
     // tc and tcx: the classifier and action, and the hooks in the
     // packet path that run them (tcx_run is inlined there since 6.6).
     // Recorded on 6.18: tc_run (the classic tc entry since 6.6) and
