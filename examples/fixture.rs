@@ -7,6 +7,7 @@
 //! fixture showcase
 //! fixture cost-case --case NAME [--rounds R] [--seconds S] [--mode M] [--cpu C] [--hold yes]
 //! fixture probe-loop --kind KIND [--function F] [--seconds S]
+//! fixture hook-loop --hook HOOK [--seconds S]
 //! ```
 //! Needs root (CAP_BPF/CAP_SYS_ADMIN).
 
@@ -49,7 +50,19 @@ const USAGE: &str = "usage:
       attach `r0 = 0; exit` that way to the kernel function F (default
       __set_task_comm), turn run-time statistics on, print `prog_id=<id>`,
       call prctl(PR_SET_NAME) (which runs __set_task_comm) for S seconds
-      (default 5), then print `calls=<n> runs=<run_cnt>`";
+      (default 5), then print `calls=<n> runs=<run_cnt>`
+  fixture hook-loop --hook xdp|xdp_veth|tc|tcx|cgroup_skb|sock_create|
+                                 tcp_stream
+          [--seconds S]
+      attach a program that returns at once to the hook (generic XDP, a
+      cls_bpf filter, or tcx ingress and egress links on `lo`, in a network
+      namespace of its own; a cgroup of its own that it joins; a socket
+      filter on both ends of a TCP connection over `lo`, in a network
+      namespace of its own; native XDP on a veth pair's end, fired by
+      raw frames on the other), turn run-time statistics on, print
+      `prog_id=<id>`, fire the hook (UDP to 127.0.0.1, socket(2), a byte
+      over the connection) for S seconds (default 5), then print
+      `calls=<n> runs=<run_cnt>`";
 
 /// Parsed `--flag value` pairs, each allowed flag at most once.
 struct Flags(Vec<(String, String)>);
@@ -356,6 +369,33 @@ fn probe_loop(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+fn hook_loop(args: &[String]) -> Result<(), String> {
+    use support::hooks::Hook;
+    let f = Flags::parse(args, &["hook", "seconds"])?;
+    let name = f.get("hook").ok_or("--hook is required")?;
+    let hook = Hook::parse(name).ok_or_else(|| {
+        let all: Vec<_> = Hook::ALL.iter().map(|h| h.name()).collect();
+        format!("--hook: expected {}, got {name:?}", all.join("|"))
+    })?;
+    let seconds = f.num("seconds", Some(5))?;
+    let fired = hook.attach().map_err(|e| format!("{name}: {e}"))?;
+    let _stats = support::StatsGuard::enable().map_err(|e| format!("BPF_ENABLE_STATS: {e}"))?;
+    let info = |fd| support::sys::prog_info(fd).map_err(|e| format!("prog info: {e}"));
+    let before = info(fired.prog.as_fd())?;
+    println!("prog_id={}", before.id);
+    let end = Instant::now() + Duration::from_secs(seconds);
+    let mut calls = 0u64;
+    while Instant::now() < end {
+        for _ in 0..1000 {
+            fired.fire().map_err(|e| format!("{name}: firing: {e}"))?;
+        }
+        calls += 1000;
+    }
+    let runs = info(fired.prog.as_fd())?.run_cnt - before.run_cnt;
+    println!("calls={calls} runs={runs}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -365,6 +405,7 @@ fn main() -> ExitCode {
         Some("showcase") => showcase(),
         Some("cost-case") => cost_case(&args[1..]),
         Some("probe-loop") => probe_loop(&args[1..]),
+        Some("hook-loop") => hook_loop(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

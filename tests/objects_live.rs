@@ -24,6 +24,7 @@ use brr::link_target::{self, LinkTarget, SystemNames};
 use brr::owners::{self, HeldKind, Owner};
 use brr::{map_fields, program_fields, ExtraReader, Format, MapReader, ProgramReader};
 use run::brr_ok;
+use support::hooks::{link_create, link_create_with};
 use support::insn::{exit, mov64_imm, R0};
 use support::{
     load_program, probes, sys, LoadedProg, ProgBuilder, RawTpLinkFixture, SocketFilterFixture,
@@ -46,39 +47,6 @@ const ATTACH_PERF_EVENT: u32 = 41;
 const ATTACH_TCX_INGRESS: u32 = 46;
 const PROG_TYPE_NETFILTER: u32 = 32;
 const ATTACH_NETFILTER: u32 = 45;
-
-/// `bpf_attr.link_create` up to its per-type union (left zero).
-#[repr(C)]
-#[derive(Default)]
-struct LinkCreateAttr {
-    prog_fd: u32,
-    target: u32,
-    attach_type: u32,
-    flags: u32,
-    rest: [u64; 6],
-}
-
-fn link_create(prog: BorrowedFd<'_>, target: u32, attach_type: u32) -> std::io::Result<OwnedFd> {
-    link_create_with(prog, target, attach_type, [0; 6])
-}
-
-/// `rest` is the per-type union of `link_create`, as u64 words.
-fn link_create_with(
-    prog: BorrowedFd<'_>,
-    target: u32,
-    attach_type: u32,
-    rest: [u64; 6],
-) -> std::io::Result<OwnedFd> {
-    let mut attr = LinkCreateAttr {
-        prog_fd: prog.as_raw_fd() as u32,
-        target,
-        attach_type,
-        flags: 0,
-        rest,
-    };
-    // SAFETY: attr is a live, zero-padded repr(C) bpf_attr prefix.
-    unsafe { sys::sys_bpf_fd(BPF_LINK_CREATE, &mut attr) }
-}
 
 fn returning(prog_type: u32, name: &str, r0: i32) -> LoadedProg {
     let mut b = ProgBuilder::new();

@@ -16,6 +16,7 @@
 pub(crate) mod btf;
 pub(crate) mod cost;
 pub(crate) mod fixtures;
+pub(crate) mod hooks;
 pub(crate) mod insn;
 pub(crate) mod probes;
 pub(crate) mod renamed;

@@ -5,13 +5,16 @@
 //!
 //! The table was checked against the callchains `perf record -a -g` takes
 //! on Linux 6.18 (x86-64, a KVM guest: raw tracepoints on `task_rename` and
-//! `sys_enter`, a socket filter, a classic tracepoint through a perf
-//! event), on Debian's 6.1 and 6.12 under QEMU (a kprobe, a kretprobe and a
-//! kprobe_multi link, fentry and fexit on `__set_task_comm`; recorded by
-//! `scripts/kernel-matrix --record-chains`), and, for the frames no kernel
-//! here took (the kprobe breakpoint path, XDP, tc, cgroup), against the
-//! kernel sources of 5.10, 6.1, 6.6 and 6.18: the names below exist, as
-//! functions, in each of them, unless a line says otherwise.
+//! `sys_enter`, socket filters on AF_UNIX datagrams and on TCP, a classic
+//! tracepoint through a perf event; generic and veth's native XDP, a
+//! cls_bpf filter, tcx
+//! ingress and egress, cgroup_skb egress and cgroup/sock_create, recorded
+//! by `scripts/record-dispatch-chains`), on Debian's 6.1 and 6.12 under
+//! QEMU (a kprobe, a kretprobe and a kprobe_multi link, fentry and fexit on
+//! `__set_task_comm`; recorded by `scripts/kernel-matrix --record-chains`),
+//! and, for the frames no kernel here took (the kprobe breakpoint path),
+//! against the kernel sources of 5.10, 6.1, 6.6 and 6.18: the names below exist, as functions, in each of them,
+//! unless a line says otherwise.
 
 use std::collections::HashMap;
 
@@ -155,23 +158,52 @@ const FRAMES: &[Frame] = &[
     path("__bpf_prog_exit", true, K::Trampoline),
     path("__bpf_tramp_enter", false, K::Trampoline),
     path("__bpf_tramp_exit", false, K::Trampoline),
-    // XDP: the static dispatcher native drivers call, and generic XDP.
+    // XDP: the static dispatcher native drivers call, and generic XDP
+    // (seen on 6.18, where the skb's copy do_xdp_generic makes for a
+    // program, pskb_expand_head, is most of its dispatch).
     path("bpf_dispatcher_xdp_func", false, K::Xdp),
     path("bpf_prog_run_generic_xdp", false, K::Xdp),
     path("netif_receive_generic_xdp", false, K::Xdp),
     path("do_xdp_generic", false, K::Xdp),
+    // A native driver inlines the program's run, and its clock reads,
+    // into its receive function: veth's recorded on 6.18 (an skb, or a
+    // frame redirected to it). Other drivers' (mlx5e_xdp_handle,
+    // i40e_run_xdp, ...) are not here: there only the call into
+    // bpf_dispatcher_xdp_func counts.
+    inline("veth_xdp_rcv_skb", K::Xdp),
+    inline("veth_xdp_rcv_one", K::Xdp),
     // tc and tcx: the classifier and action, and the hooks in the
     // packet path that run them (tcx_run is inlined there since 6.6).
+    // Recorded on 6.18: tc_run (the classic tc entry since 6.6) and
+    // __tcf_classify (tcf_classify's body) hold their own samples, a
+    // fifth to a quarter of a cls_bpf filter's, which sorted as no dispatch before;
+    // sch_handle_ingress and sch_handle_egress are inlined into the two
+    // packet paths, and with them a tcx program's run and its clock reads.
     path("cls_bpf_classify", false, K::Tc),
     path("tcf_bpf_act", false, K::Tc),
     slow("sch_handle_ingress", false, K::Tc),
     slow("sch_handle_egress", false, K::Tc),
     slow("tcf_classify", false, K::Tc),
-    // cgroup programs (kernel/bpf/cgroup.c).
+    slow("__tcf_classify", false, K::Tc),
+    slow("tc_run", false, K::Tc),
+    inline("__netif_receive_skb_core", K::Tc),
+    inline("__dev_queue_xmit", K::Tc),
+    // cgroup programs (kernel/bpf/cgroup.c). Seen on 6.18.
     path("__cgroup_bpf_run_filter_", true, K::Cgroup),
     path("__cgroup_bpf_run_lsm_", true, K::Cgroup),
     path("__cgroup_bpf_check_dev_permission", false, K::Cgroup),
     path("bpf_prog_run_array_cg", false, K::Cgroup),
+    // A cgroup skb program's run with its statistics, out of line on
+    // 6.18 (a socket filter's is inlined into sk_filter_trim_cap): the
+    // kind is the next dispatcher's outward. In the table so that its
+    // clock calls' return sites and counter updates count as statistics,
+    // which sorted as dispatch before (recorded on 6.18).
+    Frame {
+        name: "__bpf_prog_run_save_cb",
+        prefix: false,
+        kind: None,
+        role: Role::Path,
+    },
     // Socket filters: on a socket (sk_filter_trim_cap) and on a packet
     // socket (run_filter in af_packet). Seen on 6.18. Both run on every
     // packet, filter or not, and inline the filter's run: measured on
