@@ -160,12 +160,17 @@ fn helper_samples_sit_under_the_hot_line() {
     let fx = HelperFixture::load().expect("load helper fixture");
     // A raw tracepoint fired meanwhile: its hook's dispatch is tied to it.
     let renamed = support::renamed::RenameFixture::start("brr_pt_dispatch").expect("raw tp");
-    // The raw tracepoint's program is two instructions: under emulation
-    // (the kernel matrix's guests) a 2 s profile can miss it, so up to
-    // three captures are taken until it shows.
+    // The raw tracepoint's program is two instructions, and under
+    // emulation (the kernel matrix's guests) the helper fixture's thread
+    // gets little CPU: a 2 s profile can miss the one or sample the other
+    // too little, so up to three captures are taken until both show.
+    let enough = |doc: &Value| {
+        program(doc, renamed.prog.id).is_some()
+            && program(doc, fx.prog.id).is_some_and(|p| num(p, "kernel_samples") >= 100)
+    };
     let mut doc = kernel_profile_while(fx.spawn_load(Duration::from_millis(2500)));
     for _ in 1..3 {
-        if program(&doc, renamed.prog.id).is_some() {
+        if enough(&doc) {
             break;
         }
         doc = kernel_profile_while(fx.spawn_load(Duration::from_millis(2500)));
