@@ -225,7 +225,13 @@ fn perf_event_tracepoint_costs_what_brr_says() {
     check(Case::PerfTp);
 }
 
+/// Not in CI: the send and receive of one datagram (about 2 µs) moves
+/// between timings by more than the filter's whole cost (about 110 ns),
+/// and one timing in several has statistics on faster than nothing
+/// attached, so the case passes or fails with the host, not with brr.
+/// `scripts/bench-cost` measures it; run it here with `--ignored`.
 #[test]
+#[ignore = "the socket pair's own timing is too unstable for CI; run with --ignored"]
 fn socket_filter_costs_what_brr_says() {
     check(Case::Socket);
 }
