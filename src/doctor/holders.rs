@@ -35,32 +35,6 @@ impl FdVisitor for StatsHolders {
     }
 }
 
-/// How long process `pid` has run, from its start time (`/proc/PID/stat`
-/// field 22, in clock ticks after boot) and the system's uptime; None
-/// when either cannot be read. A process holds a statistics fd for at
-/// most that long: when it opened the fd is not recorded.
-pub(crate) fn running_secs(proc_root: &Path, pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
-    let uptime = std::fs::read_to_string(proc_root.join("uptime")).ok()?;
-    let ticks = rustix::param::clock_ticks_per_second();
-    age(&stat, &uptime, ticks)
-}
-
-/// [`running_secs`] from the two files' text.
-fn age(stat: &str, uptime: &str, ticks: u64) -> Option<u64> {
-    // Fields after the parenthesised command name, which may hold spaces;
-    // starttime is the 22nd field, the 20th after the name.
-    let start: u64 = stat
-        .rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(19)?
-        .parse()
-        .ok()?;
-    let up: f64 = uptime.split_whitespace().next()?.parse().ok()?;
-    (ticks > 0).then(|| (up - start as f64 / ticks as f64).max(0.0) as u64)
-}
-
 /// Scan a procfs-shaped tree, brr's own process included. Processes and
 /// fds that vanish meanwhile are skipped.
 pub(crate) fn scan(proc_root: &Path) -> StatsHolders {
@@ -76,16 +50,6 @@ mod tests {
 
     /// What `/proc/PID/fd/N` of a statistics fd links to.
     const STATS_TARGET: &str = "anon_inode:bpf-stats";
-
-    #[test]
-    fn a_process_age_from_its_start_time_and_the_uptime() {
-        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 \
-                    150000 1000 200";
-        assert_eq!(age(stat, "3000.50 5000.00\n", 100), Some(1500));
-        assert_eq!(age(stat, "1000.00 1.00\n", 100), Some(0));
-        assert_eq!(age("4242 (x) S 1", "3000.5 1\n", 100), None);
-        assert_eq!(age(stat, "", 100), None);
-    }
 
     #[test]
     fn finds_stats_fds_in_a_fake_proc() {

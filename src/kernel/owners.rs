@@ -9,6 +9,10 @@
 //! is asked with `BPF_TASK_FD_QUERY` which program is attached through it
 //! and where, as `bpftool perf` does. Such a program has no link, so this
 //! is the only way to name its attach point.
+//!
+//! It also finds the processes that hold `BPF_ENABLE_STATS` fds
+//! (`anon_inode:bpf-stats`): while any does, every run of every program
+//! pays for the statistics.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -30,6 +34,8 @@ pub struct Owners {
     /// Each attach point once (the lowest pid and fd holding it), sorted
     /// by attach type and target.
     pub perf_attached: BTreeMap<u32, Vec<AttachPoint>>,
+    /// The processes holding run-time statistics on, by pid.
+    pub stats: Vec<Owner>,
 }
 
 impl Owners {
@@ -66,6 +72,7 @@ pub(crate) struct Aggregator {
     seen: Vec<(HeldKind, u32, u32)>,
     comms: BTreeMap<u32, String>,
     perf: Vec<PerfSighting>,
+    stats: Vec<u32>,
 }
 
 impl Aggregator {
@@ -83,6 +90,11 @@ impl Aggregator {
             .push((q.prog_id, attach_type, target, PerfEventFd { pid, fd }));
     }
 
+    /// Process `pid` holds a `BPF_ENABLE_STATS` fd.
+    pub(crate) fn add_stats(&mut self, pid: u32) {
+        self.stats.push(pid);
+    }
+
     pub(crate) fn set_comm(&mut self, pid: u32, comm: String) {
         self.comms.insert(pid, comm);
     }
@@ -91,6 +103,16 @@ impl Aggregator {
         self.seen.sort_unstable();
         self.seen.dedup();
         let mut out = Owners::default();
+        self.stats.sort_unstable();
+        self.stats.dedup();
+        out.stats = self
+            .stats
+            .iter()
+            .map(|&pid| Owner {
+                pid,
+                comm: self.comms.get(&pid).cloned().unwrap_or_default(),
+            })
+            .collect();
         for (kind, id, pid) in self.seen {
             let comm = self.comms.get(&pid).cloned().unwrap_or_default();
             let table = match kind {
@@ -135,7 +157,10 @@ impl FdVisitor for Holders<'_> {
         match kind {
             FdKind::Held(kind) => info.object_id(kind).map(|id| self.agg.add(kind, id, pid)),
             FdKind::PerfEvent => (self.query)(pid, fd).map(|q| self.agg.add_perf(pid, fd, &q)),
-            FdKind::Stats => None,
+            FdKind::Stats => {
+                self.agg.add_stats(pid);
+                Some(())
+            }
         }
         .is_some()
     }
@@ -174,6 +199,32 @@ pub(crate) fn scan_root_with<'q>(
     v.agg.finish()
 }
 
+/// How long process `pid` has run, from its start time (`/proc/PID/stat`
+/// field 22, in clock ticks after boot) and the system's uptime; None
+/// when either cannot be read. A process holds a statistics fd for at
+/// most that long: when it opened the fd is not recorded.
+pub(crate) fn running_secs(proc_root: &Path, pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
+    let uptime = std::fs::read_to_string(proc_root.join("uptime")).ok()?;
+    let ticks = rustix::param::clock_ticks_per_second();
+    age(&stat, &uptime, ticks)
+}
+
+/// [`running_secs`] from the two files' text.
+fn age(stat: &str, uptime: &str, ticks: u64) -> Option<u64> {
+    // Fields after the parenthesised command name, which may hold spaces;
+    // starttime is the 22nd field, the 20th after the name.
+    let start: u64 = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    let up: f64 = uptime.split_whitespace().next()?.parse().ok()?;
+    (ticks > 0).then(|| (up - start as f64 / ticks as f64).max(0.0) as u64)
+}
+
 /// The BPF programs process `pid` holds file descriptors on, by id, sorted,
 /// each once: its `fd` links under `root` (`/proc`) that name a program,
 /// and the `prog_id` in each one's fdinfo. Fails with the errno of reading
@@ -203,8 +254,19 @@ pub(crate) fn programs_of_pid(root: &Path, pid: u32) -> Result<Vec<u32>, Errno> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::kernel::fdinfo::tests::{LINK, MAP, PROG};
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_process_age_from_its_start_time_and_the_uptime() {
+        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 \
+                    150000 1000 200";
+        assert_eq!(age(stat, "3000.50 5000.00\n", 100), Some(1500));
+        assert_eq!(age(stat, "1000.00 1.00\n", 100), Some(0));
+        assert_eq!(age("4242 (x) S 1", "3000.5 1\n", 100), None);
+        assert_eq!(age(stat, "", 100), None);
+    }
 
     #[test]
     fn aggregation_sorts_and_dedups() {
@@ -255,8 +317,23 @@ mod tests {
                 (8, "anon_inode:bpf-map", "map_id:\t"),
             ],
         );
-        mk(9, "other", &[(10, "anon_inode:bpf-map", MAP)]);
-        mk(77, "me", &[(3, "anon_inode:bpf-prog", PROG)]);
+        mk(
+            9,
+            "other",
+            &[
+                (10, "anon_inode:bpf-map", MAP),
+                (12, "anon_inode:bpf-stats", ""),
+            ],
+        );
+        mk(
+            77,
+            "me",
+            &[
+                (3, "anon_inode:bpf-prog", PROG),
+                (4, "anon_inode:bpf-stats", ""),
+            ],
+        );
+        mk(31, "bpftop", &[(5, "anon_inode:bpf-stats", "")]);
         mk(5, "plain", &[(0, "/dev/null", "")]);
         std::fs::create_dir_all(root.join("self")).unwrap();
         // An fd whose fdinfo vanished before it was read.
@@ -276,6 +353,9 @@ mod tests {
         assert_eq!(maps, [9, 40]);
         assert_eq!(o.of(HeldKind::Link, 90)[0].pid, 40);
         assert_eq!(o.progs.len() + o.maps.len() + o.links.len(), 3);
+        // Statistics holders, by pid, without the scanning process.
+        let stats: Vec<_> = o.stats.iter().map(|h| (h.pid, h.comm.as_str())).collect();
+        assert_eq!(stats, [(9, "other"), (31, "bpftop")]);
         assert_eq!(
             scan_root(Path::new("/nonexistent-brr"), 0),
             Owners::default()

@@ -416,7 +416,7 @@ mod tests {
                 .into(),
                 maps: Default::default(),
                 links: [(3, vec![owner(1, "systemd")])].into(),
-                perf_attached: Default::default(),
+                ..Owners::default()
             },
             workloads: [(300, w)].into(),
         }

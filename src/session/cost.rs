@@ -5,11 +5,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::context::SCAN_NOW;
 use super::{profile_interruptible, Collector, Job, Profiled, Profiling, Refused, Window, BRIEF};
 use crate::error::Result;
 use crate::export::Targets;
+use crate::kernel::owners::{self, Owners};
 use crate::model::cost::{Cost, StatsHolder};
 use crate::model::profile::{CallGraph, Profile};
 use crate::model::report::Report;
@@ -66,7 +68,10 @@ fn cost_job(request: Request) -> Job {
 fn measured(window: Window, done: Result<Profiled>, collector: &Collector) -> Result<Cost> {
     let mut m = window.finish(collector)?;
     let done = done?;
-    collector.prog_context(SCAN_NOW)?.apply(&mut m.current);
+    // One owner scan gives both the programs' context and who else holds
+    // statistics on.
+    let scan = collector.owners(SCAN_NOW);
+    collector.prog_context(JUST_SCANNED)?.apply(&mut m.current);
     let base: HashMap<u32, u64> = m.base.iter().map(|c| (c.id, c.run_count)).collect();
     let seconds = m.seconds.max(f64::MIN_POSITIVE);
     let progs: Vec<Hooked> = m
@@ -92,22 +97,23 @@ fn measured(window: Window, done: Result<Profiled>, collector: &Collector) -> Re
         crate::kernel::btf::kernel_tracepoint_args(&cost::args_wanted(&done.profile, &progs));
     Ok(cost::with_facts(
         cost::build(&done.profile, &progs, &args),
-        stats_holders(),
+        stats_holders(&scan),
     ))
 }
 
-/// The processes other than this one that hold statistics on.
-fn stats_holders() -> Vec<StatsHolder> {
-    let proc_root = std::path::Path::new("/proc");
-    let own = std::process::id();
-    crate::doctor::holders::scan(proc_root)
-        .holders
-        .into_iter()
-        .filter(|h| h.pid != own)
+/// An owner scan at most this old is the one [`measured`] has just taken.
+const JUST_SCANNED: Duration = Duration::from_secs(10);
+
+/// The processes other than this one that hold statistics on (the owner
+/// scan leaves brr's own pid out), with how long each has run.
+fn stats_holders(owners: &Owners) -> Vec<StatsHolder> {
+    owners
+        .stats
+        .iter()
         .map(|h| StatsHolder {
-            running_secs: crate::doctor::holders::running_secs(proc_root, h.pid),
+            running_secs: owners::running_secs(std::path::Path::new("/proc"), h.pid),
             pid: h.pid,
-            comm: h.comm,
+            comm: h.comm.clone(),
         })
         .collect()
 }
