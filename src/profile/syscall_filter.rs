@@ -10,6 +10,7 @@
 //! jumps, and a value spilled to the stack is forgotten. It can miss a
 //! comparison; what it reports was seen in the instructions.
 
+use crate::inspect::insn::{self, Slot};
 use crate::kernel::kallsyms::Kallsyms;
 use crate::kernel::prog_reads;
 
@@ -134,33 +135,31 @@ pub(crate) fn narrowing(xlated: &[u8], pid_tgid: &[i32]) -> Narrowing {
     let mut regs = [Val::Unknown; 11];
     regs[1] = Val::Ctx;
     let mut out = Narrowing::default();
-    let insns: Vec<[u8; 8]> = xlated
-        .chunks_exact(8)
-        .map(|c| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            a
-        })
-        .collect();
-    let mut i = 0;
-    while i < insns.len() {
-        let b = insns[i];
-        let (op, dst, src) = (b[0], usize::from(b[1] & 0x0f), usize::from(b[1] >> 4));
-        let off = i16::from_le_bytes([b[2], b[3]]);
-        let imm = i32::from_le_bytes([b[4], b[5], b[6], b[7]]);
-        i += 1;
+    let slots = insn::slots(xlated);
+    let mut it = slots.iter();
+    while let Some(&Slot {
+        opcode: op,
+        dst,
+        src,
+        off,
+        imm,
+        ..
+    }) = it.next()
+    {
+        let (dst, src) = (usize::from(dst), usize::from(src));
         if dst > 10 || src > 10 {
             continue;
         }
         match op {
             // ld_imm64: a map value's address, or anything else.
-            0x18 => {
-                regs[dst] = if b[1] >> 4 == PSEUDO_MAP_VALUE {
+            insn::LD_IMM64 => {
+                regs[dst] = if src == usize::from(PSEUDO_MAP_VALUE) {
                     Val::MapValue(imm as u32)
                 } else {
                     Val::Unknown
                 };
-                i += 1;
+                // Its second slot holds the address's upper half.
+                it.next();
             }
             // ldx (any size) from memory.
             0x61 | 0x69 | 0x71 | 0x79 => {
