@@ -5,6 +5,9 @@
 //! at or below it. With `kernel.kptr_restrict` hiding addresses every line
 //! reads as address 0; such lines are skipped and `hidden` is set.
 
+use std::io::BufRead as _;
+use std::ops::ControlFlow;
+
 #[derive(Debug, Clone, Copy)]
 struct Sym {
     addr: u64,
@@ -92,28 +95,69 @@ pub fn fields(line: &str) -> Option<(u64, &str, Option<&str>)> {
     Some((u64::from_str_radix(addr, 16).unwrap_or(0), name, module))
 }
 
+/// Call `f` with each line of `/proc/kallsyms` until it breaks; a read
+/// that fails midway ends the lines there.
+fn each_line(mut f: impl FnMut(&str) -> ControlFlow<()>) {
+    let Ok(file) = std::fs::File::open("/proc/kallsyms") else {
+        return;
+    };
+    let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                if f(&String::from_utf8_lossy(&line)).is_break() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Note `line`'s address in `found` if it names one of `names` not found
+/// yet; break once all are.
+fn find_names<const N: usize>(
+    line: &str,
+    names: &[&str; N],
+    found: &mut [Option<u64>; N],
+) -> ControlFlow<()> {
+    if let Some((addr, name, _)) = fields(line) {
+        for (want, slot) in names.iter().zip(found.iter_mut()) {
+            if slot.is_none() && addr != 0 && *want == name {
+                *slot = Some(addr);
+            }
+        }
+    }
+    if found.iter().all(Option::is_some) {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
 impl Kallsyms {
     /// Read `/proc/kallsyms`; an unreadable file gives an empty table.
     /// Parsed as it is read: the file is megabytes of text, the table a
     /// fraction of it.
     pub fn load() -> Kallsyms {
-        use std::io::BufRead as _;
-        let Ok(file) = std::fs::File::open("/proc/kallsyms") else {
-            return Kallsyms::default();
-        };
-        let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
         let mut b = Builder::default();
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match r.read_until(b'\n', &mut line) {
-                Ok(0) => break,
-                Ok(_) => b.line(&String::from_utf8_lossy(&line)),
-                // A read that fails midway keeps what was read.
-                Err(_) => break,
-            }
-        }
+        each_line(|line| {
+            b.line(line);
+            ControlFlow::Continue(())
+        });
         b.finish()
+    }
+
+    /// The addresses of `names` in `/proc/kallsyms` (the first of each),
+    /// read only as far as the last of them is found: the whole file is
+    /// tens of milliseconds of kernel time, most of it past the kernel's
+    /// own symbols. None for a name not found or an address hidden.
+    pub(crate) fn addresses_of<const N: usize>(names: [&str; N]) -> [Option<u64>; N] {
+        let mut out = [None; N];
+        each_line(|line| find_names(line, &names, &mut out));
+        out
     }
 
     pub fn parse(text: &str) -> Kallsyms {
@@ -175,6 +219,31 @@ impl Kallsyms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names are found in file order, each once; the walk breaks when the
+    /// last is found, and a hidden (0) address finds nothing.
+    #[test]
+    fn find_names_breaks_once_every_name_is_found() {
+        let mut found = [None; 2];
+        let names = ["b", "c"];
+        let lines = [
+            "0000000000000000 T b",
+            "10 T a",
+            "20 T b",
+            "30 t b",
+            "40 T c",
+            "50 T d",
+        ];
+        let mut read = 0;
+        for l in lines {
+            read += 1;
+            if find_names(l, &names, &mut found).is_break() {
+                break;
+            }
+        }
+        assert_eq!(found, [Some(0x20), Some(0x40)]);
+        assert_eq!(read, 5, "stops at the last name found");
+    }
 
     const TEXT: &str = "\
 ffffffff81000000 T _stext

@@ -250,7 +250,7 @@ pub(crate) fn build(profile: &Profile, progs: &[Hooked], args: &Args) -> Cost {
 pub(crate) fn with_facts(mut cost: Cost, stats_holders: Vec<StatsHolder>) -> Cost {
     let syscall_hooks = cost.programs.iter().any(super::cost_hints::is_syscall_hook);
     let pid_tgid = if syscall_hooks {
-        super::syscall_filter::pid_tgid_calls(&crate::kernel::kallsyms::Kallsyms::load())
+        super::syscall_filter::pid_tgid_calls_here()
     } else {
         Vec::new()
     };

@@ -115,18 +115,21 @@ fn compared(op: u8) -> Option<bool> {
 }
 
 /// Which helper-call immediates are `bpf_get_current_pid_tgid`: its ID,
-/// and its offset from `__bpf_call_base` when `ksyms` has both.
-pub(crate) fn pid_tgid_calls(ksyms: &Kallsyms) -> Vec<i32> {
+/// and its offset from `__bpf_call_base` when both addresses are known.
+pub(crate) fn pid_tgid_calls([base, helper]: [Option<u64>; 2]) -> Vec<i32> {
     let mut out = vec![GET_CURRENT_PID_TGID];
-    if let (Some(base), Some(f)) = (
-        ksyms.address_of("__bpf_call_base"),
-        ksyms.address_of(PID_TGID_FN),
-    ) {
+    if let (Some(base), Some(f)) = (base, helper) {
         if let Ok(off) = i32::try_from(f.wrapping_sub(base) as i64) {
             out.push(off);
         }
     }
     out
+}
+
+/// [`pid_tgid_calls`] on this kernel: the two addresses from the start of
+/// `/proc/kallsyms` (not the whole table).
+pub(crate) fn pid_tgid_calls_here() -> Vec<i32> {
+    pid_tgid_calls(Kallsyms::addresses_of(["__bpf_call_base", PID_TGID_FN]))
 }
 
 /// Read `xlated` (the kernel's dump of translated instructions); a helper
@@ -311,10 +314,7 @@ mod tests {
              55 00 02 00 72 37 00 00 55 06 01 00 01 01 00 00 b7 07 00 00 01 00 00 00
              b7 00 00 00 00 00 00 00 95 00 00 00 00 00 00 00",
         );
-        let syms = Kallsyms::parse(
-            "ffffffff81300000 T __bpf_call_base\nffffffff81344b60 T bpf_get_current_pid_tgid\n",
-        );
-        let calls = pid_tgid_calls(&syms);
+        let calls = pid_tgid_calls([Some(0xffffffff81300000), Some(0xffffffff81344b60)]);
         assert_eq!(calls, vec![14, 0x44b60]);
         let n = narrowing(&x, &calls);
         assert_eq!(n.syscalls, vec![257]);
