@@ -160,7 +160,7 @@ impl Scraper {
                 let _ = reply.send(scraped.map(|s| metrics_response(prometheus::render(&s), gzip)));
                 // The scrape's rows are freed by now: between scrapes they
                 // need not stay resident.
-                crate::sys::alloc::give_back_free_pages();
+                crate::session::give_back_free_pages();
             }
         });
         Scraper { requests }
@@ -246,7 +246,7 @@ pub(crate) fn run(config: ExporterConfig, collector: Arc<Collector>) -> Result<(
     // A scrape's rows and text are each hundreds of KiB; from their own
     // mappings they are given back once served instead of staying
     // resident between scrapes.
-    crate::sys::alloc::give_back_large_blocks(LARGE_BLOCK);
+    crate::session::give_back_large_blocks(LARGE_BLOCK);
     if let Some(p) = config.profiles {
         // A rate the kernel refuses fails now, not at every request.
         crate::profile::events::check_frequency(p.frequency)?;

@@ -37,6 +37,9 @@ use std::time::Duration;
 /// Statistics on for as long as it is held (the exporter holds it for its
 /// life).
 pub(crate) use crate::kernel::stats::StatsGuard;
+/// How a long-running front end (the exporter) gives the memory of its
+/// bursts back between them.
+pub(crate) use crate::sys::alloc::{give_back_free_pages, give_back_large_blocks};
 pub(crate) use collector::Collector;
 pub(crate) use context::{InventoryRecall, ProgContext};
 pub(crate) use image::{
