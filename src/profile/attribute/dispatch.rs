@@ -7,13 +7,14 @@
 //! on Linux 6.18 (x86-64, a KVM guest: raw tracepoints on `task_rename` and
 //! `sys_enter`, socket filters on AF_UNIX datagrams and on TCP, a classic
 //! tracepoint through a perf event; generic and veth's native XDP, a
-//! cls_bpf filter, tcx
-//! ingress and egress, cgroup_skb egress and cgroup/sock_create, recorded
-//! by `scripts/record-dispatch-chains`), on Debian's 6.1 and 6.12 under
-//! QEMU (a kprobe, a kretprobe and a kprobe_multi link, fentry and fexit on
-//! `__set_task_comm`; recorded by `scripts/kernel-matrix --record-chains`),
-//! and, for the frames no kernel here took (the kprobe breakpoint path),
-//! against the kernel sources of 5.10, 6.1, 6.6 and 6.18: the names below exist, as functions, in each of them,
+//! cls_bpf filter, tcx ingress and egress, cgroup_skb egress and
+//! cgroup/sock_create, recorded by `scripts/record-dispatch-chains`), on
+//! Debian's 6.1 and 6.12 under QEMU (a kprobe, a kretprobe and a
+//! kprobe_multi link, fentry and fexit on `__set_task_comm`; recorded by
+//! `scripts/kernel-matrix --record-chains`), and, for the frames no kernel
+//! here took (the kprobe breakpoint path), against the kernel sources of
+//! 5.10, 6.1, 6.6 and 6.18: the names below exist, as functions, in each
+//! of them,
 //! unless a line says otherwise.
 
 use std::collections::HashMap;
@@ -328,7 +329,13 @@ fn traced_function(frames: &Resolved<'_>, from: usize) -> Option<String> {
 /// and which dispatcher each ftrace trampoline calls, learnt from the
 /// chains that pass through one.
 #[derive(Debug, Default)]
-pub(crate) struct ClockSites(HashMap<u64, (u64, u64)>, HashMap<u64, DispatchKind>);
+pub(crate) struct ClockSites {
+    /// Per function start, the first and last return site of its clock
+    /// reads.
+    clocks: HashMap<u64, (u64, u64)>,
+    /// Per ftrace entry's start, the dispatcher kind it calls.
+    entries: HashMap<u64, DispatchKind>,
+}
 
 impl ClockSites {
     fn learn(&mut self, frames: &Resolved<'_>) {
@@ -346,7 +353,7 @@ impl ClockSites {
             // A slow path may inline the dispatch and its statistics
             // (sk_filter_trim_cap inlines bpf_prog_run_save_cb).
             if lookup(sym.name).is_some_and(|r| r.role != Role::Clock) {
-                let e = self.0.entry(sym.start).or_insert((addr, addr));
+                let e = self.clocks.entry(sym.start).or_insert((addr, addr));
                 e.0 = e.0.min(addr);
                 e.1 = e.1.max(addr);
             }
@@ -366,14 +373,14 @@ impl ClockSites {
                 continue;
             };
             if FTRACE_ENTRY.contains(&entry.name) {
-                self.1.entry(entry.start).or_insert(kind);
+                self.entries.entry(entry.start).or_insert(kind);
             }
         }
     }
 
     /// The dispatch kind the ftrace entry at `start` was seen to call.
     fn entry_kind(&self, start: u64) -> Option<DispatchKind> {
-        self.1.get(&start).copied()
+        self.entries.get(&start).copied()
     }
 
     /// Whether `ip` in the dispatcher starting at `start` is its inlined
@@ -382,7 +389,7 @@ impl ClockSites {
     /// read (a trampoline's `__bpf_prog_enter*`, seen on 6.1 and 6.12)
     /// has only the instruction after it.
     fn inlined(&self, start: u64, ip: u64) -> bool {
-        self.0.get(&start).is_some_and(|&(first, last)| {
+        self.clocks.get(&start).is_some_and(|&(first, last)| {
             ip == first || (first != last && ip >= last && ip < last + COUNTER_TAIL)
         })
     }
@@ -395,7 +402,7 @@ impl ClockSites {
     /// setup outside the timed block is left out: on 6.18 it is about a
     /// tenth of the filter's cost (docs/cost.md).
     fn part(&self, start: u64, ip: u64) -> Option<bool> {
-        let &(first, last) = self.0.get(&start)?;
+        let &(first, last) = self.clocks.get(&start)?;
         let within = first != last && ip >= first && ip < last + COUNTER_TAIL;
         within.then(|| self.inlined(start, ip))
     }
