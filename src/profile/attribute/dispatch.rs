@@ -14,8 +14,7 @@
 //! `scripts/kernel-matrix --record-chains`), and, for the frames no kernel
 //! here took (the kprobe breakpoint path), against the kernel sources of
 //! 5.10, 6.1, 6.6 and 6.18: the names below exist, as functions, in each
-//! of them,
-//! unless a line says otherwise.
+//! of them, unless a line says otherwise.
 
 use std::collections::HashMap;
 
