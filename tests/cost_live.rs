@@ -23,6 +23,18 @@ use serde_json::Value;
 use support::insn::*;
 use support::*;
 
+/// A program that only returns 0, loaded as `name` and attached as a raw
+/// tracepoint on `task_rename` (which only the test's loop fires).
+fn minimal_on_task_rename(name: &str) -> (LoadedProg, std::os::fd::OwnedFd) {
+    let mut b = ProgBuilder::new();
+    b.emit(mov64_imm(R0, 0));
+    b.emit(exit());
+    let prog = load_program(sys::BPF_PROG_TYPE_RAW_TRACEPOINT, name, &b)
+        .expect("load the raw tracepoint program");
+    let link = sys::raw_tracepoint_open(prog.fd(), "task_rename").expect("attach to task_rename");
+    (prog, link)
+}
+
 /// Rename this thread in a loop until `stop`; joins to (calls, seconds).
 fn rename_loop(stop: Arc<AtomicBool>) -> std::thread::JoinHandle<(u64, f64)> {
     std::thread::spawn(move || {
@@ -58,12 +70,7 @@ fn a_raw_tracepoint_program_costs_its_run_its_dispatch_and_statistics() {
         return;
     }
     let _serial = serial();
-    let mut b = ProgBuilder::new();
-    b.emit(mov64_imm(R0, 0));
-    b.emit(exit());
-    let prog = load_program(sys::BPF_PROG_TYPE_RAW_TRACEPOINT, "brr_fx_cost", &b)
-        .expect("load the raw tracepoint program");
-    let _link = sys::raw_tracepoint_open(prog.fd(), "task_rename").expect("attach to task_rename");
+    let (prog, _link) = minimal_on_task_rename("brr_fx_cost");
     let stop = Arc::new(AtomicBool::new(false));
     let looping = rename_loop(Arc::clone(&stop));
     let id = prog.id.to_string();
@@ -231,12 +238,7 @@ fn statistics_held_by_another_process_are_named_in_the_hint() {
     }
     let _serial = serial();
     let child = stats_holding_child();
-    let mut b = ProgBuilder::new();
-    b.emit(mov64_imm(R0, 0));
-    b.emit(exit());
-    let prog = load_program(sys::BPF_PROG_TYPE_RAW_TRACEPOINT, "brr_fx_statheld", &b)
-        .expect("load the raw tracepoint program");
-    let _link = sys::raw_tracepoint_open(prog.fd(), "task_rename").expect("attach to task_rename");
+    let (prog, _link) = minimal_on_task_rename("brr_fx_statheld");
     let stop = Arc::new(AtomicBool::new(false));
     let looping = rename_loop(Arc::clone(&stop));
     let id = prog.id.to_string();
