@@ -209,7 +209,9 @@ const FRAMES: &[Frame] = &[
     // packet, filter or not, and inline the filter's run: measured on
     // 6.18 with an AF_UNIX pair, sk_filter_trim_cap's head (its checks up
     // to the filter's test) took 31-36 ns a send with and without a
-    // filter, so only the inlined run counts (see ClockSites::part).
+    // filter, so only the filter's block counts: its run, and its setup
+    // and trim where the capture shows the RCU section that holds them
+    // (see ClockSites::part).
     inline("sk_filter_trim_cap", K::SocketFilter),
     inline("run_filter", K::SocketFilter),
     path("bpf_prog_run_clear_cb", false, K::SocketFilter),
@@ -270,6 +272,20 @@ const FTRACE_ENTRY: &[&str] = &["ftrace_trampoline", "ftrace_caller", "ftrace_re
 /// compiles the counter updates into (`u64_stats_inc`, `u64_stats_add`
 /// and the jump back: 21 bytes in bpf_trace_run2 on 6.18 x86-64).
 const COUNTER_TAIL: u64 = 48;
+
+/// The bytes after `rcu_read_lock()` returns into a socket filter's
+/// function that load `sk->sk_filter` and test it, which every packet
+/// runs (10 on 6.18 x86-64: a 7-byte load and a 3-byte test before the
+/// branch).
+const FILTER_TEST: u64 = 12;
+
+/// The bytes after `rcu_read_unlock()` returns that every packet runs to
+/// leave the function (the epilogue and `ret`).
+const EPILOGUE: u64 = 12;
+
+/// The call to `rcu_read_unlock()` itself (a `call rel32`), which every
+/// packet runs too.
+const CALL: u64 = 5;
 
 fn lookup(name: &str) -> Option<&'static Frame> {
     let base = name.split('.').next().unwrap_or(name);
@@ -332,6 +348,10 @@ pub(crate) struct ClockSites {
     /// Per function start, the first and last return site of its clock
     /// reads.
     clocks: HashMap<u64, (u64, u64)>,
+    /// Per inlining function's start, where its calls to
+    /// `__rcu_read_lock` and `__rcu_read_unlock` return: the filter's
+    /// block lies between them ([`ClockSites::part`]).
+    brackets: HashMap<u64, (Option<u64>, Option<u64>)>,
     /// Per ftrace entry's start, the dispatcher kind it calls.
     entries: HashMap<u64, DispatchKind>,
 }
@@ -339,6 +359,7 @@ pub(crate) struct ClockSites {
 impl ClockSites {
     fn learn(&mut self, frames: &Resolved<'_>) {
         self.learn_entry(frames);
+        self.learn_bracket(frames);
         let Some(i) = frames
             .iter()
             .position(|f| lookup(name_of(f)).is_none_or(|r| r.role != Role::Clock))
@@ -356,6 +377,23 @@ impl ClockSites {
                 e.0 = e.0.min(addr);
                 e.1 = e.1.max(addr);
             }
+        }
+    }
+
+    /// An inlining function's RCU read-side section: its lock call's
+    /// return site (the lowest seen) and its unlock call's (the highest).
+    fn learn_bracket(&mut self, frames: &Resolved<'_>) {
+        let [(_, Some(leaf)), (ret, Some(caller)), ..] = frames[..] else {
+            return;
+        };
+        if lookup(caller.name).is_none_or(|r| r.role != Role::Inline) {
+            return;
+        }
+        let b = self.brackets.entry(caller.start).or_default();
+        match leaf.name {
+            "__rcu_read_lock" => b.0 = Some(b.0.map_or(ret, |x| x.min(ret))),
+            "__rcu_read_unlock" => b.1 = Some(b.1.map_or(ret, |x| x.max(ret))),
+            _ => {}
         }
     }
 
@@ -394,16 +432,40 @@ impl ClockSites {
     }
 
     /// For a function that inlines a program's run with statistics: Some
-    /// (whether it is statistics) when `ip` lies in that run, from its
-    /// first clock read to the counter updates after its last (between
-    /// the two reads is the program's call, dispatch); None elsewhere
-    /// and when no clock read was seen to return into it. The filter's
-    /// setup outside the timed block is left out: on 6.18 it is about a
-    /// tenth of the filter's cost (docs/cost.md).
+    /// (whether it is statistics) when `ip` is the filter's, None when it
+    /// is the function's own work for every packet, or when no clock
+    /// read was seen to return into it (no filter ran).
+    ///
+    /// The run itself lies from the first clock read to the counter
+    /// updates after the last (between the two reads is the program's
+    /// call, dispatch). Socket filters (`sk_filter_trim_cap`, af_packet's
+    /// `run_filter`) also set the run up and trim the packet after it,
+    /// all inside `rcu_read_lock(); filter = sk->sk_filter; if (filter)
+    /// {...} rcu_read_unlock();`. When the capture saw both calls return
+    /// into the function, what lies after the lock's return site (past the
+    /// filter's load and test, [`FILTER_TEST`] bytes) and is not the
+    /// unlock's call, its return and the epilogue ([`EPILOGUE`]) is the
+    /// filter's block, dispatch: the compiler lays it out there, or out of
+    /// line after the function's return (recorded on 6.18, where it is 9
+    /// ns of the 110 a send that an AF_UNIX filter costs with statistics
+    /// on). Without both (an RCU that inlines its lock), only the run
+    /// counts.
     fn part(&self, start: u64, ip: u64) -> Option<bool> {
         let &(first, last) = self.clocks.get(&start)?;
-        let within = first != last && ip >= first && ip < last + COUNTER_TAIL;
-        within.then(|| self.inlined(start, ip))
+        if first == last {
+            return None;
+        }
+        if ip >= first && ip < last + COUNTER_TAIL {
+            return Some(self.inlined(start, ip));
+        }
+        match self.brackets.get(&start) {
+            Some(&(Some(lock), Some(unlock))) if lock < unlock => {
+                let leave = unlock.saturating_sub(CALL)..unlock + EPILOGUE;
+                let block = ip >= lock + FILTER_TEST && !leave.contains(&ip);
+                block.then_some(false)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -643,6 +705,52 @@ mod tests {
                 ("raw_tracepoint", Some("sys_enter"), 20, 20),
             ]
         );
+    }
+
+    /// A socket filter's block between the RCU calls counts only once both
+    /// calls were seen; the filter's test after the lock, the unlock's
+    /// call, its return and the epilogue are every packet's.
+    #[test]
+    fn a_filter_block_lies_between_the_rcu_calls() {
+        let text = "ffffffff81000000 t sk_filter_trim_cap\n\
+                    ffffffff81010000 t __rcu_read_lock\n\
+                    ffffffff81020000 t __rcu_read_unlock\n\
+                    ffffffff81030000 t sched_clock\n\
+                    ffffffff81040000 t unix_dgram_sendmsg\n";
+        let ksyms = Kallsyms::parse(text);
+        let f = 0xffff_ffff_8100_0000u64;
+        let caller = 0xffff_ffff_8104_0100u64;
+        let mut sites = ClockSites::default();
+        for ret in [0x23a, 0x256] {
+            sites.learn(&resolve(&[0xffff_ffff_8103_0010, f + ret, caller], &ksyms));
+        }
+        let at =
+            |sites: &ClockSites, off: u64| label(sort(&resolve(&[f + off, caller], &ksyms), sites));
+        // Before the RCU calls are seen, only the timed run counts.
+        assert_eq!(at(&sites, 0x163), "-:-:none");
+        assert_eq!(at(&sites, 0x251), "socket_filter:-:dispatch");
+        sites.learn(&resolve(&[0xffff_ffff_8101_0005, f + 0xd8, caller], &ksyms));
+        assert_eq!(at(&sites, 0x163), "-:-:none", "the unlock is not seen yet");
+        sites.learn(&resolve(
+            &[0xffff_ffff_8102_0005, f + 0x1e0, caller],
+            &ksyms,
+        ));
+        for (off, want) in [
+            (0x5, "-:-:none"),
+            (0xd8, "-:-:none"),
+            (0xe2, "-:-:none"),
+            (0xe4, "socket_filter:-:dispatch"),
+            (0x163, "socket_filter:-:dispatch"),
+            (0x1da, "socket_filter:-:dispatch"),
+            (0x1db, "-:-:none"),
+            (0x1e0, "-:-:none"),
+            (0x1eb, "-:-:none"),
+            (0x1ec, "socket_filter:-:dispatch"),
+            (0x23a, "socket_filter:-:stats"),
+            (0x25a, "socket_filter:-:stats"),
+        ] {
+            assert_eq!(at(&sites, off), want, "+{off:#x}");
+        }
     }
 
     #[test]
