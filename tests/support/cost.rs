@@ -8,6 +8,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::insn::*;
+use super::memcg::RootMemcg;
 use super::{load_program, sys, LoadedProg, ProgBuilder, StatsGuard};
 
 /// `BPF_PROG_TYPE_TRACEPOINT` (enum bpf_prog_type).
@@ -132,6 +133,9 @@ pub(crate) struct CostCase {
     stats: Option<StatsGuard>,
     /// The socket case's pair: (sender, receiver with the filter).
     pair: Option<(OwnedFd, OwnedFd)>,
+    /// The socket case runs in the root memory cgroup
+    /// ([`super::memcg`]); None elsewhere, or where it is not possible.
+    _memcg: Option<RootMemcg>,
 }
 
 /// One timed stretch of calls.
@@ -174,10 +178,22 @@ impl CostCase {
             Case::PerfTp => BPF_PROG_TYPE_TRACEPOINT,
         };
         let prog = load_program(prog_type, case.prog_name(), &b)?;
-        let pair = if case == Case::Socket {
-            Some(dgram_pair()?)
+        let (pair, memcg) = if case == Case::Socket {
+            // Out of memory-cgroup accounting, whose page charges come and
+            // go with where a per-CPU stock's remainder sits (memcg.rs).
+            let memcg = match RootMemcg::enter() {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!(
+                        "note: the socket case stays in its memory cgroup ({e}); \
+                         its timings may move by a page charge a call"
+                    );
+                    None
+                }
+            };
+            (Some(dgram_pair()?), memcg)
         } else {
-            None
+            (None, None)
         };
         Ok(CostCase {
             case,
@@ -185,6 +201,7 @@ impl CostCase {
             attached: None,
             stats: None,
             pair,
+            _memcg: memcg,
         })
     }
 

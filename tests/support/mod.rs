@@ -18,6 +18,7 @@ pub(crate) mod cost;
 pub(crate) mod fixtures;
 pub(crate) mod hooks;
 pub(crate) mod insn;
+pub(crate) mod memcg;
 pub(crate) mod probes;
 pub(crate) mod renamed;
 pub(crate) mod sys;
