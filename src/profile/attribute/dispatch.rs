@@ -348,7 +348,7 @@ pub(crate) struct ClockSites {
     /// Per function start, the first and last return site of its clock
     /// reads.
     clocks: HashMap<u64, (u64, u64)>,
-    /// Per inlining function's start, where its calls to
+    /// Per socket filter function's start, where its calls to
     /// `__rcu_read_lock` and `__rcu_read_unlock` return: the filter's
     /// block lies between them ([`ClockSites::part`]).
     brackets: HashMap<u64, (Option<u64>, Option<u64>)>,
@@ -380,13 +380,19 @@ impl ClockSites {
         }
     }
 
-    /// An inlining function's RCU read-side section: its lock call's
-    /// return site (the lowest seen) and its unlock call's (the highest).
+    /// A socket filter's function's RCU read-side section: its lock
+    /// call's return site (the lowest seen) and its unlock call's (the
+    /// highest).
     fn learn_bracket(&mut self, frames: &Resolved<'_>) {
         let [(_, Some(leaf)), (ret, Some(caller)), ..] = frames[..] else {
             return;
         };
-        if lookup(caller.name).is_none_or(|r| r.role != Role::Inline) {
+        // Only a socket filter's function holds nothing but the filter in
+        // its RCU section: __dev_queue_xmit's (tcx) holds the whole
+        // transmit.
+        if lookup(caller.name)
+            .is_none_or(|r| r.role != Role::Inline || r.kind != Some(K::SocketFilter))
+        {
             return;
         }
         let b = self.brackets.entry(caller.start).or_default();
@@ -751,6 +757,33 @@ mod tests {
         ] {
             assert_eq!(at(&sites, off), want, "+{off:#x}");
         }
+    }
+
+    /// tcx's run inlined into __dev_queue_xmit sits inside an RCU section
+    /// that holds the whole transmit: only the run counts there.
+    #[test]
+    fn a_transmit_rcu_section_is_not_a_filter_block() {
+        let text = "ffffffff81000000 t __dev_queue_xmit\n\
+                    ffffffff81010000 t __rcu_read_lock\n\
+                    ffffffff81020000 t __rcu_read_unlock\n\
+                    ffffffff81030000 t sched_clock\n\
+                    ffffffff81040000 t ip_finish_output2\n";
+        let ksyms = Kallsyms::parse(text);
+        let f = 0xffff_ffff_8100_0000u64;
+        let caller = 0xffff_ffff_8104_0100u64;
+        let mut sites = ClockSites::default();
+        for chain in [
+            [0xffff_ffff_8103_0010, f + 0x300, caller],
+            [0xffff_ffff_8103_0010, f + 0x320, caller],
+            [0xffff_ffff_8101_0005, f + 0x40, caller],
+            [0xffff_ffff_8102_0005, f + 0x600, caller],
+        ] {
+            sites.learn(&resolve(&chain, &ksyms));
+        }
+        let at = |off: u64| sort(&resolve(&[f + off, caller], &ksyms), &sites);
+        assert_eq!(at(0x100), None);
+        assert_eq!(at(0x500), None);
+        assert!(at(0x310).is_some_and(|s| !s.stats));
     }
 
     #[test]
