@@ -195,32 +195,8 @@ fn fixture_bin() -> std::path::PathBuf {
     bin
 }
 
-/// The socket case, timed and fired by the fixture in a process of one
-/// thread, as `scripts/bench-cost` does. In this test's own process (a
-/// debug build with the harness's threads, where every send and recv takes
-/// a reference on its file) the send and receive cost 80 ns more and the
-/// timings moved more: the slowdown with statistics on came out between
-/// 101 and 130 ns over five timings, against 110 to 117 in the fixture.
-/// `fixture cost-case` timing `case` pinned to `cpu`: its median line.
-fn fixture_truth(fx: &std::path::Path, case: Case, cpu: &str) -> Result<Truth, Skip> {
-    use std::process::{Command, Stdio};
-    let out = Command::new(fx)
-        .args(["cost-case", "--case", case.name(), "--cpu", cpu])
-        .args(["--rounds", &SOCKET_ROUNDS.to_string()])
-        .args(["--seconds", &EACH.as_secs_f64().to_string()])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run the fixture");
-    let err = String::from_utf8_lossy(&out.stderr);
-    if err.contains("statistics are already on") {
-        return Err(Skip::StatsElsewhere);
-    }
-    assert!(out.status.success(), "fixture cost-case: {err}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let median = text
-        .lines()
-        .find(|l| l.starts_with("median "))
-        .unwrap_or_else(|| panic!("no median line from the fixture: {text}"));
+/// The truth in the fixture's `median` line.
+fn parse_median(median: &str) -> Truth {
     let field = |k: &str| -> f64 {
         median
             .split(' ')
@@ -235,7 +211,7 @@ fn fixture_truth(fx: &std::path::Path, case: Case, cpu: &str) -> Result<Truth, S
             .unwrap_or("?");
         format!("{mode} {:.1} [{range}]", field(mode))
     };
-    let truth = Truth {
+    Truth {
         total: field("total"),
         with_stats: field("total_with_stats"),
         stats: field("stats_cost"),
@@ -245,7 +221,57 @@ fn fixture_truth(fx: &std::path::Path, case: Case, cpu: &str) -> Result<Truth, S
             spread("attached"),
             spread("stats")
         ),
+    }
+}
+
+/// The socket case, timed and fired by the fixture in a process of one
+/// thread, as `scripts/bench-cost` does. In this test's own process (a
+/// debug build with the harness's threads, where every send and recv takes
+/// a reference on its file) the send and receive cost 80 ns more and the
+/// timings moved more: the slowdown with statistics on came out between
+/// 101 and 130 ns over five timings, against 110 to 117 in the fixture.
+fn attempt_in_fixture(case: Case) -> Result<Compared, Skip> {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let cpu = loop_cpu().to_string();
+    // Timed, then held attached and fired, by one process with one socket
+    // pair and one program: another pair or program lands elsewhere in
+    // memory and costs a few percent more or less.
+    let mut fx = Command::new(fixture_bin())
+        .args(["cost-case", "--case", case.name(), "--cpu", &cpu])
+        .args(["--rounds", &SOCKET_ROUNDS.to_string()])
+        .args(["--seconds", &EACH.as_secs_f64().to_string()])
+        .args(["--hold", "after"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the fixture");
+    let mut lines = BufReader::new(fx.stdout.take().expect("its stdout")).lines();
+    let (mut id, mut median) = (None, None);
+    for line in lines.by_ref() {
+        let line = line.expect("the fixture's output");
+        if let Some(v) = line.strip_prefix("prog_id=") {
+            id = v.parse::<u32>().ok();
+        } else if line.starts_with("median ") {
+            median = Some(line);
+        } else if line == "ready" {
+            break;
+        }
+    }
+    let (Some(id), Some(median)) = (id, median) else {
+        drop(fx.stdin.take());
+        let mut err = String::new();
+        if let Some(mut e) = fx.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        let _ = fx.wait();
+        if err.contains("statistics are already on") {
+            return Err(Skip::StatsElsewhere);
+        }
+        panic!("fixture cost-case did not time and hold the case: {err}");
     };
+    let truth = parse_median(&median);
     eprintln!(
         "cost truth {}: measured ns/run total {:.1}, with stats {:.1}, stats {:.1} (in the fixture)",
         case.name(),
@@ -253,39 +279,6 @@ fn fixture_truth(fx: &std::path::Path, case: Case, cpu: &str) -> Result<Truth, S
         truth.with_stats,
         truth.stats
     );
-    Ok(truth)
-}
-
-fn attempt_in_fixture(case: Case) -> Result<Compared, Skip> {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-    let fx = fixture_bin();
-    let cpu = loop_cpu().to_string();
-    let truth = fixture_truth(&fx, case, &cpu)?;
-    let mut hold = Command::new(&fx)
-        .args(["cost-case", "--case", case.name(), "--cpu", &cpu])
-        .args(["--hold", "yes"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start the fixture's loop");
-    let mut lines = BufReader::new(hold.stdout.take().expect("its stdout")).lines();
-    let mut id = None;
-    for line in lines.by_ref() {
-        let line = line.expect("the fixture's output");
-        if let Some(v) = line.strip_prefix("prog_id=") {
-            id = v.parse::<u32>().ok();
-        }
-        if line == "ready" {
-            break;
-        }
-    }
-    let Some(id) = id else {
-        let _ = hold.kill();
-        let _ = hold.wait();
-        panic!("the fixture's loop did not start");
-    };
     std::thread::sleep(Duration::from_millis(300));
     let out = run::brr(&[
         "cost",
@@ -297,9 +290,9 @@ fn attempt_in_fixture(case: Case) -> Result<Compared, Skip> {
         "--program-id",
         &id.to_string(),
     ]);
-    drop(hold.stdin.take());
+    drop(fx.stdin.take());
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = hold.wait().expect("the fixture's loop");
+    let status = fx.wait().expect("the fixture's loop");
     assert!(status.success(), "the fixture's loop: {rest:?}");
     assert!(out.status.success(), "brr cost: {}", run::stderr(&out));
     let doc: Value = serde_json::from_str(&run::stdout(&out)).expect("brr cost --json is JSON");

@@ -23,6 +23,10 @@ pub(crate) const HEAVY_ALU_INSNS: usize = 400;
 /// Calls timed together: long enough that reading the clock is noise,
 /// short enough that an interruption spoils few of them.
 const BATCH: u64 = 1000;
+/// Socket pairs the socket case sends on in turn: where one pair's
+/// socket and buffers land in memory makes the filter's slowdown a few
+/// percent more or less; in turn, those differences average out.
+const SOCKET_PAIRS: usize = 8;
 /// The name the firing thread gives itself with `prctl(PR_SET_NAME)`.
 const LOOP_COMM: &std::ffi::CStr = c"brr-cost-loop";
 
@@ -131,8 +135,11 @@ pub(crate) struct CostCase {
     pub prog: LoadedProg,
     attached: Option<Attached>,
     stats: Option<StatsGuard>,
-    /// The socket case's pair: (sender, receiver with the filter).
-    pair: Option<(OwnedFd, OwnedFd)>,
+    /// The socket case's pairs: (sender, receiver with the filter), used
+    /// in turn ([`SOCKET_PAIRS`]).
+    pairs: Vec<(OwnedFd, OwnedFd)>,
+    /// The pair the next call uses.
+    next: std::sync::atomic::AtomicUsize,
     /// The socket case runs in the root memory cgroup
     /// ([`super::memcg`]); None elsewhere, or where it is not possible.
     _memcg: Option<RootMemcg>,
@@ -178,7 +185,7 @@ impl CostCase {
             Case::PerfTp => BPF_PROG_TYPE_TRACEPOINT,
         };
         let prog = load_program(prog_type, case.prog_name(), &b)?;
-        let (pair, memcg) = if case == Case::Socket {
+        let (pairs, memcg) = if case == Case::Socket {
             // Out of memory-cgroup accounting, whose page charges come and
             // go with where a per-CPU stock's remainder sits (memcg.rs).
             let memcg = match RootMemcg::enter() {
@@ -191,16 +198,20 @@ impl CostCase {
                     None
                 }
             };
-            (Some(dgram_pair()?), memcg)
+            let pairs = (0..SOCKET_PAIRS)
+                .map(|_| dgram_pair())
+                .collect::<io::Result<Vec<_>>>()?;
+            (pairs, memcg)
         } else {
-            (None, None)
+            (Vec::new(), None)
         };
         Ok(CostCase {
             case,
             prog,
             attached: None,
             stats: None,
-            pair,
+            pairs,
+            next: std::sync::atomic::AtomicUsize::new(0),
             _memcg: memcg,
         })
     }
@@ -222,11 +233,9 @@ impl CostCase {
                 Attached::PerfEvent(perf_tracepoint(self.prog.fd(), "task/task_rename")?)
             }
             Case::Socket => {
-                let (_, rx) = self
-                    .pair
-                    .as_ref()
-                    .ok_or_else(|| io::Error::other("no socket pair"))?;
-                set_sock_bpf(rx.as_fd(), SO_ATTACH_BPF, self.prog.fd().as_raw_fd())?;
+                for (_, rx) in &self.pairs {
+                    set_sock_bpf(rx.as_fd(), SO_ATTACH_BPF, self.prog.fd().as_raw_fd())?;
+                }
                 Attached::Socket
             }
         });
@@ -237,11 +246,10 @@ impl CostCase {
     pub(crate) fn detach(&mut self) -> io::Result<()> {
         match self.attached.take() {
             Some(Attached::Socket) => {
-                let (_, rx) = self
-                    .pair
-                    .as_ref()
-                    .ok_or_else(|| io::Error::other("no socket pair"))?;
-                set_sock_bpf(rx.as_fd(), SO_DETACH_BPF, 0)
+                for (_, rx) in &self.pairs {
+                    set_sock_bpf(rx.as_fd(), SO_DETACH_BPF, 0)?;
+                }
+                Ok(())
             }
             _ => Ok(()),
         }
@@ -278,9 +286,12 @@ impl CostCase {
                 std::hint::black_box(rustix::process::getppid());
             }
             Case::Socket => {
+                // One thread fires at a time: a relaxed counter suffices.
+                let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    % self.pairs.len().max(1);
                 let (tx, rx) = self
-                    .pair
-                    .as_ref()
+                    .pairs
+                    .get(i)
                     .ok_or_else(|| io::Error::other("no socket pair"))?;
                 let byte = [0x42u8];
                 let mut buf = [0u8; 16];
