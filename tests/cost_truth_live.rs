@@ -227,9 +227,10 @@ fn parse_median(median: &str) -> Truth {
 /// The socket case, timed and fired by the fixture in a process of one
 /// thread, as `scripts/bench-cost` does. In this test's own process (a
 /// debug build with the harness's threads, where every send and recv takes
-/// a reference on its file) the send and receive cost 80 ns more and the
-/// timings moved more: the slowdown with statistics on came out between
-/// 101 and 130 ns over five timings, against 110 to 117 in the fixture.
+/// a reference on its file) the send and receive cost 80 ns more and,
+/// with one socket pair, the timings moved more: the slowdown with
+/// statistics on came out between 101 and 130 ns over five timings,
+/// against 108 to 117 in the fixture.
 fn attempt_in_fixture(case: Case) -> Result<Compared, Skip> {
     use std::io::{BufRead, BufReader, Read};
     use std::process::{Command, Stdio};
