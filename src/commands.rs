@@ -443,10 +443,8 @@ impl Answers {
     /// new request waits for it (a few seconds at most) rather than being
     /// refused as busy.
     fn wait_for_a_cancelled_job(&self) {
-        let t = std::time::Instant::now();
-        while self.profiling.ending() && t.elapsed() < std::time::Duration::from_secs(10) {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        self.profiling
+            .wait_while_ending(std::time::Duration::from_secs(10));
     }
 
     fn answer_cli(&self, cli: &Cli, cancelled: &AtomicBool) -> Result<String> {

@@ -5,7 +5,7 @@
 //! SIGTERM). Also the signals that end the long-running views.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -128,10 +128,23 @@ struct Running {
     captured: AtomicBool,
 }
 
-type Slot = Arc<Mutex<Option<Arc<Running>>>>;
+/// The job that runs, if one does, and the signal that it ended.
+#[derive(Default)]
+struct SlotInner {
+    job: Mutex<Option<Arc<Running>>>,
+    /// Notified when a job's thread frees the slot.
+    freed: Condvar,
+}
+
+type Slot = Arc<SlotInner>;
 
 fn lock(slot: &Slot) -> std::sync::MutexGuard<'_, Option<Arc<Running>>> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
+    slot.job.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether the job in `slot` was cancelled and is only ending.
+fn is_ending(slot: &Option<Arc<Running>>) -> bool {
+    slot.as_ref().is_some_and(|r| r.stop.is_cancelled())
 }
 
 /// Another job is running; its capture is due to end at `ends`.
@@ -217,6 +230,8 @@ impl Profiling {
     ) -> Result<Ticket<R>> {
         if let Some(r) = lock(&self.running).take() {
             r.stop.cancel();
+            // The slot no longer holds a job that is ending.
+            self.running.freed.notify_all();
         }
         match self.start(job, on_progress, then) {
             Ok(t) => Ok(t),
@@ -227,11 +242,16 @@ impl Profiling {
         }
     }
 
-    /// Whether the running job was cancelled and is only ending.
-    pub(crate) fn ending(&self) -> bool {
-        lock(&self.running)
-            .as_ref()
-            .is_some_and(|r| r.stop.is_cancelled())
+    /// Wait, for `at_most`, while the running job was cancelled and is
+    /// only writing up what it sampled; true when none is ending now.
+    pub(crate) fn wait_while_ending(&self, at_most: Duration) -> bool {
+        let slot = lock(&self.running);
+        let (slot, _) = self
+            .running
+            .freed
+            .wait_timeout_while(slot, at_most, |s| is_ending(s))
+            .unwrap_or_else(PoisonError::into_inner);
+        !is_ending(&slot)
     }
 
     /// When the running job's capture is due to end, if one runs.
@@ -288,6 +308,7 @@ impl Drop for Free {
         let mut slot = lock(&self.slot);
         if slot.as_ref().is_some_and(|r| Arc::ptr_eq(r, &self.running)) {
             *slot = None;
+            self.slot.freed.notify_all();
         }
     }
 }
@@ -461,6 +482,34 @@ mod tests {
         assert!(profiling.busy().is_some(), "the old job freed the new slot");
         drop(again);
         assert!(third.finish().unwrap());
+    }
+
+    /// A request after a cancel waits for the cancelled job's answer,
+    /// and is woken when it is made, not when the wait times out.
+    #[test]
+    fn a_new_request_waits_for_a_cancelled_job_to_end() {
+        let profiling = Profiling::new(collector());
+        assert!(profiling.wait_while_ending(Duration::ZERO), "nothing runs");
+        let (release, old) = held(&profiling);
+        assert!(
+            profiling.wait_while_ending(Duration::from_millis(10)),
+            "a job that was not cancelled is not ending"
+        );
+        lock(&profiling.running).as_ref().unwrap().stop.cancel();
+        assert!(
+            !profiling.wait_while_ending(Duration::from_millis(50)),
+            "it holds the slot until its answer is made"
+        );
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| profiling.wait_while_ending(Duration::from_secs(30)));
+            std::thread::sleep(Duration::from_millis(50));
+            release.send(()).unwrap();
+            assert!(waiter.join().unwrap());
+        });
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        assert!(old.finish().unwrap());
+        assert!(profiling.busy().is_none());
     }
 
     #[test]
