@@ -274,9 +274,9 @@ const FTRACE_ENTRY: &[&str] = &["ftrace_trampoline", "ftrace_caller", "ftrace_re
 const COUNTER_TAIL: u64 = 48;
 
 /// The bytes after `rcu_read_lock()` returns into a socket filter's
-/// function that load `sk->sk_filter` and test it, which every packet
-/// runs (10 on 6.18 x86-64: a 7-byte load and a 3-byte test before the
-/// branch).
+/// function that load `sk->sk_filter`, test it and branch on it, which
+/// every packet runs (12 on 6.18 x86-64: a 7-byte load, a 3-byte test and
+/// a 2-byte branch).
 const FILTER_TEST: u64 = 12;
 
 /// The bytes after `rcu_read_unlock()` returns that every packet runs to
@@ -716,31 +716,45 @@ mod tests {
     /// A socket filter's block between the RCU calls counts only once both
     /// calls were seen; the filter's test after the lock, the unlock's
     /// call, its return and the epilogue are every packet's.
+    /// A function named `func` at [`RCU_FN`] with RCU's lock and unlock,
+    /// sched_clock and a caller at made-up addresses.
+    fn rcu_symbols(func: &str) -> Kallsyms {
+        Kallsyms::parse(&format!(
+            "{RCU_FN:x} t {func}\n{RCU_LOCK:x} t __rcu_read_lock\n\
+             {RCU_UNLOCK:x} t __rcu_read_unlock\n{CLOCK:x} t sched_clock\n\
+             {:x} t the_caller\n",
+            CALLER - 0x100
+        ))
+    }
+
+    const RCU_FN: u64 = 0xffff_ffff_8100_0000;
+    const RCU_LOCK: u64 = 0xffff_ffff_8101_0000;
+    const RCU_UNLOCK: u64 = 0xffff_ffff_8102_0000;
+    const CLOCK: u64 = 0xffff_ffff_8103_0000;
+    const CALLER: u64 = 0xffff_ffff_8104_0100;
+
+    /// Learn from a chain: `leaf`, then the return site `ret` in the
+    /// function at [`RCU_FN`], then its caller.
+    fn learn_at(sites: &mut ClockSites, ksyms: &Kallsyms, leaf: u64, ret: u64) {
+        sites.learn(&resolve(&[leaf, RCU_FN + ret, CALLER], ksyms));
+    }
+
     #[test]
     fn a_filter_block_lies_between_the_rcu_calls() {
-        let text = "ffffffff81000000 t sk_filter_trim_cap\n\
-                    ffffffff81010000 t __rcu_read_lock\n\
-                    ffffffff81020000 t __rcu_read_unlock\n\
-                    ffffffff81030000 t sched_clock\n\
-                    ffffffff81040000 t unix_dgram_sendmsg\n";
-        let ksyms = Kallsyms::parse(text);
-        let f = 0xffff_ffff_8100_0000u64;
-        let caller = 0xffff_ffff_8104_0100u64;
+        let ksyms = rcu_symbols("sk_filter_trim_cap");
         let mut sites = ClockSites::default();
         for ret in [0x23a, 0x256] {
-            sites.learn(&resolve(&[0xffff_ffff_8103_0010, f + ret, caller], &ksyms));
+            learn_at(&mut sites, &ksyms, CLOCK + 0x10, ret);
         }
-        let at =
-            |sites: &ClockSites, off: u64| label(sort(&resolve(&[f + off, caller], &ksyms), sites));
+        let at = |sites: &ClockSites, off: u64| {
+            label(sort(&resolve(&[RCU_FN + off, CALLER], &ksyms), sites))
+        };
         // Before the RCU calls are seen, only the timed run counts.
         assert_eq!(at(&sites, 0x163), "-:-:none");
         assert_eq!(at(&sites, 0x251), "socket_filter:-:dispatch");
-        sites.learn(&resolve(&[0xffff_ffff_8101_0005, f + 0xd8, caller], &ksyms));
+        learn_at(&mut sites, &ksyms, RCU_LOCK + 5, 0xd8);
         assert_eq!(at(&sites, 0x163), "-:-:none", "the unlock is not seen yet");
-        sites.learn(&resolve(
-            &[0xffff_ffff_8102_0005, f + 0x1e0, caller],
-            &ksyms,
-        ));
+        learn_at(&mut sites, &ksyms, RCU_UNLOCK + 5, 0x1e0);
         for (off, want) in [
             (0x5, "-:-:none"),
             (0xd8, "-:-:none"),
@@ -763,24 +777,17 @@ mod tests {
     /// that holds the whole transmit: only the run counts there.
     #[test]
     fn a_transmit_rcu_section_is_not_a_filter_block() {
-        let text = "ffffffff81000000 t __dev_queue_xmit\n\
-                    ffffffff81010000 t __rcu_read_lock\n\
-                    ffffffff81020000 t __rcu_read_unlock\n\
-                    ffffffff81030000 t sched_clock\n\
-                    ffffffff81040000 t ip_finish_output2\n";
-        let ksyms = Kallsyms::parse(text);
-        let f = 0xffff_ffff_8100_0000u64;
-        let caller = 0xffff_ffff_8104_0100u64;
+        let ksyms = rcu_symbols("__dev_queue_xmit");
         let mut sites = ClockSites::default();
-        for chain in [
-            [0xffff_ffff_8103_0010, f + 0x300, caller],
-            [0xffff_ffff_8103_0010, f + 0x320, caller],
-            [0xffff_ffff_8101_0005, f + 0x40, caller],
-            [0xffff_ffff_8102_0005, f + 0x600, caller],
+        for (leaf, ret) in [
+            (CLOCK + 0x10, 0x300),
+            (CLOCK + 0x10, 0x320),
+            (RCU_LOCK + 5, 0x40),
+            (RCU_UNLOCK + 5, 0x600),
         ] {
-            sites.learn(&resolve(&chain, &ksyms));
+            learn_at(&mut sites, &ksyms, leaf, ret);
         }
-        let at = |off: u64| sort(&resolve(&[f + off, caller], &ksyms), &sites);
+        let at = |off: u64| sort(&resolve(&[RCU_FN + off, CALLER], &ksyms), &sites);
         assert_eq!(at(0x100), None);
         assert_eq!(at(0x500), None);
         assert!(at(0x310).is_some_and(|s| !s.stats));
