@@ -45,7 +45,7 @@ const USAGE: &str = "usage:
       a `median` line (ns per call); with --hold yes it attaches the program
       (or switches to mode M), prints `ready`, fires the hook until stdin
       reaches EOF and prints `calls=<n> ns_per_call=<x>`; --hold after does
-      that after the timing, with the same program, socket and process
+      that after the timing, with the same program, socket pairs and process
   fixture probe-loop --kind kprobe|kretprobe|kprobe_multi|fentry|fexit
           [--function F] [--seconds S]
       attach `r0 = 0; exit` that way to the kernel function F (default

@@ -25,7 +25,7 @@ const TOTAL_BOUND: f64 = 0.15;
 const STATS_BOUND: f64 = 0.25;
 /// Interleaved rounds of the three timings, and the length of each.
 const ROUNDS: usize = 5;
-/// The socket case's call takes five times as long as the others' and
+/// The socket case's call takes four times as long as the others' and
 /// its differences are as small: more rounds for the same confidence.
 const SOCKET_ROUNDS: usize = 9;
 const EACH: Duration = Duration::from_secs(1);
@@ -72,13 +72,13 @@ fn measure(cc: &mut CostCase) -> Measured {
 /// With the program attached and its hook fired in a loop, run
 /// `brr cost --json` on it; returns brr's document and the loop's calls
 /// per second.
-fn brr_cost(cc: &mut CostCase) -> Result<(Value, f64), Skip> {
+fn brr_cost(cc: &mut CostCase) -> (Value, f64) {
     cc.set_mode(Mode::Attached).expect("attach");
     let stop = AtomicBool::new(false);
     let calls = AtomicU64::new(0);
-    let id = cc.prog.id.to_string();
+    let id = cc.prog.id;
     let cc: &CostCase = cc;
-    let (out, elapsed) = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let lp = s.spawn(|| {
             cost::pin_to_cpu(loop_cpu()).expect("pin the firing loop");
             while !stop.load(Ordering::Relaxed) {
@@ -90,25 +90,28 @@ fn brr_cost(cc: &mut CostCase) -> Result<(Value, f64), Skip> {
         });
         std::thread::sleep(Duration::from_millis(300));
         let (c0, t0) = (calls.load(Ordering::Relaxed), Instant::now());
-        let out = run::brr(&[
-            "cost",
-            "--json",
-            "-d",
-            WINDOW,
-            "-F",
-            FREQ,
-            "--program-id",
-            &id,
-        ]);
+        let doc = cost_json(id, FREQ);
         let rate = (calls.load(Ordering::Relaxed) - c0) as f64 / t0.elapsed().as_secs_f64();
         stop.store(true, Ordering::Relaxed);
         lp.join().expect("firing loop");
-        (out, rate)
-    });
-    let err = run::stderr(&out);
-    assert!(out.status.success(), "brr cost: {err}");
-    let doc = serde_json::from_str(&run::stdout(&out)).expect("brr cost --json is JSON");
-    Ok((doc, elapsed))
+        (doc, rate)
+    })
+}
+
+/// `brr cost --json` for program `id`, sampling at `freq`.
+fn cost_json(id: u32, freq: &str) -> Value {
+    let out = run::brr(&[
+        "cost",
+        "--json",
+        "-d",
+        WINDOW,
+        "-F",
+        freq,
+        "--program-id",
+        &id.to_string(),
+    ]);
+    assert!(out.status.success(), "brr cost: {}", run::stderr(&out));
+    serde_json::from_str(&run::stdout(&out)).expect("brr cost --json is JSON")
 }
 
 fn num(v: &Value, what: &str) -> f64 {
@@ -131,6 +134,17 @@ struct Truth {
 }
 
 impl Truth {
+    /// Print what was measured, before brr is asked.
+    fn say(&self, case: Case, place: &str) {
+        eprintln!(
+            "cost truth {}: measured ns/run total {:.1}, with stats {:.1}, stats {:.1}{place}",
+            case.name(),
+            self.total,
+            self.with_stats,
+            self.stats
+        );
+    }
+
     fn of(m: &Measured) -> Truth {
         let spread = |mode| {
             let (lo, hi) = m.spread(mode);
@@ -160,14 +174,8 @@ fn attempt(case: Case) -> Result<Compared, Skip> {
         return Err(Skip::StatsElsewhere);
     }
     let truth = Truth::of(&measure(&mut cc));
-    eprintln!(
-        "cost truth {}: measured ns/run total {:.1}, with stats {:.1}, stats {:.1}",
-        case.name(),
-        truth.total,
-        truth.with_stats,
-        truth.stats
-    );
-    let (doc, rate) = brr_cost(&mut cc)?;
+    truth.say(case, "");
+    let (doc, rate) = brr_cost(&mut cc);
     cc.set_mode(Mode::Nothing).expect("detach");
     Ok(compare(
         case,
@@ -273,30 +281,21 @@ fn attempt_in_fixture(case: Case) -> Result<Compared, Skip> {
         panic!("fixture cost-case did not time and hold the case: {err}");
     };
     let truth = parse_median(&median);
-    eprintln!(
-        "cost truth {}: measured ns/run total {:.1}, with stats {:.1}, stats {:.1} (in the fixture)",
-        case.name(),
-        truth.total,
-        truth.with_stats,
-        truth.stats
-    );
+    truth.say(case, " (in the fixture)");
     std::thread::sleep(Duration::from_millis(300));
-    let out = run::brr(&[
-        "cost",
-        "--json",
-        "-d",
-        WINDOW,
-        "-F",
-        SOCKET_FREQ,
-        "--program-id",
-        &id.to_string(),
-    ]);
+    let doc = cost_json(id, SOCKET_FREQ);
     drop(fx.stdin.take());
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let mut err = String::new();
+    if let Some(mut e) = fx.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
     let status = fx.wait().expect("the fixture's loop");
-    assert!(status.success(), "the fixture's loop: {rest:?}");
-    assert!(out.status.success(), "brr cost: {}", run::stderr(&out));
-    let doc: Value = serde_json::from_str(&run::stdout(&out)).expect("brr cost --json is JSON");
+    assert!(status.success(), "the fixture's loop: {rest:?} {err}");
+    // Its notes (one if it could not leave its memory cgroup).
+    if !err.is_empty() {
+        eprint!("{err}");
+    }
     let calls = rest.join(" ");
     Ok(compare(
         case,
