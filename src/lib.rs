@@ -111,6 +111,11 @@ pub mod cgroups {
     };
 }
 
+/// `/proc/self/mountinfo`.
+pub mod mountinfo {
+    pub use crate::kernel::mountinfo::{read, Mount};
+}
+
 /// `/proc/kallsyms`.
 pub mod kallsyms {
     pub use crate::kernel::kallsyms::{fields, Kallsyms};

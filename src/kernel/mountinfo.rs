@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// One mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Mount {
+pub struct Mount {
     /// The directory of the file system shown at the mount point (`/`
     /// unless a subtree was bind-mounted), as the file system names it.
     pub root: String,
@@ -41,7 +41,7 @@ pub(crate) fn parse(text: &str) -> Vec<Mount> {
 }
 
 /// This process's mounts; none when mountinfo cannot be read.
-pub(crate) fn read() -> Vec<Mount> {
+pub fn read() -> Vec<Mount> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .map(|t| parse(&t))
         .unwrap_or_default()

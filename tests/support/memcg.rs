@@ -18,69 +18,40 @@ use std::io;
 use std::path::PathBuf;
 
 /// Where the memory controller's hierarchy is mounted (its whole tree) and
-/// where this process sits in it.
+/// where this process sits in it: a cgroup v1 hierarchy with the memory
+/// controller's files, else a cgroup2 one that lists it.
 fn memory_hierarchy() -> io::Result<(PathBuf, String)> {
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo")?;
     let own = std::fs::read_to_string("/proc/self/cgroup")?;
-    let mut v2 = None;
-    for line in mounts.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let l: Vec<&str> = left.split(' ').collect();
-        let r: Vec<&str> = right.split(' ').collect();
-        if l.len() < 5 || r.len() < 3 || l[3] != "/" {
-            continue;
-        }
-        let point = PathBuf::from(unescape(l[4]));
-        match r[0] {
-            // cgroup v1: a hierarchy with the memory controller bound.
-            "cgroup" if r[2].split(',').any(|o| o == "memory") => {
-                // "ID:controllers:path"; a path may hold colons.
-                let path = own
-                    .lines()
-                    .filter_map(|l| l.split_once(':').and_then(|(_, rest)| rest.split_once(':')))
-                    .find(|(ctl, _)| ctl.split(',').any(|c| c == "memory"))
-                    .map(|(_, p)| p.to_string())
-                    .ok_or_else(|| io::Error::other("no memory line in /proc/self/cgroup"))?;
-                return Ok((point, path));
-            }
-            "cgroup2" if v2.is_none() => {
-                let ctl =
-                    std::fs::read_to_string(point.join("cgroup.controllers")).unwrap_or_default();
-                if ctl.split_whitespace().any(|c| c == "memory") {
-                    v2 = Some(point);
-                }
-            }
-            _ => {}
-        }
+    let mounts: Vec<_> = brr::mountinfo::read()
+        .into_iter()
+        .filter(|m| m.root == "/")
+        .collect();
+    if let Some(m) = mounts
+        .iter()
+        .find(|m| m.fstype == "cgroup" && m.point.join("memory.limit_in_bytes").exists())
+    {
+        // "ID:controllers:path"; a path may hold colons.
+        let path = own
+            .lines()
+            .filter_map(|l| l.split_once(':').and_then(|(_, rest)| rest.split_once(':')))
+            .find(|(ctl, _)| ctl.split(',').any(|c| c == "memory"))
+            .map(|(_, p)| p.to_string())
+            .ok_or_else(|| io::Error::other("no memory line in /proc/self/cgroup"))?;
+        return Ok((m.point.clone(), path));
     }
-    let point = v2.ok_or_else(|| io::Error::other("no memory controller is mounted"))?;
+    let m = mounts
+        .iter()
+        .find(|m| {
+            m.fstype == "cgroup2"
+                && std::fs::read_to_string(m.point.join("cgroup.controllers"))
+                    .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"))
+        })
+        .ok_or_else(|| io::Error::other("no memory controller is mounted"))?;
     let path = own
         .lines()
         .find_map(|l| l.strip_prefix("0::"))
         .ok_or_else(|| io::Error::other("no cgroup2 line in /proc/self/cgroup"))?;
-    Ok((point, path.to_string()))
-}
-
-/// `\NNN` octal escapes of a mountinfo field decoded.
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    Ok((m.point.clone(), path.to_string()))
 }
 
 /// This process in the root memory cgroup; moved back where it was when
